@@ -1,0 +1,114 @@
+"""Every error kvlake raises on purpose, in one tree.
+
+The category an error belongs to tells the caller what to do about it; the
+specific class names what went wrong. The HTTP layer maps categories to status
+codes in one table, so a new specific error needs no API change.
+
+    KvlakeError
+    ├── NotFoundError (LookupError)          the thing does not exist
+    │   ├── KeyNotFoundError                 no such key in the KV store
+    │   ├── BlobNotFoundError                no such blob in the blockstore
+    │   ├── RepositoryNotFoundError
+    │   ├── BranchNotFoundError
+    │   ├── TagNotFoundError
+    │   ├── CommitNotFoundError
+    │   ├── RefNotFoundError                 no branch, tag or commit by that name
+    │   └── EntryNotFoundError               no such path on the ref / in the metarange
+    ├── RepositoryDeletingError              the repository is being deleted
+    ├── ConflictError                        it already exists (not unique)
+    ├── PreconditionFailedError              changed underneath you: re-read, retry
+    │   └── TooManyTriesError                kept losing races: retry later
+    ├── InvalidInputError (ValueError)       fix the request; nothing was changed
+    │   ├── MissingArgumentError             a required argument was empty or None
+    │   ├── NoChangesError                   nothing to commit / merge
+    │   └── DirtyBranchError                 the branch has uncommitted changes
+    ├── ClosedError (RuntimeError)           the object was closed; open a new one
+    ├── ConfigError                          fix the named setting
+    └── UnavailableError                     a backend is down or overloaded: retry later
+"""
+
+from __future__ import annotations
+
+
+class KvlakeError(Exception):
+    """Base of every error kvlake raises on purpose."""
+
+
+class NotFoundError(KvlakeError, LookupError):
+    """The named thing does not exist."""
+
+
+class KeyNotFoundError(NotFoundError):
+    """A KV get found no value under the key."""
+
+
+class BlobNotFoundError(NotFoundError):
+    """No blob is stored under the key."""
+
+
+class RepositoryNotFoundError(NotFoundError):
+    """No active repository has that name."""
+
+
+class BranchNotFoundError(NotFoundError):
+    """The repository has no branch of that name."""
+
+
+class TagNotFoundError(NotFoundError):
+    """The repository has no tag of that name."""
+
+
+class CommitNotFoundError(NotFoundError):
+    """The repository has no commit with that id."""
+
+
+class RefNotFoundError(NotFoundError):
+    """No branch, tag or commit matches the ref."""
+
+
+class EntryNotFoundError(NotFoundError):
+    """No entry (object) is stored under that path."""
+
+
+class RepositoryDeletingError(KvlakeError):
+    """The repository is being deleted; its name is free once the record is gone."""
+
+
+class ConflictError(KvlakeError):
+    """Something with that name already exists."""
+
+
+class PreconditionFailedError(KvlakeError):
+    """Changed underneath you: re-read, then retry."""
+
+
+class TooManyTriesError(PreconditionFailedError):
+    """An operation kept losing races with concurrent writers; retry later."""
+
+
+class InvalidInputError(KvlakeError, ValueError):
+    """Fix the request; nothing was changed."""
+
+
+class MissingArgumentError(InvalidInputError):
+    """A required argument was None or empty; nothing was changed."""
+
+
+class NoChangesError(InvalidInputError):
+    """There is nothing to commit or merge; nothing was changed."""
+
+
+class DirtyBranchError(InvalidInputError):
+    """The branch has uncommitted changes; commit or reset them first."""
+
+
+class ClosedError(KvlakeError, RuntimeError):
+    """The object was closed and cannot be used again; open a new one."""
+
+
+class ConfigError(KvlakeError):
+    """A setting is wrong: the message names it and says how to fix it."""
+
+
+class UnavailableError(KvlakeError):
+    """A backend is down, unreachable or overloaded: retry later."""

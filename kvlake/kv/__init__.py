@@ -1,0 +1,23 @@
+"""The KV layer: one narrow store interface and its drivers, chosen by URL."""
+
+from kvlake.kv.registry import open_store, register_store, url_scheme
+from kvlake.kv.store import (
+    DEFAULT_BATCH_SIZE,
+    MUST_EXIST,
+    KeyValue,
+    Predicate,
+    Scan,
+    Store,
+)
+
+__all__ = [
+    "DEFAULT_BATCH_SIZE",
+    "MUST_EXIST",
+    "KeyValue",
+    "Predicate",
+    "Scan",
+    "Store",
+    "open_store",
+    "register_store",
+    "url_scheme",
+]

@@ -13,7 +13,9 @@ codes in one table, so a new specific error needs no API change.
     │   ├── TagNotFoundError
     │   ├── CommitNotFoundError
     │   ├── RefNotFoundError                 no branch, tag or commit by that name
-    │   └── EntryNotFoundError               no such path on the ref / in the metarange
+    │   ├── EntryNotFoundError               no such path on the ref / in the metarange
+    │   ├── MetarangeNotFoundError           no metarange file with that id
+    │   └── RangeNotFoundError               no range file with that id
     ├── RepositoryDeletingError              the repository is being deleted
     ├── ConflictError                        it already exists (not unique)
     ├── PreconditionFailedError              changed underneath you: re-read, retry
@@ -68,6 +70,14 @@ class RefNotFoundError(NotFoundError):
 
 class EntryNotFoundError(NotFoundError):
     """No entry (object) is stored under that path."""
+
+
+class MetarangeNotFoundError(NotFoundError):
+    """No metarange with that id is stored in the storage namespace."""
+
+
+class RangeNotFoundError(NotFoundError):
+    """No range with that id is stored in the storage namespace."""
 
 
 class RepositoryDeletingError(KvlakeError):

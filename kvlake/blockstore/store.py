@@ -5,35 +5,75 @@ adapter for its scheme stores blobs under it by key (`data/...`, `_lakefs/...`).
 Blobs are written once and never modified in place, so readers need no locks;
 deletion is idempotent ("not found" counts as deleted), which is what the
 two-phase deletion protocol relies on.
+
+Public methods validate their arguments once, here, then call an adapter's
+private primitive; an adapter therefore only translates, and every adapter
+rejects the same bad namespaces, keys and ranges with the same errors.
 """
 
 from __future__ import annotations
 
+import io
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from types import TracebackType
-from typing import BinaryIO, Self
+from typing import BinaryIO, Final, Self
 
-from kvlake.errors import BlobNotFoundError, InvalidInputError
+from kvlake.errors import BlobNotFoundError, InvalidInputError, KvlakeError
 
-READ_CHUNK = 1 << 20
+READ_CHUNK: Final = 1 << 20
 """Streams hand data over in pieces of this size."""
 
 
 def check_key(key: str) -> str:
-    """Refuse keys that are empty, absolute, contain NUL or climb out with `..`."""
-    if not key or key.startswith("/") or "\0" in key or ".." in key.split("/"):
+    """Return `key` if it is a clean relative path: the same blob on every adapter.
+
+    Segments may not be empty (no leading, trailing or doubled `/`), `.` or `..`,
+    and NUL is refused, so no key can climb out of its namespace and no two
+    spellings name one file on a filesystem-backed adapter.
+
+    Raises:
+        InvalidInputError: the key is not such a path.
+    """
+    if not isinstance(key, str) or not key or "\0" in key:
+        raise InvalidInputError(f"blob key {key!r} is invalid; use a non-empty str without NUL")
+    if any(segment in ("", ".", "..") for segment in key.split("/")):
         raise InvalidInputError(
-            f"blob key {key!r} is invalid; use a relative path without '..' segments or NUL"
+            f"blob key {key!r} is invalid; use a relative path like 'data/ab/cd' without"
+            " empty, '.' or '..' segments"
         )
     return key
 
 
+def _read_chunks(data: BinaryIO | bytes) -> Iterator[bytes]:
+    """Yield `data` in pieces of at most READ_CHUNK; errors of the caller's stream propagate."""
+    stream: BinaryIO = (
+        io.BytesIO(data) if isinstance(data, bytes | bytearray | memoryview) else data
+    )
+    while True:
+        chunk = stream.read(READ_CHUNK)
+        if not isinstance(chunk, bytes | bytearray):
+            raise InvalidInputError(
+                f"blob data stream returned {type(chunk).__name__} from read();"
+                " open it in binary mode"
+            )
+        if not chunk:
+            return
+        yield bytes(chunk)
+
+
 class BlockStore(ABC):
-    """Blobs in storage namespaces of one URL scheme. Safe for many threads."""
+    """Blobs in storage namespaces of one URL scheme. Safe for many threads.
+
+    Adapters implement `check_namespace` and the underscored primitives, which
+    receive a namespace `check_namespace` accepted, a key `check_key` accepted
+    and, for reads, a range already checked to satisfy 0 <= start <= end.
+    """
 
     scheme: str
     """The namespace URL scheme this adapter serves, e.g. `local`."""
+
+    # -- the contract ---------------------------------------------------------
 
     @abstractmethod
     def check_namespace(self, namespace: str) -> str:
@@ -43,33 +83,76 @@ class BlockStore(ABC):
             InvalidInputError: wrong scheme, empty path, or a path escaping the root.
         """
 
-    @abstractmethod
     def put(self, namespace: str, key: str, data: BinaryIO | bytes) -> int:
-        """Store a blob, streaming `data` in chunks; return its size in bytes.
+        """Store a blob, streaming `data` in chunks of READ_CHUNK; return its size in bytes.
 
         The blob becomes visible whole or not at all (write to a temporary name,
-        then rename), so a crashed upload never leaves a torn blob under `key`.
-        """
+        then rename), so a failed or crashed upload never leaves a torn blob under
+        `key`; a blob already there stays as it was. Errors raised by reading
+        `data` reach the caller unchanged.
 
-    @abstractmethod
-    def open_reader(self, namespace: str, key: str, *, start: int = 0, end: int | None = None) -> BinaryIO:
+        Raises:
+            InvalidInputError: bad namespace or key, or `data` is not binary.
+            ConflictError: the adapter cannot hold a blob at that key (local: a folder is there).
+            UnavailableError: the backend failed to store it; nothing was stored.
+        """
+        normalised = self.check_namespace(namespace)
+        check_key(key)
+        if not isinstance(data, bytes | bytearray | memoryview) and not hasattr(data, "read"):
+            raise InvalidInputError(
+                f"blob data for key {key!r} is a {type(data).__name__};"
+                " pass bytes or a binary stream"
+            )
+        return self._put(normalised, key, _read_chunks(data))
+
+    def open_reader(
+        self, namespace: str, key: str, *, start: int = 0, end: int | None = None
+    ) -> BinaryIO:
         """Open the blob for reading bytes [start, end) (end None: to the end). Close it.
+
+        An `end` beyond the blob is clipped to its size; `start` equal to the
+        size gives an empty reader. The reader stops at `end` by itself.
+
+        Raises:
+            BlobNotFoundError: no blob under the key.
+            InvalidInputError: bad namespace or key, start < 0, end < start, or start > size.
+        """
+        normalised = self.check_namespace(namespace)
+        check_key(key)
+        if start < 0 or (end is not None and end < start):
+            raise InvalidInputError(
+                f"byte range [{start}, {end}) of blob {key!r} is invalid; pass 0 <= start <= end"
+            )
+        return self._open_reader(normalised, key, start, end)
+
+    def size(self, namespace: str, key: str) -> int:
+        """Return the blob's size in bytes.
 
         Raises:
             BlobNotFoundError: no blob under the key.
         """
+        normalised = self.check_namespace(namespace)
+        return self._size(normalised, check_key(key))
 
-    @abstractmethod
-    def size(self, namespace: str, key: str) -> int:
-        """Return the blob's size. Raises BlobNotFoundError when absent."""
-
-    @abstractmethod
     def delete(self, namespace: str, key: str) -> None:
-        """Delete the blob; a missing blob is not an error."""
+        """Delete the blob; a missing blob is not an error, so retries are always safe."""
+        normalised = self.check_namespace(namespace)
+        self._delete(normalised, check_key(key))
 
-    @abstractmethod
     def list_keys(self, namespace: str, prefix: str = "") -> Iterator[str]:
-        """Iterate the keys under the namespace that start with `prefix`, ascending."""
+        """Iterate the keys under the namespace that start with `prefix`, ascending.
+
+        Keys are compared as str (code points, the same as UTF-8 byte order). The
+        listing streams and is not a snapshot: a blob put or deleted meanwhile
+        may or may not be seen. Arguments are checked now, storage errors raise
+        while iterating.
+        """
+        normalised = self.check_namespace(namespace)
+        if not isinstance(prefix, str) or "\0" in prefix:
+            raise InvalidInputError(f"key prefix {prefix!r} is invalid; use a str without NUL")
+        return self._list_keys(normalised, prefix)
+
+    # -- helpers built on the contract ----------------------------------------
 
     def get(self, namespace: str, key: str) -> bytes:
         """Read a whole blob into memory: for small metadata files only."""
@@ -85,22 +168,94 @@ class BlockStore(ABC):
         return True
 
     def delete_many(self, namespace: str, keys: Iterable[str]) -> dict[str, Exception]:
-        """Delete blobs (up to 1000 a call where the backend batches); return the failures by key."""
+        """Delete blobs, not atomically; return the failures by key (empty: all gone).
+
+        A bad namespace raises at once; a bad key or a backend failure is
+        reported for its key and the others are still deleted.
+        """
+        self.check_namespace(namespace)
         failures: dict[str, Exception] = {}
         for key in keys:
             try:
                 self.delete(namespace, key)
-            except Exception as exc:  # noqa: BLE001 - reported to the caller per key
+            except KvlakeError as exc:  # reported to the caller per key, see the docstring
                 failures[key] = exc
         return failures
 
     def close(self) -> None:  # noqa: B027 - adapters without resources need not override
-        """Release clients and connections."""
+        """Release clients and connections. The store must not be used afterwards."""
 
     def __enter__(self) -> Self:
         return self
 
     def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
     ) -> None:
         self.close()
+
+    # -- shared by adapters -----------------------------------------------------
+
+    def _namespace_path(self, namespace: str) -> str:
+        """The path part of `<scheme>://<path>`, refusing anything but a clean relative path."""
+        marker = f"{self.scheme}://"
+        example = f"{marker}lake/repo1"
+        if not isinstance(namespace, str) or not namespace.startswith(marker):
+            raise InvalidInputError(
+                f"storage namespace {namespace!r} is not served by this {self.scheme} blockstore;"
+                f" use a {marker} namespace such as {example}"
+            )
+        path = namespace[len(marker) :]
+        if path.startswith("/"):
+            raise InvalidInputError(
+                f"storage namespace {namespace!r} is absolute; use a path relative to the"
+                f" blockstore root, such as {example}"
+            )
+        path = path.rstrip("/")
+        if not path or "\0" in path or any(s in ("", ".", "..") for s in path.split("/")):
+            raise InvalidInputError(
+                f"storage namespace {namespace!r} is invalid; use a path without NUL or"
+                f" empty, '.' or '..' segments, such as {example}"
+            )
+        return path
+
+    @staticmethod
+    def _clip_range(namespace: str, key: str, start: int, end: int | None, size: int) -> int:
+        """Return the range's end clipped to `size`; refuse a start beyond the blob."""
+        if start > size:
+            raise InvalidInputError(
+                f"byte range start {start} is beyond blob {key!r} in {namespace!r}, which"
+                f" holds {size} bytes; start at {size} or less"
+            )
+        return size if end is None else min(end, size)
+
+    @staticmethod
+    def _not_found(namespace: str, key: str) -> BlobNotFoundError:
+        return BlobNotFoundError(
+            f"no blob under key {key!r} in storage namespace {namespace!r}; check the key,"
+            " or whether the blob was deleted"
+        )
+
+    # -- what an adapter implements ---------------------------------------------
+
+    @abstractmethod
+    def _put(self, namespace: str, key: str, chunks: Iterator[bytes]) -> int:
+        """Store the chunks atomically under the key; return the byte count."""
+
+    @abstractmethod
+    def _open_reader(self, namespace: str, key: str, start: int, end: int | None) -> BinaryIO:
+        """Open bytes [start, end) using `_clip_range`; raise BlobNotFoundError when absent."""
+
+    @abstractmethod
+    def _size(self, namespace: str, key: str) -> int:
+        """Return the size; raise BlobNotFoundError when absent."""
+
+    @abstractmethod
+    def _delete(self, namespace: str, key: str) -> None:
+        """Delete the blob if present."""
+
+    @abstractmethod
+    def _list_keys(self, namespace: str, prefix: str) -> Iterator[str]:
+        """Iterate matching keys in ascending order, streaming."""

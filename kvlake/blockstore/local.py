@@ -1,0 +1,306 @@
+"""Blobs as files under one root folder: `local:///var/lib/kvlake/data`.
+
+A namespace `local://lake/repo1` is the folder `<root>/lake/repo1` and a key is
+a file path below it. The invariant this module protects is that no namespace
+or key ever reaches a file outside its folder: paths are checked lexically
+(`check_key`, `_namespace_path`) and again after resolving symbolic links.
+Puts write a temporary file in the blob's folder, fsync it, then rename it over
+the key, so a reader sees the whole old blob or the whole new one, never a torn
+one. Every OSError is translated here; callers see only kvlake errors.
+"""
+
+from __future__ import annotations
+
+import errno
+import io
+import os
+import secrets
+import stat
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from typing import TYPE_CHECKING, BinaryIO, Final, Self
+
+from kvlake.blockstore.store import BlockStore
+from kvlake.errors import (
+    ConfigError,
+    ConflictError,
+    InvalidInputError,
+    KvlakeError,
+    UnavailableError,
+)
+
+if TYPE_CHECKING:
+    from _typeshed import WriteableBuffer
+
+TEMP_PREFIX: Final = ".kvlake-tmp-"
+"""Uploads in progress are named so; listings hide them and keys may not end in one."""
+
+
+class _RangeReader(io.RawIOBase):
+    """Reads an open file from its position for `remaining` bytes, then reports end of file."""
+
+    def __init__(self, file: io.FileIO, remaining: int, store: LocalBlockStore, what: str) -> None:
+        super().__init__()
+        self._file = file
+        self._remaining = remaining
+        self._store = store
+        self._what = what
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: WriteableBuffer) -> int:
+        if self._remaining <= 0:
+            return 0
+        view = memoryview(buffer).cast("B")[: self._remaining]
+        with self._store._os_errors(f"read {self._what}"):
+            count = self._file.readinto(view) or 0
+        self._remaining -= count
+        return count
+
+    def close(self) -> None:
+        if not self.closed:
+            self._file.close()
+        super().close()
+
+
+class LocalBlockStore(BlockStore):
+    """Files under a root folder. URL: `local:///absolute/root` (created if missing).
+
+    Thread-safe without locks: each put writes its own temporary file and the
+    rename is atomic, so concurrent puts to one key leave one of them whole.
+    Listings walk one sorted folder at a time and never follow symbolic links.
+    """
+
+    scheme = "local"
+
+    def __init__(self, root: str) -> None:
+        try:
+            os.makedirs(root, exist_ok=True)
+            probe = os.path.join(root, TEMP_PREFIX + secrets.token_hex(8))
+            os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            os.unlink(probe)
+        except OSError as exc:
+            raise ConfigError(
+                f"KVLAKE_BLOCKSTORE_URL names the folder {root!r}, which kvlake cannot write"
+                f" ({exc.strerror or exc}); create it and give the kvlake process write access,"
+                " or choose another folder"
+            ) from exc
+        self._root = os.path.realpath(root)
+        self._root_prefix = os.path.join(self._root, "")
+
+    @classmethod
+    def from_url(cls, url: str) -> Self:
+        """Open the store rooted at the URL's path, e.g. `local:///var/lib/kvlake/data`."""
+        path = url.removeprefix("local://")
+        if not url.startswith("local://") or not path.startswith("/"):
+            raise ConfigError(
+                f"KVLAKE_BLOCKSTORE_URL {url!r} does not name an absolute folder; use"
+                " local:///absolute/path, e.g. local:///var/lib/kvlake/data"
+            )
+        return cls(path)
+
+    @property
+    def root(self) -> str:
+        """The root folder, symbolic links resolved."""
+        return self._root
+
+    def check_namespace(self, namespace: str) -> str:
+        """Accept `local://<path below the root>`; refuse links that lead out of the root."""
+        self._namespace_dir(namespace)
+        return f"{self.scheme}://{self._namespace_path(namespace)}"
+
+    # -- paths --------------------------------------------------------------------
+
+    def _namespace_dir(self, namespace: str) -> str:
+        real = os.path.realpath(os.path.join(self._root, self._namespace_path(namespace)))
+        if not real.startswith(self._root_prefix):
+            raise InvalidInputError(
+                f"storage namespace {namespace!r} leads out of the blockstore root {self._root!r}"
+                " through a symbolic link; remove the link or choose another namespace"
+            )
+        return real
+
+    def _blob_path(self, namespace: str, key: str) -> str:
+        if key.rsplit("/", 1)[-1].startswith(TEMP_PREFIX):
+            raise InvalidInputError(
+                f"blob key {key!r} ends in a name starting with {TEMP_PREFIX!r}, which local"
+                " storage reserves for uploads in progress; choose another key"
+            )
+        folder = self._namespace_dir(namespace)
+        path = os.path.join(folder, key)
+        if not os.path.realpath(path).startswith(os.path.join(folder, "")):
+            raise InvalidInputError(
+                f"blob key {key!r} leads out of storage namespace {namespace!r} through a"
+                " symbolic link; remove the link or choose another key"
+            )
+        return path
+
+    # -- errors ---------------------------------------------------------------------
+
+    def _failure(self, exc: OSError, doing: str) -> KvlakeError:
+        """Translate an OSError that is not simply "not found" into a kvlake error."""
+        if exc.errno == errno.ENAMETOOLONG:
+            return InvalidInputError(
+                f"cannot {doing}: a name is too long; use shorter key segments"
+            )
+        if exc.errno == errno.ELOOP:
+            return InvalidInputError(f"cannot {doing}: symbolic links loop; remove the loop")
+        if isinstance(exc, PermissionError) or exc.errno == errno.EROFS:
+            hint = f"give the kvlake process read and write access to {self._root!r}"
+        elif exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            hint = f"free disk space or raise the quota for {self._root!r}, then retry"
+        else:
+            hint = f"check the disk holding {self._root!r}, then retry"
+        return UnavailableError(f"cannot {doing}: {exc.strerror or exc}; {hint}")
+
+    @contextmanager
+    def _os_errors(self, doing: str) -> Iterator[None]:
+        try:
+            yield
+        except OSError as exc:
+            raise self._failure(exc, doing) from exc
+
+    def _conflict(self, namespace: str, key: str) -> ConflictError:
+        return ConflictError(
+            f"blob key {key!r} in {namespace!r} collides with a folder or a blob along its path;"
+            " local storage cannot hold both 'a' and 'a/b', so choose another key"
+        )
+
+    # -- primitives -------------------------------------------------------------------
+
+    def _put(self, namespace: str, key: str, chunks: Iterator[bytes]) -> int:
+        path = self._blob_path(namespace, key)
+        what = f"blob {key!r} in {namespace!r}"
+        folder = os.path.dirname(path)
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except (FileExistsError, NotADirectoryError) as exc:
+            raise self._conflict(namespace, key) from exc
+        except OSError as exc:
+            raise self._failure(exc, f"create the folder for {what}") from exc
+        temp = os.path.join(folder, TEMP_PREFIX + secrets.token_hex(8))
+        with self._os_errors(f"create a temporary file for {what}"):
+            file = open(temp, "xb")  # closed by _write_temp
+        try:
+            size = self._write_temp(file, chunks, what)
+            try:
+                os.replace(temp, path)
+            except (IsADirectoryError, NotADirectoryError) as exc:
+                raise self._conflict(namespace, key) from exc
+            except OSError as exc:
+                raise self._failure(exc, f"rename the upload into {what}") from exc
+        except BaseException:
+            # The original error matters more than a failed clean-up, and a leftover
+            # temporary file is hidden from listings.
+            with suppress(OSError):
+                os.unlink(temp)
+            raise
+        self._sync_folder(folder, what)
+        return size
+
+    def _write_temp(self, file: BinaryIO, chunks: Iterator[bytes], what: str) -> int:
+        size = 0
+        try:
+            for chunk in chunks:  # the caller's stream: its errors reach the caller as they are
+                with self._os_errors(f"write {what}"):
+                    file.write(chunk)
+                size += len(chunk)
+            # Durable before the rename, so metadata never references a blob a crash empties.
+            with self._os_errors(f"flush {what} to disk"):
+                file.flush()
+                os.fsync(file.fileno())
+        finally:
+            with self._os_errors(f"close {what}"):
+                file.close()
+        return size
+
+    def _sync_folder(self, folder: str, what: str) -> None:
+        """Make the rename durable; some filesystems cannot fsync a folder (EINVAL)."""
+        try:
+            descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                os.fsync(descriptor)
+            finally:
+                os.close(descriptor)
+        except OSError as exc:
+            if exc.errno != errno.EINVAL:
+                raise self._failure(exc, f"sync the folder of {what}") from exc
+
+    def _open_reader(self, namespace: str, key: str, start: int, end: int | None) -> BinaryIO:
+        path = self._blob_path(namespace, key)
+        what = f"blob {key!r} in {namespace!r}"
+        try:
+            file = open(path, "rb", buffering=0)  # closed by the reader
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError) as exc:
+            raise self._not_found(namespace, key) from exc
+        except OSError as exc:
+            raise self._failure(exc, f"open {what}") from exc
+        try:
+            with self._os_errors(f"read {what}"):
+                status = os.fstat(file.fileno())
+                if not stat.S_ISREG(status.st_mode):
+                    raise self._not_found(namespace, key)
+                stop = self._clip_range(namespace, key, start, end, status.st_size)
+                file.seek(start)
+        except BaseException:
+            file.close()
+            raise
+        return io.BufferedReader(_RangeReader(file, stop - start, self, what))
+
+    def _size(self, namespace: str, key: str) -> int:
+        path = self._blob_path(namespace, key)
+        try:
+            status = os.stat(path)
+        except (FileNotFoundError, NotADirectoryError) as exc:
+            raise self._not_found(namespace, key) from exc
+        except OSError as exc:
+            raise self._failure(exc, f"read the size of blob {key!r} in {namespace!r}") from exc
+        if not stat.S_ISREG(status.st_mode):
+            raise self._not_found(namespace, key)
+        return status.st_size
+
+    def _delete(self, namespace: str, key: str) -> None:
+        path = self._blob_path(namespace, key)
+        try:
+            os.unlink(path)
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return  # no blob there: "not found" counts as deleted
+        except OSError as exc:
+            raise self._failure(exc, f"delete blob {key!r} in {namespace!r}") from exc
+
+    def _list_keys(self, namespace: str, prefix: str) -> Iterator[str]:
+        *folders, _ = prefix.split("/")
+        if any(segment in ("", ".", "..") for segment in folders):
+            return  # check_key refuses such segments, so no key can match
+        top = os.path.join(self._namespace_dir(namespace), *folders)
+        if os.path.realpath(top) != top:
+            return  # the prefix passes through a symbolic link, and listings never follow one
+        yield from self._walk(top, "".join(f"{folder}/" for folder in folders), prefix)
+
+    def _walk(self, folder: str, base: str, prefix: str) -> Iterator[str]:
+        """Yield keys below `folder` (whose key is `base`) that start with `prefix`, ascending."""
+        try:
+            with os.scandir(folder) as scan:
+                # A sub-folder sorts as "name/": its keys all start so, which keeps
+                # "a-b" before "a/c" exactly as a flat sort of full keys would.
+                entries = sorted(
+                    (f"{entry.name}/", False)
+                    if entry.is_dir(follow_symlinks=False)
+                    else (entry.name, True)
+                    for entry in scan
+                    if entry.is_dir(follow_symlinks=False) or entry.is_file(follow_symlinks=False)
+                )
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        except OSError as exc:
+            raise self._failure(exc, f"list the folder {folder!r}") from exc
+        for name, is_file in entries:
+            key = base + name
+            if is_file and key.startswith(prefix):
+                if not name.startswith(TEMP_PREFIX):
+                    yield key
+            elif not is_file and (key.startswith(prefix) or prefix.startswith(key)):
+                yield from self._walk(os.path.join(folder, name[:-1]), key, prefix)
+            elif key > prefix:
+                return

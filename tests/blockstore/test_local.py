@@ -1,0 +1,182 @@
+"""LocalBlockStore specifics: the root is a wall, puts are atomic files, errors are translated."""
+
+from __future__ import annotations
+
+import io
+import os
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from kvlake.blockstore import READ_CHUNK
+from kvlake.blockstore.local import TEMP_PREFIX, LocalBlockStore
+from kvlake.errors import (
+    BlobNotFoundError,
+    ConfigError,
+    ConflictError,
+    InvalidInputError,
+    UnavailableError,
+)
+
+from .streams import PatternStream, SourceError
+
+NS = "local://lake/repo1"
+AS_ROOT = os.geteuid() == 0
+
+
+def files_under(folder: str) -> list[str]:
+    return sorted(
+        os.path.relpath(os.path.join(top, name), folder)
+        for top, _, names in os.walk(folder)
+        for name in names
+    )
+
+
+def test_put_writes_a_file_below_the_namespace_folder(local_store: LocalBlockStore) -> None:
+    local_store.put(NS, "data/ab/cd", b"blob")
+    assert Path(local_store.root, "lake/repo1/data/ab/cd").read_bytes() == b"blob"
+    assert files_under(local_store.root) == ["lake/repo1/data/ab/cd"]
+
+
+def test_namespace_linked_out_of_the_root_is_refused(
+    local_store: LocalBlockStore, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    os.symlink(outside, Path(local_store.root, "lake"))
+    with pytest.raises(InvalidInputError, match="leads out of the blockstore root"):
+        local_store.check_namespace(NS)
+    with pytest.raises(InvalidInputError, match="symbolic link"):
+        local_store.put(NS, "k", b"x")
+    assert list(outside.iterdir()) == []
+
+
+def test_namespace_linked_to_the_root_itself_is_refused(local_store: LocalBlockStore) -> None:
+    os.symlink(local_store.root, Path(local_store.root, "everything"))
+    with pytest.raises(InvalidInputError, match="leads out"):
+        local_store.check_namespace("local://everything")
+
+
+def test_namespace_linked_within_the_root_is_served(local_store: LocalBlockStore) -> None:
+    Path(local_store.root, "real").mkdir()
+    os.symlink(Path(local_store.root, "real"), Path(local_store.root, "alias"))
+    local_store.put("local://alias", "k", b"x")
+    assert Path(local_store.root, "real/k").read_bytes() == b"x"
+    assert list(local_store.list_keys("local://alias")) == ["k"]
+
+
+@pytest.mark.parametrize("target", ["outside", "root/lake/repo2"])
+def test_key_linked_out_of_its_namespace_is_refused(
+    local_store: LocalBlockStore, tmp_path: Path, target: str
+) -> None:
+    (tmp_path / target).mkdir(parents=True)
+    (tmp_path / target / "secret").write_bytes(b"secret")
+    Path(local_store.root, "lake/repo1").mkdir(parents=True)
+    os.symlink(tmp_path / target, Path(local_store.root, "lake/repo1/data"))
+    for call in (local_store.get, local_store.size, local_store.delete):
+        with pytest.raises(InvalidInputError, match="leads out of storage namespace"):
+            call(NS, "data/secret")
+    with pytest.raises(InvalidInputError, match="symbolic link"):
+        local_store.put(NS, "data/new", b"x")
+    assert sorted(p.name for p in (tmp_path / target).iterdir()) == ["secret"]
+
+
+def test_listing_does_not_follow_symbolic_links(local_store: LocalBlockStore) -> None:
+    local_store.put("local://lake/repo2", "b", b"x")
+    local_store.put(NS, "a", b"x")
+    os.symlink(Path(local_store.root, "lake/repo2"), Path(local_store.root, "lake/repo1/link"))
+    os.symlink(Path(local_store.root, "lake/repo1/a"), Path(local_store.root, "lake/repo1/c"))
+    assert list(local_store.list_keys(NS)) == ["a"]
+    assert list(local_store.list_keys(NS, "link/")) == []
+
+
+def test_failed_put_leaves_no_file_behind(local_store: LocalBlockStore) -> None:
+    source = PatternStream(3 * READ_CHUNK, fail_at=2 * READ_CHUNK)
+    with pytest.raises(SourceError):
+        local_store.put(NS, "data/torn", io.BufferedReader(source))
+    assert files_under(local_store.root) == []
+
+
+def test_leftover_upload_files_are_hidden_and_reserved(local_store: LocalBlockStore) -> None:
+    local_store.put(NS, "data/a", b"x")
+    Path(local_store.root, "lake/repo1/data", f"{TEMP_PREFIX}crashed").write_bytes(b"partial")
+    assert list(local_store.list_keys(NS)) == ["data/a"]
+    with pytest.raises(InvalidInputError, match="reserves"):
+        local_store.put(NS, f"data/{TEMP_PREFIX}x", b"x")
+
+
+def test_put_streams_without_holding_the_blob_in_memory(local_store: LocalBlockStore) -> None:
+    size = 24 * READ_CHUNK
+    tracemalloc.start()
+    try:
+        local_store.put(NS, "big", PatternStream(size))  # type: ignore[arg-type]
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert local_store.size(NS, "big") == size
+    assert peak < 8 * READ_CHUNK
+
+
+def test_a_blob_and_a_folder_cannot_share_a_name(local_store: LocalBlockStore) -> None:
+    local_store.put(NS, "a/b", b"x")
+    with pytest.raises(ConflictError, match="'a'"):
+        local_store.put(NS, "a", b"x")
+    local_store.put(NS, "f", b"x")
+    with pytest.raises(ConflictError, match="'f/g'"):
+        local_store.put(NS, "f/g", b"x")
+    assert list(local_store.list_keys(NS)) == ["a/b", "f"]
+
+
+def test_a_folder_is_not_a_blob(local_store: LocalBlockStore) -> None:
+    local_store.put(NS, "a/b", b"x")
+    with pytest.raises(BlobNotFoundError):
+        local_store.size(NS, "a")
+    with pytest.raises(BlobNotFoundError):
+        local_store.open_reader(NS, "a")
+    local_store.delete(NS, "a")
+    assert local_store.get(NS, "a/b") == b"x"
+
+
+def test_too_long_a_key_segment_is_invalid_input(local_store: LocalBlockStore) -> None:
+    with pytest.raises(InvalidInputError, match="too long"):
+        local_store.put(NS, "x" * 300, b"x")
+
+
+@pytest.mark.skipif(AS_ROOT, reason="root ignores file permissions; run as a normal user")
+def test_permission_errors_become_unavailable(local_store: LocalBlockStore) -> None:
+    local_store.put(NS, "data/a", b"x")
+    folder = Path(local_store.root, "lake/repo1/data")
+    folder.chmod(0o500)
+    try:
+        with pytest.raises(UnavailableError, match="access to"):
+            local_store.put(NS, "data/b", b"x")
+        with pytest.raises(UnavailableError, match="access to"):
+            local_store.delete(NS, "data/a")
+    finally:
+        folder.chmod(0o700)
+
+
+def test_root_is_created(tmp_path: Path) -> None:
+    store = LocalBlockStore.from_url(f"local://{tmp_path}/new/root")
+    assert store.root == str(tmp_path / "new/root")
+    assert (tmp_path / "new/root").is_dir()
+
+
+@pytest.mark.parametrize("url", ["local://relative/path", "local://", "mem:///abs"])
+def test_root_must_be_an_absolute_local_folder(url: str) -> None:
+    with pytest.raises(ConfigError, match="KVLAKE_BLOCKSTORE_URL"):
+        LocalBlockStore.from_url(url)
+
+
+def test_unwritable_root_is_a_config_error(tmp_path: Path) -> None:
+    (tmp_path / "file").write_bytes(b"")
+    with pytest.raises(ConfigError, match="KVLAKE_BLOCKSTORE_URL .* cannot write"):
+        LocalBlockStore.from_url(f"local://{tmp_path}/file/root")
+
+
+@pytest.mark.skipif(AS_ROOT, reason="root ignores file permissions; run as a normal user")
+def test_read_only_root_is_a_config_error(tmp_path: Path) -> None:
+    (tmp_path / "ro").mkdir(mode=0o500)
+    with pytest.raises(ConfigError, match="KVLAKE_BLOCKSTORE_URL"):
+        LocalBlockStore.from_url(f"local://{tmp_path}/ro")

@@ -41,9 +41,12 @@ class MemoryStore(Store):
     def from_url(cls, url: str) -> Self:
         return cls()
 
-    def _partition(self, name: bytes, *, create: bool) -> _Partition | None:
+    def _check_open(self) -> None:
         if self._closed:
             raise ClosedError("this memory store was closed; open a new one")
+
+    def _partition(self, name: bytes, *, create: bool) -> _Partition | None:
+        self._check_open()
         part = self._partitions_by_name.get(name)
         if part is None and create:
             part = self._partitions_by_name[name] = _Partition()
@@ -67,11 +70,13 @@ class MemoryStore(Store):
             assert part is not None
             self._put(part, key, value)
 
-    def _set_if(self, partition: bytes, key: bytes, value: bytes, predicate: Predicate | None) -> None:
+    def _set_if(
+        self, partition: bytes, key: bytes, value: bytes, predicate: Predicate | None
+    ) -> None:
         with self._lock:
-            part = self._partition(partition, create=True)
-            assert part is not None
-            current = part.values.get(key)
+            # Create the partition only once the write is certain: a failed set_if leaves none.
+            part = self._partition(partition, create=False)
+            current = None if part is None else part.values.get(key)
             if predicate is None:
                 matches = current is None
             elif predicate.expected is None:
@@ -80,6 +85,9 @@ class MemoryStore(Store):
                 matches = current == predicate.expected
             if not matches:
                 raise precondition_failed(partition, key, predicate)
+            if part is None:
+                part = self._partition(partition, create=True)
+                assert part is not None
             self._put(part, key, value)
 
     def _delete(self, partition: bytes, key: bytes) -> None:
@@ -90,7 +98,9 @@ class MemoryStore(Store):
                 if not part.values:
                     del self._partitions_by_name[partition]
 
-    def _scan_page(self, partition: bytes, start: bytes, inclusive: bool, limit: int) -> list[KeyValue]:
+    def _scan_page(
+        self, partition: bytes, start: bytes, inclusive: bool, limit: int
+    ) -> list[KeyValue]:
         with self._lock:
             part = self._partition(partition, create=False)
             if part is None:
@@ -102,6 +112,7 @@ class MemoryStore(Store):
 
     def _partitions(self) -> Iterator[bytes]:
         with self._lock:
+            self._check_open()
             names = sorted(self._partitions_by_name)
         return iter(names)
 

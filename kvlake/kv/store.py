@@ -67,7 +67,16 @@ class Scan(Iterator[KeyValue]):
     `ClosedError`.
     """
 
-    __slots__ = ("_read_page", "_next_start", "_inclusive", "_batch_size", "_page", "_pos", "_done", "_closed")
+    __slots__ = (
+        "_read_page",
+        "_next_start",
+        "_inclusive",
+        "_batch_size",
+        "_page",
+        "_pos",
+        "_done",
+        "_closed",
+    )
 
     def __init__(
         self, read_page: Callable[[bytes, bool, int], list[KeyValue]], start: bytes, batch_size: int
@@ -129,12 +138,17 @@ class Scan(Iterator[KeyValue]):
         return self
 
     def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
     ) -> None:
         self.close()
 
 
-def precondition_failed(partition: bytes, key: bytes, predicate: Predicate | None) -> PreconditionFailedError:
+def precondition_failed(
+    partition: bytes, key: bytes, predicate: Predicate | None
+) -> PreconditionFailedError:
     """The error every driver raises when `set_if` finds the key not as expected."""
     if predicate is None:
         wanted = "to be absent"
@@ -194,7 +208,9 @@ class Store(ABC):
             raise MissingArgumentError("KV value is None; pass bytes (b'' is a valid value)")
         self._set(partition, key, value)
 
-    def set_if(self, partition: bytes, key: bytes, value: bytes, predicate: Predicate | None) -> None:
+    def set_if(
+        self, partition: bytes, key: bytes, value: bytes, predicate: Predicate | None
+    ) -> None:
         """Write only if the key still matches `predicate` (from get, None, or MUST_EXIST).
 
         `None` means the key must not exist; `MUST_EXIST` that it must, with any
@@ -209,7 +225,8 @@ class Store(ABC):
             raise MissingArgumentError("KV value is None; pass bytes (b'' is a valid value)")
         if predicate is not None and not isinstance(predicate, Predicate):
             raise MissingArgumentError(
-                f"KV predicate is a {type(predicate).__name__}; pass one from get, None or MUST_EXIST"
+                f"KV predicate is a {type(predicate).__name__};"
+                " pass one from get, None or MUST_EXIST"
             )
         self._set_if(partition, key, value, predicate)
 
@@ -219,7 +236,9 @@ class Store(ABC):
         _require("key", key)
         self._delete(partition, key)
 
-    def scan(self, partition: bytes, start: bytes = b"", *, batch_size: int = DEFAULT_BATCH_SIZE) -> Scan:
+    def scan(
+        self, partition: bytes, start: bytes = b"", *, batch_size: int = DEFAULT_BATCH_SIZE
+    ) -> Scan:
         """Iterate `(key, value)` pairs with key >= `start` in ascending byte order.
 
         `batch_size` is the first page size, a hint; see `Scan` for the guarantees.
@@ -290,7 +309,10 @@ class Store(ABC):
         return self
 
     def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
     ) -> None:
         self.close()
 
@@ -305,7 +327,9 @@ class Store(ABC):
         """Upsert one key."""
 
     @abstractmethod
-    def _set_if(self, partition: bytes, key: bytes, value: bytes, predicate: Predicate | None) -> None:
+    def _set_if(
+        self, partition: bytes, key: bytes, value: bytes, predicate: Predicate | None
+    ) -> None:
         """Compare-and-swap one key atomically; raise PreconditionFailedError on mismatch."""
 
     @abstractmethod
@@ -313,7 +337,9 @@ class Store(ABC):
         """Delete one key if present."""
 
     @abstractmethod
-    def _scan_page(self, partition: bytes, start: bytes, inclusive: bool, limit: int) -> list[KeyValue]:
+    def _scan_page(
+        self, partition: bytes, start: bytes, inclusive: bool, limit: int
+    ) -> list[KeyValue]:
         """Return up to `limit` entries with key >= start (> start if not inclusive), ascending."""
 
     @abstractmethod

@@ -1,0 +1,306 @@
+"""The embedded KV driver: one SQLite file, shared by every thread and process that opens it.
+
+Invariant: each single-key operation is one autocommit statement, so it is atomic on its own and
+`set_if` is a true compare-and-swap (an INSERT or UPDATE whose WHERE clause is the predicate,
+judged by its row count), even between processes sharing the file. WAL lets readers run beside
+the one writer and the busy timeout makes writers queue rather than fail. Batches run in
+`BEGIN IMMEDIATE ... COMMIT`, and a failed batch is rolled back before the connection is reused.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+import threading
+import weakref
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Final, Self
+
+from kvlake.errors import ClosedError, ConfigError, KeyNotFoundError, UnavailableError
+from kvlake.kv.store import KeyValue, Predicate, Store, precondition_failed
+
+_log = logging.getLogger(__name__)
+
+_SCHEME: Final = "sqlite://"
+_SCHEMA: Final = (
+    "CREATE TABLE IF NOT EXISTS kv (partition BLOB NOT NULL, key BLOB NOT NULL,"
+    " value BLOB NOT NULL, PRIMARY KEY (partition, key)) WITHOUT ROWID"
+)
+_GET: Final = "SELECT value FROM kv WHERE partition = ? AND key = ?"
+_SET: Final = (
+    "INSERT INTO kv (partition, key, value) VALUES (?, ?, ?)"
+    " ON CONFLICT (partition, key) DO UPDATE SET value = excluded.value"
+)
+_INSERT_NEW: Final = (
+    "INSERT INTO kv (partition, key, value) VALUES (?, ?, ?) ON CONFLICT DO NOTHING"
+)
+_UPDATE_EXISTING: Final = "UPDATE kv SET value = ? WHERE partition = ? AND key = ?"
+_UPDATE_UNCHANGED: Final = "UPDATE kv SET value = ? WHERE partition = ? AND key = ? AND value = ?"
+_DELETE: Final = "DELETE FROM kv WHERE partition = ? AND key = ?"
+_DROP_PARTITION: Final = "DELETE FROM kv WHERE partition = ?"
+_SCAN_FROM: Final = (
+    "SELECT key, value FROM kv WHERE partition = ? AND key >= ? ORDER BY key LIMIT ?"
+)
+_SCAN_AFTER: Final = (
+    "SELECT key, value FROM kv WHERE partition = ? AND key > ? ORDER BY key LIMIT ?"
+)
+_NEXT_PARTITION: Final = "SELECT MIN(partition) FROM kv WHERE partition > ?"
+
+# Failures that no retry can fix: the URL names a file we may not or cannot use.
+_CONFIG_ERRORS: Final = frozenset(
+    {sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_PERM, sqlite3.SQLITE_READONLY}
+)
+
+
+class _ThreadState(threading.local):
+    cursor: sqlite3.Cursor
+
+
+class SqliteStore(Store):
+    """A `kv` table in one SQLite file. URL: `sqlite:///abs/path.db` or `sqlite://rel/path.db`.
+
+    Each thread gets its own connection (and one reused cursor), opened on first use; `close()`
+    closes them all, and connections of threads that have ended are closed as new ones open.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 30.0) -> None:
+        """Open (creating if needed) the database at `path`.
+
+        Args:
+            busy_timeout: seconds a write waits for another writer before UnavailableError.
+
+        Raises:
+            ConfigError: the file or its directory cannot be created, opened or written.
+            UnavailableError: the database stayed locked or failed with an I/O error.
+        """
+        self._path = Path(path)
+        self._busy_timeout = busy_timeout
+        self._lock = threading.Lock()
+        self._local = _ThreadState()
+        self._connections: list[tuple[weakref.ref[threading.Thread], sqlite3.Connection]] = []
+        self._closed = False
+        try:
+            self._path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise self._unusable(str(exc)) from exc
+        try:
+            self._cursor().execute(_SCHEMA)
+        except sqlite3.Error as exc:
+            self.close()
+            raise self._open_failed(exc) from exc
+        except BaseException:
+            self.close()
+            raise
+
+    @classmethod
+    def from_url(cls, url: str) -> Self:
+        """Open the database a `sqlite://` URL names; see `SqliteStore` for the forms."""
+        if not url.startswith(_SCHEME):
+            raise ConfigError("KVLAKE_KV_URL for the SQLite store must start with sqlite://")
+        path = url[len(_SCHEME) :]
+        if not path:
+            raise ConfigError(
+                "KVLAKE_KV_URL 'sqlite://' names no file; use sqlite:///absolute/path/kv.db"
+                " or sqlite://relative/path/kv.db"
+            )
+        if "?" in path:
+            raise ConfigError(
+                f"KVLAKE_KV_URL {url!r} has a query string; SQLite URLs take no parameters,"
+                " remove everything from '?'"
+            )
+        return cls(os.path.expanduser(path))
+
+    # -- connections -----------------------------------------------------------
+
+    def _cursor(self) -> sqlite3.Cursor:
+        try:
+            return self._local.cursor
+        except AttributeError:
+            return self._connect()
+
+    def _connect(self) -> sqlite3.Cursor:
+        if self._closed:
+            raise self._closed_error()
+        try:
+            conn = sqlite3.connect(
+                self._path,
+                timeout=self._busy_timeout,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+        except sqlite3.Error as exc:
+            raise self._open_failed(exc) from exc
+        try:
+            (mode,) = conn.execute("PRAGMA journal_mode=WAL").fetchone()
+            conn.execute("PRAGMA synchronous=NORMAL")
+        except sqlite3.Error as exc:
+            conn.close()
+            raise self._open_failed(exc) from exc
+        if mode != "wal":
+            _log.warning(
+                "SQLite database %s keeps journal mode %s: WAL is unavailable", self._path, mode
+            )
+        with self._lock:
+            if self._closed:
+                conn.close()
+                raise self._closed_error()
+            self._close_connections_of_ended_threads()
+            self._connections.append((weakref.ref(threading.current_thread()), conn))
+        cursor = self._local.cursor = conn.cursor()
+        return cursor
+
+    def _close_connections_of_ended_threads(self) -> None:
+        # A server that starts a thread per task would otherwise keep one open file per task.
+        alive = []
+        for thread_ref, conn in self._connections:
+            thread = thread_ref()
+            if thread is not None and thread.is_alive():
+                alive.append((thread_ref, conn))
+            else:
+                conn.close()
+        self._connections = alive
+
+    def _discard_connection(self, cursor: sqlite3.Cursor) -> None:
+        # The connection may still be inside a transaction it could not roll back: never reuse it.
+        del self._local.cursor
+        with self._lock:
+            self._connections = [(t, c) for t, c in self._connections if c is not cursor.connection]
+        cursor.connection.close()
+
+    def close(self) -> None:
+        """Close every thread's connection; later calls raise ClosedError. Idempotent."""
+        with self._lock:
+            self._closed = True
+            connections, self._connections = self._connections, []
+        for _, conn in connections:
+            conn.close()
+
+    # -- errors -------------------------------------------------------------------
+
+    def _closed_error(self) -> ClosedError:
+        return ClosedError(f"SQLite store {self._path} was closed; open a new one")
+
+    def _unusable(self, reason: str) -> ConfigError:
+        return ConfigError(
+            f"KVLAKE_KV_URL names SQLite database {self._path}, which cannot be created or written"
+            f" ({reason}); point KVLAKE_KV_URL at a writable file, e.g. sqlite:///var/lib/kvlake/kv.db"
+        )
+
+    def _open_failed(self, exc: sqlite3.Error) -> ConfigError | ClosedError | UnavailableError:
+        # Only errors raised by SQLite itself carry a code; extended codes keep it in the low byte.
+        if (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF in _CONFIG_ERRORS:
+            return self._unusable(str(exc))
+        return self._failed("open the database", exc)
+
+    def _failed(self, what: str, exc: sqlite3.Error) -> ClosedError | UnavailableError:
+        if self._closed:
+            return self._closed_error()
+        return UnavailableError(
+            f"SQLite database {self._path} could not {what}: {exc}; check the disk, its free space"
+            " and the file's permissions, then retry"
+        )
+
+    # -- the primitives -------------------------------------------------------------
+
+    def _get(self, partition: bytes, key: bytes) -> bytes:
+        try:
+            row = self._cursor().execute(_GET, (partition, key)).fetchone()
+        except sqlite3.Error as exc:
+            raise self._failed("read a key", exc) from exc
+        if row is None:
+            raise KeyNotFoundError(f"KV key {key!r} not found in partition {partition!r}")
+        value: bytes = row[0]
+        return value
+
+    def _set(self, partition: bytes, key: bytes, value: bytes) -> None:
+        try:
+            self._cursor().execute(_SET, (partition, key, value))
+        except sqlite3.Error as exc:
+            raise self._failed("write a key", exc) from exc
+
+    def _set_if(
+        self, partition: bytes, key: bytes, value: bytes, predicate: Predicate | None
+    ) -> None:
+        cursor = self._cursor()
+        try:
+            if predicate is None:
+                cursor.execute(_INSERT_NEW, (partition, key, value))
+            elif predicate.expected is None:
+                cursor.execute(_UPDATE_EXISTING, (value, partition, key))
+            else:
+                cursor.execute(_UPDATE_UNCHANGED, (value, partition, key, predicate.expected))
+            written = cursor.rowcount
+        except sqlite3.Error as exc:
+            raise self._failed("write a key", exc) from exc
+        if written != 1:
+            raise precondition_failed(partition, key, predicate)
+
+    def _delete(self, partition: bytes, key: bytes) -> None:
+        try:
+            self._cursor().execute(_DELETE, (partition, key))
+        except sqlite3.Error as exc:
+            raise self._failed("delete a key", exc) from exc
+
+    def _scan_page(
+        self, partition: bytes, start: bytes, inclusive: bool, limit: int
+    ) -> list[KeyValue]:
+        try:
+            cursor = self._cursor().execute(
+                _SCAN_FROM if inclusive else _SCAN_AFTER, (partition, start, limit)
+            )
+            page: list[KeyValue] = cursor.fetchall()
+        except sqlite3.Error as exc:
+            raise self._failed("scan a partition", exc) from exc
+        return page
+
+    def _partitions(self) -> Iterator[bytes]:
+        # Skip-scan the primary key: one index seek per partition, however many keys each holds.
+        last = b""
+        while True:
+            try:
+                (found,) = self._cursor().execute(_NEXT_PARTITION, (last,)).fetchone()
+            except sqlite3.Error as exc:
+                raise self._failed("list partitions", exc) from exc
+            if found is None:
+                return
+            last = found
+            yield found
+
+    # -- batches -------------------------------------------------------------------
+
+    def _set_many(self, partition: bytes, items: list[KeyValue]) -> None:
+        self._write_batch(_SET, [(partition, key, value) for key, value in items], "write keys")
+
+    def _delete_many(self, partition: bytes, keys: list[bytes]) -> None:
+        self._write_batch(_DELETE, [(partition, key) for key in keys], "delete keys")
+
+    def _drop_partition(self, partition: bytes) -> None:
+        try:
+            self._cursor().execute(_DROP_PARTITION, (partition,))
+        except sqlite3.Error as exc:
+            raise self._failed("drop a partition", exc) from exc
+
+    def _write_batch(self, sql: str, rows: list[tuple[bytes, ...]], what: str) -> None:
+        cursor = self._cursor()
+        try:
+            # IMMEDIATE takes the write lock up front, so the busy timeout applies to it; a
+            # deferred transaction would fail at once when upgrading from read to write.
+            cursor.execute("BEGIN IMMEDIATE")
+            try:
+                cursor.executemany(sql, rows)
+                cursor.execute("COMMIT")
+            except sqlite3.Error:
+                self._roll_back(cursor)
+                raise
+        except sqlite3.Error as exc:
+            raise self._failed(what, exc) from exc
+
+    def _roll_back(self, cursor: sqlite3.Cursor) -> None:
+        try:
+            if cursor.connection.in_transaction:
+                cursor.execute("ROLLBACK")
+        except sqlite3.Error:
+            _log.warning("SQLite database %s: rollback failed; reconnecting", self._path)
+            self._discard_connection(cursor)

@@ -1,0 +1,145 @@
+"""The cleaner: removes what deleted repositories and finished commits left behind.
+
+One pass (`clean_once`) does three jobs, each safe to re-run after a crash at
+any point and each moving on to the next item when one fails:
+- abandons repositories stuck `initial` by crashed creations;
+- for every `graveler_deleted` entry, drops the staging partitions of each
+  branch BEFORE deleting the branch record that names them (so a crash never
+  hides a staging partition from the next pass), then the instance partition,
+  then the entry;
+- drops queued staging tokens once due, after a fresh check that no branch
+  still references them.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import defaultdict
+
+import msgspec
+
+from kvlake.errors import KvlakeError, PreconditionFailedError, RepositoryNotFoundError
+from kvlake.graveler import keys
+from kvlake.graveler.graveler import Graveler
+from kvlake.graveler.records import (
+    DroppedToken,
+    Repository,
+    decode_branch,
+    decode_deleted_repository,
+    decode_dropped_token,
+)
+
+log = logging.getLogger(__name__)
+
+
+class CleanerReport(msgspec.Struct, kw_only=True):
+    """What one pass did; `failures` lists each item that failed, with its error."""
+
+    abandoned_creations: int = 0
+    repositories_cleaned: int = 0
+    tokens_dropped: int = 0
+    failures: list[str] = msgspec.field(default_factory=list)
+
+
+class Cleaner:
+    """Runs cleaning passes over one KV store; several may run at once (idempotent)."""
+
+    def __init__(self, graveler: Graveler) -> None:
+        self._graveler = graveler
+        self._store = graveler.store
+
+    def clean_once(self) -> CleanerReport:
+        report = CleanerReport()
+        self._abandon_stale_creations(report)
+        self._clean_deleted_repositories(report)
+        self._drop_due_tokens(report)
+        return report
+
+    def run(self, stop: threading.Event, *, interval: float = 10.0) -> None:
+        """Clean every `interval` seconds until `stop` is set."""
+        while not stop.is_set():
+            report = self.clean_once()
+            if report.failures:
+                log.warning(
+                    "cleaner pass had %d failures: %s", len(report.failures), report.failures
+                )
+            stop.wait(interval)
+
+    def _abandon_stale_creations(self, report: CleanerReport) -> None:
+        repositories = self._graveler.repositories
+        for repository, predicate in repositories.stale_creations():
+            try:
+                repositories.abandon(repository, predicate)
+                report.abandoned_creations += 1
+            except PreconditionFailedError:
+                continue  # someone else moved it meanwhile
+            except KvlakeError as exc:
+                report.failures.append(f"abandon {repository.name}: {exc}")
+
+    def _clean_deleted_repositories(self, report: CleanerReport) -> None:
+        with self._store.scan(keys.DELETED_REPOSITORIES) as scan:
+            entries = [(key, decode_deleted_repository(raw)) for key, raw in scan]
+        for key, entry in entries:
+            try:
+                self.clean_instance(entry.name, entry.instance_uid)
+                self._store.delete(keys.DELETED_REPOSITORIES, key)
+                report.repositories_cleaned += 1
+            except KvlakeError as exc:
+                log.warning(
+                    "cleaning repository %s/%s failed: %s", entry.name, entry.instance_uid, exc
+                )
+                report.failures.append(f"repository {entry.name}/{entry.instance_uid}: {exc}")
+
+    def clean_instance(self, name: str, instance_uid: str) -> None:
+        """Remove every key of a repository instance: staging first, then its records."""
+        partition = keys.instance_partition(name, instance_uid)
+        with self._store.scan(partition, keys.BRANCH_PREFIX) as scan:
+            for key, raw in scan:
+                if not key.startswith(keys.BRANCH_PREFIX):
+                    break
+                branch = decode_branch(raw)
+                for token in (branch.staging_token, *branch.sealed_tokens):
+                    self._graveler.staging.drop(token)
+                self._store.delete(partition, key)
+        self._store.drop_partition(partition)
+
+    def _drop_due_tokens(self, report: CleanerReport) -> None:
+        now = self._graveler.clock()
+        due: dict[tuple[str, str], list[tuple[bytes, DroppedToken]]] = defaultdict(list)
+        with self._store.scan(keys.DROPPED_TOKENS) as scan:
+            for key, raw in scan:
+                if keys.due_time(key) > now:
+                    break
+                entry = decode_dropped_token(raw)
+                due[entry.repository, entry.instance_uid].append((key, entry))
+        for (name, instance_uid), entries in due.items():
+            try:
+                referenced = self._referenced_tokens(name, instance_uid)
+                for key, entry in entries:
+                    # A token still referenced will be queued again by whoever stops
+                    # referencing it (commit, reset, branch deletion): forget this entry.
+                    if entry.token not in referenced:
+                        self._graveler.staging.drop(entry.token)
+                        report.tokens_dropped += 1
+                    self._store.delete(keys.DROPPED_TOKENS, key)
+            except KvlakeError as exc:
+                report.failures.append(f"tokens of {name}/{instance_uid}: {exc}")
+
+    def _referenced_tokens(self, name: str, instance_uid: str) -> set[str]:
+        """Tokens named by the live instance's branches; empty if the instance is gone."""
+        try:
+            repository, _ = self._graveler.repositories.load(name)
+        except RepositoryNotFoundError:
+            return set()
+        if repository.instance_uid != instance_uid or repository.state in ("deleting", "deleted"):
+            return set()
+        return _tokens_of(self._graveler, repository)
+
+
+def _tokens_of(graveler: Graveler, repository: Repository) -> set[str]:
+    tokens: set[str] = set()
+    for _, branch in graveler.refs.list_branches(repository):
+        tokens.add(branch.staging_token)
+        tokens.update(branch.sealed_tokens)
+    return tokens

@@ -1,0 +1,172 @@
+"""The lock-free commit: writers keep writing while a commit runs (invariant 3).
+
+1. Seal: one compare-and-swap moves the branch's staging token to the front of
+   its sealed tokens and gives it a fresh token. Writers that raced the seal see
+   the token change and write again to the new one (invariant 2).
+2. Build: apply the sealed tokens, newest first, to the parent's metarange, and
+   store the commit under its content address (idempotent).
+3. Publish: compare-and-swap the branch to the new commit, minus our sealed
+   tokens. If that loses a race, re-read the branch: with the same parent, only
+   newer seals happened, so retry the swap without rebuilding; with a new
+   parent, an earlier commit took our oldest tokens, so rebuild with the tokens
+   still sealed; if none are left, a later commit took all of our data.
+
+Tokens a commit stops referencing are queued for dropping before the branch
+stops referencing them, so a crash can only leave a token queued, never lost.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+
+from kvlake.errors import NoChangesError, PreconditionFailedError, TooManyTriesError
+from kvlake.graveler import keys
+from kvlake.graveler.committed import CommittedManager
+from kvlake.graveler.records import Branch, Commit, Repository
+from kvlake.graveler.refs import Refs
+from kvlake.graveler.staging import Staging
+from kvlake.kv import Predicate
+
+log = logging.getLogger(__name__)
+
+MAX_TRIES = 20
+"""Seals, rebuilds and publishes a commit may lose to racing commits before giving up."""
+
+DropTokens = Callable[[Repository, Sequence[str]], None]
+
+
+class Committer:
+    """Runs commits on branches. Many committers may run on one branch at once."""
+
+    def __init__(
+        self,
+        *,
+        refs: Refs,
+        staging: Staging,
+        committed: CommittedManager,
+        drop_tokens: DropTokens,
+        clock: Callable[[], float],
+    ) -> None:
+        self._refs = refs
+        self._staging = staging
+        self._committed = committed
+        self._drop_tokens = drop_tokens
+        self._clock = clock
+
+    def commit(
+        self,
+        repository: Repository,
+        branch_name: str,
+        *,
+        committer: str,
+        message: str,
+        metadata: dict[str, str] | None = None,
+        allow_empty: bool = False,
+    ) -> str:
+        """Commit everything staged on the branch; return the commit id.
+
+        When a concurrent commit on the same branch already committed all of our
+        sealed data, its id is returned: the data is committed either way.
+
+        Raises:
+            NoChangesError: nothing would change, and `allow_empty` is false.
+            BranchNotFoundError: no such branch.
+            TooManyTriesError: racing commits kept winning.
+        """
+        branch, predicate = self._seal(repository, branch_name, allow_empty=allow_empty)
+        mine = branch.sealed_tokens
+        parent_id = branch.commit_id
+        for _ in range(MAX_TRIES):
+            parent = self._refs.get_commit(repository, parent_id)
+            metarange_id = self._committed.apply(
+                repository.storage_namespace, parent.metarange_id, self._staging.scan(mine)
+            )
+            if metarange_id == parent.metarange_id and not allow_empty:
+                raise NoChangesError(f"branch {branch_name!r} has no changes to commit")
+            commit = Commit(
+                committer=committer,
+                message=message,
+                metarange_id=metarange_id,
+                creation_date=int(self._clock()),
+                parents=(parent_id,),
+                metadata=dict(metadata or {}),
+                generation=parent.generation + 1,
+            )
+            commit_id = self._refs.add_commit(repository, commit)
+            branch, predicate, published = self._publish(
+                repository, branch_name, commit_id, mine, branch, predicate
+            )
+            if published:
+                return commit_id
+            remaining = tuple(token for token in mine if token in branch.sealed_tokens)
+            if not remaining:
+                if branch.commit_id == parent_id:
+                    raise PreconditionFailedError(
+                        f"branch {branch_name!r} was reset while committing; nothing was committed"
+                    )
+                log.info(
+                    "commit on %s/%s: a racing commit took our data", repository.name, branch_name
+                )
+                return branch.commit_id
+            mine, parent_id = remaining, branch.commit_id
+        raise TooManyTriesError(
+            f"commit on branch {branch_name!r} kept losing races with other commits; retry"
+        )
+
+    def _seal(
+        self, repository: Repository, branch_name: str, *, allow_empty: bool
+    ) -> tuple[Branch, Predicate]:
+        for _ in range(MAX_TRIES):
+            branch, predicate = self._refs.load_branch(repository, branch_name)
+            if (
+                not allow_empty
+                and not branch.sealed_tokens
+                and self._staging.is_empty(branch.staging_token)
+            ):
+                raise NoChangesError(f"branch {branch_name!r} has no changes to commit")
+            sealed = Branch(
+                commit_id=branch.commit_id,
+                staging_token=keys.new_staging_token(repository.instance_uid),
+                sealed_tokens=(branch.staging_token, *branch.sealed_tokens),
+                hidden=branch.hidden,
+            )
+            try:
+                return sealed, self._refs.swap_branch(repository, branch_name, sealed, predicate)
+            except PreconditionFailedError:
+                continue  # a write-path change raced us: read the branch again
+        raise TooManyTriesError(f"sealing branch {branch_name!r} kept racing other commits; retry")
+
+    def _publish(
+        self,
+        repository: Repository,
+        branch_name: str,
+        commit_id: str,
+        mine: Sequence[str],
+        branch: Branch,
+        predicate: Predicate,
+    ) -> tuple[Branch, Predicate, bool]:
+        """Point the branch at the commit while its parent is unchanged.
+
+        Returns the last branch read and whether the swap happened. A swap lost
+        to newer seals is retried at once: they only prepend tokens, so our
+        commit is still valid.
+        """
+        parent_id = branch.commit_id
+        for _ in range(MAX_TRIES):
+            if branch.commit_id != parent_id or not all(t in branch.sealed_tokens for t in mine):
+                break  # a commit or reset took some of our tokens: the caller decides
+            # Queue before unreferencing: a crash leaves the tokens queued, never lost.
+            self._drop_tokens(repository, [t for t in mine if t in branch.sealed_tokens])
+            published = Branch(
+                commit_id=commit_id,
+                staging_token=branch.staging_token,
+                sealed_tokens=tuple(t for t in branch.sealed_tokens if t not in mine),
+                hidden=branch.hidden,
+            )
+            try:
+                self._refs.swap_branch(repository, branch_name, published, predicate)
+                return published, predicate, True
+            except PreconditionFailedError:
+                branch, predicate = self._refs.load_branch(repository, branch_name)
+        return branch, predicate, False

@@ -1,0 +1,14 @@
+"""Committed data: immutable, content-addressed range and metarange files."""
+
+from kvlake.graveler.committed.apply import Change
+from kvlake.graveler.committed.manager import CommittedManager
+from kvlake.graveler.committed.reader import CommittedStats
+from kvlake.graveler.committed.records import Chunking, RangeInfo
+
+__all__ = [
+    "Change",
+    "Chunking",
+    "CommittedManager",
+    "CommittedStats",
+    "RangeInfo",
+]

@@ -1,0 +1,150 @@
+"""The committed-data entry point: write, apply to, read and scan metaranges.
+
+A commit points to a metarange id; everything behind that id is immutable and
+content-addressed, so a committed view never changes and two commits that
+share data share files. `CommittedManager` protects that: it only ever adds
+files (never rewrites or deletes one), it returns an id only after the files
+it names are stored, and reads of an unknown id fail loudly rather than look
+empty.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Iterable, Iterator
+
+from kvlake.blockstore.store import BlockStore
+from kvlake.errors import EntryNotFoundError
+from kvlake.graveler.committed.apply import Change, apply_changes
+from kvlake.graveler.committed.reader import CommittedReader, CommittedStats, DecodedRange
+from kvlake.graveler.committed.records import DEFAULT_CHUNKING, Chunking, RangeInfo
+from kvlake.graveler.committed.writer import RangeWriter, store_metarange
+from kvlake.graveler.records import Value
+
+
+class CommittedManager:
+    """Reads and writes the committed data of any storage namespace. Thread-safe.
+
+    Ranges and metaranges are Parquet files under `_lakefs/<sha256>` in the
+    storage namespace. Decoded ranges are kept in an LRU cache of
+    `range_cache_size` ranges (about 1.5 MB each at the default chunking).
+    `stats` counts files read, written and reused.
+    """
+
+    def __init__(
+        self,
+        blockstore: BlockStore,
+        *,
+        range_cache_size: int = 64,
+        chunking: Chunking = DEFAULT_CHUNKING,
+    ) -> None:
+        self._blockstore = blockstore
+        self._chunking = chunking
+        self.stats = CommittedStats()
+        self._reader = CommittedReader(blockstore, range_cache_size, self.stats)
+
+    def empty_metarange(self, namespace: str) -> str:
+        """Return the id of the metarange with no ranges, storing it if missing."""
+        return store_metarange(self._blockstore, namespace, [], self.stats)
+
+    def write_metarange(self, namespace: str, entries: Iterable[tuple[bytes, Value]]) -> str:
+        """Store `entries` as ranges and a metarange; return the metarange id.
+
+        Entries are consumed as a stream: memory holds one range, however many
+        there are. Equal entries always give the same id.
+
+        Raises:
+            InvalidInputError: keys are empty or not strictly ascending (files
+                already stored stay, unreferenced; no id is returned).
+        """
+        writer = self._writer(namespace)
+        writer.add_all(entries, deletions=False)
+        return store_metarange(self._blockstore, namespace, writer.finish(), self.stats)
+
+    def apply(self, namespace: str, base: str, changes: Iterable[Change]) -> str:
+        """Apply sorted changes (None deletes a key) to `base`; return the new metarange id.
+
+        Ranges no change falls into are passed by reference, unopened; only
+        touched ranges are rewritten. Deleting an absent key changes nothing.
+        Returns `base` itself when nothing changed.
+
+        Raises:
+            MetarangeNotFoundError: no metarange `base` in the namespace.
+            RangeNotFoundError: a range of `base` that a change falls into is missing.
+            InvalidInputError: changes are not strictly ascending by key, or a key is empty.
+        """
+        old = self._reader.metarange(namespace, base).ranges
+        new = apply_changes(self._reader, self._writer(namespace), namespace, old, changes)
+        if new == old:
+            return base
+        return store_metarange(self._blockstore, namespace, new, self.stats)
+
+    def get(self, namespace: str, metarange_id: str, key: bytes) -> Value:
+        """Return the value under `key` in the metarange.
+
+        Raises:
+            EntryNotFoundError: the metarange has no entry under `key`.
+            MetarangeNotFoundError, RangeNotFoundError: a file is missing.
+        """
+        metarange = self._reader.metarange(namespace, metarange_id)
+        index = metarange.find(key)
+        if index < len(metarange.ranges) and metarange.ranges[index].min_key <= key:
+            decoded = self._reader.range(namespace, metarange.ranges[index].id)
+            position = bisect_left(decoded.keys, key)
+            if position < len(decoded.keys) and decoded.keys[position] == key:
+                return Value(identity=decoded.identities[position], data=decoded.datas[position])
+        raise EntryNotFoundError(
+            f"no entry under key {key!r} in metarange {metarange_id}; "
+            f"list the commit to see which keys it holds"
+        )
+
+    def scan(
+        self, namespace: str, metarange_id: str, start: bytes = b""
+    ) -> Iterator[tuple[bytes, Value]]:
+        """Iterate the entries with key >= `start` in ascending order, range by range.
+
+        The metarange is read now (an unknown id raises here, not on first
+        `next`); each range is read when the scan reaches it. Only the first
+        range is cached, so paging through a listing reuses it and a long scan
+        does not evict the ranges point reads keep hot.
+
+        Raises:
+            MetarangeNotFoundError: no metarange with that id in the namespace.
+        """
+        metarange = self._reader.metarange(namespace, metarange_id)
+        return self._scan_ranges(namespace, metarange.ranges[metarange.find(start) :], start)
+
+    def ranges(self, namespace: str, metarange_id: str) -> list[RangeInfo]:
+        """Return the ranges of a metarange in key order (a new list each call).
+
+        Raises:
+            MetarangeNotFoundError: no metarange with that id in the namespace.
+        """
+        return list(self._reader.metarange(namespace, metarange_id).ranges)
+
+    def scan_range(
+        self, namespace: str, range_id: str, start: bytes = b""
+    ) -> Iterator[tuple[bytes, Value]]:
+        """Iterate the entries of one range with key >= `start`, ascending.
+
+        Raises:
+            RangeNotFoundError: no range with that id in the namespace (raised now).
+        """
+        return _entries(self._reader.range(namespace, range_id), start)
+
+    def _scan_ranges(
+        self, namespace: str, ranges: list[RangeInfo], start: bytes
+    ) -> Iterator[tuple[bytes, Value]]:
+        for index, info in enumerate(ranges):
+            decoded = self._reader.range(namespace, info.id, keep=index == 0)
+            yield from _entries(decoded, start if index == 0 else b"")
+
+    def _writer(self, namespace: str) -> RangeWriter:
+        return RangeWriter(self._blockstore, namespace, self._chunking, self.stats)
+
+
+def _entries(decoded: DecodedRange, start: bytes) -> Iterator[tuple[bytes, Value]]:
+    keys, identities, datas = decoded
+    first = bisect_left(keys, start) if start else 0
+    for index in range(first, len(keys)):
+        yield keys[index], Value(identity=identities[index], data=datas[index])

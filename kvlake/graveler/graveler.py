@@ -1,0 +1,329 @@
+"""Graveler: the versioning engine's entry point, over the KV store and committed ranges.
+
+Every repository-scoped call takes a `Repository` obtained from
+`get_repository`, which reads the record first (invariant 1): no call can
+reach a deleted or half-created repository's data. Writes follow the writer
+flow (write to the branch's staging token, then re-read the branch and write
+again if a commit sealed the token meanwhile), so an acknowledged write is never
+lost to a racing commit (invariant 2).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Final
+
+from kvlake.errors import (
+    BranchNotFoundError,
+    CommitNotFoundError,
+    EntryNotFoundError,
+    InvalidInputError,
+    KeyNotFoundError,
+    RefNotFoundError,
+    TagNotFoundError,
+    TooManyTriesError,
+)
+from kvlake.graveler import keys
+from kvlake.graveler.commits import Committer
+from kvlake.graveler.committed import CommittedManager
+from kvlake.graveler.records import Branch, Commit, DroppedToken, Repository, Tag, Value, encode
+from kvlake.graveler.refs import Refs
+from kvlake.graveler.repositories import INITIAL_TIMEOUT, Repositories
+from kvlake.graveler.staging import Staging, overlay
+from kvlake.graveler.validation import (
+    check_branch_name,
+    check_repository_name,
+    check_tag_name,
+    is_commit_id,
+)
+from kvlake.kv import Store
+
+TOKEN_DROP_DELAY: Final = 60.0
+"""Seconds an unreferenced staging token stays readable, for readers that still hold it."""
+
+_WRITE_TRIES: Final = 10
+
+
+class ResolvedRef:
+    """A ref resolved to a commit, and to the branch's staging tokens when it names a branch."""
+
+    __slots__ = ("commit_id", "commit", "staging_tokens", "branch")
+
+    def __init__(self, commit_id: str, commit: Commit, branch: str | None, tokens: tuple[str, ...]):
+        self.commit_id = commit_id
+        self.commit = commit
+        self.branch = branch
+        self.staging_tokens = tokens
+
+
+class Graveler:
+    """Repositories, branches, tags, commits and entries. Thread-safe; no in-process state."""
+
+    def __init__(
+        self,
+        store: Store,
+        committed: CommittedManager,
+        *,
+        check_namespace: Callable[[str], str],
+        clock: Callable[[], float] = time.time,
+        token_drop_delay: float = TOKEN_DROP_DELAY,
+        initial_timeout: float = INITIAL_TIMEOUT,
+    ) -> None:
+        self.store = store
+        self.committed = committed
+        self._check_namespace = check_namespace
+        self.clock = clock
+        self._token_drop_delay = token_drop_delay
+        self.repositories = Repositories(store, clock=clock, initial_timeout=initial_timeout)
+        self.refs = Refs(store)
+        self.staging = Staging(store)
+        self._committer = Committer(
+            refs=self.refs,
+            staging=self.staging,
+            committed=committed,
+            drop_tokens=self.queue_token_drops,
+            clock=clock,
+        )
+
+    # -- repositories -------------------------------------------------------------
+
+    def create_repository(
+        self, name: str, *, storage_namespace: str, default_branch: str = "main"
+    ) -> Repository:
+        """Create a repository with its first commit and default branch.
+
+        Raises:
+            InvalidInputError: bad name, namespace or branch name (nothing written).
+            ConflictError: the name is taken.
+        """
+        check_repository_name(name)
+        check_branch_name(default_branch)
+        namespace = self._check_namespace(storage_namespace)
+        repository, predicate = self.repositories.begin_create(
+            name, storage_namespace=namespace, default_branch=default_branch
+        )
+        first = Commit(
+            committer="",
+            message="Repository created",
+            metarange_id=self.committed.empty_metarange(namespace),
+            creation_date=int(repository.creation_date),
+            parents=(),
+            metadata={},
+            generation=1,
+        )
+        commit_id = self.refs.add_commit(repository, first)
+        token = keys.new_staging_token(repository.instance_uid)
+        self.refs.create_branch(
+            repository, default_branch, Branch(commit_id=commit_id, staging_token=token)
+        )
+        return self.repositories.activate(repository, predicate)
+
+    def create_bare_repository(
+        self, name: str, *, storage_namespace: str, default_branch: str = "main"
+    ) -> Repository:
+        """An active repository with no commit and no branch, for restoring refs into."""
+        check_repository_name(name)
+        check_branch_name(default_branch)
+        namespace = self._check_namespace(storage_namespace)
+        repository, _ = self.repositories.begin_create(
+            name, storage_namespace=namespace, default_branch=default_branch, bare=True
+        )
+        return repository
+
+    def get_repository(self, name: str) -> Repository:
+        check_repository_name(name)
+        return self.repositories.get(name)
+
+    def list_repositories(self, *, after: str = "") -> Iterator[Repository]:
+        return self.repositories.list(after=after)
+
+    def delete_repository(self, name: str) -> None:
+        """Hide the repository now; the cleaner removes its data later."""
+        check_repository_name(name)
+        self.repositories.delete(name)
+
+    # -- branches and tags ----------------------------------------------------------
+
+    def create_branch(self, repository: Repository, name: str, source: str) -> Branch:
+        check_branch_name(name)
+        resolved = self.resolve_ref(repository, source)
+        branch = Branch(
+            commit_id=resolved.commit_id,
+            staging_token=keys.new_staging_token(repository.instance_uid),
+        )
+        self.refs.create_branch(repository, name, branch)
+        return branch
+
+    def get_branch(self, repository: Repository, name: str) -> Branch:
+        check_branch_name(name)
+        return self.refs.load_branch(repository, name)[0]
+
+    def list_branches(
+        self, repository: Repository, *, after: str = ""
+    ) -> Iterator[tuple[str, Branch]]:
+        return self.refs.list_branches(repository, after=after)
+
+    def delete_branch(self, repository: Repository, name: str) -> None:
+        """Delete a branch; its staged data is queued for dropping first."""
+        check_branch_name(name)
+        if name == repository.default_branch:
+            raise InvalidInputError(
+                f"branch {name!r} is the default branch of {repository.name!r};"
+                " make another branch the default before deleting it"
+            )
+        branch, _ = self.refs.load_branch(repository, name)
+        self.queue_token_drops(repository, (branch.staging_token, *branch.sealed_tokens))
+        self.refs.delete_branch_record(repository, name)
+
+    def create_tag(self, repository: Repository, name: str, ref: str) -> str:
+        check_tag_name(name)
+        commit_id = self.resolve_ref(repository, ref).commit_id
+        self.refs.create_tag(repository, name, Tag(commit_id=commit_id))
+        return commit_id
+
+    def get_tag(self, repository: Repository, name: str) -> str:
+        check_tag_name(name)
+        return self.refs.get_tag(repository, name).commit_id
+
+    def list_tags(self, repository: Repository, *, after: str = "") -> Iterator[tuple[str, str]]:
+        for name, tag in self.refs.list_tags(repository, after=after):
+            yield name, tag.commit_id
+
+    def delete_tag(self, repository: Repository, name: str) -> None:
+        check_tag_name(name)
+        self.refs.delete_tag(repository, name)
+
+    # -- refs and commits -------------------------------------------------------------
+
+    def resolve_ref(self, repository: Repository, ref: str) -> ResolvedRef:
+        """A branch, a tag, or a full commit id, in that order.
+
+        Raises:
+            RefNotFoundError: nothing has that name.
+        """
+        if not ref or "\0" in ref:
+            raise InvalidInputError(f"ref {ref!r} is invalid; name a branch, tag or commit id")
+        try:
+            branch, _ = self.refs.load_branch(repository, ref)
+        except BranchNotFoundError:
+            pass
+        else:
+            commit = self.refs.get_commit(repository, branch.commit_id)
+            tokens = (branch.staging_token, *branch.sealed_tokens)
+            return ResolvedRef(branch.commit_id, commit, ref, tokens)
+        try:
+            commit_id = self.refs.get_tag(repository, ref).commit_id
+        except (TagNotFoundError, InvalidInputError):
+            commit_id = ref
+        if is_commit_id(commit_id):
+            try:
+                return ResolvedRef(commit_id, self.refs.get_commit(repository, commit_id), None, ())
+            except CommitNotFoundError:
+                pass
+        raise RefNotFoundError(
+            f"ref {ref!r} not found in repository {repository.name!r}; name a branch, tag or commit"
+        )
+
+    def get_commit(self, repository: Repository, commit_id: str) -> Commit:
+        return self.refs.get_commit(repository, commit_id)
+
+    def commit(
+        self,
+        repository: Repository,
+        branch: str,
+        *,
+        committer: str,
+        message: str,
+        metadata: dict[str, str] | None = None,
+        allow_empty: bool = False,
+    ) -> str:
+        check_branch_name(branch)
+        return self._committer.commit(
+            repository,
+            branch,
+            committer=committer,
+            message=message,
+            metadata=metadata,
+            allow_empty=allow_empty,
+        )
+
+    def queue_token_drops(self, repository: Repository, tokens: Sequence[str]) -> None:
+        """Record that these staging tokens may be dropped once no branch references them."""
+        due = self.clock() + self._token_drop_delay
+        self.store.set_many(
+            keys.DROPPED_TOKENS,
+            (
+                (
+                    keys.dropped_token_key(due, token),
+                    encode(
+                        DroppedToken(
+                            repository=repository.name,
+                            instance_uid=repository.instance_uid,
+                            token=token,
+                        )
+                    ),
+                )
+                for token in tokens
+            ),
+        )
+
+    # -- entries -------------------------------------------------------------------------
+
+    def set(self, repository: Repository, branch: str, key: bytes, value: Value) -> None:
+        """Stage a value; returns once it is durable and will reach a commit (invariant 2)."""
+        self._write(repository, branch, lambda token: self.staging.set(token, key, value))
+
+    def delete(self, repository: Repository, branch: str, key: bytes) -> None:
+        """Stage a deletion (a tombstone) of `key`."""
+        self._write(repository, branch, lambda token: self.staging.set_tombstone(token, key))
+
+    def _write(self, repository: Repository, branch: str, write: Callable[[str], None]) -> None:
+        token = self.refs.load_branch(repository, branch)[0].staging_token
+        for _ in range(_WRITE_TRIES):
+            write(token)
+            # A commit may have sealed the token between our read and our write and
+            # already read it: write again to the new token so the write is not lost.
+            current = self.refs.load_branch(repository, branch)[0].staging_token
+            if current == token:
+                return
+            token = current
+        raise TooManyTriesError(
+            f"writing to branch {branch!r} kept racing commits; retry the write"
+        )
+
+    def get(self, repository: Repository, ref: str, key: bytes) -> Value:
+        """The value at `key` on a ref: staged first (for a branch), then committed.
+
+        Raises:
+            EntryNotFoundError: nothing there (or a staged deletion).
+        """
+        resolved = self.resolve_ref(repository, ref)
+        if resolved.staging_tokens:
+            try:
+                staged = self.staging.get(resolved.staging_tokens, key)
+            except KeyNotFoundError:
+                pass
+            else:
+                if staged is None:
+                    raise EntryNotFoundError(
+                        f"path {key.decode(errors='replace')!r} not found on {ref!r}"
+                    )
+                return staged
+        return self.committed.get(repository.storage_namespace, resolved.commit.metarange_id, key)
+
+    def list(
+        self, repository: Repository, ref: str, *, start: bytes = b""
+    ) -> Iterator[tuple[bytes, Value]]:
+        """Entries with key >= `start` on a ref, in key order, staged changes applied."""
+        resolved = self.resolve_ref(repository, ref)
+        committed = self.committed.scan(
+            repository.storage_namespace, resolved.commit.metarange_id, start
+        )
+        if not resolved.staging_tokens:
+            yield from committed
+            return
+        staged = self.staging.scan(resolved.staging_tokens, start)
+        for key, value in overlay([staged, committed]):
+            if value is not None:
+                yield key, value

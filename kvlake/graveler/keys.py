@@ -1,0 +1,78 @@
+"""Graveler's KV key schema: the only place that spells partitions and keys.
+
+Every name is built so that no two different inputs give the same bytes:
+repository names use `[a-z0-9-]` and end the partition name before a fixed-width
+instance uid; branch, tag and commit names contain no `/`; staging partitions
+carry a prefix no repository partition can have (`/` is not allowed in
+repository names).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+REPOSITORIES = b"graveler"
+DELETED_REPOSITORIES = b"graveler_deleted"
+DROPPED_TOKENS = b"graveler_dropped_tokens"
+
+BRANCH_PREFIX = b"branches/"
+COMMIT_PREFIX = b"commits/"
+TAG_PREFIX = b"tags/"
+SETTING_PREFIX = b"settings/"
+
+_CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
+UID_LENGTH = 26
+
+
+def new_uid() -> str:
+    """A random, time-sortable id (48-bit milliseconds + 80 random bits, base32, 26 chars)."""
+    number = (time.time_ns() // 1_000_000) << 80 | int.from_bytes(os.urandom(10), "big")
+    chars = []
+    for _ in range(UID_LENGTH):
+        number, digit = divmod(number, 32)
+        chars.append(_CROCKFORD[digit])
+    return "".join(reversed(chars))
+
+
+def repository_key(name: str) -> bytes:
+    return b"repos/" + name.encode()
+
+
+def deleted_repository_key(name: str, instance_uid: str) -> bytes:
+    return b"repo/" + name.encode() + b"/" + instance_uid.encode()
+
+
+def instance_partition(name: str, instance_uid: str) -> bytes:
+    """`<name>-<uid>`: unambiguous because the uid has a fixed width and comes last."""
+    return name.encode() + b"-" + instance_uid.encode()
+
+
+def staging_partition(token: str) -> bytes:
+    return b"staging/" + token.encode()
+
+
+def new_staging_token(instance_uid: str) -> str:
+    """A fresh token; it embeds the instance uid so leftovers can be traced to their owner."""
+    return instance_uid + "_" + new_uid()
+
+
+def branch_key(name: str) -> bytes:
+    return BRANCH_PREFIX + name.encode()
+
+
+def commit_key(commit_id: str) -> bytes:
+    return COMMIT_PREFIX + commit_id.encode()
+
+
+def tag_key(name: str) -> bytes:
+    return TAG_PREFIX + name.encode()
+
+
+def dropped_token_key(due: float, token: str) -> bytes:
+    """Ordered by due time, so the cleaner's scan stops at the first one not yet due."""
+    return b"%013d/" % int(due * 1000) + token.encode()
+
+
+def due_time(dropped_key: bytes) -> float:
+    return int(dropped_key[:13]) / 1000

@@ -1,0 +1,176 @@
+"""Branches, tags and commits of one repository instance.
+
+All of them live in the instance partition `<name>-<uid>`, so deleting a
+repository never races with reads of a new repository of the same name. Commit
+ids are content addresses: the same commit always has the same id, which makes
+storing a commit idempotent and lets a retried commit reuse its own record.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterator
+from typing import TypeVar
+
+from kvlake.errors import (
+    BranchNotFoundError,
+    CommitNotFoundError,
+    ConflictError,
+    KeyNotFoundError,
+    PreconditionFailedError,
+    TagNotFoundError,
+)
+from kvlake.graveler import keys
+from kvlake.graveler.records import (
+    Branch,
+    Commit,
+    Repository,
+    Tag,
+    decode_branch,
+    decode_commit,
+    decode_tag,
+    encode,
+)
+from kvlake.kv import Predicate, Store
+
+_R = TypeVar("_R")
+
+
+def commit_id(commit: Commit) -> str:
+    """sha256 over a canonical, length-prefixed encoding of every commit field."""
+    digest = hashlib.sha256()
+
+    def field(text: str) -> None:
+        data = text.encode()
+        digest.update(len(data).to_bytes(8, "big"))
+        digest.update(data)
+
+    field(commit.committer)
+    field(commit.message)
+    field(commit.metarange_id)
+    field(str(commit.creation_date))
+    digest.update(len(commit.metadata).to_bytes(8, "big"))
+    for name in sorted(commit.metadata):
+        field(name)
+        field(commit.metadata[name])
+    digest.update(len(commit.parents).to_bytes(8, "big"))
+    for parent in commit.parents:
+        field(parent)
+    return digest.hexdigest()
+
+
+def partition_of(repository: Repository) -> bytes:
+    return keys.instance_partition(repository.name, repository.instance_uid)
+
+
+class Refs:
+    """Typed access to the records of a repository instance. Thread-safe."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    # -- branches ---------------------------------------------------------------
+
+    def load_branch(self, repository: Repository, name: str) -> tuple[Branch, Predicate]:
+        try:
+            raw, predicate = self._store.get(partition_of(repository), keys.branch_key(name))
+        except KeyNotFoundError:
+            raise BranchNotFoundError(
+                f"branch {name!r} not found in repository {repository.name!r}"
+            ) from None
+        return decode_branch(raw), predicate
+
+    def create_branch(self, repository: Repository, name: str, branch: Branch) -> None:
+        try:
+            self._store.set_if(
+                partition_of(repository), keys.branch_key(name), encode(branch), None
+            )
+        except PreconditionFailedError:
+            raise ConflictError(
+                f"branch {name!r} already exists in repository {repository.name!r}"
+            ) from None
+
+    def swap_branch(
+        self, repository: Repository, name: str, branch: Branch, predicate: Predicate
+    ) -> Predicate:
+        """Replace the branch if unchanged since read; return the predicate of the new record.
+
+        Raises PreconditionFailedError when it changed.
+        """
+        encoded = encode(branch)
+        self._store.set_if(partition_of(repository), keys.branch_key(name), encoded, predicate)
+        return Predicate(encoded)
+
+    def delete_branch_record(self, repository: Repository, name: str) -> None:
+        self._store.delete(partition_of(repository), keys.branch_key(name))
+
+    def list_branches(
+        self, repository: Repository, *, after: str = ""
+    ) -> Iterator[tuple[str, Branch]]:
+        yield from self._scan_names(repository, keys.BRANCH_PREFIX, after, decode_branch)
+
+    # -- tags -------------------------------------------------------------------
+
+    def create_tag(self, repository: Repository, name: str, tag: Tag) -> None:
+        try:
+            self._store.set_if(partition_of(repository), keys.tag_key(name), encode(tag), None)
+        except PreconditionFailedError:
+            raise ConflictError(
+                f"tag {name!r} already exists in repository {repository.name!r}"
+            ) from None
+
+    def get_tag(self, repository: Repository, name: str) -> Tag:
+        try:
+            raw, _ = self._store.get(partition_of(repository), keys.tag_key(name))
+        except KeyNotFoundError:
+            raise TagNotFoundError(
+                f"tag {name!r} not found in repository {repository.name!r}"
+            ) from None
+        return decode_tag(raw)
+
+    def delete_tag(self, repository: Repository, name: str) -> None:
+        self.get_tag(repository, name)
+        self._store.delete(partition_of(repository), keys.tag_key(name))
+
+    def list_tags(self, repository: Repository, *, after: str = "") -> Iterator[tuple[str, Tag]]:
+        yield from self._scan_names(repository, keys.TAG_PREFIX, after, decode_tag)
+
+    # -- commits ----------------------------------------------------------------
+
+    def add_commit(self, repository: Repository, commit: Commit) -> str:
+        """Store the commit under its content address; storing it twice is a no-op."""
+        identifier = commit_id(commit)
+        try:
+            self._store.set_if(
+                partition_of(repository), keys.commit_key(identifier), encode(commit), None
+            )
+        except PreconditionFailedError:
+            pass  # same id, same content: already stored by an earlier try
+        return identifier
+
+    def get_commit(self, repository: Repository, identifier: str) -> Commit:
+        try:
+            raw, _ = self._store.get(partition_of(repository), keys.commit_key(identifier))
+        except KeyNotFoundError:
+            raise CommitNotFoundError(
+                f"commit {identifier!r} not found in repository {repository.name!r}"
+            ) from None
+        return decode_commit(raw)
+
+    def commit_ids_with_prefix(self, repository: Repository, prefix: str) -> Iterator[str]:
+        start = keys.commit_key(prefix)
+        with self._store.scan(partition_of(repository), start) as scan:
+            for key, _ in scan:
+                if not key.startswith(start):
+                    return
+                yield key[len(keys.COMMIT_PREFIX) :].decode()
+
+    def _scan_names(
+        self, repository: Repository, prefix: bytes, after: str, decode: Callable[[bytes], _R]
+    ) -> Iterator[tuple[str, _R]]:
+        start = prefix + after.encode() + b"\0" if after else prefix
+        with self._store.scan(partition_of(repository), start) as scan:
+            for key, raw in scan:
+                if not key.startswith(prefix):
+                    return
+                yield key[len(prefix) :].decode(), decode(raw)

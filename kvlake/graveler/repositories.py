@@ -1,0 +1,211 @@
+"""Repository records and their lifecycle, correct on a store without transactions.
+
+A repository moves `initial -> active -> deleting -> deleted`, one
+compare-and-swap at a time, so no reader ever sees a half-created or
+half-deleted repository (invariant 1): only `active` records are usable. A
+record left `initial` longer than `initial_timeout` by a crashed creation is
+abandoned by the next access. `deleted` is a tombstone that frees the name: a
+new creation replaces it by compare-and-swap, so no unguarded delete can ever
+remove a newer repository's record.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+
+import msgspec
+
+from kvlake.errors import (
+    ConflictError,
+    KeyNotFoundError,
+    PreconditionFailedError,
+    RepositoryDeletingError,
+    RepositoryNotFoundError,
+    TooManyTriesError,
+)
+from kvlake.graveler import keys
+from kvlake.graveler.records import (
+    DeletedRepository,
+    Repository,
+    decode_repository,
+    encode,
+)
+from kvlake.kv import Predicate, Store
+
+log = logging.getLogger(__name__)
+
+INITIAL_TIMEOUT = 120.0
+"""Seconds after which a repository still `initial` counts as a failed creation."""
+
+_MAX_TRIES = 10
+
+
+class Repositories:
+    """Reads and moves repository records. Safe for many threads and processes."""
+
+    def __init__(
+        self, store: Store, *, clock: Callable[[], float], initial_timeout: float = INITIAL_TIMEOUT
+    ) -> None:
+        self._store = store
+        self._clock = clock
+        self._initial_timeout = initial_timeout
+
+    def load(self, name: str) -> tuple[Repository, Predicate]:
+        """The raw record in any state. Raises RepositoryNotFoundError when there is none."""
+        try:
+            raw, predicate = self._store.get(keys.REPOSITORIES, keys.repository_key(name))
+        except KeyNotFoundError:
+            raise RepositoryNotFoundError(f"repository {name!r} not found") from None
+        return decode_repository(raw), predicate
+
+    def get(self, name: str) -> Repository:
+        """The repository if it is `active`.
+
+        Raises:
+            RepositoryNotFoundError: no such repository, or it is still being created.
+            RepositoryDeletingError: it is being deleted.
+        """
+        repository, predicate = self.load(name)
+        if repository.state == "active":
+            return repository
+        if repository.state == "deleting":
+            raise RepositoryDeletingError(
+                f"repository {name!r} is being deleted; wait for the deletion to finish"
+            )
+        if repository.state == "initial" and self.is_stale(repository):
+            try:
+                self.abandon(repository, predicate)
+            except PreconditionFailedError:
+                pass  # another request moved it first; either way it is gone
+        raise RepositoryNotFoundError(f"repository {name!r} not found")
+
+    def list(self, *, after: str = "") -> Iterator[Repository]:
+        """Active repositories in name order, starting after `after`."""
+        start = keys.repository_key(after) + b"\0" if after else keys.repository_key("")
+        with self._store.scan(keys.REPOSITORIES, start) as scan:
+            for _, raw in scan:
+                repository = decode_repository(raw)
+                if repository.state == "active":
+                    yield repository
+
+    def is_stale(self, repository: Repository) -> bool:
+        return self._clock() - repository.creation_date > self._initial_timeout
+
+    def begin_create(
+        self, name: str, *, storage_namespace: str, default_branch: str, bare: bool = False
+    ) -> tuple[Repository, Predicate]:
+        """Write a new `initial` record (`active` if bare), replacing a tombstone or abandoned one.
+
+        Raises:
+            ConflictError: an active repository (or a creation in progress) has the name.
+            RepositoryDeletingError: a repository of that name is being deleted.
+        """
+        for _ in range(_MAX_TRIES):
+            try:
+                existing, predicate = self.load(name)
+            except RepositoryNotFoundError:
+                expected: Predicate | None = None
+            else:
+                if existing.state == "initial" and self.is_stale(existing):
+                    self.abandon(existing, predicate)
+                    continue
+                if existing.state == "deleting":
+                    raise RepositoryDeletingError(
+                        f"repository {name!r} is being deleted; retry once the deletion finishes"
+                    )
+                if existing.state != "deleted":
+                    raise ConflictError(f"repository {name!r} already exists; choose another name")
+                expected = predicate
+            now = self._clock()
+            record = Repository(
+                name=name,
+                storage_namespace=storage_namespace,
+                default_branch=default_branch,
+                creation_date=now,
+                state="active" if bare else "initial",
+                instance_uid=keys.new_uid(),
+                state_changed=now,
+            )
+            encoded = encode(record)
+            try:
+                self._store.set_if(keys.REPOSITORIES, keys.repository_key(name), encoded, expected)
+            except PreconditionFailedError:
+                continue  # a concurrent create or delete moved first: look again
+            return record, Predicate(encoded)
+        raise TooManyTriesError(f"creating repository {name!r} kept racing other requests; retry")
+
+    def activate(self, repository: Repository, predicate: Predicate) -> Repository:
+        """Move a fully created repository from `initial` to `active`.
+
+        Raises:
+            PreconditionFailedError: the creation took so long it was abandoned.
+        """
+        active = msgspec.structs.replace(repository, state="active", state_changed=self._clock())
+        try:
+            self._store.set_if(
+                keys.REPOSITORIES, keys.repository_key(repository.name), encode(active), predicate
+            )
+        except PreconditionFailedError:
+            raise PreconditionFailedError(
+                f"creating repository {repository.name!r} took longer than "
+                f"{self._initial_timeout:.0f} s and was abandoned; create it again"
+            ) from None
+        return active
+
+    def delete(self, name: str) -> DeletedRepository:
+        """Hide the repository at once and hand its instance to the cleaner.
+
+        Retrying after a crash (the record left `deleting`) finishes the deletion.
+
+        Raises:
+            RepositoryNotFoundError: no repository (or only an unfinished creation) has the name.
+        """
+        for _ in range(_MAX_TRIES):
+            repository, predicate = self.load(name)
+            if repository.state == "deleted" or (
+                repository.state == "initial" and not self.is_stale(repository)
+            ):
+                raise RepositoryNotFoundError(f"repository {name!r} not found")
+            try:
+                return self.abandon(repository, predicate)
+            except PreconditionFailedError:
+                continue  # changed underneath us (another delete?): re-read and decide again
+        raise TooManyTriesError(f"deleting repository {name!r} kept racing other requests; retry")
+
+    def abandon(self, repository: Repository, predicate: Predicate) -> DeletedRepository:
+        """deleting (CAS) -> cleaner entry -> tombstone (CAS). Raises PreconditionFailedError."""
+        key = keys.repository_key(repository.name)
+        if repository.state != "deleting":
+            deleting = msgspec.structs.replace(
+                repository, state="deleting", state_changed=self._clock()
+            )
+            encoded = encode(deleting)
+            self._store.set_if(keys.REPOSITORIES, key, encoded, predicate)
+            repository, predicate = deleting, Predicate(encoded)
+        entry = DeletedRepository(
+            name=repository.name,
+            instance_uid=repository.instance_uid,
+            storage_namespace=repository.storage_namespace,
+        )
+        # The cleaner entry is durable before the name is freed, so a crash here
+        # leaves either a `deleting` record (retry finishes) or work for the cleaner.
+        self._store.set(
+            keys.DELETED_REPOSITORIES,
+            keys.deleted_repository_key(repository.name, repository.instance_uid),
+            encode(entry),
+        )
+        tombstone = msgspec.structs.replace(
+            repository, state="deleted", state_changed=self._clock()
+        )
+        self._store.set_if(keys.REPOSITORIES, key, encode(tombstone), predicate)
+        log.info("repository %s (instance %s) deleted", repository.name, repository.instance_uid)
+        return entry
+
+    def stale_creations(self) -> Iterator[tuple[Repository, Predicate]]:
+        """Records left `initial` by crashed creations, for the cleaner."""
+        with self._store.scan(keys.REPOSITORIES, b"repos/") as scan:
+            for _, raw in scan:
+                repository = decode_repository(raw)
+                if repository.state == "initial" and self.is_stale(repository):
+                    yield repository, Predicate(raw)

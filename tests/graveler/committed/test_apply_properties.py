@@ -1,0 +1,68 @@
+"""Property test: repeated applies of random sorted change batches behave like a dict."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kvlake.blockstore.memory import MemoryBlockStore
+from kvlake.errors import EntryNotFoundError
+from kvlake.graveler.committed import Change, Chunking, CommittedManager
+from kvlake.graveler.records import Value
+
+from .helpers import NAMESPACE
+
+# Tiny ranges and a byte cap that large values reach, so that examples of a
+# few hundred keys cross hash boundaries, entry caps and byte caps.
+TINY = Chunking(target_entries=4, max_entries=10, max_bytes=600)
+
+keys = st.integers(min_value=0, max_value=400).map(lambda i: b"k/%04d" % i)
+values = st.builds(
+    lambda identity, data: Value(identity=identity, data=data),
+    st.binary(min_size=1, max_size=8),
+    st.binary(max_size=150),
+)
+batches = st.dictionaries(keys, st.none() | values, max_size=120).map(
+    lambda changes: sorted(changes.items())
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    initial=st.dictionaries(keys, values, max_size=200),
+    rounds=st.lists(batches, min_size=1, max_size=6),
+    probes=st.lists(keys, max_size=20),
+)
+def test_applies_match_a_dict_model(
+    initial: dict[bytes, Value], rounds: list[list[Change]], probes: list[bytes]
+) -> None:
+    with MemoryBlockStore() as blockstore:
+        manager = CommittedManager(blockstore, range_cache_size=4, chunking=TINY)
+        model = dict(initial)
+        metarange_id = manager.write_metarange(NAMESPACE, sorted(model.items()))
+        for changes in rounds:
+            previous_id, previous = metarange_id, dict(model)
+            metarange_id = manager.apply(NAMESPACE, metarange_id, iter(changes))
+            for key, new in changes:
+                if new is None:
+                    model.pop(key, None)
+                else:
+                    model[key] = new
+
+            expected = sorted(model.items())
+            assert list(manager.scan(NAMESPACE, metarange_id)) == expected
+            assert (metarange_id == previous_id) == (model == previous)
+            # Cut exactly as a fresh write of the same entries: boundaries resynchronise.
+            assert manager.write_metarange(NAMESPACE, expected) == metarange_id
+            for probe in probes:
+                start = [entry for entry in expected if entry[0] >= probe]
+                assert list(manager.scan(NAMESPACE, metarange_id, probe)) == start
+                if probe in model:
+                    assert manager.get(NAMESPACE, metarange_id, probe) == model[probe]
+                else:
+                    try:
+                        manager.get(NAMESPACE, metarange_id, probe)
+                    except EntryNotFoundError:
+                        pass
+                    else:
+                        raise AssertionError(f"get found {probe!r}, which the model lacks")

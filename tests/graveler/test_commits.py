@@ -1,0 +1,267 @@
+"""Staging, reads and the lock-free commit, including races between commits."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from kvlake.blockstore.memory import MemoryBlockStore
+from kvlake.errors import (
+    ConflictError,
+    EntryNotFoundError,
+    InvalidInputError,
+    NoChangesError,
+    RefNotFoundError,
+)
+from kvlake.graveler import keys
+from kvlake.graveler.cleaner import Cleaner
+from kvlake.graveler.committed import CommittedManager
+from kvlake.graveler.graveler import Graveler
+from kvlake.graveler.records import Repository, Value
+from kvlake.graveler.refs import commit_id
+from kvlake.kv.memory import MemoryStore
+from tests.graveler.helpers import NAMESPACE, FakeClock, all_keys, value
+
+
+@pytest.fixture
+def repo(graveler: Graveler) -> Repository:
+    return graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+
+
+def test_staged_write_is_read_back_before_and_after_commit(
+    graveler: Graveler, repo: Repository
+) -> None:
+    graveler.set(repo, "main", b"a", value("1"))
+    assert graveler.get(repo, "main", b"a") == value("1")
+    first = graveler.get_branch(repo, "main").commit_id
+    with pytest.raises(EntryNotFoundError):
+        graveler.get(repo, first, b"a")
+    new = graveler.commit(repo, "main", committer="alice", message="add a", metadata={"k": "v"})
+    commit = graveler.get_commit(repo, new)
+    assert commit.parents == (first,)
+    assert commit.generation == 2
+    assert commit.metadata == {"k": "v"}
+    assert commit_id(commit) == new
+    assert graveler.get(repo, new, b"a") == value("1")
+    assert graveler.get(repo, "main", b"a") == value("1")
+
+
+def test_tombstone_hides_committed_entry_and_commit_removes_it(
+    graveler: Graveler, repo: Repository, clock: FakeClock
+) -> None:
+    graveler.set(repo, "main", b"a", value("1"))
+    graveler.set(repo, "main", b"b", value("2"))
+    graveler.commit(repo, "main", committer="t", message="m")
+    graveler.delete(repo, "main", b"a")
+    with pytest.raises(EntryNotFoundError):
+        graveler.get(repo, "main", b"a")
+    assert [k for k, _ in graveler.list(repo, "main")] == [b"b"]
+    clock.advance(1)
+    second = graveler.commit(repo, "main", committer="t", message="m2")
+    assert [k for k, _ in graveler.list(repo, second)] == [b"b"]
+
+
+def test_commit_without_changes_is_refused_unless_allowed(
+    graveler: Graveler, repo: Repository
+) -> None:
+    before = graveler.get_branch(repo, "main")
+    with pytest.raises(NoChangesError):
+        graveler.commit(repo, "main", committer="t", message="m")
+    assert graveler.get_branch(repo, "main") == before  # nothing sealed
+    graveler.delete(repo, "main", b"never-existed")
+    with pytest.raises(NoChangesError):
+        graveler.commit(repo, "main", committer="t", message="m")
+    empty = graveler.commit(repo, "main", committer="t", message="m", allow_empty=True)
+    assert graveler.get_commit(repo, empty).parents == (before.commit_id,)
+
+
+def test_listing_merges_staging_over_commit_with_start(
+    graveler: Graveler, repo: Repository
+) -> None:
+    for key in [b"a", b"c", b"e"]:
+        graveler.set(repo, "main", key, value("c" + key.decode()))
+    graveler.commit(repo, "main", committer="t", message="m")
+    graveler.set(repo, "main", b"b", value("sb"))
+    graveler.set(repo, "main", b"c", value("sc"))
+    graveler.delete(repo, "main", b"e")
+    assert list(graveler.list(repo, "main")) == [
+        (b"a", value("ca")),
+        (b"b", value("sb")),
+        (b"c", value("sc")),
+    ]
+    assert [k for k, _ in graveler.list(repo, "main", start=b"b")] == [b"b", b"c"]
+
+
+def test_branches_and_tags(graveler: Graveler, repo: Repository) -> None:
+    graveler.set(repo, "main", b"a", value("1"))
+    head = graveler.commit(repo, "main", committer="t", message="m")
+    graveler.create_branch(repo, "dev", "main")
+    assert graveler.get_branch(repo, "dev").commit_id == head
+    with pytest.raises(ConflictError):
+        graveler.create_branch(repo, "dev", "main")
+    graveler.create_tag(repo, "v1", "dev")
+    assert graveler.get_tag(repo, "v1") == head
+    with pytest.raises(ConflictError):
+        graveler.create_tag(repo, "v1", "main")
+    assert graveler.get(repo, "v1", b"a") == value("1")
+    assert [n for n, _ in graveler.list_branches(repo)] == ["dev", "main"]
+    assert [n for n, _ in graveler.list_branches(repo, after="dev")] == ["main"]
+    assert list(graveler.list_tags(repo)) == [("v1", head)]
+    graveler.delete_tag(repo, "v1")
+    with pytest.raises(RefNotFoundError):
+        graveler.resolve_ref(repo, "v1")
+    with pytest.raises(InvalidInputError):
+        graveler.delete_branch(repo, "main")
+    with pytest.raises(RefNotFoundError):
+        graveler.create_branch(repo, "x", "nope")
+
+
+def test_deleted_branch_staging_is_dropped_by_cleaner(
+    graveler: Graveler, repo: Repository, kv: MemoryStore, cleaner: Cleaner
+) -> None:
+    graveler.create_branch(repo, "dev", "main")
+    graveler.set(repo, "dev", b"a", value("1"))
+    token = graveler.get_branch(repo, "dev").staging_token
+    graveler.delete_branch(repo, "dev")
+    assert cleaner.clean_once().tokens_dropped == 1
+    assert keys.staging_partition(token) not in all_keys(kv)
+
+
+def test_committed_tokens_are_dropped_once_unreferenced(
+    graveler: Graveler, repo: Repository, kv: MemoryStore, cleaner: Cleaner
+) -> None:
+    graveler.set(repo, "main", b"a", value("1"))
+    graveler.commit(repo, "main", committer="t", message="m")
+    cleaner.clean_once()
+    staging = {p for p in all_keys(kv) if p.startswith(b"staging/")}
+    assert staging == set()
+    assert keys.DROPPED_TOKENS not in all_keys(kv)
+
+
+class _RacingManager(CommittedManager):
+    """A real CommittedManager that runs a callback once, in the middle of a commit."""
+
+    def __init__(self, blocks: MemoryBlockStore) -> None:
+        super().__init__(blocks)
+        self.during_apply: list[object] = []
+
+    def apply(self, namespace: str, base: str, changes):  # type: ignore[no-untyped-def]
+        result = super().apply(namespace, base, changes)
+        while self.during_apply:
+            callback = self.during_apply.pop(0)
+            callback()  # type: ignore[operator]
+        return result
+
+
+def _racing_graveler(clock: FakeClock) -> tuple[Graveler, _RacingManager]:
+    blocks = MemoryBlockStore()
+    manager = _RacingManager(blocks)
+    graveler = Graveler(
+        MemoryStore(),
+        manager,
+        check_namespace=blocks.check_namespace,
+        clock=clock,
+        token_drop_delay=0,
+    )
+    return graveler, manager
+
+
+def test_write_during_commit_lands_in_new_token_and_is_kept(clock: FakeClock) -> None:
+    graveler, manager = _racing_graveler(clock)
+    repo = graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+    graveler.set(repo, "main", b"a", value("1"))
+    manager.during_apply.append(lambda: graveler.set(repo, "main", b"b", value("2")))
+    first = graveler.commit(repo, "main", committer="t", message="m")
+    assert [k for k, _ in graveler.list(repo, first)] == [b"a"]
+    assert [k for k, _ in graveler.list(repo, "main")] == [b"a", b"b"]
+    clock.advance(1)
+    second = graveler.commit(repo, "main", committer="t", message="m2")
+    assert [k for k, _ in graveler.list(repo, second)] == [b"a", b"b"]
+
+
+def test_commit_that_loses_to_a_later_commit_returns_the_commit_holding_its_data(
+    clock: FakeClock,
+) -> None:
+    graveler, manager = _racing_graveler(clock)
+    repo = graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+    graveler.set(repo, "main", b"a", value("1"))
+    inner: list[str] = []
+
+    def later_commit() -> None:
+        graveler.set(repo, "main", b"b", value("2"))
+        inner.append(graveler.commit(repo, "main", committer="t", message="later"))
+
+    manager.during_apply.append(later_commit)
+    outer = graveler.commit(repo, "main", committer="t", message="earlier")
+    # The later commit sealed our token too and published first: our data is in it.
+    assert outer == inner[0]
+    branch = graveler.get_branch(repo, "main")
+    assert branch.commit_id == outer and branch.sealed_tokens == ()
+    assert [k for k, _ in graveler.list(repo, outer)] == [b"a", b"b"]
+
+
+class _PausingManager(CommittedManager):
+    """A real CommittedManager whose n-th apply announces itself and waits for a go."""
+
+    def __init__(self, blocks: MemoryBlockStore) -> None:
+        super().__init__(blocks)
+        self.building = [threading.Event(), threading.Event()]
+        self.go = [threading.Event(), threading.Event()]
+        self._calls = 0
+        self._lock = threading.Lock()
+
+    def apply(self, namespace: str, base: str, changes):  # type: ignore[no-untyped-def]
+        result = super().apply(namespace, base, changes)
+        with self._lock:
+            n, self._calls = self._calls, self._calls + 1
+        if n < 2:
+            self.building[n].set()
+            assert self.go[n].wait(10)
+        return result
+
+
+def test_commit_rebases_when_an_earlier_commit_publishes_first(clock: FakeClock) -> None:
+    blocks = MemoryBlockStore()
+    manager = _PausingManager(blocks)
+    graveler = Graveler(
+        MemoryStore(),
+        manager,
+        check_namespace=blocks.check_namespace,
+        clock=clock,
+        token_drop_delay=0,
+    )
+    repo = graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+    parent = graveler.get_branch(repo, "main").commit_id
+    graveler.set(repo, "main", b"a", value("1"))
+    results: dict[str, str] = {}
+
+    def run(name: str) -> None:
+        results[name] = graveler.commit(repo, "main", committer="t", message=name)
+
+    first = threading.Thread(target=run, args=("first",))
+    first.start()
+    assert manager.building[0].wait(10)  # first sealed [T0] and is building
+    graveler.set(repo, "main", b"b", value("2"))
+    second = threading.Thread(target=run, args=("second",))
+    second.start()
+    assert manager.building[1].wait(10)  # second sealed [T1, T0] and is building
+    manager.go[0].set()
+    first.join(10)
+    manager.go[1].set()
+    second.join(10)
+    # The first published with only its token; the second rebuilt on top of it
+    # with the token still sealed, so history stays linear and nothing is lost.
+    head = graveler.get_branch(repo, "main")
+    assert head.commit_id == results["second"] != results["first"]
+    assert head.sealed_tokens == ()
+    assert graveler.get_commit(repo, results["second"]).parents == (results["first"],)
+    assert graveler.get_commit(repo, results["first"]).parents == (parent,)
+    assert [k for k, _ in graveler.list(repo, results["first"])] == [b"a"]
+    assert [k for k, _ in graveler.list(repo, results["second"])] == [b"a", b"b"]
+
+
+def test_values_survive_encoding_round_trip(graveler: Graveler, repo: Repository) -> None:
+    weird = Value(identity=b"\x00\xff", data=b"")
+    graveler.set(repo, "main", b"\x00k\xff", weird)
+    assert graveler.get(repo, "main", b"\x00k\xff") == weird

@@ -1,0 +1,164 @@
+"""A crash at every KV call of create, delete, commit and the cleaner loses nothing.
+
+Each scenario runs once to count its KV calls, then once per call and per side
+("before": the call never happened; "after": it happened but the caller saw an
+error). After the crash the state must be whole (invariant 1), acknowledged
+writes must survive (invariant 2), a retry must complete, and the cleaner must
+remove every leftover key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import TypeVar
+
+import pytest
+
+from kvlake.blockstore.memory import MemoryBlockStore
+from kvlake.errors import (
+    ConflictError,
+    NoChangesError,
+    RepositoryDeletingError,
+    RepositoryNotFoundError,
+    UnavailableError,
+)
+from kvlake.graveler import keys
+from kvlake.graveler.cleaner import Cleaner
+from kvlake.graveler.graveler import Graveler
+from kvlake.graveler.records import Repository
+from kvlake.kv.faults import Fault, FaultyStore
+from kvlake.kv.memory import MemoryStore
+from tests.graveler.helpers import NAMESPACE, FakeClock, all_keys, make_graveler, value
+
+_S = TypeVar("_S")
+
+
+def crashes(
+    setup: Callable[[Graveler], _S], action: Callable[[Graveler, _S], object]
+) -> Iterator[tuple[Graveler, FaultyStore, _S, FakeClock]]:
+    """Yield the state after `action` crashed at each of its KV calls in turn."""
+    probe = FaultyStore(MemoryStore())
+    graveler = make_graveler(probe, FakeClock())
+    state = setup(graveler)
+    before = len(probe.calls)
+    action(graveler, state)
+    total = len(probe.calls) - before
+    assert total > 0
+    crashed = 0
+    for n in range(total):
+        for when in ("before", "after"):
+            clock = FakeClock()
+            store = FaultyStore(MemoryStore())
+            graveler = make_graveler(store, clock, MemoryBlockStore())
+            state = setup(graveler)
+            store.arm(Fault(skip=n, when=when, times=1))
+            try:
+                action(graveler, state)
+            except UnavailableError:
+                crashed += 1
+            # else: the failed call was a read that raised its own error (a missing
+            # key) which the action handles, or a cleanup the action retries.
+            store.disarm()
+            yield graveler, store, state, clock
+    assert crashed >= total  # most crash points do reach the caller
+
+
+def live_partitions(graveler: Graveler, repository: Repository) -> set[bytes]:
+    """Partitions a healthy repository may have: its instance and its branches' tokens."""
+    names = {keys.REPOSITORIES, keys.instance_partition(repository.name, repository.instance_uid)}
+    for _, branch in graveler.list_branches(repository):
+        for token in (branch.staging_token, *branch.sealed_tokens):
+            names.add(keys.staging_partition(token))
+    return names
+
+
+def test_crash_during_create_never_exposes_a_half_created_repository() -> None:
+    def create(graveler: Graveler, _: None) -> None:
+        graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+
+    for graveler, store, _, clock in crashes(lambda g: None, create):
+        try:
+            repo = graveler.get_repository("repo1")
+        except RepositoryNotFoundError:
+            pass
+        else:
+            assert graveler.get_branch(repo, "main")  # active means whole
+        clock.advance(121)
+        try:
+            graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+        except ConflictError:
+            pass  # the crashed creation had completed
+        repo = graveler.get_repository("repo1")
+        assert list(graveler.list(repo, "main")) == []
+        Cleaner(graveler).clean_once()
+        assert set(all_keys(store.inner)) <= live_partitions(graveler, repo)
+
+
+def _repository_with_data(graveler: Graveler) -> Repository:
+    repo = graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+    graveler.create_branch(repo, "feature", "main")
+    graveler.set(repo, "main", b"a", value("a"))
+    graveler.commit(repo, "main", committer="t", message="one")
+    graveler.set(repo, "main", b"b", value("b"))
+    graveler.set(repo, "feature", b"c", value("c"))
+    return repo
+
+
+def test_crash_during_delete_leaves_repository_whole_or_gone_and_cleaner_removes_all() -> None:
+    def delete(graveler: Graveler, _: Repository) -> None:
+        graveler.delete_repository("repo1")
+
+    for graveler, store, _, _ in crashes(_repository_with_data, delete):
+        try:
+            repo = graveler.get_repository("repo1")
+            assert graveler.get(repo, "main", b"b") == value("b")
+        except (RepositoryNotFoundError, RepositoryDeletingError):
+            pass
+        try:
+            graveler.delete_repository("repo1")
+        except RepositoryNotFoundError:
+            pass  # the crashed deletion had freed the name
+        with pytest.raises(RepositoryNotFoundError):
+            graveler.get_repository("repo1")
+        Cleaner(graveler).clean_once()
+        assert set(all_keys(store.inner)) == {keys.REPOSITORIES}
+
+
+def test_crash_during_commit_loses_no_staged_write_and_retry_commits_all() -> None:
+    def setup(graveler: Graveler) -> Repository:
+        repo = _repository_with_data(graveler)
+        graveler.delete(repo, "main", b"a")
+        graveler.set(repo, "main", b"d", value("d"))
+        return repo
+
+    def commit(graveler: Graveler, repo: Repository) -> None:
+        graveler.commit(repo, "main", committer="t", message="two")
+
+    expected = [(b"b", value("b")), (b"d", value("d"))]
+    for graveler, store, repo, clock in crashes(setup, commit):
+        assert list(graveler.list(repo, "main")) == expected
+        clock.advance(1)
+        try:
+            graveler.commit(repo, "main", committer="t", message="two")
+        except NoChangesError:
+            pass  # the crashed commit had been published
+        branch = graveler.get_branch(repo, "main")
+        assert branch.sealed_tokens == ()
+        assert list(graveler.list(repo, branch.commit_id)) == expected
+        Cleaner(graveler).clean_once()
+        assert set(all_keys(store.inner)) <= live_partitions(graveler, repo)
+
+
+def test_crash_during_cleaner_pass_is_finished_by_the_next_pass() -> None:
+    def setup(graveler: Graveler) -> None:
+        _repository_with_data(graveler)
+        graveler.delete_repository("repo1")
+
+    def clean(graveler: Graveler, _: None) -> None:
+        report = Cleaner(graveler).clean_once()
+        if report.failures:
+            raise UnavailableError("; ".join(report.failures))
+
+    for graveler, store, _, _ in crashes(setup, clean):
+        Cleaner(graveler).clean_once()
+        assert set(all_keys(store.inner)) == {keys.REPOSITORIES}

@@ -1,0 +1,85 @@
+"""Object metadata as the catalog stores it inside graveler values.
+
+The identity of an object is a hash of what a reader can observe (size,
+checksum, content type, user metadata), not of where its bytes live, so a
+retried upload of the same content is the same entry to diffs and merges.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import msgspec
+
+from kvlake.graveler.records import Value
+
+
+class ObjectEntry(msgspec.Struct, frozen=True, kw_only=True):
+    """One object: where its bytes are in the namespace, and what describes them."""
+
+    address: str
+    size: int
+    checksum: str
+    mtime: float
+    content_type: str
+    metadata: dict[str, str] = {}
+
+
+class ObjectStat(msgspec.Struct, frozen=True, kw_only=True):
+    """An object at a path, as listings and stat calls return it."""
+
+    path: str
+    address: str
+    size: int
+    checksum: str
+    mtime: float
+    content_type: str
+    metadata: dict[str, str]
+
+
+class CommonPrefix(msgspec.Struct, frozen=True, kw_only=True):
+    """A "directory" in a delimited listing: every path under it was folded into one row."""
+
+    path: str
+
+
+class ListingPage(msgspec.Struct, frozen=True, kw_only=True):
+    """One page of a listing. `next_offset` is the `after` that fetches the next page."""
+
+    results: list[ObjectStat | CommonPrefix]
+    has_more: bool
+    next_offset: str
+
+
+_encode = msgspec.msgpack.Encoder().encode
+_decode = msgspec.msgpack.Decoder(ObjectEntry).decode
+
+
+def identity(entry: ObjectEntry) -> bytes:
+    """sha256 over a length-prefixed encoding of the observable fields."""
+    digest = hashlib.sha256()
+    fields = [str(entry.size), entry.checksum, entry.content_type]
+    for name in sorted(entry.metadata):
+        fields += [name, entry.metadata[name]]
+    for text in fields:
+        data = text.encode()
+        digest.update(len(data).to_bytes(8, "big"))
+        digest.update(data)
+    return digest.digest()
+
+
+def to_value(entry: ObjectEntry) -> Value:
+    return Value(identity=identity(entry), data=_encode(entry))
+
+
+def from_value(path: str, value: Value) -> ObjectStat:
+    entry = _decode(value.data)
+    return ObjectStat(
+        path=path,
+        address=entry.address,
+        size=entry.size,
+        checksum=entry.checksum,
+        mtime=entry.mtime,
+        content_type=entry.content_type,
+        metadata=entry.metadata,
+    )

@@ -1,0 +1,215 @@
+"""The one settings object, read from defaults, an optional YAML file and `KVLAKE_*` variables.
+
+Precedence is defaults < YAML file (path in `KVLAKE_CONFIG`) < environment, so
+an embedded install needs no configuration at all and a deployment can pin
+everything in a file yet override one value per process. Every value is
+checked here, once: a bad one raises `ConfigError` naming the variable or key
+that holds it and how to fix it, before any store is opened.
+
+Sections are nested structs. A field `deletion: DeletionSettings` of `Settings`
+is read from YAML `deletion: {name: ...}` and from `KVLAKE_DELETION_<NAME>`
+with no change to the loader; scalar fields may be str, int, float or bool,
+optionally `Annotated` with `msgspec.Meta` bounds.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any, Final, NamedTuple, Self, TypeVar, get_args, get_origin
+from urllib.parse import parse_qsl, urlencode, urlsplit
+
+import msgspec
+import yaml
+
+from kvlake.errors import ConfigError
+
+_S = TypeVar("_S", bound=msgspec.Struct)
+
+ENV_PREFIX: Final = "KVLAKE_"
+CONFIG_ENV: Final = "KVLAKE_CONFIG"
+"""Names the YAML file to read; unset means defaults and environment only."""
+
+_SECRET_WORDS: Final = ("password", "secret", "token")
+_TRUE: Final = frozenset({"1", "true", "yes", "on"})
+_FALSE: Final = frozenset({"0", "false", "no", "off"})
+
+
+class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Everything kvlake reads from its environment. Build it with `load_settings`.
+
+    Empty `kv_url` and `blockstore_url` mean "inside `data_dir`"; the resolved
+    URLs are filled in on construction, so readers never see an empty one.
+    """
+
+    data_dir: str = "~/.kvlake"
+    """KVLAKE_DATA_DIR: where the embedded store and blobs live; `~` is expanded."""
+    kv_url: str = ""
+    """KVLAKE_KV_URL: the metadata store, e.g. `postgres://user@host/db`."""
+    blockstore_url: str = ""
+    """KVLAKE_BLOCKSTORE_URL: default object storage, e.g. `local:///srv/lake`."""
+    host: str = "127.0.0.1"
+    """KVLAKE_HOST: the address the server listens on."""
+    port: Annotated[int, msgspec.Meta(ge=0, le=65535)] = 8000
+    """KVLAKE_PORT: the TCP port the server listens on (0: any free port)."""
+
+    def __post_init__(self) -> None:
+        data_dir = Path(self.data_dir).expanduser().absolute()
+        msgspec.structs.force_setattr(self, "data_dir", str(data_dir))
+        if not self.kv_url:
+            msgspec.structs.force_setattr(self, "kv_url", f"sqlite://{data_dir / 'kv.db'}")
+        if not self.blockstore_url:
+            msgspec.structs.force_setattr(self, "blockstore_url", f"local://{data_dir / 'blocks'}")
+        for name in ("kv_url", "blockstore_url"):
+            if "://" not in getattr(self, name):
+                variable = f"{ENV_PREFIX}{name.upper()}"
+                # The value is not echoed: a malformed URL may still carry a password.
+                raise ConfigError(
+                    f"{variable} has no scheme; write a URL such as "
+                    f"{'sqlite:///path/kv.db' if name == 'kv_url' else 'local:///path/blocks'}"
+                )
+
+    def redacted(self) -> Self:
+        """A copy safe to print: passwords in URLs and secret-named fields become `***`."""
+        return _redact_struct(self)
+
+
+def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
+    """Read the YAML file named by `KVLAKE_CONFIG` (if set), then `KVLAKE_*` variables.
+
+    `environ` defaults to `os.environ`. An empty variable counts as unset.
+
+    Raises:
+        ConfigError: an unreadable or malformed file, an unknown key, or a value
+            of the wrong type or range; the message names the key or variable.
+    """
+    env = dict(os.environ if environ is None else environ)
+    file_values: dict[str, Any] = {}
+    path = env.get(CONFIG_ENV, "")
+    if path:
+        file_values = _read_yaml(Path(path))
+    return _build(Settings, file_values, env, ENV_PREFIX, _Origin(f"config file {path!r}", ""))
+
+
+def redact_url(url: str) -> str:
+    """`url` with the password and secret-looking query values replaced by `***`."""
+    try:
+        parts = urlsplit(url)
+        netloc = parts.netloc
+        if "@" in netloc:
+            userinfo, _, hostinfo = netloc.rpartition("@")
+            if ":" in userinfo:
+                userinfo = userinfo.split(":", 1)[0] + ":***"
+            netloc = f"{userinfo}@{hostinfo}"
+        query = urlencode(
+            [(k, "***" if _is_secret(k) else v) for k, v in parse_qsl(parts.query, True)],
+            safe="*/:",
+        )
+        # Rebuilt by hand: urlunsplit turns `local:///abs` into `local://abs`.
+        return (
+            f"{parts.scheme}://{netloc}{parts.path}"
+            + (f"?{query}" if query else "")
+            + (f"#{parts.fragment}" if parts.fragment else "")
+        )
+    except ValueError:
+        return "<unparsable URL hidden>"
+
+
+def _is_secret(name: str) -> bool:
+    return any(word in name.lower() for word in _SECRET_WORDS)
+
+
+def _redact_struct(struct: _S) -> _S:
+    changes: dict[str, object] = {}
+    for field in msgspec.structs.fields(struct):
+        value = getattr(struct, field.name)
+        if isinstance(value, msgspec.Struct):
+            changes[field.name] = _redact_struct(value)
+        elif isinstance(value, str) and _is_secret(field.name) and value:
+            changes[field.name] = "***"
+        elif isinstance(value, str) and "://" in value:
+            changes[field.name] = redact_url(value)
+    return msgspec.structs.replace(struct, **changes)
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(
+            f"{CONFIG_ENV} names {str(path)!r}, which cannot be read ({exc.strerror}); "
+            f"fix the path or unset {CONFIG_ENV}"
+        ) from exc
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise ConfigError(f"config file {str(path)!r} is not valid YAML{where}; fix it") from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f"config file {str(path)!r} holds a {type(data).__name__}; write a mapping "
+            "of setting names to values, e.g. 'port: 8000'"
+        )
+    return data
+
+
+class _Origin(NamedTuple):
+    """Where file values of one section come from, for messages."""
+
+    file: str
+    section: str  # "" or "deletion." for a nested section
+
+    def key(self, name: object) -> str:
+        return f"{self.file}: key '{self.section}{name}'"
+
+
+def _build(
+    cls: type[_S], values: dict[str, Any], env: dict[str, str], prefix: str, origin: _Origin
+) -> _S:
+    """Convert one section, recursing into nested sections; env beats `values`."""
+    fields = {field.name: field for field in msgspec.structs.fields(cls)}
+    unknown = sorted(str(key) for key in values if key not in fields)
+    if unknown:
+        raise ConfigError(
+            f"{origin.key(unknown[0])} is unknown; known keys are {', '.join(sorted(fields))}"
+        )
+    kwargs: dict[str, Any] = {}
+    for name, field in fields.items():
+        variable = f"{prefix}{name.upper()}"
+        if _is_section(field.type):
+            section = values.get(name) or {}
+            if not isinstance(section, dict):
+                raise ConfigError(f"{origin.key(name)} must be a mapping of settings")
+            inner = _Origin(origin.file, f"{origin.section}{name}.")
+            kwargs[name] = _build(field.type, section, env, f"{variable}_", inner)
+        elif env.get(variable, ""):
+            kwargs[name] = _convert(env[variable], field.type, variable)
+        elif name in values:
+            kwargs[name] = _convert(values[name], field.type, origin.key(name))
+    return cls(**kwargs)
+
+
+def _is_section(annotation: object) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, msgspec.Struct)
+
+
+def _convert(raw: object, annotation: object, source: str) -> object:
+    base = get_args(annotation)[0] if get_origin(annotation) is Annotated else annotation
+    shown = "***" if _is_secret(source) else repr(raw)
+    if base is bool and isinstance(raw, str):
+        word = raw.strip().lower()
+        if word not in _TRUE | _FALSE:
+            raise ConfigError(f"{source} is {shown}; set it to true or false")
+        raw = word in _TRUE
+    if base is str and not isinstance(raw, str):
+        raise ConfigError(f"{source} is {shown}; write it as text (quote it in YAML)")
+    try:
+        return msgspec.convert(raw, annotation, strict=False)
+    except msgspec.ValidationError as exc:
+        what = getattr(base, "__name__", str(base))
+        reason = str(exc).replace("Expected", "expected").split(" - at ")[0]
+        raise ConfigError(f"{source} is {shown}: {reason}; set it to a valid {what}") from exc

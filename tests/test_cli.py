@@ -1,0 +1,168 @@
+"""The command line does real work and reports every kvlake error as one line, exit status 2."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner, Result
+
+from kvlake.cli import main
+from kvlake.config import load_settings
+from kvlake.kv import open_store
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No KVLAKE_* setting leaks in from the developer's shell; data stays in tmp_path."""
+    for name in os.environ:
+        if name.startswith("KVLAKE_") and not name.startswith("KVLAKE_TEST_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("KVLAKE_DATA_DIR", str(tmp_path / "data"))
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args))
+
+
+def assert_user_error(result: Result, *fragments: str) -> None:
+    """Exit 2, one `kvlake: error:` line on stderr, nothing else, no traceback."""
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("kvlake: error: "), result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0]
+    assert "Traceback" not in result.output
+
+
+def fill_sqlite(url: str, partitions: dict[bytes, int]) -> None:
+    with open_store(url) as store:
+        for partition, count in partitions.items():
+            store.set_many(partition, [(b"k%05d" % i, b"v%d" % i) for i in range(count)])
+
+
+def test_kv_migrate_copies_and_verifies(tmp_path: Path) -> None:
+    src, dst = f"sqlite://{tmp_path}/src.db", f"sqlite://{tmp_path}/dst.db"
+    fill_sqlite(src, {b"a": 3, b"b": 1500})
+    result = run("kv", "migrate", src, dst)
+    assert result.exit_code == 0, result.output
+    assert "migrated 2 partitions, 1503 entries" in result.stdout
+    assert f"from {src} to {dst}" in result.stdout
+    assert "verified: destination matches the source, sha256 " in result.stdout
+    with open_store(src) as source, open_store(dst) as destination:
+        for partition in (b"a", b"b"):
+            assert list(destination.scan(partition)) == list(source.scan(partition))
+    rerun = run("kv", "migrate", "--quiet", src, dst)
+    assert rerun.exit_code == 0 and rerun.stdout == result.stdout
+
+
+def test_kv_migrate_into_a_store_with_extra_keys_fails_clearly(tmp_path: Path) -> None:
+    src, dst = f"sqlite://{tmp_path}/src.db", f"sqlite://{tmp_path}/dst.db"
+    fill_sqlite(src, {b"a": 2})
+    fill_sqlite(dst, {b"a": 3})
+    assert_user_error(
+        run("kv", "migrate", src, dst), "partition b'a' holds 3 entries but the source has 2"
+    )
+
+
+@pytest.mark.parametrize(
+    ("src", "dst", "fragments"),
+    [
+        ("ftp://x/y", "mem://", ("source store:", "scheme 'ftp'", "sqlite://")),
+        ("mem://", "sqlite:///proc/no/such/kv.db", ("destination store:", "cannot be created")),
+        ("sqlite:///tmp/same.db", "sqlite:///tmp/same.db", ("same store",)),
+    ],
+    ids=["wrong-scheme", "unwritable-sqlite", "same-store"],
+)
+def test_kv_migrate_bad_urls_are_one_line_errors(src: str, dst: str, fragments: tuple[str]) -> None:
+    assert_user_error(run("kv", "migrate", src, dst), *fragments)
+
+
+def test_kv_migrate_to_unreachable_postgres_hides_the_password() -> None:
+    url = "postgres://kvlake:hunter2@127.0.0.1:1/kv"
+    result = run("kv", "migrate", "mem://", url)
+    assert_user_error(result, "destination store:", "unreachable")
+    assert "hunter2" not in result.output
+
+
+def test_config_show_prints_loadable_yaml_without_passwords(tmp_path: Path) -> None:
+    env = {"KVLAKE_KV_URL": "postgres://kv:hunter2@db/kv?table=t", "KVLAKE_PORT": "9000"}
+    result = CliRunner().invoke(main, ["config", "show"], env=env)
+    assert result.exit_code == 0, result.output
+    assert "hunter2" not in result.stdout
+    shown = yaml.safe_load(result.stdout)
+    assert shown["kv_url"] == "postgres://kv:***@db/kv?table=t"
+    assert (shown["port"], shown["data_dir"]) == (9000, str(tmp_path / "data"))
+    path = tmp_path / "shown.yaml"
+    path.write_text(result.stdout, encoding="utf-8")
+    expected = load_settings({**os.environ, **env}).redacted()
+    assert load_settings({"KVLAKE_CONFIG": str(path)}) == expected
+
+
+def test_config_show_with_a_bad_variable_names_it() -> None:
+    result = CliRunner().invoke(main, ["config", "show"], env={"KVLAKE_PORT": "abc"})
+    assert_user_error(result, "KVLAKE_PORT is 'abc'", "set it to a valid int")
+
+
+def test_serve_runs_a_smoke_test_on_the_configured_store_and_cleans_up(tmp_path: Path) -> None:
+    url = f"sqlite://{tmp_path}/serve.db"
+    result = CliRunner().invoke(main, ["serve", "--entries", "300"], env={"KVLAKE_KV_URL": url})
+    assert result.exit_code == 0, result.output
+    assert "HTTP server arrives with the API issue" in result.stdout
+    for step in ("set", "get", "set_if", "set_many", "scan", "delete", "drop_partition"):
+        assert f"  {step} " in result.stdout
+    assert "ok: every call answered correctly" in result.stdout
+    with open_store(url) as store:
+        assert list(store.partitions()) == []
+
+
+def test_serve_uses_the_embedded_default_store(tmp_path: Path) -> None:
+    result = run("serve", "--entries", "10")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "data" / "kv.db").exists()
+
+
+def test_serve_help_says_the_http_server_comes_later() -> None:
+    result = run("serve", "--help")
+    assert result.exit_code == 0
+    assert "HTTP server" in result.stdout and "API issue" in result.stdout
+
+
+def test_serve_with_an_unwritable_store_is_a_one_line_error() -> None:
+    result = CliRunner().invoke(
+        main, ["serve"], env={"KVLAKE_KV_URL": "sqlite:///proc/no/such/kv.db"}
+    )
+    assert_user_error(result, "cannot be created or written")
+
+
+def test_installed_command_reports_errors_in_one_line(tmp_path: Path) -> None:
+    command = Path(sys.executable).parent / "kvlake"
+    assert command.exists(), f"{command} is missing: run `make install`"
+    completed = subprocess.run(
+        [str(command), "kv", "migrate", "nope://x", "mem://"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert completed.returncode == 2
+    assert completed.stdout == ""
+    assert completed.stderr.splitlines() == [
+        "kvlake: error: source store: KVLAKE_KV_URL has scheme 'nope'; "
+        "use one of mem://, postgres://, postgresql://, sqlite://"
+    ]
+
+
+@pytest.mark.postgres
+def test_kv_migrate_from_sqlite_to_postgres(tmp_path: Path, postgres_url: str) -> None:
+    src = f"sqlite://{tmp_path}/src.db"
+    fill_sqlite(src, {b"a": 10, b"b": 20})
+    result = run("kv", "migrate", "--quiet", src, postgres_url)
+    assert result.exit_code == 0, result.output
+    assert "migrated 2 partitions, 30 entries" in result.stdout
+    with open_store(postgres_url) as destination:
+        assert list(destination.partitions()) == [b"a", b"b"]

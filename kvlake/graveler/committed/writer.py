@@ -1,8 +1,8 @@
 """Cutting sorted entries into content-defined ranges and storing them by content.
 
-`RangeWriter` receives entries in ascending key order, one at a time or as
-whole ranges passed by reference, and closes a range after a key whose hash
-hits the modulus (or at a size cap; see `Chunking`). It protects two
+`RangeWriter` receives entries in ascending key order (one at a time, in bulk,
+or as whole ranges passed by reference) and closes a range after a key whose
+hash hits the modulus, or at a size cap (see `Chunking`). It protects two
 invariants: the ranges of a metarange are sorted and disjoint (keys must come
 strictly ascending, or nothing is returned), and a range is only ever passed by
 reference at a boundary, so every range ends where the chunking rule would have
@@ -12,7 +12,11 @@ when absent: content addressing makes a second put of the same id redundant.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterable
+from itertools import accumulate, islice
+from operator import add, attrgetter, itemgetter, lt
+from typing import Final, cast
 from zlib import crc32
 
 from kvlake.blockstore.store import BlockStore
@@ -21,6 +25,12 @@ from kvlake.graveler.committed.parquet import encode_metarange, encode_range
 from kvlake.graveler.committed.reader import CommittedStats
 from kvlake.graveler.committed.records import FILE_PREFIX, Chunking, RangeInfo, file_id
 from kvlake.graveler.records import Value
+
+BATCH: Final = 4096
+"""`add_all` turns its input into columns this many entries at a time."""
+
+_first, _second = itemgetter(0), itemgetter(1)
+_identity, _data = attrgetter("identity"), attrgetter("data")
 
 
 def store_file(
@@ -95,14 +105,14 @@ class RangeWriter:
         if key <= self._last_key:
             raise _unsorted(key, self._last_key)
         self._last_key = key
-        keys = self._keys
-        keys.append(key)
+        self._keys.append(key)
         self._identities.append(identity)
         self._datas.append(data)
         self._bytes += len(key) + len(identity) + len(data)
+        # The same rule as `_extend`, for one row.
         if (
             not crc32(key) & self._mask
-            or len(keys) >= self._max_entries
+            or len(self._keys) >= self._max_entries
             or self._bytes >= self._max_bytes
         ):
             self._flush()
@@ -116,57 +126,43 @@ class RangeWriter:
     def add_all(self, entries: Iterable[tuple[bytes, Value | None]], *, deletions: bool) -> None:
         """Append many entries: `add` for each (`skip` for a None value if `deletions`).
 
-        The hot path of large commits, so the per-entry work runs on local names.
+        The hot path of large commits: entries are taken a batch at a time and
+        split into columns by comprehensions, so the per-entry work runs in C.
 
         Raises:
             InvalidInputError: a key is empty or out of order, or a value is None
                 and `deletions` is false.
         """
-        keys, identities, datas = self._keys, self._identities, self._datas
-        mask, max_entries, max_bytes = self._mask, self._max_entries, self._max_bytes
-        last, size = self._last_key, self._bytes
-        try:
-            for key, value in entries:
-                if key <= last:
-                    raise _unsorted(key, last)
-                last = key
-                if value is None:
-                    if deletions:
-                        continue
+        pending = iter(entries)
+        while batch := list(islice(pending, BATCH)):
+            keys = list(map(_first, batch))
+            self._check_ascending(keys)
+            self._last_key = keys[-1]
+            values = list(map(_second, batch))
+            if None in values:
+                if not deletions:
+                    key = keys[values.index(None)]
                     raise InvalidInputError(f"entry {key!r} has no value; pass a Value")
-                identity, data = value.identity, value.data
-                keys.append(key)
-                identities.append(identity)
-                datas.append(data)
-                size += len(key) + len(identity) + len(data)
-                if not crc32(key) & mask or len(keys) >= max_entries or size >= max_bytes:
-                    self._flush()
-                    size = 0
-        finally:
-            self._last_key, self._bytes = last, size
+                keys = [key for key, value in batch if value is not None]
+                values = [value for value in values if value is not None]
+            if keys:
+                present = cast(list[Value], values)
+                self._extend(keys, list(map(_identity, present)), list(map(_data, present)))
 
     def add_columns(
         self, keys: list[bytes], identities: list[bytes], datas: list[bytes], start: int, stop: int
     ) -> None:
-        """Append rows [start, stop) of parallel columns (a decoded range): `add` for each."""
-        own_keys, own_identities, own_datas = self._keys, self._identities, self._datas
-        mask, max_entries, max_bytes = self._mask, self._max_entries, self._max_bytes
-        last, size = self._last_key, self._bytes
-        rows = zip(keys[start:stop], identities[start:stop], datas[start:stop], strict=True)
-        try:
-            for key, identity, data in rows:
-                if key <= last:
-                    raise _unsorted(key, last)
-                last = key
-                own_keys.append(key)
-                own_identities.append(identity)
-                own_datas.append(data)
-                size += len(key) + len(identity) + len(data)
-                if not crc32(key) & mask or len(own_keys) >= max_entries or size >= max_bytes:
-                    self._flush()
-                    size = 0
-        finally:
-            self._last_key, self._bytes = last, size
+        """Append rows [start, stop) of a decoded range: `add` for each, but in bulk.
+
+        Rows of a range file are ascending (they were checked when it was
+        written), so only the first is compared with the previous key.
+        """
+        if start >= stop:
+            return
+        if keys[start] <= self._last_key:
+            raise _unsorted(keys[start], self._last_key)
+        self._last_key = keys[stop - 1]
+        self._extend(keys[start:stop], identities[start:stop], datas[start:stop])
 
     def add_range(self, info: RangeInfo) -> None:
         """Pass a stored range through by reference, without opening it.
@@ -188,6 +184,43 @@ class RangeWriter:
             self._flush()
         return self._ranges
 
+    def _extend(self, keys: list[bytes], identities: list[bytes], datas: list[bytes]) -> None:
+        """Append ascending rows, closing ranges exactly where `add` would, row by row."""
+        # hashes[j] == 0: the rule ends a range after row j. offsets[j]: bytes
+        # in rows [0, j), to find the row at which the byte cap is reached.
+        hashes = list(map(self._mask.__and__, map(crc32, keys)))
+        row_sizes = map(add, map(add, map(len, keys), map(len, identities)), map(len, datas))
+        offsets = list(accumulate(row_sizes, initial=0))
+        position, count = 0, len(keys)
+        while position < count:
+            end = min(count, position + self._max_entries - len(self._keys))
+            try:
+                end = hashes.index(0, position, end) + 1
+            except ValueError:
+                pass
+            wanted = offsets[position] + self._max_bytes - self._bytes
+            end = min(end, bisect_left(offsets, wanted, position + 1, end + 1))
+            self._keys.extend(keys[position:end])
+            self._identities.extend(identities[position:end])
+            self._datas.extend(datas[position:end])
+            self._bytes += offsets[end] - offsets[position]
+            if (
+                not hashes[end - 1]
+                or len(self._keys) >= self._max_entries
+                or self._bytes >= self._max_bytes
+            ):
+                self._flush()
+            position = end
+
+    def _check_ascending(self, keys: list[bytes]) -> None:
+        if keys[0] > self._last_key and all(map(lt, keys, islice(keys, 1, None))):
+            return
+        previous = self._last_key
+        for key in keys:
+            if key <= previous:
+                raise _unsorted(key, previous)
+            previous = key
+
     def _flush(self) -> None:
         keys = self._keys
         data = encode_range(keys, self._identities, self._datas)
@@ -197,10 +230,7 @@ class RangeWriter:
                 id=range_id, min_key=keys[0], max_key=keys[-1], count=len(keys), size=len(data)
             )
         )
-        # Cleared, not replaced: `add_all` holds these very lists.
-        keys.clear()
-        self._identities.clear()
-        self._datas.clear()
+        self._keys, self._identities, self._datas = [], [], []
         self._bytes = 0
 
 

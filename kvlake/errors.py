@@ -26,7 +26,10 @@ codes in one table, so a new specific error needs no API change.
     │   └── DirtyBranchError                 the branch has uncommitted changes
     ├── ClosedError (RuntimeError)           the object was closed; open a new one
     ├── ConfigError                          fix the named setting
-    └── UnavailableError                     a backend is down or overloaded: retry later
+    ├── UnavailableError                     a backend is down or overloaded: retry later
+    ├── AuthenticationError                  no or bad credentials: sign in again
+    ├── PermissionDeniedError (PermissionError)  signed in, but a policy does not allow it
+    └── RateLimitedError                     too many failed attempts: wait, then retry
 """
 
 from __future__ import annotations
@@ -122,3 +125,15 @@ class ConfigError(KvlakeError):
 
 class UnavailableError(KvlakeError):
     """A backend is down, unreachable or overloaded: retry later."""
+
+
+class AuthenticationError(KvlakeError):
+    """The request carries no credentials, or wrong or expired ones: sign in again."""
+
+
+class PermissionDeniedError(KvlakeError, PermissionError):
+    """The caller is signed in, but no policy attached to them allows the action."""
+
+
+class RateLimitedError(KvlakeError):
+    """Too many failed attempts in a short time; wait for the time the message names."""

@@ -1,0 +1,110 @@
+"""The Starlette application: the operation table, error handlers and lifespan.
+
+`create_app(settings)` builds an app that opens its services at start-up (and
+creates the first admin on a first start), runs the cleaner in a background
+thread, and on shutdown stops the cleaner after its current pass and closes the
+stores. `app_from_environment` is the factory uvicorn's worker processes call.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from collections.abc import AsyncIterator
+from typing import Final
+
+import msgspec
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from kvlake.api import errors, openapi
+from kvlake.api.routes import (
+    branches,
+    groups,
+    objects,
+    policies,
+    repositories,
+    setup,
+    tags,
+    uploads,
+    users,
+)
+from kvlake.api.routing import Operation, routes
+from kvlake.api.services import Services
+from kvlake.config import Settings, load_settings
+from kvlake.errors import KvlakeError
+
+log = logging.getLogger(__name__)
+
+SETTINGS_ENV: Final = "_KVLAKE_SERVE_SETTINGS"
+"""Settings handed from `serve` to uvicorn's worker processes, as JSON."""
+
+OPERATIONS: Final[tuple[Operation, ...]] = (
+    *setup.OPERATIONS,
+    *repositories.OPERATIONS,
+    *branches.OPERATIONS,
+    *tags.OPERATIONS,
+    *objects.OPERATIONS,
+    *uploads.OPERATIONS,
+    *users.OPERATIONS,
+    *groups.OPERATIONS,
+    *policies.OPERATIONS,
+)
+
+
+def print_installation(services: Services) -> None:
+    """Create the first admin if needed; print a newly made secret once, to stdout."""
+    made = services.install()
+    if made is None:
+        return
+    print(f"kvlake: created the admin user {made.user_name!r}", flush=True)
+    print(f"  access key id:     {made.access_key_id}", flush=True)
+    if made.secret:
+        print(f"  secret access key: {made.secret}", flush=True)
+        print("  (shown only this once: store it now)", flush=True)
+
+
+def create_app(
+    settings: Settings,
+    *,
+    operations: tuple[Operation, ...] = OPERATIONS,
+    cleaner_interval: float | None = 10.0,
+) -> Starlette:
+    """The kvlake HTTP application over the stores `settings` names."""
+    spec = msgspec.json.encode(openapi.document(operations))
+
+    async def openapi_json(request: Request) -> Response:
+        return Response(spec, media_type="application/json")
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        services = Services.open(settings)
+        try:
+            print_installation(services)
+            if cleaner_interval is not None:
+                services.start_cleaner(cleaner_interval)
+            app.state.services = services
+            yield
+        finally:
+            services.close()
+
+    return Starlette(
+        routes=[*routes(operations), Route("/api/v1/openapi.json", openapi_json)],
+        exception_handlers={
+            KvlakeError: errors.kvlake_error,
+            HTTPException: errors.http_error,
+            Exception: errors.internal_error,
+        },
+        lifespan=lifespan,
+    )
+
+
+def app_from_environment() -> Starlette:
+    """The app for a uvicorn worker: settings from `serve`, else from KVLAKE_* variables."""
+    raw = os.environ.get(SETTINGS_ENV)
+    settings = msgspec.json.decode(raw, type=Settings) if raw else load_settings()
+    return create_app(settings)

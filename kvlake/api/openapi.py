@@ -1,0 +1,135 @@
+"""The server's OpenAPI document, derived from the operation table it serves.
+
+Paths, parameters, bodies and responses come from the same `Operation`
+declarations that build the routes, and schemas from the msgspec wire models,
+so the document cannot drift from what the server accepts.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+
+from kvlake import __version__
+from kvlake.api.params import Param
+from kvlake.api.routing import STREAM, Operation
+from kvlake.api.wire.common import Error
+
+_PATH_PARAM = re.compile(r"{(\w+)}")
+_REF = "#/components/schemas/{name}"
+_SPECIAL: dict[str, dict[str, Any]] = {
+    "binary": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}},
+    "text": {"text/html": {"schema": {"type": "string"}}},
+    "metadata": {
+        "application/json": {
+            "schema": {"type": "object", "additionalProperties": {"type": "string"}}
+        }
+    },
+}
+_SECURITY: list[dict[str, list[str]]] = [{"basic_auth": []}, {"jwt_token": []}, {"cookie_auth": []}]
+
+
+def _param_schema(param: Param) -> dict[str, Any]:
+    if param.kind == "bool":
+        return {"type": "boolean"}
+    if param.kind == "int":
+        schema: dict[str, Any] = {"type": "integer"}
+        if param.minimum is not None:
+            schema["minimum"] = param.minimum
+        if param.maximum is not None:
+            schema["maximum"] = param.maximum
+        return schema
+    if param.kind == "list":
+        return {"type": "array", "items": {"type": "string"}}
+    return {"type": "string"}
+
+
+def _parameters(operation: Operation) -> list[dict[str, Any]]:
+    found = [
+        {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+        for name in _PATH_PARAM.findall(operation.path)
+    ]
+    for param in operation.params:
+        found.append(
+            {
+                "name": param.name,
+                "in": param.where,
+                "required": param.required,
+                "description": param.description,
+                "schema": _param_schema(param),
+            }
+        )
+    return found
+
+
+def _content(kind: type[Any] | str) -> dict[str, Any]:
+    if isinstance(kind, str):
+        return _SPECIAL[kind]
+    return {"application/json": {"schema": {"$ref": _REF.format(name=kind.__name__)}}}
+
+
+def _operation(operation: Operation) -> dict[str, Any]:
+    described: dict[str, Any] = {
+        "operationId": operation.operation_id,
+        "tags": [operation.tag],
+        "summary": operation.summary or operation.operation_id,
+        "parameters": _parameters(operation),
+        "security": [] if operation.public else _SECURITY,
+    }
+    if operation.body == STREAM:
+        described["requestBody"] = {
+            "content": {
+                "application/octet-stream": {"schema": {"type": "string", "format": "binary"}},
+                "multipart/form-data": {
+                    "schema": {
+                        "type": "object",
+                        "properties": {"content": {"type": "string", "format": "binary"}},
+                    }
+                },
+            }
+        }
+    elif operation.body is not None:
+        described["requestBody"] = {"required": True, "content": _content(operation.body)}
+    responses: dict[str, Any] = {}
+    for status, kind in operation.responses.items():
+        response: dict[str, Any] = {"description": f"HTTP {status}"}
+        if kind is not None:
+            response["content"] = _content(kind)
+        elif status >= 400:
+            response["content"] = _content(Error)
+        responses[str(status)] = response
+    responses.setdefault("default", {"description": "error", "content": _content(Error)})
+    described["responses"] = responses
+    return described
+
+
+def document(operations: Sequence[Operation]) -> dict[str, Any]:
+    """The OpenAPI 3.0 document of `operations`, served under /api/v1."""
+    models: set[Any] = {Error}
+    for operation in operations:
+        for kind in (operation.body, *operation.responses.values()):
+            if kind is not None and not isinstance(kind, str):
+                models.add(kind)
+    _, components = msgspec.json.schema_components(
+        sorted(models, key=lambda m: m.__name__), ref_template=_REF
+    )
+    paths: dict[str, dict[str, Any]] = {}
+    for operation in operations:
+        paths.setdefault(operation.path, {})[operation.method.lower()] = _operation(operation)
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "kvlake API (lakeFS-compatible)", "version": __version__},
+        "servers": [{"url": "/api/v1"}],
+        "paths": paths,
+        "components": {
+            "schemas": components,
+            "securitySchemes": {
+                "basic_auth": {"type": "http", "scheme": "basic"},
+                "jwt_token": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"},
+                "cookie_auth": {"type": "apiKey", "in": "cookie", "name": "internal_auth_session"},
+            },
+        },
+    }

@@ -1,0 +1,1 @@
+"""The operations of /api/v1, one module per resource."""

@@ -1,0 +1,137 @@
+"""Branches: list (hidden ones on request), create, get, delete, commit."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+from starlette.responses import Response
+
+from kvlake.api import convert, params
+from kvlake.api.needs import on_branch, on_repository
+from kvlake.api.pages import page
+from kvlake.api.routing import Call, Operation, json, no_content
+from kvlake.api.wire import refs as wire
+from kvlake.auth import Permission, branch_arn
+from kvlake.errors import InvalidInputError
+
+TAG: Final = "branches"
+BRANCH: Final = "/repositories/{repository}/branches/{branch}"
+
+
+def list_branches(call: Call) -> Response:
+    graveler = call.services.graveler
+    repository = graveler.get_repository(call.path["repository"])
+    show_hidden = call.query.flag("show_hidden")
+    branches = (
+        wire.Ref(id=name, commit_id=branch.commit_id)
+        for name, branch in graveler.list_branches(repository, after=call.query.text("after"))
+        if show_hidden or not branch.hidden
+    )
+    results, pagination = page(
+        branches, call.query.amount(), lambda ref: ref.id, prefix=call.query.text("prefix")
+    )
+    return json(wire.RefList(pagination=pagination, results=results))
+
+
+def create_branch(call: Call) -> Response:
+    request: wire.BranchCreation = call.body
+    graveler = call.services.graveler
+    repository = graveler.get_repository(call.path["repository"])
+    if request.hidden:
+        raise InvalidInputError("hidden branches cannot be created yet; omit 'hidden'")
+    branch = graveler.create_branch(repository, request.name, request.source)
+    return Response(branch.commit_id, 201, media_type="text/html")
+
+
+def get_branch(call: Call) -> Response:
+    graveler = call.services.graveler
+    repository = graveler.get_repository(call.path["repository"])
+    branch = graveler.get_branch(repository, call.path["branch"])
+    return json(wire.Ref(id=call.path["branch"], commit_id=branch.commit_id))
+
+
+def delete_branch(call: Call) -> Response:
+    graveler = call.services.graveler
+    repository = graveler.get_repository(call.path["repository"])
+    graveler.delete_branch(repository, call.path["branch"])
+    return no_content()
+
+
+def commit(call: Call) -> Response:
+    request: wire.CommitCreation = call.body
+    if call.query.has("source_metarange"):
+        raise InvalidInputError("committing a source_metarange is not supported; omit it")
+    if request.date is not None:
+        raise InvalidInputError("commit 'date' is not supported; kvlake stamps the commit time")
+    graveler = call.services.graveler
+    repository = graveler.get_repository(call.path["repository"])
+    commit_id = graveler.commit(
+        repository,
+        call.path["branch"],
+        committer=call.user_id,
+        message=request.message,
+        metadata=dict(request.metadata or {}),
+        allow_empty=bool(request.allow_empty),
+    )
+    record = graveler.get_commit(repository, commit_id)
+    return json(convert.commit(commit_id, record), 201)
+
+
+def _create_needs(call: Call) -> Sequence[Permission]:
+    request: wire.BranchCreation = call.body
+    return (Permission("fs:CreateBranch", branch_arn(call.path["repository"], request.name)),)
+
+
+OPERATIONS: Final = (
+    Operation(
+        "listBranches",
+        "GET",
+        "/repositories/{repository}/branches",
+        list_branches,
+        TAG,
+        params=(*params.PAGE, params.flag("show_hidden", "include hidden branches")),
+        responses={200: wire.RefList},
+        permissions=on_repository("fs:ListBranches"),
+    ),
+    Operation(
+        "createBranch",
+        "POST",
+        "/repositories/{repository}/branches",
+        create_branch,
+        TAG,
+        body=wire.BranchCreation,
+        responses={201: "text", 409: None},
+        permissions=_create_needs,
+    ),
+    Operation(
+        "getBranch",
+        "GET",
+        BRANCH,
+        get_branch,
+        TAG,
+        responses={200: wire.Ref, 404: None},
+        permissions=on_branch("fs:ReadBranch"),
+    ),
+    Operation(
+        "deleteBranch",
+        "DELETE",
+        BRANCH,
+        delete_branch,
+        TAG,
+        params=(params.flag("force", "delete even if protected"),),
+        responses={204: None, 404: None},
+        permissions=on_branch("fs:DeleteBranch"),
+    ),
+    Operation(
+        "commit",
+        "POST",
+        BRANCH + "/commits",
+        commit,
+        "commits",
+        params=(params.text("source_metarange", "not supported: must be absent"),),
+        body=wire.CommitCreation,
+        responses={201: wire.Commit, 400: None, 404: None},
+        permissions=on_branch("fs:CreateCommit"),
+    ),
+)

@@ -1,0 +1,183 @@
+"""Groups, their members and their policies."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+from starlette.responses import Response
+
+from kvlake.api import params
+from kvlake.api.needs import on_all
+from kvlake.api.pages import page
+from kvlake.api.routes.auth_common import group, on_group, on_policy, policy, user
+from kvlake.api.routing import Call, Operation, json, no_content
+from kvlake.api.wire import auth as wire
+from kvlake.auth import Permission, group_arn
+
+TAG: Final = "auth"
+GROUP: Final = "/auth/groups/{groupId}"
+
+
+def list_groups(call: Call) -> Response:
+    query = call.query
+    groups = call.services.auth.list_groups(prefix=query.text("prefix"), after=query.text("after"))
+    results, pagination = page(groups, query.amount(), lambda g: g.id)
+    return json(wire.GroupList(pagination=pagination, results=[group(g) for g in results]))
+
+
+def create_group(call: Call) -> Response:
+    request: wire.GroupCreation = call.body
+    made = call.services.auth.create_group(request.id, description=request.description)
+    return json(group(made), 201)
+
+
+def get_group(call: Call) -> Response:
+    return json(group(call.services.auth.get_group(call.path["groupId"])))
+
+
+def delete_group(call: Call) -> Response:
+    call.services.auth.delete_group(call.path["groupId"])
+    return no_content()
+
+
+def list_group_members(call: Call) -> Response:
+    auth, query = call.services.auth, call.query
+    ids = auth.group_members(call.path["groupId"], after=query.text("after"))
+    results, pagination = page(ids, query.amount(), lambda i: i, prefix=query.text("prefix"))
+    return json(
+        wire.UserList(pagination=pagination, results=[user(auth.get_user(i)) for i in results])
+    )
+
+
+def add_group_membership(call: Call) -> Response:
+    call.services.auth.add_member(call.path["groupId"], call.path["userId"])
+    return Response(status_code=201)
+
+
+def delete_group_membership(call: Call) -> Response:
+    call.services.auth.remove_member(call.path["groupId"], call.path["userId"])
+    return no_content()
+
+
+def list_group_policies(call: Call) -> Response:
+    auth, query = call.services.auth, call.query
+    ids = auth.group_policies(call.path["groupId"], after=query.text("after"))
+    results, pagination = page(ids, query.amount(), lambda i: i, prefix=query.text("prefix"))
+    policies = [policy(auth.get_policy(i)) for i in results]
+    return json(wire.PolicyList(pagination=pagination, results=policies))
+
+
+def attach_policy_to_group(call: Call) -> Response:
+    call.services.auth.attach_to_group(call.path["groupId"], call.path["policyId"])
+    return Response(status_code=201)
+
+
+def detach_policy_from_group(call: Call) -> Response:
+    call.services.auth.detach_from_group(call.path["groupId"], call.path["policyId"])
+    return no_content()
+
+
+def _create_needs(call: Call) -> Sequence[Permission]:
+    request: wire.GroupCreation = call.body
+    return (Permission("auth:CreateGroup", group_arn(request.id)),)
+
+
+MEMBER: Final = GROUP + "/members/{userId}"
+POLICY: Final = GROUP + "/policies/{policyId}"
+OPERATIONS: Final = (
+    Operation(
+        "listGroups",
+        "GET",
+        "/auth/groups",
+        list_groups,
+        TAG,
+        params=params.PAGE,
+        responses={200: wire.GroupList},
+        permissions=on_all("auth:ListGroups"),
+    ),
+    Operation(
+        "createGroup",
+        "POST",
+        "/auth/groups",
+        create_group,
+        TAG,
+        body=wire.GroupCreation,
+        responses={201: wire.Group, 409: None},
+        permissions=_create_needs,
+    ),
+    Operation(
+        "getGroup",
+        "GET",
+        GROUP,
+        get_group,
+        TAG,
+        responses={200: wire.Group, 404: None},
+        permissions=on_group("auth:ReadGroup"),
+    ),
+    Operation(
+        "deleteGroup",
+        "DELETE",
+        GROUP,
+        delete_group,
+        TAG,
+        responses={204: None, 404: None},
+        permissions=on_group("auth:DeleteGroup"),
+    ),
+    Operation(
+        "listGroupMembers",
+        "GET",
+        GROUP + "/members",
+        list_group_members,
+        TAG,
+        params=params.PAGE,
+        responses={200: wire.UserList, 404: None},
+        permissions=on_group("auth:ReadGroup"),
+    ),
+    Operation(
+        "addGroupMembership",
+        "PUT",
+        MEMBER,
+        add_group_membership,
+        TAG,
+        responses={201: None, 404: None},
+        permissions=on_group("auth:AddGroupMember"),
+    ),
+    Operation(
+        "deleteGroupMembership",
+        "DELETE",
+        MEMBER,
+        delete_group_membership,
+        TAG,
+        responses={204: None, 404: None},
+        permissions=on_group("auth:RemoveGroupMember"),
+    ),
+    Operation(
+        "listGroupPolicies",
+        "GET",
+        GROUP + "/policies",
+        list_group_policies,
+        TAG,
+        params=params.PAGE,
+        responses={200: wire.PolicyList, 404: None},
+        permissions=on_group("auth:ReadGroup"),
+    ),
+    Operation(
+        "attachPolicyToGroup",
+        "PUT",
+        POLICY,
+        attach_policy_to_group,
+        TAG,
+        responses={201: None, 404: None},
+        permissions=on_policy("auth:AttachPolicy"),
+    ),
+    Operation(
+        "detachPolicyFromGroup",
+        "DELETE",
+        POLICY,
+        detach_policy_from_group,
+        TAG,
+        responses={204: None, 404: None},
+        permissions=on_policy("auth:DetachPolicy"),
+    ),
+)

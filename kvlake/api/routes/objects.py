@@ -1,0 +1,263 @@
+"""Objects: read (whole, ranged, HEAD), stat, list, delete, delete many, copy.
+
+Small objects are read in the handler's thread and sent in one piece; larger ones
+stream from the blockstore in chunks, so memory stays flat for any object size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from email.utils import formatdate
+from typing import BinaryIO, Final
+
+from starlette.responses import Response, StreamingResponse
+
+from kvlake.api import convert, params
+from kvlake.api.errors import error_response, status_of
+from kvlake.api.needs import on_object, on_repository
+from kvlake.api.ranges import ByteRange, parse_range
+from kvlake.api.routing import Call, Operation, json, no_content
+from kvlake.api.wire import objects as wire
+from kvlake.api.wire.common import pagination
+from kvlake.auth import Permission, object_arn
+from kvlake.blockstore import READ_CHUNK
+from kvlake.catalog import CommonPrefix, ObjectStat
+from kvlake.errors import InvalidInputError
+
+TAG: Final = "objects"
+READ: Final = "/repositories/{repository}/refs/{ref}/objects"
+WRITE: Final = "/repositories/{repository}/branches/{branch}/objects"
+_SMALL: Final = 1 << 20
+_NO_PRESIGN: Final = params.flag("presign", "must be false: kvlake has no presigned URLs")
+
+
+def _refuse_presign(call: Call) -> None:
+    if call.query.flag("presign"):
+        raise InvalidInputError("presigned URLs are not supported (pre_sign_support is false)")
+
+
+def _headers(stat: ObjectStat) -> dict[str, str]:
+    return {
+        "ETag": f'"{stat.checksum}"',
+        "Last-Modified": formatdate(stat.mtime, usegmt=True),
+        "Accept-Ranges": "bytes",
+        "Content-Type": stat.content_type,
+    }
+
+
+def _chunks(reader: BinaryIO) -> Iterator[bytes]:
+    try:
+        while chunk := reader.read(READ_CHUNK):
+            yield chunk
+    finally:
+        reader.close()
+
+
+def _read(call: Call, *, with_body: bool) -> Response:
+    _refuse_presign(call)
+    catalog = call.services.catalog
+    repository, ref, path = call.path["repository"], call.path["ref"], call.query.text("path")
+    stat = catalog.stat(repository, ref, path)
+    headers = _headers(stat)
+    if_none_match = call.query.text("If-None-Match")
+    if if_none_match and if_none_match.strip() in (headers["ETag"], stat.checksum, "*"):
+        return Response(status_code=304, headers={"ETag": headers["ETag"]})
+    status, span = 200, ByteRange(0, stat.size, stat.size)
+    if call.query.has("Range"):
+        span = parse_range(call.query.text("Range"), stat.size)
+        if not span.satisfiable:
+            response = error_response(416, f"range is beyond the object's {stat.size} bytes")
+            response.headers["Content-Range"] = span.content_range()
+            return response
+        status = 206
+        headers["Content-Range"] = span.content_range()
+    headers["Content-Length"] = str(span.end - span.start)
+    if not with_body:
+        return Response(status_code=status, headers=headers)
+    _, reader = catalog.open_object(repository, ref, path, start=span.start, end=span.end)
+    if span.end - span.start <= _SMALL:
+        with reader:
+            return Response(reader.read(), status, headers)
+    return StreamingResponse(_chunks(reader), status, headers)
+
+
+def get_object(call: Call) -> Response:
+    return _read(call, with_body=True)
+
+
+def head_object(call: Call) -> Response:
+    return _read(call, with_body=False)
+
+
+def stat_object(call: Call) -> Response:
+    _refuse_presign(call)
+    catalog = call.services.catalog
+    repository = call.path["repository"]
+    stat = catalog.stat(repository, call.path["ref"], call.query.text("path"))
+    namespace = call.services.graveler.get_repository(repository).storage_namespace
+    user_metadata = call.query.flag("user_metadata", True)
+    return json(convert.object_stats(stat, namespace, user_metadata=user_metadata))
+
+
+def list_objects(call: Call) -> Response:
+    _refuse_presign(call)
+    query = call.query
+    repository = call.path["repository"]
+    listing = call.services.catalog.list_objects(
+        repository,
+        call.path["ref"],
+        prefix=query.text("prefix"),
+        delimiter=query.text("delimiter"),
+        after=query.text("after"),
+        amount=query.amount(),
+    )
+    namespace = call.services.graveler.get_repository(repository).storage_namespace
+    user_metadata = query.flag("user_metadata", True)
+    results = [
+        convert.common_prefix(row.path)
+        if isinstance(row, CommonPrefix)
+        else convert.object_stats(row, namespace, user_metadata=user_metadata)
+        for row in listing.results
+    ]
+    page = pagination(len(results), has_more=listing.has_more, next_offset=listing.next_offset)
+    return json(wire.ObjectStatsList(pagination=page, results=results))
+
+
+def _refuse_no_tombstone(call: Call) -> None:
+    if call.query.flag("no_tombstone"):
+        raise InvalidInputError("no_tombstone is not supported; omit it")
+
+
+def delete_object(call: Call) -> Response:
+    _refuse_no_tombstone(call)
+    call.services.catalog.delete_object(
+        call.path["repository"], call.path["branch"], call.query.text("path")
+    )
+    return no_content()
+
+
+def delete_objects(call: Call) -> Response:
+    _refuse_no_tombstone(call)
+    request: wire.PathList = call.body
+    failures = call.services.catalog.delete_objects(
+        call.path["repository"], call.path["branch"], request.paths
+    )
+    errors = [
+        wire.ObjectError(status_code=status_of(exc), message=str(exc), path=path)
+        for path, exc in failures
+    ]
+    return json(wire.ObjectErrorList(errors=errors))
+
+
+def copy_object(call: Call) -> Response:
+    request: wire.ObjectCopyCreation = call.body
+    repository, branch = call.path["repository"], call.path["branch"]
+    stat = call.services.catalog.copy_object(
+        repository,
+        request.src_ref or branch,
+        request.src_path,
+        branch,
+        call.query.text("dest_path"),
+    )
+    namespace = call.services.graveler.get_repository(repository).storage_namespace
+    return json(convert.object_stats(stat, namespace), 201)
+
+
+def _delete_many_needs(call: Call) -> Sequence[Permission]:
+    request: wire.PathList = call.body
+    repository = call.path["repository"]
+    return [Permission("fs:DeleteObject", object_arn(repository, p)) for p in request.paths]
+
+
+def _copy_needs(call: Call) -> Sequence[Permission]:
+    request: wire.ObjectCopyCreation = call.body
+    repository = call.path["repository"]
+    return (
+        Permission("fs:ReadObject", object_arn(repository, request.src_path)),
+        Permission("fs:WriteObject", object_arn(repository, call.query.text("dest_path"))),
+    )
+
+
+_RANGE: Final = params.header("Range", "one byte range, e.g. bytes=0-99")
+_FORCE: Final = params.flag("force", "write even if the branch is protected")
+_NO_TOMBSTONE: Final = params.flag("no_tombstone", "not supported: must be false")
+
+OPERATIONS: Final = (
+    Operation(
+        "getObject",
+        "GET",
+        READ,
+        get_object,
+        TAG,
+        params=(params.PATH, _RANGE, params.header("If-None-Match", "ETag"), _NO_PRESIGN),
+        responses={200: "binary", 206: "binary", 404: None, 416: None},
+        permissions=on_object("fs:ReadObject"),
+    ),
+    Operation(
+        "headObject",
+        "HEAD",
+        READ,
+        head_object,
+        TAG,
+        params=(params.PATH, _RANGE),
+        responses={200: None, 206: None, 404: None, 416: None},
+        permissions=on_object("fs:ReadObject"),
+    ),
+    Operation(
+        "statObject",
+        "GET",
+        READ + "/stat",
+        stat_object,
+        TAG,
+        params=(params.PATH, params.flag("user_metadata", "include user metadata"), _NO_PRESIGN),
+        responses={200: wire.ObjectStats, 404: None},
+        permissions=on_object("fs:ReadObject"),
+    ),
+    Operation(
+        "listObjects",
+        "GET",
+        READ + "/ls",
+        list_objects,
+        TAG,
+        params=(
+            *params.PAGE,
+            params.text("delimiter", "fold paths at this delimiter into common prefixes"),
+            params.flag("user_metadata", "include user metadata"),
+            _NO_PRESIGN,
+        ),
+        responses={200: wire.ObjectStatsList, 404: None},
+        permissions=on_repository("fs:ListObjects"),
+    ),
+    Operation(
+        "deleteObject",
+        "DELETE",
+        WRITE,
+        delete_object,
+        TAG,
+        params=(params.PATH, _FORCE, _NO_TOMBSTONE),
+        responses={204: None, 404: None},
+        permissions=on_object("fs:DeleteObject"),
+    ),
+    Operation(
+        "deleteObjects",
+        "POST",
+        WRITE + "/delete",
+        delete_objects,
+        TAG,
+        params=(_FORCE, _NO_TOMBSTONE),
+        body=wire.PathList,
+        responses={200: wire.ObjectErrorList, 404: None},
+        permissions=_delete_many_needs,
+    ),
+    Operation(
+        "copyObject",
+        "POST",
+        WRITE + "/copy",
+        copy_object,
+        TAG,
+        params=(params.text("dest_path", "destination path", required=True),),
+        body=wire.ObjectCopyCreation,
+        responses={201: wire.ObjectStats, 404: None},
+        permissions=_copy_needs,
+    ),
+)

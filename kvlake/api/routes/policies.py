@@ -1,0 +1,109 @@
+"""Policies: list, create, get, update, delete."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+from starlette.responses import Response
+
+from kvlake.api import params
+from kvlake.api.needs import on_all
+from kvlake.api.pages import page
+from kvlake.api.routes.auth_common import on_policy, policy, statements
+from kvlake.api.routing import Call, Operation, json, no_content
+from kvlake.api.wire import auth as wire
+from kvlake.auth import Permission, policy_arn
+from kvlake.errors import InvalidInputError
+
+TAG: Final = "auth"
+POLICY: Final = "/auth/policies/{policyId}"
+
+
+def list_policies(call: Call) -> Response:
+    query = call.query
+    found = call.services.auth.list_policies(prefix=query.text("prefix"), after=query.text("after"))
+    results, pagination = page(found, query.amount(), lambda p: p.id)
+    return json(wire.PolicyList(pagination=pagination, results=[policy(p) for p in results]))
+
+
+def create_policy(call: Call) -> Response:
+    request: wire.Policy = call.body
+    return json(policy(call.services.auth.create_policy(request.id, statements(request))), 201)
+
+
+def get_policy(call: Call) -> Response:
+    return json(policy(call.services.auth.get_policy(call.path["policyId"])))
+
+
+def update_policy(call: Call) -> Response:
+    request: wire.Policy = call.body
+    if request.id != call.path["policyId"]:
+        raise InvalidInputError(
+            f"policy id {request.id!r} in the body differs from {call.path['policyId']!r} in the"
+            " path; a policy cannot be renamed"
+        )
+    updated = call.services.auth.update_policy(request.id, statements(request))
+    return json(policy(updated))
+
+
+def delete_policy(call: Call) -> Response:
+    call.services.auth.delete_policy(call.path["policyId"])
+    return no_content()
+
+
+def _create_needs(call: Call) -> Sequence[Permission]:
+    request: wire.Policy = call.body
+    return (Permission("auth:CreatePolicy", policy_arn(request.id)),)
+
+
+OPERATIONS: Final = (
+    Operation(
+        "listPolicies",
+        "GET",
+        "/auth/policies",
+        list_policies,
+        TAG,
+        params=params.PAGE,
+        responses={200: wire.PolicyList},
+        permissions=on_all("auth:ListPolicies"),
+    ),
+    Operation(
+        "createPolicy",
+        "POST",
+        "/auth/policies",
+        create_policy,
+        TAG,
+        body=wire.Policy,
+        responses={201: wire.Policy, 409: None},
+        permissions=_create_needs,
+    ),
+    Operation(
+        "getPolicy",
+        "GET",
+        POLICY,
+        get_policy,
+        TAG,
+        responses={200: wire.Policy, 404: None},
+        permissions=on_policy("auth:ReadPolicy"),
+    ),
+    Operation(
+        "updatePolicy",
+        "PUT",
+        POLICY,
+        update_policy,
+        TAG,
+        body=wire.Policy,
+        responses={200: wire.Policy, 404: None},
+        permissions=on_policy("auth:UpdatePolicy"),
+    ),
+    Operation(
+        "deletePolicy",
+        "DELETE",
+        POLICY,
+        delete_policy,
+        TAG,
+        responses={204: None, 404: None},
+        permissions=on_policy("auth:DeletePolicy"),
+    ),
+)

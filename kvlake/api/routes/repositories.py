@@ -1,0 +1,146 @@
+"""Repositories: list, create (optionally with sample content), get, delete, metadata."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from typing import Final
+
+from starlette.responses import Response
+
+from kvlake.api import params
+from kvlake.api.needs import on_all, on_repository
+from kvlake.api.pages import page
+from kvlake.api.routing import Call, Operation, json, no_content
+from kvlake.api.wire import refs as wire
+from kvlake.auth import Permission, repository_arn
+from kvlake.graveler.records import Repository
+
+TAG: Final = "repositories"
+SAMPLE_FILES: Final = {
+    "README.md": b"# Sample repository\n\nCreated by kvlake with sample data: try a branch,"
+    b" change `data/lakes.csv`, commit, diff and merge.\n",
+    "data/lakes.csv": b"name,country,area_km2\nSuperior,Canada/USA,82100\n"
+    b"Victoria,Uganda/Kenya/Tanzania,68870\nBaikal,Russia,31722\n",
+    "data/rivers.csv": b"name,length_km\nNile,6650\nAmazon,6400\nYangtze,6300\n",
+}
+
+
+def to_wire(repository: Repository) -> wire.Repository:
+    return wire.Repository(
+        id=repository.name,
+        creation_date=int(repository.creation_date),
+        default_branch=repository.default_branch,
+        storage_namespace=repository.storage_namespace,
+        storage_id="",
+    )
+
+
+def list_repositories(call: Call) -> Response:
+    query = call.query
+    repositories = call.services.graveler.list_repositories(after=query.text("after"))
+    search = query.text("search")
+    if search:
+        repositories = (r for r in repositories if search in r.name)
+    results, pagination = page(
+        repositories, query.amount(), lambda r: r.name, prefix=query.text("prefix")
+    )
+    return json(wire.RepositoryList(pagination=pagination, results=[to_wire(r) for r in results]))
+
+
+def create_repository(call: Call) -> Response:
+    request: wire.RepositoryCreation = call.body
+    graveler = call.services.graveler
+    default_branch = request.default_branch or "main"
+    if call.query.flag("bare"):
+        repository = graveler.create_bare_repository(
+            request.name, storage_namespace=request.storage_namespace, default_branch=default_branch
+        )
+    else:
+        repository = graveler.create_repository(
+            request.name, storage_namespace=request.storage_namespace, default_branch=default_branch
+        )
+    if request.sample_data:
+        for path, data in SAMPLE_FILES.items():
+            call.services.catalog.upload(
+                repository.name, default_branch, path, io.BytesIO(data), content_type="text/plain"
+            )
+        graveler.commit(
+            repository, default_branch, committer=call.user_id, message="Add sample data"
+        )
+    return json(to_wire(repository), 201)
+
+
+def get_repository(call: Call) -> Response:
+    return json(to_wire(call.services.graveler.get_repository(call.path["repository"])))
+
+
+def delete_repository(call: Call) -> Response:
+    call.services.graveler.delete_repository(call.path["repository"])
+    return no_content()
+
+
+def get_repository_metadata(call: Call) -> Response:
+    call.services.graveler.get_repository(call.path["repository"])
+    return json({})
+
+
+def _create(call: Call) -> Sequence[Permission]:
+    request: wire.RepositoryCreation = call.body
+    return (
+        Permission("fs:CreateRepository", repository_arn(request.name)),
+        Permission("fs:AttachStorageNamespace", request.storage_namespace),
+    )
+
+
+OPERATIONS: Final = (
+    Operation(
+        "listRepositories",
+        "GET",
+        "/repositories",
+        list_repositories,
+        TAG,
+        params=(*params.PAGE, params.text("search", "only repositories whose name contains it")),
+        responses={200: wire.RepositoryList},
+        permissions=on_all("fs:ListRepositories"),
+    ),
+    Operation(
+        "createRepository",
+        "POST",
+        "/repositories",
+        create_repository,
+        TAG,
+        params=(params.flag("bare", "create without an initial commit and branch"),),
+        body=wire.RepositoryCreation,
+        responses={201: wire.Repository, 409: None},
+        permissions=_create,
+    ),
+    Operation(
+        "getRepository",
+        "GET",
+        "/repositories/{repository}",
+        get_repository,
+        TAG,
+        responses={200: wire.Repository, 404: None},
+        permissions=on_repository("fs:ReadRepository"),
+    ),
+    Operation(
+        "deleteRepository",
+        "DELETE",
+        "/repositories/{repository}",
+        delete_repository,
+        TAG,
+        params=(params.flag("force", "ignored: kvlake has no read-only repositories"),),
+        responses={204: None, 404: None},
+        permissions=on_repository("fs:DeleteRepository"),
+    ),
+    Operation(
+        "getRepositoryMetadata",
+        "GET",
+        "/repositories/{repository}/metadata",
+        get_repository_metadata,
+        TAG,
+        responses={200: "metadata", 404: None},
+        permissions=on_repository("fs:ReadRepository"),
+    ),
+)

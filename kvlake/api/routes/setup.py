@@ -1,0 +1,170 @@
+"""Health, configuration, first set-up, login and the current user."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from starlette.responses import Response
+
+from kvlake import __version__
+from kvlake.api.routing import Call, Operation, json, no_content
+from kvlake.api.wire import auth as wire_auth
+from kvlake.api.wire import setup as wire
+from kvlake.auth import SESSION_COOKIE, install, is_installed
+from kvlake.auth.credentials import SESSION_SECONDS
+
+TAG: Final = "setup"
+
+
+def health_check(call: Call) -> Response:
+    return no_content()
+
+
+def storage_config(call: Call) -> wire.StorageConfig:
+    scheme = call.services.blockstore.scheme
+    return wire.StorageConfig(
+        blockstore_type=scheme,
+        blockstore_namespace_example=f"{scheme}://example-bucket/repo1",
+        validity=f"^{scheme}://",
+        default_namespace_prefix=f"{scheme}://",
+        blockstore_description=f"kvlake {scheme} blockstore",
+    )
+
+
+def get_config(call: Call) -> Response:
+    storage = storage_config(call)
+    return json(
+        wire.Config(
+            version_config=wire.VersionConfig(version=__version__),
+            storage_config=storage,
+            storage_config_list=[storage],
+            capabilities_config={"async_ops": False},
+        )
+    )
+
+
+def get_storage_config(call: Call) -> Response:
+    return json(storage_config(call))
+
+
+def get_version(call: Call) -> Response:
+    return json(wire.VersionConfig(version=__version__))
+
+
+def get_setup_state(call: Call) -> Response:
+    installed = is_installed(call.services.auth)
+    return json(wire.SetupState(state="initialized" if installed else "not_initialized"))
+
+
+def setup(call: Call) -> Response:
+    request: wire.Setup = call.body
+    key = request.key
+    made = install(
+        call.services.auth,
+        user_name=request.username,
+        access_key_id=key.access_key_id if key else "",
+        secret=key.secret_access_key if key else "",
+    )
+    credential = call.services.auth.get_credential(made.access_key_id)
+    return json(
+        wire_auth.CredentialsWithSecret(
+            access_key_id=made.access_key_id,
+            secret_access_key=made.secret,
+            creation_date=credential.creation_date,
+        )
+    )
+
+
+def login(call: Call) -> Response:
+    request: wire.LoginInformation = call.body
+    token, expiry = call.services.authenticator.login(
+        request.access_key_id, request.secret_access_key
+    )
+    response = json(wire.AuthenticationToken(token=token, token_expiration=expiry))
+    response.set_cookie(
+        SESSION_COOKIE, token, max_age=SESSION_SECONDS, httponly=True, samesite="strict"
+    )
+    return response
+
+
+def logout(call: Call) -> Response:
+    response = no_content()
+    response.delete_cookie(SESSION_COOKIE)
+    return response
+
+
+def get_current_user(call: Call) -> Response:
+    assert call.user is not None
+    user = call.user
+    return json(
+        wire_auth.CurrentUser(
+            user=wire_auth.User(
+                id=user.id,
+                creation_date=user.creation_date,
+                friendly_name=user.friendly_name,
+                email=user.email,
+            )
+        )
+    )
+
+
+OPERATIONS: Final = (
+    Operation(
+        "healthCheck", "GET", "/healthcheck", health_check, TAG, public=True, responses={204: None}
+    ),
+    Operation("getConfig", "GET", "/config", get_config, TAG, responses={200: wire.Config}),
+    Operation(
+        "getStorageConfig",
+        "GET",
+        "/config/storage",
+        get_storage_config,
+        TAG,
+        responses={200: wire.StorageConfig},
+    ),
+    Operation(
+        "getLakeFSVersion",
+        "GET",
+        "/config/version",
+        get_version,
+        TAG,
+        responses={200: wire.VersionConfig},
+    ),
+    Operation(
+        "getSetupState",
+        "GET",
+        "/setup_lakefs",
+        get_setup_state,
+        TAG,
+        public=True,
+        responses={200: wire.SetupState},
+    ),
+    Operation(
+        "setup",
+        "POST",
+        "/setup_lakefs",
+        setup,
+        TAG,
+        public=True,
+        body=wire.Setup,
+        responses={200: wire_auth.CredentialsWithSecret, 409: None},
+    ),
+    Operation(
+        "login",
+        "POST",
+        "/auth/login",
+        login,
+        "auth",
+        public=True,
+        body=wire.LoginInformation,
+        responses={200: wire.AuthenticationToken, 401: None},
+    ),
+    Operation("logout", "POST", "/auth/logout", logout, "auth", public=True, responses={204: None}),
+    Operation(
+        "getCurrentUser",
+        "GET",
+        "/user",
+        get_current_user,
+        "auth",
+        responses={200: wire_auth.CurrentUser},
+    ),
+)

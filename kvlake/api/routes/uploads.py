@@ -1,0 +1,81 @@
+"""Object uploads: a raw body or a multipart form, streamed into the blockstore.
+
+The body is never held whole: the catalog pulls it through the reader while
+hashing and storing it. User metadata comes from `x-lakefs-meta-<name>` headers;
+`If-None-Match: *` refuses to overwrite an existing object (412).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from starlette.responses import Response
+
+from kvlake.api import convert, params
+from kvlake.api.multipart import MultipartFileReader, boundary_of
+from kvlake.api.needs import on_object
+from kvlake.api.routing import STREAM, Call, Operation, json
+from kvlake.api.wire import objects as wire
+from kvlake.errors import InvalidInputError
+
+META_PREFIX: Final = "x-lakefs-meta-"
+MAX_METADATA_BYTES: Final = 8 * 1024
+
+
+def user_metadata(headers: Any) -> dict[str, str]:
+    metadata = {
+        name[len(META_PREFIX) :]: value
+        for name, value in headers.items()
+        if name.lower().startswith(META_PREFIX) and len(name) > len(META_PREFIX)
+    }
+    if sum(len(k) + len(v) for k, v in metadata.items()) > MAX_METADATA_BYTES:
+        raise InvalidInputError(f"user metadata is over {MAX_METADATA_BYTES} bytes; send less")
+    return metadata
+
+
+def upload_object(call: Call) -> Response:
+    query = call.query
+    if_none_match = query.text("If-None-Match")
+    if if_none_match not in ("", "*"):
+        raise InvalidInputError("If-None-Match supports only '*' (do not overwrite)")
+    if query.has("If-Match"):
+        raise InvalidInputError("If-Match is not supported on upload; omit it")
+    repository, branch, path = call.path["repository"], call.path["branch"], query.text("path")
+    content_type = call.request.headers.get("content-type", "")
+    source = call.source
+    if content_type.lower().startswith("multipart/form-data"):
+        form = MultipartFileReader(source, boundary_of(content_type))
+        form.start()
+        source, content_type = form, form.content_type or ""
+    stat = call.services.catalog.upload(
+        repository,
+        branch,
+        path,
+        source,
+        content_type=content_type or None,
+        metadata=user_metadata(call.request.headers),
+        if_absent=if_none_match == "*",
+    )
+    namespace = call.services.graveler.get_repository(repository).storage_namespace
+    return json(convert.object_stats(stat, namespace), 201)
+
+
+OPERATIONS: Final = (
+    Operation(
+        "uploadObject",
+        "POST",
+        "/repositories/{repository}/branches/{branch}/objects",
+        upload_object,
+        "objects",
+        params=(
+            params.PATH,
+            params.text("storageClass", "ignored (deprecated in lakeFS)"),
+            params.flag("force", "write even if the branch is protected"),
+            params.header("If-None-Match", "'*': fail with 412 if the object exists"),
+            params.header("If-Match", "not supported"),
+        ),
+        body=STREAM,
+        responses={201: wire.ObjectStats, 404: None, 412: None},
+        permissions=on_object("fs:WriteObject"),
+    ),
+)

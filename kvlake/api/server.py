@@ -1,0 +1,51 @@
+"""Run the server: one or more uvicorn worker processes over one set of stores.
+
+Workers share nothing but the stores, so they behave as one server. The first
+start's admin is created here, before any worker starts, so its secret is
+printed exactly once. uvicorn handles SIGINT and SIGTERM gracefully: it stops
+accepting connections, lets in-flight requests finish (up to
+`GRACEFUL_SECONDS`), then runs each worker's shutdown, which stops the cleaner.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Final
+
+import msgspec
+import uvicorn
+
+from kvlake.api.app import SETTINGS_ENV, print_installation
+from kvlake.api.services import Services
+from kvlake.config import Settings, redact_url
+
+log = logging.getLogger(__name__)
+
+GRACEFUL_SECONDS: Final = 30
+
+
+def serve(settings: Settings, *, workers: int = 1) -> None:
+    """Serve /api/v1 on `settings.host:settings.port` until interrupted."""
+    services = Services.open(settings)
+    try:
+        print_installation(services)
+    finally:
+        services.close()
+    print(
+        f"kvlake: serving http://{settings.host}:{settings.port}/api/v1 with {workers}"
+        f" worker(s); metadata in {redact_url(settings.kv_url)}",
+        flush=True,
+    )
+    os.environ[SETTINGS_ENV] = msgspec.json.encode(settings).decode()
+    uvicorn.run(
+        "kvlake.api.app:app_from_environment",
+        factory=True,
+        host=settings.host,
+        port=settings.port,
+        workers=workers,
+        timeout_graceful_shutdown=GRACEFUL_SECONDS,
+        log_level="warning",
+        access_log=False,
+        server_header=False,
+    )

@@ -1,0 +1,105 @@
+"""Everything a request handler uses, opened once per server process from the settings.
+
+The services hold connections and immutable caches only (committed ranges,
+compiled patterns); every mutable fact is read from the KV store, so any number
+of processes over one store behave as one server.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from typing import Final
+
+from kvlake.auth import (
+    Authenticator,
+    AuthStore,
+    LoginLimiter,
+    ServerKey,
+    ensure_installation,
+    installation_settings,
+    load_master_key,
+)
+from kvlake.auth.installation import Installation
+from kvlake.blockstore import BlockStore, open_blockstore
+from kvlake.catalog import Catalog
+from kvlake.config import Settings
+from kvlake.graveler.cleaner import Cleaner
+from kvlake.graveler.committed import CommittedManager
+from kvlake.graveler.graveler import Graveler
+from kvlake.kv import Store, open_store
+
+log = logging.getLogger(__name__)
+
+CLEANER_INTERVAL: Final = 10.0
+
+
+def _setting(settings: Settings, section: str, name: str, default: str) -> str:
+    """A setting the Settings struct may not have yet: read defensively, env as fallback."""
+    part = getattr(settings, section, None)
+    value = getattr(part, name, None) if part is not None else None
+    if isinstance(value, str) and value:
+        return value
+    return os.environ.get(f"KVLAKE_{section.upper()}_{name.upper()}", default)
+
+
+class Services:
+    """The stores and engines of one server process. Close it to release connections."""
+
+    def __init__(self, settings: Settings, store: Store, blockstore: BlockStore) -> None:
+        self.settings = settings
+        self.store = store
+        self.blockstore = blockstore
+        self.graveler = Graveler(
+            store, CommittedManager(blockstore), check_namespace=blockstore.check_namespace
+        )
+        self.catalog = Catalog(self.graveler, blockstore)
+        master = load_master_key(
+            _setting(settings, "auth", "encrypt_secret_key", ""), settings.data_dir
+        )
+        self.auth = AuthStore(store, ServerKey(master))
+        self.authenticator = Authenticator(self.auth, LoginLimiter(store))
+        self._stop = threading.Event()
+        self._cleaner: threading.Thread | None = None
+
+    @classmethod
+    def open(cls, settings: Settings) -> Services:
+        store = open_store(settings.kv_url)
+        try:
+            blockstore = open_blockstore(settings.blockstore_url)
+        except BaseException:
+            store.close()
+            raise
+        try:
+            services = cls(settings, store, blockstore)
+            services.auth.check_server_key()
+        except BaseException:
+            blockstore.close()
+            store.close()
+            raise
+        return services
+
+    def install(self) -> Installation | None:
+        """Create built-ins and the first admin on first start (see kvlake.auth.installation)."""
+        return ensure_installation(self.auth, installation_settings(self.settings, os.environ))
+
+    def start_cleaner(self, interval: float = CLEANER_INTERVAL) -> None:
+        """Run cleaner passes in a daemon thread until `close`."""
+        cleaner = Cleaner(self.graveler)
+        self._cleaner = threading.Thread(
+            target=cleaner.run,
+            args=(self._stop,),
+            kwargs={"interval": interval},
+            name="kvlake-cleaner",
+            daemon=True,
+        )
+        self._cleaner.start()
+
+    def close(self) -> None:
+        """Stop the cleaner (after its current pass), then close the stores."""
+        self._stop.set()
+        if self._cleaner is not None:
+            self._cleaner.join()
+        self.blockstore.close()
+        self.store.close()

@@ -1,0 +1,85 @@
+"""Wire models of users, groups, policies and credentials."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import msgspec
+
+from kvlake.api.wire.common import Name, Pagination, Request
+
+Id = Annotated[str, msgspec.Meta(min_length=1, max_length=128)]
+
+
+class User(msgspec.Struct, frozen=True, kw_only=True):
+    id: str
+    creation_date: int
+    friendly_name: str | None = None
+    email: str | None = None
+
+
+class CurrentUser(msgspec.Struct, frozen=True, kw_only=True):
+    user: User
+
+
+class UserCreation(Request):
+    id: Id
+    invite_user: bool | None = None
+
+
+class UserList(msgspec.Struct, frozen=True, kw_only=True):
+    pagination: Pagination
+    results: list[User]
+
+
+class Group(msgspec.Struct, frozen=True, kw_only=True):
+    id: str
+    name: str
+    creation_date: int
+    description: str | None = None
+
+
+class GroupCreation(Request):
+    id: Id
+    description: Name | None = None
+
+
+class GroupList(msgspec.Struct, frozen=True, kw_only=True):
+    pagination: Pagination
+    results: list[Group]
+
+
+class Statement(Request):
+    effect: Literal["allow", "deny"]
+    resource: Annotated[str, msgspec.Meta(min_length=1, max_length=2048)]
+    action: Annotated[
+        list[Annotated[str, msgspec.Meta(max_length=256)]],
+        msgspec.Meta(min_length=1, max_length=100),
+    ]
+
+
+class Policy(Request):
+    id: Id
+    statement: Annotated[list[Statement], msgspec.Meta(min_length=1, max_length=100)]
+    creation_date: int | None = None
+
+
+class PolicyList(msgspec.Struct, frozen=True, kw_only=True):
+    pagination: Pagination
+    results: list[Policy]
+
+
+class Credentials(msgspec.Struct, frozen=True, kw_only=True):
+    access_key_id: str
+    creation_date: int
+
+
+class CredentialsWithSecret(msgspec.Struct, frozen=True, kw_only=True):
+    access_key_id: str
+    secret_access_key: str
+    creation_date: int
+
+
+class CredentialsList(msgspec.Struct, frozen=True, kw_only=True):
+    pagination: Pagination
+    results: list[Credentials]

@@ -1,0 +1,43 @@
+"""Shapes every endpoint shares: errors and pagination.
+
+Request structs refuse unknown fields and wrong types (msgspec decodes strictly),
+so a request that reaches the core is well formed. Text fields carry length
+bounds so no single field can be huge.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Final
+
+import msgspec
+
+MAX_PER_PAGE: Final = 1000
+DEFAULT_PER_PAGE: Final = 100
+
+Name = Annotated[str, msgspec.Meta(max_length=1024)]
+Text = Annotated[str, msgspec.Meta(max_length=64 * 1024)]
+Metadata = Annotated[dict[Name, Text], msgspec.Meta(max_length=1000)]
+
+
+class Request(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """Base of every request body: unknown fields are an error, not silently dropped."""
+
+
+class Error(msgspec.Struct, frozen=True, kw_only=True):
+    message: str
+
+
+class Pagination(msgspec.Struct, frozen=True, kw_only=True):
+    has_more: bool
+    next_offset: str
+    results: int
+    max_per_page: int
+
+
+def pagination(count: int, *, has_more: bool, next_offset: str) -> Pagination:
+    return Pagination(
+        has_more=has_more,
+        next_offset=next_offset if has_more else "",
+        results=count,
+        max_per_page=MAX_PER_PAGE,
+    )

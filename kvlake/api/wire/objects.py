@@ -1,0 +1,49 @@
+"""Wire models of objects: stats, listings, copies and bulk deletes."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import msgspec
+
+from kvlake.api.wire.common import Pagination, Request
+
+Path = Annotated[str, msgspec.Meta(min_length=1, max_length=1024)]
+
+
+class ObjectStats(msgspec.Struct, frozen=True, kw_only=True):
+    path: str
+    path_type: Literal["common_prefix", "object"]
+    physical_address: str
+    checksum: str
+    mtime: int
+    size_bytes: int | None = None
+    metadata: dict[str, str] | None = None
+    content_type: str | None = None
+    physical_address_expiry: int | None = None
+
+
+class ObjectStatsList(msgspec.Struct, frozen=True, kw_only=True):
+    pagination: Pagination
+    results: list[ObjectStats]
+
+
+class ObjectCopyCreation(Request):
+    src_path: Path
+    src_ref: Annotated[str, msgspec.Meta(min_length=1, max_length=1024)] | None = None
+    force: bool | None = None
+    shallow: bool | None = None
+
+
+class PathList(Request):
+    paths: Annotated[list[Path], msgspec.Meta(max_length=1000)]
+
+
+class ObjectError(msgspec.Struct, frozen=True, kw_only=True):
+    status_code: int
+    message: str
+    path: str | None = None
+
+
+class ObjectErrorList(msgspec.Struct, frozen=True, kw_only=True):
+    errors: list[ObjectError]

@@ -1,0 +1,52 @@
+"""The auth layer: users, groups, policies and credentials, stored in the KV."""
+
+from kvlake.auth.authenticator import SESSION_COOKIE, Authenticator
+from kvlake.auth.credentials import ServerKey, load_master_key
+from kvlake.auth.installation import (
+    Installation,
+    InstallationSettings,
+    ensure_installation,
+    install,
+    installation_settings,
+    is_installed,
+)
+from kvlake.auth.policies import (
+    Permission,
+    branch_arn,
+    group_arn,
+    object_arn,
+    policy_arn,
+    repository_arn,
+    tag_arn,
+    user_arn,
+)
+from kvlake.auth.ratelimit import LoginLimiter
+from kvlake.auth.records import Group, Policy, Statement, User
+from kvlake.auth.store import AuthStore
+
+__all__ = [
+    "SESSION_COOKIE",
+    "AuthStore",
+    "Authenticator",
+    "Group",
+    "Installation",
+    "InstallationSettings",
+    "LoginLimiter",
+    "Permission",
+    "Policy",
+    "ServerKey",
+    "Statement",
+    "User",
+    "branch_arn",
+    "ensure_installation",
+    "group_arn",
+    "install",
+    "installation_settings",
+    "is_installed",
+    "load_master_key",
+    "object_arn",
+    "policy_arn",
+    "repository_arn",
+    "tag_arn",
+    "user_arn",
+]

@@ -1,0 +1,156 @@
+"""The server key, and what it protects: stored secrets and session tokens.
+
+One master key (a setting, or a random key generated once and kept in
+`data_dir`) derives two keys: a Fernet key that encrypts every stored secret and
+an HMAC key that signs session JWTs. Every server process of one installation
+must use the same master key; `AuthStore.check_server_key` refuses to start
+with a different one rather than fail every login later. Secrets are compared in
+constant time, and never appear in a log line or an error message.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import logging
+import os
+import secrets
+import string
+from pathlib import Path
+from typing import Final
+
+import jwt
+from cryptography.fernet import Fernet, InvalidToken
+
+from kvlake.errors import AuthenticationError, ConfigError
+
+log = logging.getLogger(__name__)
+
+KEY_FILE_NAME: Final = "auth_secret.key"
+KEY_SETTING: Final = "KVLAKE_AUTH_ENCRYPT_SECRET_KEY"
+SESSION_SECONDS: Final = 7 * 24 * 3600
+"""How long a login token stays valid, as in lakeFS."""
+
+_ACCESS_KEY_ALPHABET: Final = string.ascii_uppercase + string.digits
+_JWT_ALGORITHM: Final = "HS256"
+
+
+def new_access_key_id() -> str:
+    """`AKIAJ` and 15 random upper-case letters and digits: lakeFS's shape, 20 characters."""
+    return "AKIAJ" + "".join(secrets.choice(_ACCESS_KEY_ALPHABET) for _ in range(15))
+
+
+def new_secret_access_key() -> str:
+    """40 random URL-safe characters (240 bits)."""
+    return secrets.token_urlsafe(30)
+
+
+def secrets_equal(given: str, expected: str) -> bool:
+    """Constant-time comparison: the time taken says nothing about where they differ."""
+    return hmac.compare_digest(given.encode(), expected.encode())
+
+
+def load_master_key(configured: str, data_dir: str) -> bytes:
+    """The configured key, or the one kept in `data_dir`, created on first use.
+
+    Creation is atomic (write a temporary file, then hard-link it into place), so
+    several processes starting at once on one data folder agree on one key.
+
+    Raises:
+        ConfigError: the key file cannot be read or written.
+    """
+    if configured:
+        return configured.encode()
+    path = Path(data_dir) / KEY_FILE_NAME
+    try:
+        return _read_key_file(path)
+    except FileNotFoundError:
+        pass
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(f".{KEY_FILE_NAME}.{secrets.token_hex(8)}")
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as file:
+            file.write(secrets.token_hex(32) + "\n")
+        try:
+            os.link(temporary, path)
+            log.info("generated a new server key in %s", path)
+        except FileExistsError:
+            pass  # another process won the race: use its key
+        finally:
+            temporary.unlink()
+        return _read_key_file(path)
+    except OSError as exc:
+        raise ConfigError(
+            f"the server key file {str(path)!r} cannot be created ({exc.strerror or exc});"
+            f" make the data folder writable or set {KEY_SETTING}"
+        ) from exc
+
+
+def _read_key_file(path: Path) -> bytes:
+    try:
+        key = path.read_text(encoding="ascii").strip()
+    except FileNotFoundError:
+        raise
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(
+            f"the server key file {str(path)!r} cannot be read ({exc}); fix its permissions"
+            f" or set {KEY_SETTING}"
+        ) from exc
+    if not key:
+        raise ConfigError(f"the server key file {str(path)!r} is empty; delete it to start over")
+    return key.encode()
+
+
+class ServerKey:
+    """Encrypts stored secrets and signs session tokens. Immutable; thread-safe."""
+
+    def __init__(self, master: bytes) -> None:
+        fernet_key = hmac.new(master, b"kvlake secret encryption", hashlib.sha256).digest()
+        self._fernet = Fernet(base64.urlsafe_b64encode(fernet_key))
+        self._jwt_key = hmac.new(master, b"kvlake session tokens", hashlib.sha256).digest()
+
+    def encrypt(self, secret: str) -> bytes:
+        return self._fernet.encrypt(secret.encode())
+
+    def decrypt(self, token: bytes) -> str:
+        """The plain secret.
+
+        Raises:
+            ConfigError: the token was encrypted with another server key.
+        """
+        try:
+            return self._fernet.decrypt(token).decode()
+        except InvalidToken:
+            raise ConfigError(
+                f"a stored secret was encrypted with another server key; give every server"
+                f" process the same {KEY_SETTING} (or the same {KEY_FILE_NAME})"
+            ) from None
+
+    def issue_token(self, user_id: str, *, now: float, seconds: int = SESSION_SECONDS) -> str:
+        claims = {"sub": user_id, "iat": int(now), "exp": int(now) + seconds, "aud": "kvlake"}
+        return jwt.encode(claims, self._jwt_key, algorithm=_JWT_ALGORITHM)
+
+    def verify_token(self, token: str) -> tuple[str, int]:
+        """The user id and expiry a valid token names.
+
+        Raises:
+            AuthenticationError: bad signature, malformed or expired.
+        """
+        try:
+            claims = jwt.decode(
+                token,
+                self._jwt_key,
+                algorithms=[_JWT_ALGORITHM],
+                audience="kvlake",
+                options={"require": ["sub", "exp", "iat"]},
+            )
+        except jwt.ExpiredSignatureError:
+            raise AuthenticationError("the session token has expired; log in again") from None
+        except jwt.InvalidTokenError:
+            raise AuthenticationError("the session token is invalid; log in again") from None
+        subject = claims["sub"]
+        if not isinstance(subject, str):
+            raise AuthenticationError("the session token is invalid; log in again")
+        return subject, int(claims["exp"])

@@ -1,0 +1,72 @@
+"""The records auth keeps in the KV store, as frozen msgspec structs (MessagePack).
+
+A `Credential` holds the secret only encrypted with the server key: the KV never
+sees a secret in plain text, yet the server can recover it (request signing
+needs the secret itself, a hash would not do).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+Effect = Literal["allow", "deny"]
+
+
+class User(msgspec.Struct, frozen=True, kw_only=True):
+    id: str
+    creation_date: int
+    friendly_name: str | None = None
+    email: str | None = None
+
+
+class Group(msgspec.Struct, frozen=True, kw_only=True):
+    id: str
+    creation_date: int
+    description: str | None = None
+
+
+class Statement(msgspec.Struct, frozen=True, kw_only=True):
+    """Allow or deny `action`s (wildcards `*` and `?`) on resources matching `resource`."""
+
+    effect: Effect
+    action: tuple[str, ...]
+    resource: str
+
+
+class Policy(msgspec.Struct, frozen=True, kw_only=True):
+    id: str
+    creation_date: int
+    statement: tuple[Statement, ...]
+
+
+class Credential(msgspec.Struct, frozen=True, kw_only=True):
+    access_key_id: str
+    user_id: str
+    encrypted_secret: bytes
+    creation_date: int
+
+
+class Attachment(msgspec.Struct, frozen=True, kw_only=True):
+    """A membership or a policy attachment: the pair is the key, this records when."""
+
+    creation_date: int
+
+
+class LoginFailures(msgspec.Struct, frozen=True, kw_only=True):
+    """Failed logins of one access key since `window_start` (unix seconds)."""
+
+    window_start: float
+    count: int
+
+
+_encoder = msgspec.msgpack.Encoder()
+encode = _encoder.encode
+
+decode_user = msgspec.msgpack.Decoder(User).decode
+decode_group = msgspec.msgpack.Decoder(Group).decode
+decode_policy = msgspec.msgpack.Decoder(Policy).decode
+decode_credential = msgspec.msgpack.Decoder(Credential).decode
+decode_attachment = msgspec.msgpack.Decoder(Attachment).decode
+decode_login_failures = msgspec.msgpack.Decoder(LoginFailures).decode

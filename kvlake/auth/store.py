@@ -1,0 +1,327 @@
+"""Users, groups, policies, their links and credentials, kept in the KV store.
+
+Every fact lives in the KV (nothing in process memory), so any number of server
+processes on one store act as one system. A link (membership, attachment) is
+stored under both of its ends, written child-index first and removed in the
+reverse order; deleting a user, group or policy removes its links before its
+record, so a retried deletion after a crash finishes the job and a new record
+under an old id never inherits an old link.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from typing import TypeVar
+
+from kvlake.auth import keys
+from kvlake.auth.credentials import ServerKey, new_access_key_id, new_secret_access_key
+from kvlake.auth.records import (
+    Attachment,
+    Credential,
+    Group,
+    Policy,
+    Statement,
+    User,
+    decode_credential,
+    decode_group,
+    decode_policy,
+    decode_user,
+    encode,
+)
+from kvlake.errors import (
+    ConfigError,
+    ConflictError,
+    KeyNotFoundError,
+    NotFoundError,
+    PreconditionFailedError,
+)
+from kvlake.kv import MUST_EXIST, Store
+
+_R = TypeVar("_R")
+_KEY_CHECK_TEXT = "kvlake server key check"
+
+
+class AuthStore:
+    """Typed access to the auth partitions. Thread-safe; no in-process state."""
+
+    def __init__(
+        self, store: Store, server_key: ServerKey, *, clock: Callable[[], float] = time.time
+    ) -> None:
+        self.kv = store
+        self.server_key = server_key
+        self._clock = clock
+
+    def _now(self) -> int:
+        return int(self._clock())
+
+    def check_server_key(self) -> None:
+        """Fail at start if stored secrets were encrypted with another server key."""
+        try:
+            raw, _ = self.kv.get(keys.META, keys.KEY_CHECK)
+        except KeyNotFoundError:
+            try:
+                self.kv.set_if(
+                    keys.META, keys.KEY_CHECK, self.server_key.encrypt(_KEY_CHECK_TEXT), None
+                )
+            except PreconditionFailedError:
+                pass  # another process wrote it first: check against theirs below
+            raw, _ = self.kv.get(keys.META, keys.KEY_CHECK)
+        if self.server_key.decrypt(raw) != _KEY_CHECK_TEXT:
+            raise ConfigError("the server key check failed; set the installation's server key")
+
+    # -- records ----------------------------------------------------------------
+
+    def _create(self, partition: bytes, key: bytes, value: bytes, what: str) -> None:
+        try:
+            self.kv.set_if(partition, key, value, None)
+        except PreconditionFailedError:
+            raise ConflictError(f"{what} already exists; choose another id") from None
+
+    def _load(self, partition: bytes, key: bytes, decode: Callable[[bytes], _R], what: str) -> _R:
+        try:
+            raw, _ = self.kv.get(partition, key)
+        except KeyNotFoundError:
+            raise NotFoundError(f"{what} not found") from None
+        return decode(raw)
+
+    def _scan(
+        self, partition: bytes, decode: Callable[[bytes], _R], *, prefix: str, after: str
+    ) -> Iterator[_R]:
+        start = max(prefix.encode(), after.encode() + b"\0" if after else b"")
+        with self.kv.scan(partition, start) as scan:
+            for key, raw in scan:
+                if not key.startswith(prefix.encode()):
+                    return
+                yield decode(raw)
+
+    def _pairs(self, partition: bytes, first: str, *, after: str = "") -> Iterator[str]:
+        """The second ids linked to `first`, ascending, after `after`."""
+        prefix = keys.pair_prefix(first)
+        start = prefix + after.encode() + b"\0" if after else prefix
+        with self.kv.scan(partition, start) as scan:
+            for key, _ in scan:
+                if not key.startswith(prefix):
+                    return
+                yield key[len(prefix) :].decode()
+
+    # -- users ------------------------------------------------------------------
+
+    def create_user(
+        self, user_id: str, *, friendly_name: str | None = None, email: str | None = None
+    ) -> User:
+        keys.check_id("user", user_id)
+        user = User(id=user_id, creation_date=self._now(), friendly_name=friendly_name, email=email)
+        self._create(keys.USERS, keys.key(user_id), encode(user), f"user {user_id!r}")
+        return user
+
+    def get_user(self, user_id: str) -> User:
+        keys.check_id("user", user_id)
+        return self._load(keys.USERS, keys.key(user_id), decode_user, f"user {user_id!r}")
+
+    def list_users(self, *, prefix: str = "", after: str = "") -> Iterator[User]:
+        return self._scan(keys.USERS, decode_user, prefix=prefix, after=after)
+
+    def delete_user(self, user_id: str) -> None:
+        self.get_user(user_id)
+        for access_key_id in list(self._pairs(keys.USER_CREDENTIALS, user_id)):
+            self.delete_credentials(user_id, access_key_id)
+        for group_id in list(self._pairs(keys.USER_GROUPS, user_id)):
+            self.remove_member(group_id, user_id)
+        for policy_id in list(self._pairs(keys.USER_POLICIES, user_id)):
+            self.detach_from_user(user_id, policy_id)
+        self.kv.delete(keys.USERS, keys.key(user_id))
+
+    # -- groups -----------------------------------------------------------------
+
+    def create_group(self, group_id: str, *, description: str | None = None) -> Group:
+        keys.check_id("group", group_id)
+        group = Group(id=group_id, creation_date=self._now(), description=description)
+        self._create(keys.GROUPS, keys.key(group_id), encode(group), f"group {group_id!r}")
+        return group
+
+    def get_group(self, group_id: str) -> Group:
+        keys.check_id("group", group_id)
+        return self._load(keys.GROUPS, keys.key(group_id), decode_group, f"group {group_id!r}")
+
+    def list_groups(self, *, prefix: str = "", after: str = "") -> Iterator[Group]:
+        return self._scan(keys.GROUPS, decode_group, prefix=prefix, after=after)
+
+    def delete_group(self, group_id: str) -> None:
+        self.get_group(group_id)
+        for user_id in list(self._pairs(keys.GROUP_MEMBERS, group_id)):
+            self.remove_member(group_id, user_id)
+        for policy_id in list(self._pairs(keys.GROUP_POLICIES, group_id)):
+            self.detach_from_group(group_id, policy_id)
+        self.kv.delete(keys.GROUPS, keys.key(group_id))
+
+    def add_member(self, group_id: str, user_id: str) -> None:
+        self.get_group(group_id)
+        self.get_user(user_id)
+        value = encode(Attachment(creation_date=self._now()))
+        self.kv.set(keys.GROUP_MEMBERS, keys.pair(group_id, user_id), value)
+        self.kv.set(keys.USER_GROUPS, keys.pair(user_id, group_id), value)
+
+    def remove_member(self, group_id: str, user_id: str) -> None:
+        keys.check_id("group", group_id)
+        keys.check_id("user", user_id)
+        try:
+            self.kv.get(keys.GROUP_MEMBERS, keys.pair(group_id, user_id))
+        except KeyNotFoundError:
+            raise NotFoundError(f"user {user_id!r} is not a member of group {group_id!r}") from None
+        self.kv.delete(keys.USER_GROUPS, keys.pair(user_id, group_id))
+        self.kv.delete(keys.GROUP_MEMBERS, keys.pair(group_id, user_id))
+
+    def group_members(self, group_id: str, *, after: str = "") -> Iterator[str]:
+        self.get_group(group_id)
+        return self._pairs(keys.GROUP_MEMBERS, group_id, after=after)
+
+    def user_groups(self, user_id: str, *, after: str = "") -> Iterator[str]:
+        self.get_user(user_id)
+        return self._pairs(keys.USER_GROUPS, user_id, after=after)
+
+    # -- policies ---------------------------------------------------------------
+
+    def create_policy(self, policy_id: str, statements: tuple[Statement, ...]) -> Policy:
+        keys.check_id("policy", policy_id)
+        policy = Policy(id=policy_id, creation_date=self._now(), statement=statements)
+        self._create(keys.POLICIES, keys.key(policy_id), encode(policy), f"policy {policy_id!r}")
+        return policy
+
+    def update_policy(self, policy_id: str, statements: tuple[Statement, ...]) -> Policy:
+        old = self.get_policy(policy_id)
+        policy = Policy(id=policy_id, creation_date=old.creation_date, statement=statements)
+        try:
+            self.kv.set_if(keys.POLICIES, keys.key(policy_id), encode(policy), MUST_EXIST)
+        except PreconditionFailedError:
+            raise NotFoundError(f"policy {policy_id!r} not found") from None
+        return policy
+
+    def get_policy(self, policy_id: str) -> Policy:
+        keys.check_id("policy", policy_id)
+        return self._load(
+            keys.POLICIES, keys.key(policy_id), decode_policy, f"policy {policy_id!r}"
+        )
+
+    def list_policies(self, *, prefix: str = "", after: str = "") -> Iterator[Policy]:
+        return self._scan(keys.POLICIES, decode_policy, prefix=prefix, after=after)
+
+    def delete_policy(self, policy_id: str) -> None:
+        self.get_policy(policy_id)
+        for holder in list(self._pairs(keys.POLICY_HOLDERS, policy_id)):
+            kind, _, holder_id = holder.partition("/")
+            if kind == "u":
+                self.detach_from_user(holder_id, policy_id)
+            else:
+                self.detach_from_group(holder_id, policy_id)
+        self.kv.delete(keys.POLICIES, keys.key(policy_id))
+
+    def attach_to_user(self, user_id: str, policy_id: str) -> None:
+        self.get_user(user_id)
+        self._attach(keys.USER_POLICIES, "u", user_id, policy_id)
+
+    def detach_from_user(self, user_id: str, policy_id: str) -> None:
+        keys.check_id("user", user_id)
+        self._detach(keys.USER_POLICIES, "u", user_id, policy_id, f"user {user_id!r}")
+
+    def attach_to_group(self, group_id: str, policy_id: str) -> None:
+        self.get_group(group_id)
+        self._attach(keys.GROUP_POLICIES, "g", group_id, policy_id)
+
+    def detach_from_group(self, group_id: str, policy_id: str) -> None:
+        keys.check_id("group", group_id)
+        self._detach(keys.GROUP_POLICIES, "g", group_id, policy_id, f"group {group_id!r}")
+
+    def _attach(self, partition: bytes, kind: str, holder_id: str, policy_id: str) -> None:
+        self.get_policy(policy_id)
+        value = encode(Attachment(creation_date=self._now()))
+        # The reverse index first: a policy deletion always finds every holder.
+        self.kv.set(keys.POLICY_HOLDERS, keys.pair(policy_id, f"{kind}/{holder_id}"), value)
+        self.kv.set(partition, keys.pair(holder_id, policy_id), value)
+
+    def _detach(
+        self, partition: bytes, kind: str, holder_id: str, policy_id: str, what: str
+    ) -> None:
+        keys.check_id("policy", policy_id)
+        try:
+            self.kv.get(partition, keys.pair(holder_id, policy_id))
+        except KeyNotFoundError:
+            raise NotFoundError(f"policy {policy_id!r} is not attached to {what}") from None
+        self.kv.delete(partition, keys.pair(holder_id, policy_id))
+        self.kv.delete(keys.POLICY_HOLDERS, keys.pair(policy_id, f"{kind}/{holder_id}"))
+
+    def user_policies(self, user_id: str, *, after: str = "") -> Iterator[str]:
+        self.get_user(user_id)
+        return self._pairs(keys.USER_POLICIES, user_id, after=after)
+
+    def group_policies(self, group_id: str, *, after: str = "") -> Iterator[str]:
+        self.get_group(group_id)
+        return self._pairs(keys.GROUP_POLICIES, group_id, after=after)
+
+    def effective_policies(self, user_id: str) -> list[Policy]:
+        """The user's own policies and those of every group, each once, missing ones skipped."""
+        policy_ids = set(self._pairs(keys.USER_POLICIES, user_id))
+        for group_id in self._pairs(keys.USER_GROUPS, user_id):
+            policy_ids.update(self._pairs(keys.GROUP_POLICIES, group_id))
+        policies = []
+        for policy_id in sorted(policy_ids):
+            try:
+                policies.append(self.get_policy(policy_id))
+            except NotFoundError:
+                continue  # deleted between the listing and now: it grants nothing
+        return policies
+
+    # -- credentials ------------------------------------------------------------
+
+    def create_credentials(
+        self, user_id: str, *, access_key_id: str = "", secret: str = ""
+    ) -> tuple[Credential, str]:
+        """New credentials for the user; returns them with the plain secret, shown once."""
+        self.get_user(user_id)
+        access_key_id = keys.check_id("access key", access_key_id or new_access_key_id())
+        secret = secret or new_secret_access_key()
+        credential = Credential(
+            access_key_id=access_key_id,
+            user_id=user_id,
+            encrypted_secret=self.server_key.encrypt(secret),
+            creation_date=self._now(),
+        )
+        # The user's index first: deleting the user always finds the key.
+        self.kv.set(
+            keys.USER_CREDENTIALS,
+            keys.pair(user_id, access_key_id),
+            encode(Attachment(creation_date=credential.creation_date)),
+        )
+        self._create(
+            keys.CREDENTIALS,
+            keys.key(access_key_id),
+            encode(credential),
+            f"access key {access_key_id!r}",
+        )
+        return credential, secret
+
+    def get_credential(self, access_key_id: str) -> Credential:
+        keys.check_id("access key", access_key_id)
+        return self._load(
+            keys.CREDENTIALS,
+            keys.key(access_key_id),
+            decode_credential,
+            f"access key {access_key_id!r}",
+        )
+
+    def user_credential(self, user_id: str, access_key_id: str) -> Credential:
+        credential = self.get_credential(access_key_id)
+        if credential.user_id != user_id:
+            raise NotFoundError(f"access key {access_key_id!r} not found for user {user_id!r}")
+        return credential
+
+    def user_credentials(self, user_id: str, *, prefix: str = "", after: str = "") -> Iterator[str]:
+        self.get_user(user_id)
+        for access_key_id in self._pairs(keys.USER_CREDENTIALS, user_id, after=after):
+            if access_key_id.startswith(prefix):
+                yield access_key_id
+
+    def delete_credentials(self, user_id: str, access_key_id: str) -> None:
+        self.user_credential(user_id, access_key_id)
+        self.kv.delete(keys.CREDENTIALS, keys.key(access_key_id))
+        self.kv.delete(keys.USER_CREDENTIALS, keys.pair(user_id, access_key_id))

@@ -24,6 +24,7 @@ from starlette.routing import Route
 from kvlake.api import errors, openapi
 from kvlake.api.routes import (
     branches,
+    commits,
     groups,
     objects,
     policies,
@@ -47,6 +48,7 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
     *setup.OPERATIONS,
     *repositories.OPERATIONS,
     *branches.OPERATIONS,
+    *commits.OPERATIONS,
     *tags.OPERATIONS,
     *objects.OPERATIONS,
     *uploads.OPERATIONS,
@@ -91,6 +93,7 @@ def create_app(
             yield
         finally:
             services.close()
+            print("kvlake: stopped: requests finished, cleaner stopped, stores closed", flush=True)
 
     return Starlette(
         routes=[*routes(operations), Route("/api/v1/openapi.json", openapi_json)],

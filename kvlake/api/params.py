@@ -17,6 +17,10 @@ from kvlake.errors import InvalidInputError
 Kind = Literal["str", "bool", "int", "list"]
 _INT = re.compile(r"-?[0-9]{1,18}")
 MAX_VALUE_LENGTH: Final = 4096
+_BOOLEANS: Final = {  # what lakeFS (Go's strconv.ParseBool) accepts; Python clients send "True"
+    **dict.fromkeys(("1", "t", "T", "true", "TRUE", "True"), True),
+    **dict.fromkeys(("0", "f", "F", "false", "FALSE", "False"), False),
+}
 
 
 class Param(NamedTuple):
@@ -125,9 +129,9 @@ def _convert(param: Param, raw: str) -> object:
             raise InvalidInputError(f"parameter {param.name!r} contains NUL; remove it")
         return raw
     if param.kind == "bool":
-        if raw not in ("true", "false"):
+        if raw not in _BOOLEANS:
             raise InvalidInputError(f"parameter {param.name!r} is {raw!r}; use true or false")
-        return raw == "true"
+        return _BOOLEANS[raw]
     if not _INT.fullmatch(raw):
         raise InvalidInputError(f"parameter {param.name!r} is {raw!r}; use an integer")
     number = int(raw)

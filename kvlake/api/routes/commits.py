@@ -1,0 +1,34 @@
+"""Commits and refs: get a commit by any ref expression."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from starlette.responses import Response
+
+from kvlake.api import convert
+from kvlake.api.needs import on_repository
+from kvlake.api.routing import Call, Operation, json
+from kvlake.api.wire import refs as wire
+
+TAG: Final = "commits"
+
+
+def get_commit(call: Call) -> Response:
+    graveler = call.services.graveler
+    repository = graveler.get_repository(call.path["repository"])
+    resolved = graveler.resolve_ref(repository, call.path["commitId"])
+    return json(convert.commit(resolved.commit_id, resolved.commit))
+
+
+OPERATIONS: Final = (
+    Operation(
+        "getCommit",
+        "GET",
+        "/repositories/{repository}/commits/{commitId}",
+        get_commit,
+        TAG,
+        responses={200: wire.Commit, 404: None},
+        permissions=on_repository("fs:ReadCommit"),
+    ),
+)

@@ -1,0 +1,99 @@
+"""A real kvlake server process for integration tests, and clients pointed at it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Final
+
+import httpx
+import lakefs
+import lakefs_sdk
+from lakefs_sdk.client import LakeFSClient
+
+ACCESS_KEY_ID: Final = "AKIAIOSFODNN7EXAMPLE"
+SECRET_ACCESS_KEY: Final = "wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY"
+START_SECONDS: Final = 30.0
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+class Server:
+    """`python -m kvlake.api` on a free port; `stop()` sends SIGTERM and waits."""
+
+    def __init__(self, data_dir: Path, *, kv_url: str = "", workers: int = 1) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = data_dir / "server.log"
+        data_dir.mkdir(parents=True, exist_ok=True)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("KVLAKE_")}
+        env |= {
+            "KVLAKE_INSTALLATION_ACCESS_KEY_ID": ACCESS_KEY_ID,
+            "KVLAKE_INSTALLATION_SECRET_ACCESS_KEY": SECRET_ACCESS_KEY,
+            "KVLAKE_INSTALLATION_USER_NAME": "admin",
+        }
+        if kv_url:
+            env["KVLAKE_KV_URL"] = kv_url
+        command = [sys.executable, "-m", "kvlake.api", "--port", str(self.port)]
+        command += ["--data-dir", str(data_dir), "--workers", str(workers)]
+        with self.log.open("wb") as log:
+            self.process = subprocess.Popen(
+                command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
+        self._wait_ready()
+
+    def _wait_ready(self) -> None:
+        deadline = time.monotonic() + START_SECONDS
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"server exited at start:\n{self.output()}")
+            try:
+                if httpx.get(f"{self.url}/api/v1/healthcheck", timeout=1).status_code == 204:
+                    return
+            except httpx.TransportError:
+                time.sleep(0.1)
+        self.stop()
+        raise RuntimeError(f"server did not answer within {START_SECONDS} s:\n{self.output()}")
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def stop(self) -> int:
+        """Graceful stop: SIGTERM, then the exit status (killed after 30 s)."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                return self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+                return -9
+        return self.process.returncode
+
+    def sdk(
+        self, access_key_id: str = ACCESS_KEY_ID, secret: str = SECRET_ACCESS_KEY
+    ) -> LakeFSClient:
+        configuration = lakefs_sdk.Configuration(
+            host=f"{self.url}/api/v1", username=access_key_id, password=secret
+        )
+        return LakeFSClient(configuration)
+
+    def client(
+        self, access_key_id: str = ACCESS_KEY_ID, secret: str = SECRET_ACCESS_KEY
+    ) -> lakefs.Client:
+        return lakefs.Client(host=self.url, username=access_key_id, password=secret)
+
+    def http(
+        self, access_key_id: str = ACCESS_KEY_ID, secret: str = SECRET_ACCESS_KEY
+    ) -> httpx.Client:
+        return httpx.Client(base_url=f"{self.url}/api/v1", auth=(access_key_id, secret), timeout=60)

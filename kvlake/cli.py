@@ -78,7 +78,7 @@ def serve(entries: int) -> None:
 
 @main.group()
 def kv() -> None:
-    """Work with KV stores directly (URLs such as sqlite:///path/kv.db, postgres://...)."""
+    """Work with KV stores directly, by URL (sqlite:///path/kv.db, postgres://...)."""
 
 
 @kv.command("migrate")
@@ -118,7 +118,7 @@ def kv_migrate(src_url: str, dst_url: str, quiet: bool) -> None:
                 bar.update(count)
             else:
                 verified += count
-                bar.set_postfix(verified=verified)
+                bar.set_postfix_str(f"verified {verified:,}", refresh=False)
 
         report = migrate(source, destination, progress=progress)
     click.echo(

@@ -200,21 +200,21 @@ class FaultyStore(Store):
             call = Call(len(self._calls), op, partition, key, size)
             self._calls.append(call)
             chosen: Fault | None = None
+            # Every fault counts every call it matches, so each one's `skip` means the
+            # same whatever other faults do; the first one due fires.
             for armed in self._armed:
                 fault = armed.fault
                 if not fault.matches(call):
                     continue
                 armed.seen += 1
-                if armed.seen <= fault.skip or (
-                    fault.times is not None and armed.fired >= fault.times
-                ):
+                due = armed.seen > fault.skip and (fault.times is None or armed.fired < fault.times)
+                if chosen is not None or not due:
                     continue
                 if fault.rate < 1.0 and self._random.random() >= fault.rate:
                     continue
                 armed.fired += 1
                 chosen = fault
                 self._injected.append(call)
-                break
             return chosen, call
 
     def _run(

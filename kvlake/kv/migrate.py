@@ -27,6 +27,7 @@ Progress = Callable[[Phase, int], None]
 """Called after each page with the phase and the number of entries in it."""
 
 _LENGTH: Final = struct.Struct(">Q")
+_EMPTY: Final = "migrate into an empty store (a new SQLite file, database or ?table=)"
 
 
 class MigrationReport(msgspec.Struct, frozen=True, kw_only=True):
@@ -118,8 +119,7 @@ def _compare(partition: bytes, wrote: _Digest, found: _Digest) -> None:
         raise ConflictError(
             f"KV migration check failed: destination partition {partition!r} holds "
             f"{found.entries} entries but the source has {wrote.entries}; the destination "
-            "already held keys the source lacks: migrate into an empty store, or drop that "
-            "partition in the destination and re-run"
+            f"already held keys the source lacks: {_EMPTY}"
         )
     if found.entries < wrote.entries:
         raise ConflictError(
@@ -147,8 +147,7 @@ def _check_no_extra_partitions(source: Store, destination: Store) -> None:
         if want != name:
             raise ConflictError(
                 f"KV migration check failed: the destination has partition {name!r}, which "
-                f"the source lacks ({_count(destination, name)} entries); migrate into an empty "
-                "store, or drop that partition in the destination and re-run"
+                f"the source lacks ({_count(destination, name)} entries): {_EMPTY}"
             )
         want = next(wanted, None)
 

@@ -281,3 +281,15 @@ def test_every_driver_sees_before_and_after_faults_alike(store: Store, when: Whe
         list(faulty.scan(P))
     assert [key for key, _ in faulty.scan(P)] == written
     assert [c.op for c in faulty.injected] == ["set", "set_many", "scan"]
+
+
+def test_each_fault_counts_matching_calls_whatever_the_others_do(inner: Store) -> None:
+    store = FaultyStore(inner, [Fault(op="set"), Fault(op="set", skip=1), Fault(skip=3)])
+    outcomes = []
+    for i in range(5):
+        try:
+            store.set(P, b"k%d" % i, b"v")
+            outcomes.append("ok")
+        except UnavailableError:
+            outcomes.append("fail")
+    assert outcomes == ["fail", "fail", "ok", "fail", "ok"]

@@ -9,6 +9,7 @@ exceptions are bugs and keep their traceback. URLs are printed only redacted.
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 import time
 import uuid
@@ -21,7 +22,7 @@ import yaml
 from tqdm import tqdm
 
 from kvlake import __version__
-from kvlake.config import CONFIG_ENV, load_settings, redact_url
+from kvlake.config import CONFIG_ENV, ENV_PREFIX, load_settings, redact_url
 from kvlake.errors import InvalidInputError, KvlakeError, UnavailableError
 from kvlake.kv import Store, open_store
 from kvlake.kv.migrate import Phase, migrate
@@ -51,6 +52,48 @@ def main() -> None:
 
 
 @main.command()
+@click.option("--host", help="Address to listen on (KVLAKE_HOST).")
+@click.option("--port", help="Port to listen on (KVLAKE_PORT).")
+@click.option("--data-dir", help="Where embedded metadata and blobs live (KVLAKE_DATA_DIR).")
+@click.option("--kv", "kv_url", help="Metadata store URL, e.g. postgres://... (KVLAKE_KV_URL).")
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Server processes; they share the KV store and behave as one system.",
+)
+def serve(
+    host: str | None, port: str | None, data_dir: str | None, kv_url: str | None, workers: int
+) -> None:
+    """Run the lakeFS-compatible server (/api/v1) until interrupted.
+
+    With no settings at all it keeps metadata in an embedded SQLite file and
+    blobs in a local folder under ~/.kvlake. On first start it creates an admin
+    user and prints its access key once (or takes it from
+    KVLAKE_INSTALLATION_ACCESS_KEY_ID / KVLAKE_INSTALLATION_SECRET_ACCESS_KEY).
+    """
+    from kvlake.api.server import serve as run_server
+
+    overrides = {
+        f"{ENV_PREFIX}{name}": value
+        for name, value in (
+            ("HOST", host),
+            ("PORT", port),
+            ("DATA_DIR", data_dir),
+            ("KV_URL", kv_url),
+        )
+        if value is not None
+    }
+    run_server(load_settings({**os.environ, **overrides}), workers=workers)
+
+
+@main.group()
+def kv() -> None:
+    """Work with KV stores directly, by URL (sqlite:///path/kv.db, postgres://...)."""
+
+
+@kv.command("check")
 @click.option(
     "--entries",
     type=click.IntRange(min=1),
@@ -58,27 +101,19 @@ def main() -> None:
     show_default=True,
     help="How many keys each step writes or reads.",
 )
-def serve(entries: int) -> None:
-    """Check the configured KV store with a smoke run, then exit (no HTTP server yet).
+def kv_check(entries: int) -> None:
+    """Check the configured KV store with a smoke run, then exit.
 
-    The HTTP server (lakeFS-compatible /api/v1) arrives with the API issue.
-    Until then this command opens the store named by KVLAKE_KV_URL, writes,
+    Opens the store named by KVLAKE_KV_URL, writes,
     reads, compare-and-swaps, scans and deletes ENTRIES keys in a partition
     of its own, prints each step's throughput, checks every result and
     leaves nothing behind. It exits 0 only if the store behaved correctly.
     """
     settings = load_settings()
-    click.echo("kvlake serve: the HTTP server arrives with the API issue; checking the KV store.")
     click.echo(f"store: {redact_url(settings.kv_url)}")
-    click.echo(f"would listen on: {settings.host}:{settings.port}")
     with open_store(settings.kv_url) as store:
         _smoke(store, entries)
     click.echo("ok: every call answered correctly and the smoke partition was removed")
-
-
-@main.group()
-def kv() -> None:
-    """Work with KV stores directly, by URL (sqlite:///path/kv.db, postgres://...)."""
 
 
 @kv.command("migrate")

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import os
+import signal
+import socket
 import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -108,11 +112,14 @@ def test_config_show_with_a_bad_variable_names_it() -> None:
     assert_user_error(result, "KVLAKE_PORT is 'abc'", "set it to a valid int")
 
 
-def test_serve_runs_a_smoke_test_on_the_configured_store_and_cleans_up(tmp_path: Path) -> None:
+def test_kv_check_runs_a_smoke_test_on_the_configured_store_and_cleans_up(
+    tmp_path: Path,
+) -> None:
     url = f"sqlite://{tmp_path}/serve.db"
-    result = CliRunner().invoke(main, ["serve", "--entries", "300"], env={"KVLAKE_KV_URL": url})
+    result = CliRunner().invoke(
+        main, ["kv", "check", "--entries", "300"], env={"KVLAKE_KV_URL": url}
+    )
     assert result.exit_code == 0, result.output
-    assert "HTTP server arrives with the API issue" in result.stdout
     for step in ("set", "get", "set_if", "set_many", "scan", "delete", "drop_partition"):
         assert f"  {step} " in result.stdout
     assert "ok: every call answered correctly" in result.stdout
@@ -120,16 +127,48 @@ def test_serve_runs_a_smoke_test_on_the_configured_store_and_cleans_up(tmp_path:
         assert list(store.partitions()) == []
 
 
-def test_serve_uses_the_embedded_default_store(tmp_path: Path) -> None:
-    result = run("serve", "--entries", "10")
+def test_kv_check_uses_the_embedded_default_store(tmp_path: Path) -> None:
+    result = run("kv", "check", "--entries", "10")
     assert result.exit_code == 0, result.output
     assert (tmp_path / "data" / "kv.db").exists()
 
 
-def test_serve_help_says_the_http_server_comes_later() -> None:
-    result = run("serve", "--help")
-    assert result.exit_code == 0
-    assert "HTTP server" in result.stdout and "API issue" in result.stdout
+def test_serve_with_a_bad_port_option_names_the_setting() -> None:
+    result = CliRunner().invoke(main, ["serve", "--port", "abc"])
+    assert_user_error(result, "KVLAKE_PORT is 'abc'")
+
+
+def test_serve_answers_health_checks_and_stops_cleanly_on_interrupt(tmp_path: Path) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    command = Path(sys.executable).parent / "kvlake"
+    env = {**os.environ, "KVLAKE_DATA_DIR": str(tmp_path / "data")}
+    env.pop("KVLAKE_KV_URL", None)
+    server = subprocess.Popen(
+        [str(command), "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        status = 0
+        for _ in range(300):
+            try:
+                url = f"http://127.0.0.1:{port}/api/v1/healthcheck"
+                with urllib.request.urlopen(url, timeout=1) as response:
+                    status = response.status
+                    break
+            except OSError:
+                time.sleep(0.1)
+        assert status == 204
+        assert (tmp_path / "data" / "kv.db").exists()  # embedded defaults, no configuration
+    finally:
+        server.send_signal(signal.SIGINT)
+        output, _ = server.communicate(timeout=30)
+    assert server.returncode == 0, output
+    assert "access key" in output.lower()  # the first start prints the admin's key once
 
 
 def test_serve_with_an_unwritable_store_is_a_one_line_error() -> None:

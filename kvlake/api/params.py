@@ -14,7 +14,7 @@ from typing import Final, Literal, NamedTuple
 from kvlake.api.wire.common import DEFAULT_PER_PAGE, MAX_PER_PAGE
 from kvlake.errors import InvalidInputError
 
-Kind = Literal["str", "bool", "int", "list"]
+Kind = Literal["str", "bool", "int", "list", "path"]
 _INT = re.compile(r"-?[0-9]{1,18}")
 MAX_VALUE_LENGTH: Final = 4096
 _BOOLEANS: Final = {  # what lakeFS (Go's strconv.ParseBool) accepts; Python clients send "True"
@@ -47,7 +47,12 @@ def header(name: str, description: str = "") -> Param:
     return Param(name, "str", where="header", description=description)
 
 
-PATH: Final = text("path", "object path relative to the ref", required=True)
+def object_path(name: str, description: str, *, required: bool = True) -> Param:
+    """An object path: text without NUL and without '..' segments (no traversal)."""
+    return Param(name, "path", required, description=description)
+
+
+PATH: Final = object_path("path", "object path relative to the ref")
 PAGE: Final = (
     text("prefix", "return items prefixed with this value"),
     text("after", "return items after this value"),
@@ -123,10 +128,19 @@ def parse(
     return Query(values)
 
 
+def check_object_path(name: str, path: str) -> str:
+    """Refuse '..' segments: a path that climbs out of its prefix is an attack, not a key."""
+    if ".." in path.split("/"):
+        raise InvalidInputError(f"{name} {path!r} has a '..' segment; object paths cannot climb")
+    return path
+
+
 def _convert(param: Param, raw: str) -> object:
-    if param.kind == "str":
+    if param.kind in ("str", "path"):
         if "\0" in raw:
             raise InvalidInputError(f"parameter {param.name!r} contains NUL; remove it")
+        if param.kind == "path":
+            check_object_path(param.name, raw)
         return raw
     if param.kind == "bool":
         if raw not in _BOOLEANS:

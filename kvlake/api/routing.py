@@ -24,9 +24,13 @@ from kvlake.api import body as bodies
 from kvlake.api import params
 from kvlake.api.services import Services
 from kvlake.auth import SESSION_COOKIE, Permission, User
+from kvlake.errors import InvalidInputError
 
 STREAM: Final = "stream"
 """`Operation.body` for a raw upload body (octet-stream or multipart), read as a stream."""
+
+MAX_HEADER_BYTES: Final = 16 * 1024
+"""Headers beyond this are refused before anything else is looked at."""
 
 _encode = msgspec.json.Encoder().encode
 
@@ -101,6 +105,8 @@ def _run(operation: Operation, call: Call) -> Response:
 
 def endpoint(operation: Operation) -> Callable[[Request], Any]:
     async def serve(request: Request) -> Response:
+        if sum(len(k) + len(v) for k, v in request.scope["headers"]) > MAX_HEADER_BYTES:
+            raise InvalidInputError(f"request headers are over {MAX_HEADER_BYTES} bytes")
         query = params.parse(operation.params, request.query_params.multi_items(), request.headers)
         services: Services = request.app.state.services
         source = None

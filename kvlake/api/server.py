@@ -48,4 +48,5 @@ def serve(settings: Settings, *, workers: int = 1) -> None:
         log_level="warning",
         access_log=False,
         server_header=False,
+        h11_max_incomplete_event_size=64 * 1024,
     )

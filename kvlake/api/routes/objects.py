@@ -255,7 +255,7 @@ OPERATIONS: Final = (
         WRITE + "/copy",
         copy_object,
         TAG,
-        params=(params.text("dest_path", "destination path", required=True),),
+        params=(params.object_path("dest_path", "destination path"),),
         body=wire.ObjectCopyCreation,
         responses={201: wire.ObjectStats, 404: None},
         permissions=_copy_needs,

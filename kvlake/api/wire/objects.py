@@ -8,7 +8,10 @@ import msgspec
 
 from kvlake.api.wire.common import Pagination, Request
 
-Path = Annotated[str, msgspec.Meta(min_length=1, max_length=1024)]
+Path = Annotated[
+    str, msgspec.Meta(min_length=1, max_length=1024, pattern=r"^(?!(?:.*/)?\.\.(?:/|$))")
+]
+"""An object path: no '..' segment (the same rule as `params.check_object_path`)."""
 
 
 class ObjectStats(msgspec.Struct, frozen=True, kw_only=True):

@@ -64,7 +64,7 @@ class Authenticator:
         self._limiter.record_success(access_key_id)
         now = self._clock()
         token = self.store.server_key.issue_token(user.id, now=now)
-        return token, self.store.server_key.verify_token(token)[1]
+        return token, self.store.server_key.verify_token(token, now=now)[1]
 
     def authenticate(self, authorization: str | None, session_cookie: str | None) -> User:
         """The caller named by the Authorization header, or else the session cookie.
@@ -93,7 +93,7 @@ class Authenticator:
         )
 
     def _user_of_token(self, token: str) -> User:
-        user_id, _ = self.store.server_key.verify_token(token)
+        user_id, _ = self.store.server_key.verify_token(token, now=self._clock())
         try:
             return self.store.get_user(user_id)
         except (NotFoundError, ValueError):

@@ -1,0 +1,108 @@
+"""Authentication by Basic, Bearer and cookie; authorization; failed-login limits in the KV."""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+
+from kvlake.auth import Authenticator, AuthStore, LoginLimiter, Permission, Statement
+from kvlake.auth.ratelimit import MAX_FAILURES, WINDOW_SECONDS
+from kvlake.errors import AuthenticationError, PermissionDeniedError, RateLimitedError
+from kvlake.kv.memory import MemoryStore
+from tests.graveler.helpers import FakeClock
+
+
+def _basic(key: str, secret: str) -> str:
+    return "Basic " + base64.b64encode(f"{key}:{secret}".encode()).decode()
+
+
+@pytest.fixture
+def keys(auth: AuthStore) -> tuple[str, str]:
+    auth.create_user("ada")
+    credential, secret = auth.create_credentials("ada")
+    return credential.access_key_id, secret
+
+
+def test_basic_bearer_and_cookie_name_the_user(
+    authenticator: Authenticator, keys: tuple[str, str], clock: FakeClock
+) -> None:
+    key, secret = keys
+    assert authenticator.authenticate(_basic(key, secret), None).id == "ada"
+    token, _ = authenticator.login(key, secret)
+    assert authenticator.authenticate(f"Bearer {token}", None).id == "ada"
+    assert authenticator.authenticate(None, token).id == "ada"
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        None,
+        "",
+        "Basic",
+        "Basic !!!",
+        "Basic " + base64.b64encode(b"nocolon").decode(),
+        "Bearer",
+        "Bearer x.y.z",
+        "Negotiate abc",
+    ],
+)
+def test_missing_or_malformed_credentials_are_refused(
+    authenticator: Authenticator, header: str | None
+) -> None:
+    with pytest.raises(AuthenticationError):
+        authenticator.authenticate(header, None)
+
+
+def test_a_token_of_a_deleted_user_is_refused(
+    authenticator: Authenticator, auth: AuthStore, keys: tuple[str, str]
+) -> None:
+    token, _ = authenticator.login(*keys)
+    auth.delete_user("ada")
+    with pytest.raises(AuthenticationError):
+        authenticator.authenticate(f"Bearer {token}", None)
+
+
+def test_failures_lock_the_key_until_the_window_ends(
+    authenticator: Authenticator, keys: tuple[str, str], clock: FakeClock
+) -> None:
+    key, secret = keys
+    for _ in range(MAX_FAILURES):
+        with pytest.raises(AuthenticationError):
+            authenticator.check_secret(key, "wrong")
+    with pytest.raises(RateLimitedError):
+        authenticator.check_secret(key, secret)  # even the right secret, while locked
+    clock.advance(WINDOW_SECONDS + 1)
+    assert authenticator.check_secret(key, secret).id == "ada"
+
+
+def test_failure_counts_are_shared_by_every_process_on_the_store(
+    auth: AuthStore, kv: MemoryStore, keys: tuple[str, str], clock: FakeClock
+) -> None:
+    key, _ = keys
+    processes = [Authenticator(auth, LoginLimiter(kv, clock=clock), clock=clock) for _ in range(2)]
+    for attempt in range(MAX_FAILURES):
+        with pytest.raises(AuthenticationError):
+            processes[attempt % 2].check_secret(key, "wrong")
+    for process in processes:
+        with pytest.raises(RateLimitedError):
+            process.check_secret(key, "wrong")
+
+
+def test_unknown_keys_are_not_counted(authenticator: Authenticator, kv: MemoryStore) -> None:
+    for _ in range(3):
+        with pytest.raises(AuthenticationError):
+            authenticator.check_secret("AKIANOSUCHKEY", "x")
+    assert list(kv.scan(b"auth/login_failures")) == []
+
+
+def test_authorize_follows_the_attached_policies(
+    authenticator: Authenticator, auth: AuthStore, keys: tuple[str, str]
+) -> None:
+    user = auth.get_user("ada")
+    read = Permission("fs:ReadObject", "arn:lakefs:fs:::repository/r/object/a")
+    with pytest.raises(PermissionDeniedError, match="fs:ReadObject"):
+        authenticator.authorize(user, [read])
+    auth.create_policy("read", (Statement(effect="allow", action=("fs:*",), resource="*"),))
+    auth.attach_to_user("ada", "read")
+    authenticator.authorize(user, [read])

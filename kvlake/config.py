@@ -36,6 +36,25 @@ _TRUE: Final = frozenset({"1", "true", "yes", "on"})
 _FALSE: Final = frozenset({"0", "false", "no", "off"})
 
 
+class DeletionSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """The two-phase deletion log and its workers (`kvlake/deletion`, docs/deletion.md)."""
+
+    enabled: bool = True
+    """KVLAKE_DELETION_ENABLED: log blobs that lose their last reference; false leaves them."""
+    partitions: Annotated[int, msgspec.Meta(ge=1, le=1024)] = 4
+    """KVLAKE_DELETION_PARTITIONS: log partitions `deletion/<n>`; at most one worker each."""
+    send_delay: Annotated[float, msgspec.Meta(ge=0)] = 60.0
+    """KVLAKE_DELETION_SEND_DELAY: seconds before a logged blob may be deleted (readers finish)."""
+    reconsume_delay: Annotated[float, msgspec.Meta(ge=0)] = 600.0
+    """KVLAKE_DELETION_RECONSUME_DELAY: first back-off in seconds; doubles with each attempt."""
+    max_attempts: Annotated[int, msgspec.Meta(ge=1)] = 10
+    """KVLAKE_DELETION_MAX_ATTEMPTS: failed attempts before a record goes to the dead letters."""
+    lease_time: Annotated[float, msgspec.Meta(gt=0)] = 60.0
+    """KVLAKE_DELETION_LEASE_TIME: seconds a worker owns a partition without renewing."""
+    batch_size: Annotated[int, msgspec.Meta(ge=1, le=10000)] = 1000
+    """KVLAKE_DELETION_BATCH_SIZE: records a worker checks and deletes per batch."""
+
+
 class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """Everything kvlake reads from its environment. Build it with `load_settings`.
 
@@ -53,6 +72,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     """KVLAKE_HOST: the address the server listens on."""
     port: Annotated[int, msgspec.Meta(ge=0, le=65535)] = 8000
     """KVLAKE_PORT: the TCP port the server listens on (0: any free port)."""
+    deletion: DeletionSettings = msgspec.field(default_factory=DeletionSettings)
+    """KVLAKE_DELETION_*: the deletion log; see `DeletionSettings`."""
 
     def __post_init__(self) -> None:
         data_dir = Path(self.data_dir).expanduser().absolute()

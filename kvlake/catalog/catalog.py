@@ -5,30 +5,59 @@ repository's storage namespace (`data/<hour>/<uid>`), hashing it on the way, and
 only then stage the entry that references it: a reader can never see an entry
 whose bytes are missing. Every call takes a repository name and reads its record
 first (invariant 1).
+
+With a deletion log, no blob is orphaned by a write (invariant 4): a write
+that replaces a staged entry in place logs the old entry's blob first, and
+replaces it by compare-and-swap, so a racing writer's entry is never replaced
+unlogged. Only in-place replacement is logged: an entry shadowed in a sealed
+token or a commit stays referenced there (the cleaner logs dropped tokens;
+committed data is garbage collection's). A copy marks its address shared
+before staging it, so no staging record ever deletes a blob two paths hold.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import time
 from collections.abc import Callable, Sequence
-from typing import BinaryIO
+from typing import BinaryIO, Final
 
 from kvlake.blockstore import READ_CHUNK, BlockStore
 from kvlake.catalog.listing import MAX_AMOUNT, list_page
 from kvlake.catalog.records import ListingPage, ObjectEntry, ObjectStat, from_value, to_value
+from kvlake.deletion import DeletionLog, EntryRef, Origin
 from kvlake.errors import (
     EntryNotFoundError,
     InvalidInputError,
+    KeyNotFoundError,
     KvlakeError,
     PreconditionFailedError,
+    TooManyTriesError,
 )
 from kvlake.graveler import keys
 from kvlake.graveler.graveler import Graveler
+from kvlake.graveler.records import Repository, Value, decode_value, encode
+from kvlake.graveler.staging import TOMBSTONE
 from kvlake.graveler.validation import check_branch_name, check_path
+
+log = logging.getLogger(__name__)
 
 MAX_DELETE_MANY = 1000
 DEFAULT_CONTENT_TYPE = "application/octet-stream"
+_WRITE_TRIES: Final = 10
+
+
+def entry_ref(value: Value) -> EntryRef:
+    """The blob a staged or committed value references, and its mtime, for the deletion log.
+
+    A value that is not a catalog entry references no blob: its address is "".
+    """
+    try:
+        stat = from_value("", value)
+    except ValueError:  # msgspec decode errors: written by something other than the catalog
+        return EntryRef("", 0.0)
+    return EntryRef(stat.address, stat.mtime)
 
 
 class _HashingReader:
@@ -55,11 +84,17 @@ class Catalog:
     """Object operations over graveler and a blockstore. Thread-safe; no in-process state."""
 
     def __init__(
-        self, graveler: Graveler, blockstore: BlockStore, *, clock: Callable[[], float] = time.time
+        self,
+        graveler: Graveler,
+        blockstore: BlockStore,
+        *,
+        clock: Callable[[], float] = time.time,
+        deletion: DeletionLog | None = None,
     ) -> None:
         self.graveler = graveler
         self.blockstore = blockstore
         self._clock = clock
+        self._deletion = deletion
 
     def upload(
         self,
@@ -95,15 +130,36 @@ class Catalog:
             content_type=content_type or DEFAULT_CONTENT_TYPE,
             metadata=dict(metadata or {}),
         )
+        tried: list[str] = []
         try:
             if if_absent:
                 self._refuse_existing(repository, branch, path)
-            self.graveler.set(repo, branch, key, to_value(entry))
+            self._stage(repo, branch, key, to_value(entry), "overwritten_staged", tried)
         except BaseException:
-            # Nothing references the new address yet: removing it cannot hurt a reader.
-            self.blockstore.delete(repo.storage_namespace, address)
+            self._abandon(repo, key, address, now, tried)
             raise
         return from_value(path, to_value(entry))
+
+    def _abandon(
+        self, repo: Repository, key: bytes, address: str, now: float, tried: list[str]
+    ) -> None:
+        """Dispose of an upload's blob after staging it failed."""
+        if not tried:
+            # No staging write was attempted: nothing references the address.
+            self.blockstore.delete(repo.storage_namespace, address)
+            return
+        # A write whose acknowledgement failed may still have landed: only the
+        # deletion log's in-use check may decide. Without it, leak rather than lose.
+        if self._deletion is None or not self._deletion.enabled:
+            log.warning("upload to %s left blob %s for garbage collection", repo.name, address)
+            return
+        record = self._deletion.new_record(
+            repo, address, "abandoned_upload", staging_token=tried[-1], path=key, since=now
+        )
+        try:
+            self._deletion.append([record])
+        except KvlakeError as exc:  # the caller sees the first error; this one is logged
+            log.warning("upload to %s left blob %s unlogged: %s", repo.name, address, exc)
 
     def _refuse_existing(self, repository: str, branch: str, path: str) -> None:
         try:
@@ -155,7 +211,7 @@ class Catalog:
         """Stage the object's deletion. Raises EntryNotFoundError if there is none."""
         self.stat(repository, branch, path)
         repo = self.graveler.get_repository(repository)
-        self.graveler.delete(repo, branch, check_path(path))
+        self._stage(repo, branch, check_path(path), None, "deleted_staged", [])
 
     def delete_objects(
         self, repository: str, branch: str, paths: Sequence[str]
@@ -171,7 +227,7 @@ class Catalog:
         failures: list[tuple[str, KvlakeError]] = []
         for path, key in zip(paths, keys_, strict=True):
             try:
-                self.graveler.delete(repo, branch, key)
+                self._stage(repo, branch, key, None, "deleted_staged", [])
             except KvlakeError as exc:
                 failures.append((path, exc))
         return failures
@@ -183,6 +239,17 @@ class Catalog:
         source = self.stat(repository, source_ref, source_path)
         repo = self.graveler.get_repository(repository)
         key = check_path(path)
+        if self._deletion is not None:
+            # Marked even with deletion disabled, so enabling it later stays safe.
+            # Mark, then re-read the source: a worker that missed our entry reads
+            # the mark, and one that deleted the blob first made the re-read differ.
+            self._deletion.mark_shared(repo.instance_uid, source.address)
+            again = self.stat(repository, source_ref, source_path)
+            if again.address != source.address:
+                raise PreconditionFailedError(
+                    f"object {source_path!r} on {source_ref!r} changed while being copied;"
+                    " retry the copy"
+                )
         entry = ObjectEntry(
             address=source.address,
             size=source.size,
@@ -192,5 +259,77 @@ class Catalog:
             metadata=source.metadata,
         )
         value = to_value(entry)
-        self.graveler.set(repo, branch, key, value)
+        self._stage(repo, branch, key, value, "overwritten_staged", [])
         return from_value(path, value)
+
+    # -- the write path ------------------------------------------------------------------
+
+    def _stage(
+        self,
+        repo: Repository,
+        branch: str,
+        key: bytes,
+        value: Value | None,
+        origin: Origin,
+        tried: list[str],
+    ) -> None:
+        """Stage `value` (None: a deletion) at `key`: graveler's writer flow, logging what goes.
+
+        As in `Graveler.set`, write to the branch's token, re-read the branch and
+        write again to the new token if a commit sealed ours meanwhile, so the
+        write is never lost (invariant 2). Each write replaces the staged value by
+        compare-and-swap after logging its blob, so none is replaced unlogged.
+        `tried` collects the tokens written to, for the caller's clean-up.
+        """
+        encoded = TOMBSTONE if value is None else encode(value)
+        address = "" if value is None else entry_ref(value).address
+        token = self.graveler.refs.load_branch(repo, branch)[0].staging_token
+        for _ in range(_WRITE_TRIES):
+            tried.append(token)
+            self._replace(repo, token, key, encoded, address, origin)
+            current = self.graveler.refs.load_branch(repo, branch)[0].staging_token
+            if current == token:
+                return
+            token = current
+        raise TooManyTriesError(
+            f"writing to branch {branch!r} kept racing commits; retry the write"
+        )
+
+    def _replace(
+        self, repo: Repository, token: str, key: bytes, encoded: bytes, address: str, origin: Origin
+    ) -> None:
+        """Compare-and-swap the staged value at `key`, logging the blob it replaces first."""
+        store, partition = self.graveler.store, keys.staging_partition(token)
+        logging_on = self._deletion is not None and self._deletion.enabled
+        for _ in range(_WRITE_TRIES):
+            try:
+                raw, predicate = store.get(partition, key)
+            except KeyNotFoundError:
+                raw, expected = b"", None
+            else:
+                expected = predicate
+            if raw == encoded and expected is not None:
+                return  # our own earlier try landed
+            if raw and logging_on:
+                old = entry_ref(decode_value(raw))
+                if old.address and old.address != address:
+                    self._log_replaced(repo, token, key, old, origin)
+            try:
+                store.set_if(partition, key, encoded, expected)
+                return
+            except PreconditionFailedError:
+                continue  # a racing writer replaced it first: log what is there now
+        raise TooManyTriesError(
+            f"path {key.decode(errors='replace')!r} kept changing under racing writers; retry"
+        )
+
+    def _log_replaced(
+        self, repo: Repository, token: str, key: bytes, old: EntryRef, origin: Origin
+    ) -> None:
+        assert self._deletion is not None
+        # Invariant 4: the intent is durable before the staged reference goes; if
+        # the append fails, the write fails and nothing has changed.
+        record = self._deletion.new_record(
+            repo, old.address, origin, staging_token=token, path=key, since=old.since
+        )
+        self._deletion.append([record])

@@ -9,6 +9,12 @@ any point and each moving on to the next item when one fails:
   then the entry;
 - drops queued staging tokens once due, after a fresh check that no branch
   still references them.
+
+Blobs are not graveler's business, but they lose references here: `CleanerHooks`
+lets a layer above (kvlake/deletion) log them before a staging partition of a
+live repository goes, and act once a deleted instance's metadata is gone. A
+hook that raises keeps the token (or the deleted-instance entry) for the next
+pass, so what it must log is never lost.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import defaultdict
+from typing import Protocol
 
 import msgspec
 
@@ -23,6 +30,7 @@ from kvlake.errors import KvlakeError, PreconditionFailedError, RepositoryNotFou
 from kvlake.graveler import keys
 from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.records import (
+    DeletedRepository,
     DroppedToken,
     Repository,
     decode_branch,
@@ -42,12 +50,31 @@ class CleanerReport(msgspec.Struct, kw_only=True):
     failures: list[str] = msgspec.field(default_factory=list)
 
 
+class CleanerHooks(Protocol):
+    """Called by the cleaner where staged or stored data loses its last reference."""
+
+    def before_token_drop(self, repository: Repository, token: str, queued: float) -> None:
+        """Runs before an unreferenced staging token of a live repository is dropped.
+
+        `queued` is the time the token was due for dropping (stable across
+        retries). Raising keeps the token queued; the hook runs again next pass.
+        """
+
+    def after_instance_cleaned(self, entry: DeletedRepository) -> None:
+        """Runs after a deleted instance's metadata is gone, before its entry is removed.
+
+        Raising keeps the entry; the instance is cleaned (a no-op) and the hook
+        runs again next pass.
+        """
+
+
 class Cleaner:
     """Runs cleaning passes over one KV store; several may run at once (idempotent)."""
 
-    def __init__(self, graveler: Graveler) -> None:
+    def __init__(self, graveler: Graveler, *, hooks: CleanerHooks | None = None) -> None:
         self._graveler = graveler
         self._store = graveler.store
+        self._hooks = hooks
 
     def clean_once(self) -> CleanerReport:
         report = CleanerReport()
@@ -83,6 +110,8 @@ class Cleaner:
         for key, entry in entries:
             try:
                 self.clean_instance(entry.name, entry.instance_uid)
+                if self._hooks is not None:
+                    self._hooks.after_instance_cleaned(entry)
                 self._store.delete(keys.DELETED_REPOSITORIES, key)
                 report.repositories_cleaned += 1
             except KvlakeError as exc:
@@ -115,26 +144,30 @@ class Cleaner:
                 due[entry.repository, entry.instance_uid].append((key, entry))
         for (name, instance_uid), entries in due.items():
             try:
-                referenced = self._referenced_tokens(name, instance_uid)
+                live, referenced = self._referenced_tokens(name, instance_uid)
                 for key, entry in entries:
                     # A token still referenced will be queued again by whoever stops
                     # referencing it (commit, reset, branch deletion): forget this entry.
                     if entry.token not in referenced:
+                        if live is not None and self._hooks is not None:
+                            self._hooks.before_token_drop(live, entry.token, keys.due_time(key))
                         self._graveler.staging.drop(entry.token)
                         report.tokens_dropped += 1
                     self._store.delete(keys.DROPPED_TOKENS, key)
             except KvlakeError as exc:
                 report.failures.append(f"tokens of {name}/{instance_uid}: {exc}")
 
-    def _referenced_tokens(self, name: str, instance_uid: str) -> set[str]:
-        """Tokens named by the live instance's branches; empty if the instance is gone."""
+    def _referenced_tokens(
+        self, name: str, instance_uid: str
+    ) -> tuple[Repository | None, set[str]]:
+        """The live instance and its branches' tokens; (None, empty) if the instance is gone."""
         try:
             repository, _ = self._graveler.repositories.load(name)
         except RepositoryNotFoundError:
-            return set()
+            return None, set()
         if repository.instance_uid != instance_uid or repository.state in ("deleting", "deleted"):
-            return set()
-        return _tokens_of(self._graveler, repository)
+            return None, set()
+        return repository, _tokens_of(self._graveler, repository)
 
 
 def _tokens_of(graveler: Graveler, repository: Repository) -> set[str]:

@@ -1,0 +1,47 @@
+"""Two-phase deletion of blobs: a durable log of intents, workers with a fresh in-use check."""
+
+from kvlake.deletion.checks import ReferenceChecker, Verdict
+from kvlake.deletion.dlq import DeadLetters
+from kvlake.deletion.gc import GcMarks, log_candidates
+from kvlake.deletion.hooks import DeletionHooks
+from kvlake.deletion.log import DeletionLog, DueRecord, EntryOf, EntryRef
+from kvlake.deletion.purge import PurgeReport, Purges
+from kvlake.deletion.records import (
+    ORIGINS,
+    DeadLetter,
+    Lease,
+    Origin,
+    PendingDelete,
+    PurgeCounts,
+    PurgeRequest,
+)
+from kvlake.deletion.status import DeletionStatus, PartitionStatus, deletion_status, metrics_text
+from kvlake.deletion.worker import DeletionWorker, WorkerReport
+
+__all__ = [
+    "ORIGINS",
+    "DeadLetter",
+    "DeadLetters",
+    "DeletionHooks",
+    "DeletionLog",
+    "DeletionStatus",
+    "DeletionWorker",
+    "DueRecord",
+    "EntryOf",
+    "EntryRef",
+    "GcMarks",
+    "Lease",
+    "Origin",
+    "PartitionStatus",
+    "PendingDelete",
+    "PurgeCounts",
+    "PurgeReport",
+    "PurgeRequest",
+    "Purges",
+    "ReferenceChecker",
+    "Verdict",
+    "WorkerReport",
+    "deletion_status",
+    "log_candidates",
+    "metrics_text",
+]

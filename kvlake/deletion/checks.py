@@ -1,0 +1,404 @@
+"""Phase two's fresh check: is a logged blob still referenced, and is it the record's to delete?
+
+Invariant 4 ends here: a blob is deleted only after this check found nothing
+referencing it. For one batch, records are grouped by repository instance and
+each group is checked against the KV as it is now:
+
+1. Ownership: the address is a clean key inside the record's namespace, the
+   namespace is the instance's, and the instance is live, or was purged (and no
+   live repository shares the namespace). An unknown instance or a foreign
+   address is bad input and goes to the dead letters, never deleted. An instance
+   deleted without purge keeps its data.
+2. Staging (records with `check_in_use`): the path in the record's own token and
+   in every live token (each branch's staging and sealed tokens); GC records,
+   which have no path, scan the live tokens for the address. A hit is "in use".
+3. Shared addresses: a copy marked the address shared. Any entry anywhere may
+   hold it, so staging records keep it and leave it to garbage collection.
+   Read after staging: a copy marks before it re-reads its source, so a copy
+   whose entry our staging read missed had marked before we look.
+4. Committed data (staging records): every commit reachable from a branch or
+   tag and created after the entry's mtime (less `CLOCK_SKEW`) is looked up at
+   the path; a match keeps the blob (it is GC's). Entries move between paths only
+   by copy (step 3), so the path is enough. Not checked: commits no branch or tag
+   reaches any more (a reset or deleted branch's history), and histories longer
+   than `MAX_WALK` commits (the blob is then kept, conservatively).
+5. GC records: the run's mark set must not hold the address.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Final, Literal
+
+from kvlake.blockstore import BlockStore, check_key
+from kvlake.deletion import keys
+from kvlake.deletion.gc import RUN_PROPERTY, GcMarks
+from kvlake.deletion.log import EntryOf
+from kvlake.deletion.purge import Purges
+from kvlake.deletion.records import STAGING_ORIGINS, PendingDelete
+from kvlake.errors import EntryNotFoundError, InvalidInputError, KvlakeError, NotFoundError
+from kvlake.graveler import keys as graveler_keys
+from kvlake.graveler.graveler import Graveler
+from kvlake.graveler.records import Commit, Repository, decode_deleted_repository, decode_value
+from kvlake.graveler.validation import check_repository_name
+from kvlake.kv import Store
+
+log = logging.getLogger(__name__)
+
+CLOCK_SKEW: Final = 3600.0
+"""Seconds by which commit and upload clocks may disagree; the history walk looks that far back."""
+
+MAX_WALK: Final = 10000
+"""Commits the history walk visits per instance and batch before it gives up (and keeps)."""
+
+Action = Literal["delete", "in_use", "kept", "invalid", "retry"]
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What to do with one record: delete the blob, retry later, keep it, or dead-letter it."""
+
+    action: Action
+    reason: str = ""
+
+
+DELETE: Final = Verdict("delete")
+
+
+@dataclass(slots=True)
+class _Instance:
+    """One repository instance as the check sees it, read once per batch."""
+
+    kind: Literal["live", "purged", "deleted", "creating", "unknown"]
+    namespace: str = ""
+    repository: Repository | None = None
+    tokens: list[str] = field(default_factory=list)
+    roots: list[str] = field(default_factory=list)
+    commits: list[tuple[str, Commit]] | None = None
+    walk_bound: float = 0.0
+    walk_truncated: bool = False
+    shared_with: str | None = None
+
+
+class ReferenceChecker:
+    """Decides on batches of records. Thread-safe: it keeps no state between calls."""
+
+    def __init__(
+        self,
+        graveler: Graveler,
+        blockstore: BlockStore,
+        purges: Purges,
+        entry_of: EntryOf,
+        *,
+        gc_marks: GcMarks | None = None,
+    ) -> None:
+        self._graveler = graveler
+        self._store = graveler.store
+        self._blockstore = blockstore
+        self._purges = purges
+        self._entry_of = entry_of
+        self._gc_marks = gc_marks or GcMarks(graveler.store)
+
+    def check(self, records: Sequence[PendingDelete]) -> list[Verdict]:
+        """One verdict per record, in order. A group whose reads fail gets `retry` verdicts."""
+        verdicts: list[Verdict] = [DELETE] * len(records)
+        groups: dict[tuple[str, str], list[int]] = defaultdict(list)
+        namespaces: dict[str, str] = {}
+        for index, record in enumerate(records):
+            problem = self._own_problem(record, namespaces)
+            if problem:
+                verdicts[index] = Verdict("invalid", problem)
+            else:
+                groups[record.repository, record.instance_uid].append(index)
+        for (name, uid), indexes in groups.items():
+            group = [records[i] for i in indexes]
+            try:
+                decided = self._check_group(name, uid, group)
+            except KvlakeError as exc:
+                log.warning("checking deletions of %s/%s failed: %s", name, uid, exc)
+                decided = [Verdict("retry", f"the in-use check failed: {exc}")] * len(group)
+            for index, verdict in zip(indexes, decided, strict=True):
+                verdicts[index] = verdict
+        return verdicts
+
+    def _own_problem(self, record: PendingDelete, namespaces: dict[str, str]) -> str:
+        """Why the record itself is bad input, or "" when it is well formed."""
+        try:
+            check_repository_name(record.repository)
+        except InvalidInputError as exc:
+            return f"repository name {record.repository!r} is invalid ({exc})"
+        if len(record.instance_uid) != graveler_keys.UID_LENGTH:
+            return f"instance uid {record.instance_uid!r} is not a repository instance uid"
+        try:
+            check_key(record.address)
+        except InvalidInputError:
+            return (
+                f"address {record.address!r} is not a key inside storage namespace"
+                f" {record.storage_namespace!r}; only relative keys such as 'data/...' are deleted"
+            )
+        namespace = record.storage_namespace
+        if namespace not in namespaces:  # adapters may touch the disk: once per batch
+            try:
+                self._blockstore.check_namespace(namespace)
+                namespaces[namespace] = ""
+            except InvalidInputError as exc:
+                namespaces[namespace] = (
+                    f"storage namespace {namespace!r} is not served here ({exc})"
+                )
+        return namespaces[namespace]
+
+    def _check_group(self, name: str, uid: str, records: list[PendingDelete]) -> list[Verdict]:
+        instance = self._instance(name, uid)
+        if instance.kind == "unknown":
+            reason = (
+                f"repository instance {name}/{uid} is unknown: no repository, deletion or purge"
+                " has it; the record cannot be trusted, drop it or requeue it once it exists"
+            )
+            return [Verdict("invalid", reason)] * len(records)
+        if instance.kind == "creating":
+            return [Verdict("in_use", f"repository {name!r} is still being created")] * len(records)
+        verdicts: list[Verdict] = []
+        pending: list[int] = []
+        normalised = {
+            n: self._blockstore.check_namespace(n) for n in {r.storage_namespace for r in records}
+        }
+        for index, record in enumerate(records):
+            verdict = self._ownership(instance, record, normalised[record.storage_namespace])
+            verdicts.append(verdict)
+            if verdict is DELETE and instance.kind == "live" and record.check_in_use:
+                pending.append(index)
+        if pending:
+            for index, verdict in zip(
+                pending, self._in_use(instance, [records[i] for i in pending]), strict=True
+            ):
+                verdicts[index] = verdict
+        return verdicts
+
+    def _ownership(self, instance: _Instance, record: PendingDelete, namespace: str) -> Verdict:
+        if namespace != instance.namespace:
+            return Verdict(
+                "invalid",
+                f"storage namespace {record.storage_namespace!r} is not that of repository"
+                f" instance {record.repository}/{record.instance_uid} ({instance.namespace!r})",
+            )
+        if instance.kind == "deleted":
+            return Verdict("kept", "the repository was deleted without purge, which keeps its data")
+        if instance.kind == "purged":
+            if instance.shared_with is None:  # once per batch: a scan of all repositories
+                users = self._purges.live_users(namespace, except_uid=record.instance_uid)
+                instance.shared_with = next((other.name for other in users), "")
+            if instance.shared_with:
+                return Verdict(
+                    "invalid",
+                    f"purged namespace {namespace!r} is used by live repository"
+                    f" {instance.shared_with!r}; its blobs are not deleted",
+                )
+            return DELETE
+        if record.origin == "purged_repository":
+            return Verdict("invalid", "a purge record names a live repository instance")
+        return DELETE
+
+    def _instance(self, name: str, uid: str) -> _Instance:
+        try:
+            repository, _ = self._graveler.repositories.load(name)
+        except NotFoundError:
+            repository = None
+        if repository is not None and repository.instance_uid == uid:
+            if repository.state == "active":
+                instance = _Instance("live", repository.storage_namespace, repository)
+                self._read_refs(instance, repository)
+                return instance
+            if repository.state == "initial":
+                return _Instance("creating")
+        purge = self._purges.load(name, uid)
+        if purge is not None:
+            return _Instance("purged", self._blockstore.check_namespace(purge[0].storage_namespace))
+        if repository is not None and repository.instance_uid == uid:
+            return _Instance("deleted", repository.storage_namespace)
+        try:
+            raw, _ = self._store.get(
+                graveler_keys.DELETED_REPOSITORIES, graveler_keys.deleted_repository_key(name, uid)
+            )
+        except NotFoundError:
+            return _Instance("unknown")
+        return _Instance("deleted", decode_deleted_repository(raw).storage_namespace)
+
+    def _read_refs(self, instance: _Instance, repository: Repository) -> None:
+        """Branch tokens and heads, and tag targets: read before any staging or commit lookup."""
+        refs = self._graveler.refs
+        for _, branch in refs.list_branches(repository):
+            instance.tokens.append(branch.staging_token)
+            instance.tokens.extend(branch.sealed_tokens)
+            instance.roots.append(branch.commit_id)
+        for _, tag in refs.list_tags(repository):
+            instance.roots.append(tag.commit_id)
+
+    # -- in-use ------------------------------------------------------------------------
+
+    def _in_use(self, instance: _Instance, records: list[PendingDelete]) -> list[Verdict]:
+        verdicts: list[Verdict | None] = [None] * len(records)
+        staged = self._staged_hits(instance, records)
+        for index, hit in staged.items():
+            verdicts[index] = Verdict("in_use", hit)
+        gc_indexes = [i for i, r in enumerate(records) if r.origin == "garbage_collection"]
+        if gc_indexes:
+            self._check_gc(records, gc_indexes, verdicts)
+        staging = [
+            i for i, r in enumerate(records) if verdicts[i] is None and r.origin in STAGING_ORIGINS
+        ]
+        shared = self._shared(instance, [records[i] for i in staging])
+        unshared = [i for i in staging if records[i].address not in shared]
+        for index in staging:
+            if records[index].address in shared:
+                verdicts[index] = Verdict(
+                    "kept", "a copy shares the address; garbage collection decides on it"
+                )
+        if unshared:
+            # One walk for the batch: from the oldest entry's time on.
+            self._commits(instance, min(records[i].since for i in unshared) - CLOCK_SKEW)
+        for index in unshared:
+            verdicts[index] = self._committed(instance, records[index])
+        return [verdict or DELETE for verdict in verdicts]
+
+    def _staged_hits(self, instance: _Instance, records: list[PendingDelete]) -> dict[int, str]:
+        """Records whose blob a staged entry still references, with where."""
+        hits: dict[int, str] = {}
+        by_token: dict[str, list[int]] = defaultdict(list)
+        for index, record in enumerate(records):
+            if record.path:
+                for token in {record.staging_token, *instance.tokens} - {""}:
+                    by_token[token].append(index)
+        for token, indexes in by_token.items():
+            paths = sorted({records[i].path for i in indexes})
+            found = _lookup_many(self._store, graveler_keys.staging_partition(token), paths)
+            for index in indexes:
+                record = records[index]
+                raw = found.get(record.path)
+                if raw and self._entry_of(decode_value(raw)).address == record.address:
+                    hits[index] = f"staged at {record.path!r} in staging token {token}"
+        pathless: dict[str, list[int]] = defaultdict(list)
+        for index, record in enumerate(records):
+            if not record.path:
+                pathless[record.address].append(index)
+        if pathless:
+            for token in instance.tokens:
+                with self._store.scan(graveler_keys.staging_partition(token)) as scan:
+                    for page in scan.batches():
+                        for key, raw in page:
+                            address = self._entry_of(decode_value(raw)).address if raw else ""
+                            for index in pathless.get(address, ()):
+                                hits[index] = f"staged at {key!r} in staging token {token}"
+        return hits
+
+    def _check_gc(
+        self, records: list[PendingDelete], indexes: list[int], verdicts: list[Verdict | None]
+    ) -> None:
+        by_run: dict[str, list[int]] = defaultdict(list)
+        for index in indexes:
+            run = records[index].properties.get(RUN_PROPERTY, "")
+            if not run:
+                verdicts[index] = Verdict(
+                    "invalid", f"a GC record has no {RUN_PROPERTY!r} property"
+                )
+            else:
+                by_run[run].append(index)
+        for run, members in by_run.items():
+            try:
+                marked = self._gc_marks.marked(run, (records[i].address for i in members))
+            except (NotFoundError, InvalidInputError) as exc:
+                for index in members:
+                    verdicts[index] = Verdict("invalid", str(exc))
+                continue
+            for index in members:
+                if records[index].address in marked:
+                    verdicts[index] = Verdict("kept", f"GC run {run!r} marked it as referenced")
+
+    def _shared(self, instance: _Instance, records: Iterable[PendingDelete]) -> set[str]:
+        uid = instance.repository.instance_uid if instance.repository else ""
+        wanted = sorted({keys.shared_key(uid, r.address) for r in records})
+        found = _lookup_many(self._store, keys.SHARED, wanted)
+        prefix = len(uid) + 1
+        return {key[prefix:].decode() for key in found}
+
+    def _committed(self, instance: _Instance, record: PendingDelete) -> Verdict:
+        commits = self._commits(instance, record.since - CLOCK_SKEW)
+        for commit_id, commit in commits:
+            if commit.creation_date < record.since - CLOCK_SKEW:
+                continue
+            try:
+                value = self._graveler.committed.get(
+                    instance.namespace, commit.metarange_id, record.path
+                )
+            except EntryNotFoundError:
+                continue
+            if self._entry_of(value).address == record.address:
+                return Verdict("kept", f"committed in commit {commit_id}; garbage collection's")
+        if instance.walk_truncated:
+            return Verdict(
+                "kept",
+                f"history has more than {MAX_WALK} commits since the entry; garbage collection's",
+            )
+        return DELETE
+
+    def _commits(self, instance: _Instance, bound: float) -> list[tuple[str, Commit]]:
+        """Commits reachable from the roots created at or after `bound` (memoised per batch)."""
+        if instance.commits is not None and instance.walk_bound <= bound:
+            return instance.commits
+        assert instance.repository is not None
+        found: list[tuple[str, Commit]] = []
+        seen: set[str] = set()
+        stack = list(instance.roots)
+        while stack:
+            commit_id = stack.pop()
+            if commit_id in seen:
+                continue
+            seen.add(commit_id)
+            if len(seen) > MAX_WALK:
+                instance.walk_truncated = True
+                break
+            commit = self._graveler.refs.get_commit(instance.repository, commit_id)
+            if commit.creation_date < bound:
+                continue  # its ancestors are older still
+            found.append((commit_id, commit))
+            stack.extend(commit.parents)
+        instance.commits, instance.walk_bound = found, bound
+        return found
+
+
+def _lookup_many(store: Store, partition: bytes, wanted: list[bytes]) -> dict[bytes, bytes]:
+    """Values of the sorted keys `wanted` that exist: a bounded scan, then point gets.
+
+    One scan page answers a small or empty partition in one call; a scan that
+    reads far more keys than wanted stops, and the rest are fetched by `get`.
+    """
+    found: dict[bytes, bytes] = {}
+    if not wanted:
+        return found
+    budget = 4 * len(wanted) + 64
+    position, scanned, finished = 0, 0, False
+    with store.scan(partition, wanted[0], batch_size=min(budget, 1000)) as scan:
+        for key, raw in scan:
+            scanned += 1
+            while position < len(wanted) and wanted[position] < key:
+                position += 1
+            if position == len(wanted):
+                finished = True
+                break
+            if wanted[position] == key:
+                found[key] = raw
+                position += 1
+            if position == len(wanted) or scanned >= budget:
+                finished = position == len(wanted)
+                break
+        else:
+            finished = True
+    if not finished:
+        for key in wanted[position:]:
+            try:
+                found[key] = store.get(partition, key)[0]
+            except NotFoundError:
+                continue
+    return found

@@ -1,0 +1,91 @@
+"""The cleaner's hooks into the deletion log: dropped staging tokens and purged repositories.
+
+Graveler's cleaner knows nothing of blobs (its values are opaque), so it
+calls these hooks at the two moments blobs lose their last reference there:
+- before it drops a staging partition no branch references any more, every
+  entry of it whose blob is not the same at that path in a branch head's
+  commit is logged (`dropped_staging_token`). Entries that match a head are
+  committed data, which only garbage collection may delete; the worker's full
+  check covers the rest of history. Record keys derive from the token's queue
+  time, so a pass retried after a crash rewrites the same keys.
+- after it removed a deleted instance's metadata, a purge request for that
+  instance has its namespace logged (purge.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Final
+
+from kvlake.blockstore import BlockStore
+from kvlake.deletion import keys
+from kvlake.deletion.log import DeletionLog, EntryOf
+from kvlake.deletion.purge import Purges
+from kvlake.deletion.records import PendingDelete
+from kvlake.errors import EntryNotFoundError
+from kvlake.graveler import keys as graveler_keys
+from kvlake.graveler.graveler import Graveler
+from kvlake.graveler.records import DeletedRepository, Repository, decode_value
+
+SCAN_BATCH: Final = 1000
+
+
+class DeletionHooks:
+    """Implements graveler's `CleanerHooks` with the deletion log. Thread-safe."""
+
+    def __init__(
+        self, log: DeletionLog, graveler: Graveler, blockstore: BlockStore, entry_of: EntryOf
+    ) -> None:
+        self._log = log
+        self._graveler = graveler
+        self._entry_of = entry_of
+        self._purges = Purges(log, graveler, blockstore)
+
+    def before_token_drop(self, repository: Repository, token: str, queued: float) -> None:
+        """Log the blobs only this token references; raise (and so keep the token) on failure."""
+        if self._log.enabled:
+            self._log.append(self._unreferenced(repository, token, queued))
+
+    def after_instance_cleaned(self, entry: DeletedRepository) -> None:
+        """Log a purged instance's whole namespace (a no-op without a purge request)."""
+        self._purges.log_namespace(entry)
+
+    def _unreferenced(
+        self, repository: Repository, token: str, queued: float
+    ) -> Iterator[PendingDelete]:
+        heads = {
+            self._graveler.refs.get_commit(repository, branch.commit_id).metarange_id
+            for _, branch in self._graveler.refs.list_branches(repository)
+        }
+        due = queued + self._log.settings.send_delay
+        partition = graveler_keys.staging_partition(token)
+        with self._log.store.scan(partition, batch_size=SCAN_BATCH) as scan:
+            for page in scan.batches():
+                for key, raw in page:
+                    if not raw:
+                        continue  # a tombstone references no blob
+                    ref = self._entry_of(decode_value(raw))
+                    if self._in_a_head(repository, heads, key, ref.address):
+                        continue
+                    yield self._log.new_record(
+                        repository,
+                        ref.address,
+                        "dropped_staging_token",
+                        staging_token=token,
+                        path=key,
+                        since=ref.since,
+                        record_id=keys.stable_record_id("token", token, key, ref.address),
+                        due=due,
+                    )
+
+    def _in_a_head(self, repository: Repository, heads: set[str], key: bytes, address: str) -> bool:
+        for metarange_id in heads:
+            try:
+                value = self._graveler.committed.get(
+                    repository.storage_namespace, metarange_id, key
+                )
+            except EntryNotFoundError:
+                continue
+            if self._entry_of(value).address == address:
+                return True
+        return False

@@ -1,0 +1,114 @@
+"""The deletion log's KV key schema: the only place that spells its partitions and keys.
+
+Every name is built so that no two different inputs give the same bytes:
+partition numbers and due times are decimal with no sign, due times have a
+fixed width of 13 digits (milliseconds, good until the year 2286) and come
+first, instance uids have graveler's fixed width of 26 characters, and
+repository names cannot contain `/`. Nothing outside this module joins a
+partition or key by hand.
+
+| partition | key | value |
+|---|---|---|
+| `deletion/<n>` | `<due ms, 13 digits>/<record id>` | a pending delete |
+| `deletion_dlq` | `<record id>` | a dead letter: the record and why it stopped |
+| `deletion_leases` | `lease/<n>` | who works on partition n until when, and its counters |
+| `deletion_leases` | `partitions` | the most partitions ever used, so none is forgotten |
+| `deletion_shared` | `<instance uid>/<address>` | an address a copy made shared |
+| `deletion_purges` | `<repository>/<instance uid>` | a purge request and its checkpoint |
+| `deletion_purges` | `<repository>/<instance uid>/counts` | what workers did with its records |
+"""
+
+from __future__ import annotations
+
+import hashlib
+import zlib
+from typing import Final
+
+from kvlake.errors import InvalidInputError
+from kvlake.graveler import keys as graveler_keys
+
+PENDING_PREFIX: Final = b"deletion/"
+DEAD_LETTERS: Final = b"deletion_dlq"
+LEASES: Final = b"deletion_leases"
+SHARED: Final = b"deletion_shared"
+PURGES: Final = b"deletion_purges"
+
+PARTITIONS_KEY: Final = b"partitions"
+_LEASE_PREFIX: Final = b"lease/"
+DUE_WIDTH: Final = 13
+_MAX_DUE_MS: Final = 10**DUE_WIDTH - 1
+_CROCKFORD: Final = "0123456789abcdefghjkmnpqrstvwxyz"
+
+
+def pending_partition(number: int) -> bytes:
+    """`deletion/<n>`: the log partition with that number."""
+    if number < 0:
+        raise InvalidInputError(f"deletion partition {number} is negative; use 0 or more")
+    return PENDING_PREFIX + str(number).encode()
+
+
+def partition_for(address: str, count: int) -> int:
+    """The partition an address is logged in: a stable hash, so duplicates share one."""
+    return zlib.crc32(address.encode()) % count
+
+
+def pending_key(due: float, record_id: str) -> bytes:
+    """`<due ms>/<id>`: ordered by due time, so a worker's scan stops at the first not due."""
+    due_ms = min(max(int(due * 1000), 0), _MAX_DUE_MS)
+    return b"%013d/" % due_ms + record_id.encode()
+
+
+def due_of(key: bytes) -> float:
+    """The due time (seconds) a pending key was written with."""
+    return int(key[:DUE_WIDTH]) / 1000
+
+
+def dead_letter_key(record_id: str) -> bytes:
+    return record_id.encode()
+
+
+def lease_key(number: int) -> bytes:
+    return _LEASE_PREFIX + str(number).encode()
+
+
+def shared_key(instance_uid: str, address: str) -> bytes:
+    """`<uid>/<address>`: unambiguous because the uid has a fixed width."""
+    if len(instance_uid) != graveler_keys.UID_LENGTH:
+        raise InvalidInputError(
+            f"instance uid {instance_uid!r} is not {graveler_keys.UID_LENGTH} characters;"
+            " pass the repository's instance_uid"
+        )
+    return instance_uid.encode() + b"/" + address.encode()
+
+
+def purge_key(repository: str, instance_uid: str) -> bytes:
+    """`<name>/<uid>`: repository names cannot contain `/`."""
+    return repository.encode() + b"/" + instance_uid.encode()
+
+
+def purge_counts_key(repository: str, instance_uid: str) -> bytes:
+    """`<name>/<uid>/counts`: the fixed-width uid keeps it apart from every request key."""
+    return purge_key(repository, instance_uid) + b"/counts"
+
+
+def new_record_id() -> str:
+    """A random, time-sortable id, the same shape as graveler's uids."""
+    return graveler_keys.new_uid()
+
+
+def stable_record_id(*parts: str | bytes) -> str:
+    """An id derived from `parts`, so logging the same intent twice writes one key.
+
+    Parts are length-prefixed before hashing, so ("ab", "c") and ("a", "bc") differ.
+    """
+    digest = hashlib.blake2b(digest_size=17)
+    for part in parts:
+        data = part.encode() if isinstance(part, str) else part
+        digest.update(len(data).to_bytes(8, "big"))
+        digest.update(data)
+    number = int.from_bytes(digest.digest(), "big") >> 6  # 130 bits: 26 base32 digits
+    chars = []
+    for _ in range(graveler_keys.UID_LENGTH):
+        number, digit = divmod(number, 32)
+        chars.append(_CROCKFORD[digit])
+    return "".join(reversed(chars))

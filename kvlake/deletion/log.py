@@ -1,0 +1,212 @@
+"""Phase one of deletion: the durable log of blobs that lost a reference.
+
+Invariant 4 starts here: whoever is about to stop referencing a blob appends
+a `PendingDelete` first and changes metadata only once `append` returned. A
+failed append raises, so the operation fails before it changed anything. The
+log is split into `partitions` KV partitions keyed by due time, so workers
+each lease one partition and never contend; an address always hashes to the
+same partition, so duplicate intents for one blob meet there.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from typing import Final, NamedTuple
+
+from kvlake.config import DeletionSettings
+from kvlake.deletion import keys
+from kvlake.deletion.records import (
+    Origin,
+    PendingDelete,
+    decode_pending,
+    encode,
+)
+from kvlake.errors import KeyNotFoundError, PreconditionFailedError
+from kvlake.graveler.records import Repository, Value
+from kvlake.kv import KeyValue, Store
+
+log = logging.getLogger(__name__)
+
+APPEND_CHUNK: Final = 1000
+"""Records buffered per partition before one `set_many`."""
+
+
+class EntryRef(NamedTuple):
+    """What the deletion layer needs from a staged or committed value: its blob and age.
+
+    `since` is the entry's mtime: no commit created before it can hold the entry.
+    """
+
+    address: str
+    since: float
+
+
+EntryOf = Callable[[Value], EntryRef]
+"""Reads an EntryRef out of a graveler value; the catalog provides it (`entry_ref`)."""
+
+
+class DueRecord(NamedTuple):
+    """A pending record as a worker reads it: its key, and the record or why it is unreadable."""
+
+    key: bytes
+    record: PendingDelete | None
+    error: str = ""
+    raw: bytes = b""
+
+
+class DeletionLog:
+    """Appends and reads pending deletes, and the shared-address markers. Thread-safe."""
+
+    def __init__(
+        self,
+        store: Store,
+        settings: DeletionSettings | None = None,
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.store = store
+        self.settings = settings or DeletionSettings()
+        self.clock = clock
+        self._recorded_partitions = False
+        self._lock = threading.Lock()
+
+    @property
+    def enabled(self) -> bool:
+        return self.settings.enabled
+
+    def new_record(
+        self,
+        repository: Repository,
+        address: str,
+        origin: Origin,
+        *,
+        check_in_use: bool = True,
+        staging_token: str = "",
+        path: bytes = b"",
+        since: float = 0.0,
+        properties: dict[str, str] | None = None,
+        record_id: str | None = None,
+        due: float | None = None,
+    ) -> PendingDelete:
+        """A record for `address` in the repository's namespace, due after the send delay."""
+        now = self.clock()
+        return PendingDelete(
+            id=record_id or keys.new_record_id(),
+            address=address,
+            storage_namespace=repository.storage_namespace,
+            repository=repository.name,
+            instance_uid=repository.instance_uid,
+            origin=origin,
+            check_in_use=check_in_use,
+            not_before=now + self.settings.send_delay if due is None else due,
+            created=now,
+            staging_token=staging_token,
+            path=path,
+            since=since,
+            properties=dict(properties or {}),
+        )
+
+    def append(self, records: Iterable[PendingDelete]) -> int:
+        """Write the records durably; return how many. Streams: memory holds one chunk.
+
+        Not atomic: on failure some records may be written, which is harmless (a
+        worker finds the blob still referenced and keeps it), and the error is
+        raised so the caller changes no metadata.
+
+        Raises:
+            UnavailableError: the KV store failed.
+        """
+        self._record_partition_count()
+        count = self.settings.partitions
+        buffers: dict[int, list[KeyValue]] = {}
+        written = 0
+        for record in records:
+            number = keys.partition_for(record.address, count)
+            buffer = buffers.setdefault(number, [])
+            buffer.append((keys.pending_key(record.not_before, record.id), encode(record)))
+            written += 1
+            if len(buffer) >= APPEND_CHUNK:
+                self.store.set_many(keys.pending_partition(number), buffer)
+                buffer.clear()
+        for number, buffer in buffers.items():
+            if buffer:
+                self.store.set_many(keys.pending_partition(number), buffer)
+        return written
+
+    def reschedule(self, number: int, records: Iterable[PendingDelete]) -> None:
+        """Write records back into partition `number` under their (new) due times."""
+        self.store.set_many(
+            keys.pending_partition(number),
+            ((keys.pending_key(r.not_before, r.id), encode(r)) for r in records),
+        )
+
+    def partition_count(self) -> int:
+        """How many partitions to work: the configured count, or more if more were ever used."""
+        try:
+            raw, _ = self.store.get(keys.LEASES, keys.PARTITIONS_KEY)
+        except KeyNotFoundError:
+            return self.settings.partitions
+        return max(int(raw), self.settings.partitions)
+
+    def _record_partition_count(self) -> None:
+        """Remember the highest partition count ever used, so a smaller one drains the rest."""
+        if self._recorded_partitions:
+            return
+        wanted = self.settings.partitions
+        for _ in range(10):
+            try:
+                raw, predicate = self.store.get(keys.LEASES, keys.PARTITIONS_KEY)
+            except KeyNotFoundError:
+                raw, expected = b"0", None
+            else:
+                expected = predicate
+            if int(raw) >= wanted:
+                break
+            try:
+                self.store.set_if(keys.LEASES, keys.PARTITIONS_KEY, str(wanted).encode(), expected)
+                break
+            except PreconditionFailedError:
+                continue  # another process raised it meanwhile: look again
+        with self._lock:
+            self._recorded_partitions = True
+
+    def scan_due(self, number: int, now: float, limit: int) -> list[DueRecord]:
+        """Up to `limit` records of partition `number` due at `now`, oldest due first."""
+        due: list[DueRecord] = []
+        partition = keys.pending_partition(number)
+        with self.store.scan(partition, batch_size=limit) as scan:
+            for key, raw in scan:
+                if keys.due_of(key) > now or len(due) >= limit:
+                    break
+                due.append(_decode(key, raw))
+        return due
+
+    def scan(self, number: int) -> Iterator[DueRecord]:
+        """Every record of partition `number`, in due order (for status and reports)."""
+        with self.store.scan(keys.pending_partition(number)) as scan:
+            for page in scan.batches():
+                for key, raw in page:
+                    yield _decode(key, raw)
+
+    def remove(self, number: int, pending_keys: Iterable[bytes]) -> None:
+        self.store.delete_many(keys.pending_partition(number), pending_keys)
+
+    # -- shared addresses ------------------------------------------------------------
+
+    def mark_shared(self, instance_uid: str, address: str) -> None:
+        """Record that a copy made `address` referenced by more than one entry.
+
+        Workers never delete a shared address on a staging record: any entry in
+        any commit may hold it, so only garbage collection may decide.
+        """
+        self.store.set(keys.SHARED, keys.shared_key(instance_uid, address), b"")
+
+
+def _decode(key: bytes, raw: bytes) -> DueRecord:
+    try:
+        return DueRecord(key, decode_pending(raw))
+    except ValueError as exc:  # msgspec.DecodeError and ValidationError are ValueErrors
+        return DueRecord(key, None, f"the record cannot be decoded ({exc})", raw)

@@ -1,0 +1,252 @@
+"""Repository deletion with purge: every blob of the namespace goes, once nothing can read it.
+
+The order protects invariant 4 end to end:
+1. `delete_repository(name, purge=True)` writes a purge request (the intent),
+   and only then deletes the repository (metadata starts to go).
+2. The cleaner removes the instance's metadata, then calls `log_namespace`,
+   which lists the namespace and logs one `purged_repository` record per blob.
+   The listing is checkpointed in the request, so a crash resumes it, and record
+   keys are derived from the request, so re-logging a chunk writes the same keys.
+3. Workers delete the blobs after checking that the instance is gone and that
+   no live repository shares the namespace; they count what they did into the
+   request, which `kvlake deletion purges` shows as the report.
+A writer that still held the repository when it was deleted and uploads after
+the listing leaves a blob behind: garbage collection of the namespace finds it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from typing import Final, NamedTuple
+
+import msgspec
+
+from kvlake.blockstore import BlockStore
+from kvlake.deletion import keys
+from kvlake.deletion.log import DeletionLog
+from kvlake.deletion.records import (
+    PendingDelete,
+    PurgeCounts,
+    PurgeRequest,
+    decode_purge,
+    decode_purge_counts,
+    encode,
+)
+from kvlake.errors import (
+    ConflictError,
+    KeyNotFoundError,
+    PreconditionFailedError,
+    RepositoryNotFoundError,
+)
+from kvlake.graveler import keys as graveler_keys
+from kvlake.graveler.graveler import Graveler
+from kvlake.graveler.records import DeletedRepository, Repository, decode_repository
+from kvlake.kv import Predicate
+
+log = logging.getLogger(__name__)
+
+CHECKPOINT_EVERY: Final = 1000
+"""Blobs logged between two checkpoints of a purge's namespace listing."""
+
+_MAX_TRIES: Final = 20
+
+
+def overlaps(first: str, second: str) -> bool:
+    """Whether two normalised namespaces share any blob (equal, or one inside the other)."""
+    return first == second or first.startswith(second + "/") or second.startswith(first + "/")
+
+
+class PurgeReport(NamedTuple):
+    """A purge request and what workers did with its records."""
+
+    request: PurgeRequest
+    counts: PurgeCounts
+
+
+class Purges:
+    """Purge requests: create them, log their namespaces, count what workers did."""
+
+    def __init__(self, log: DeletionLog, graveler: Graveler, blockstore: BlockStore) -> None:
+        self._log = log
+        self._store = log.store
+        self._graveler = graveler
+        self._blockstore = blockstore
+
+    def load(self, repository: str, instance_uid: str) -> tuple[PurgeRequest, Predicate] | None:
+        try:
+            raw, predicate = self._store.get(keys.PURGES, keys.purge_key(repository, instance_uid))
+        except KeyNotFoundError:
+            return None
+        return decode_purge(raw), predicate
+
+    def live_users(self, namespace: str, *, except_uid: str = "") -> Iterator[Repository]:
+        """Repositories not yet deleted whose namespace overlaps `namespace`."""
+        wanted = self._blockstore.check_namespace(namespace)
+        with self._store.scan(graveler_keys.REPOSITORIES) as scan:
+            for _, raw in scan:
+                repository = decode_repository(raw)
+                if repository.state == "deleted" or repository.instance_uid == except_uid:
+                    continue
+                if overlaps(wanted, repository.storage_namespace):
+                    yield repository
+
+    def delete_repository(self, name: str, *, purge: bool) -> PurgeRequest | None:
+        """Delete a repository; with `purge`, first record that its namespace must go.
+
+        Retrying after a crash finishes the deletion (a `deleting` record is accepted).
+
+        Raises:
+            RepositoryNotFoundError: no such repository.
+            ConflictError: with purge, another repository uses the same storage namespace.
+        """
+        repository, _ = self._graveler.repositories.load(name)
+        if repository.state not in ("active", "deleting"):
+            raise RepositoryNotFoundError(f"repository {name!r} not found")
+        request = None
+        if purge:
+            for other in self.live_users(
+                repository.storage_namespace, except_uid=repository.instance_uid
+            ):
+                raise ConflictError(
+                    f"repository {name!r} shares storage namespace {repository.storage_namespace!r}"
+                    f" with repository {other.name!r}; purging would delete its data, so delete"
+                    f" {name!r} without purge"
+                )
+            request = PurgeRequest(
+                repository=name,
+                instance_uid=repository.instance_uid,
+                storage_namespace=repository.storage_namespace,
+                requested=self._log.clock(),
+            )
+            existing = self.load(name, repository.instance_uid)
+            if existing is None:
+                # Invariant 4: the intent is durable before the metadata starts to go.
+                self._store.set_if(
+                    keys.PURGES,
+                    keys.purge_key(name, repository.instance_uid),
+                    encode(request),
+                    None,
+                )
+            else:
+                request = existing[0]
+        self._graveler.delete_repository(name)
+        return request
+
+    def log_namespace(self, entry: DeletedRepository) -> int:
+        """Log every blob of a cleaned instance's namespace if it was purged; return the count.
+
+        Called by the cleaner after the instance's metadata is gone. Resumes from
+        the last checkpoint; a finished request is not logged again.
+        """
+        loaded = self.load(entry.name, entry.instance_uid)
+        if loaded is None or loaded[0].state == "logged":
+            return 0
+        request, predicate = loaded
+        repository = Repository(
+            name=request.repository,
+            storage_namespace=request.storage_namespace,
+            default_branch="",
+            creation_date=0.0,
+            state="deleted",
+            instance_uid=request.instance_uid,
+        )
+        due = request.requested + self._log.settings.send_delay
+        chunk: list[PendingDelete] = []
+        logged = 0
+        for address in self._blockstore.list_keys(request.storage_namespace):
+            if address <= request.last_key:
+                continue  # logged before a crash: the checkpoint says so
+            record_id = keys.stable_record_id("purge", request.instance_uid, address)
+            chunk.append(
+                self._log.new_record(
+                    repository,
+                    address,
+                    "purged_repository",
+                    check_in_use=False,
+                    record_id=record_id,
+                    due=due,
+                )
+            )
+            if len(chunk) >= CHECKPOINT_EVERY:
+                request, predicate = self._checkpoint(request, predicate, chunk, done=False)
+                logged += len(chunk)
+                chunk = []
+        logged += len(chunk)
+        self._checkpoint(request, predicate, chunk, done=True)
+        log.info("purge of %s/%s: %d blobs logged", entry.name, entry.instance_uid, logged)
+        return logged
+
+    def _checkpoint(
+        self,
+        request: PurgeRequest,
+        predicate: Predicate,
+        chunk: list[PendingDelete],
+        *,
+        done: bool,
+    ) -> tuple[PurgeRequest, Predicate]:
+        self._log.append(chunk)
+        updated = msgspec.structs.replace(
+            request,
+            logged=request.logged + len(chunk),
+            last_key=chunk[-1].address if chunk else request.last_key,
+            state="logged" if done else "requested",
+            logged_at=self._log.clock() if done else 0.0,
+        )
+        encoded = encode(updated)
+        key = keys.purge_key(request.repository, request.instance_uid)
+        self._store.set_if(keys.PURGES, key, encoded, predicate)
+        return updated, Predicate(encoded)
+
+    def count(
+        self, repository: str, instance_uid: str, *, deleted: int, dead_lettered: int
+    ) -> None:
+        """Add what workers did to the purge's counts (compare-and-swap, retried)."""
+        key = keys.purge_counts_key(repository, instance_uid)
+        for _ in range(_MAX_TRIES):
+            try:
+                raw, predicate = self._store.get(keys.PURGES, key)
+            except KeyNotFoundError:
+                counts, expected = PurgeCounts(), None
+            else:
+                counts, expected = decode_purge_counts(raw), predicate
+            updated = PurgeCounts(
+                deleted=counts.deleted + deleted,
+                dead_lettered=counts.dead_lettered + dead_lettered,
+            )
+            try:
+                self._store.set_if(keys.PURGES, key, encode(updated), expected)
+                return
+            except PreconditionFailedError:
+                continue  # another worker counted first: add to its total
+        log.warning(
+            "purge report of %s/%s: counts lost to racing updates", repository, instance_uid
+        )
+
+    def reports(self) -> Iterator[PurgeReport]:
+        """Every purge request with what workers did so far, by repository then instance."""
+        request: PurgeRequest | None = None
+        with self._store.scan(keys.PURGES) as scan:
+            for key, raw in scan:
+                if key.endswith(b"/counts"):
+                    if request is not None and key == keys.purge_counts_key(
+                        request.repository, request.instance_uid
+                    ):
+                        yield PurgeReport(request, decode_purge_counts(raw))
+                        request = None
+                    continue
+                if request is not None:
+                    yield PurgeReport(request, PurgeCounts())
+                request = decode_purge(raw)
+        if request is not None:
+            yield PurgeReport(request, PurgeCounts())
+
+    def report(self, repository: str, instance_uid: str) -> PurgeReport | None:
+        loaded = self.load(repository, instance_uid)
+        if loaded is None:
+            return None
+        try:
+            raw, _ = self._store.get(keys.PURGES, keys.purge_counts_key(repository, instance_uid))
+        except KeyNotFoundError:
+            return PurgeReport(loaded[0], PurgeCounts())
+        return PurgeReport(loaded[0], decode_purge_counts(raw))

@@ -1,0 +1,93 @@
+"""A blockstore that fails (or runs code at) the calls a test chooses: a real BlockStore subclass.
+
+`FaultyBlockStore` wraps any adapter the way `FaultyStore` wraps a KV store:
+every adapter call is logged as a `BlobCall`, and `fail` decides, per call,
+whether it raises before it runs, after it took effect, or not at all.
+`delete_many` is one logged call (with its key count) followed by one call
+per key, so tests can check both batching and per-key failures.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import BinaryIO, Literal, TypeVar
+
+from kvlake.blockstore import BlockStore
+from kvlake.errors import UnavailableError
+
+
+@dataclass(frozen=True, slots=True)
+class BlobCall:
+    """One adapter call: its 0-based index, operation, namespace, key (or key count)."""
+
+    index: int
+    op: str
+    namespace: str
+    key: str = ""
+    size: int = 0
+
+
+_T = TypeVar("_T")
+
+When = Literal["before", "after"]
+Decide = Callable[[BlobCall], When | None]
+
+
+class FaultyBlockStore(BlockStore):
+    """Wraps `inner`; `fail(call)` returns "before", "after" or None for each call."""
+
+    def __init__(self, inner: BlockStore, fail: Decide | None = None) -> None:
+        self.inner = inner
+        self.scheme = inner.scheme
+        self.fail: Decide = fail or (lambda call: None)
+        self.calls: list[BlobCall] = []
+        self._lock = threading.Lock()
+
+    def _run(self, op: str, namespace: str, key: str, action: Callable[[], _T]) -> _T:
+        with self._lock:
+            call = BlobCall(len(self.calls), op, namespace, key)
+            self.calls.append(call)
+        when = self.fail(call)
+        if when == "before":
+            raise UnavailableError(f"injected fault: blockstore {op} {key!r} failed before it ran")
+        result = action()
+        if when == "after":
+            raise UnavailableError(f"injected fault: blockstore {op} {key!r} failed after it ran")
+        return result
+
+    def deletes(self) -> list[BlobCall]:
+        """The `delete_many` calls seen, each with its key count."""
+        return [call for call in self.calls if call.op == "delete_many"]
+
+    def check_namespace(self, namespace: str) -> str:
+        return self.inner.check_namespace(namespace)
+
+    def delete_many(self, namespace: str, keys: Iterable[str]) -> dict[str, Exception]:
+        wanted = list(keys)
+        with self._lock:
+            self.calls.append(BlobCall(len(self.calls), "delete_many", namespace, "", len(wanted)))
+        return super().delete_many(namespace, wanted)
+
+    def _put(self, namespace: str, key: str, chunks: Iterator[bytes]) -> int:
+        data = b"".join(chunks)
+        return self._run("put", namespace, key, lambda: self.inner.put(namespace, key, data))
+
+    def _open_reader(self, namespace: str, key: str, start: int, end: int | None) -> BinaryIO:
+        return self._run(
+            "open_reader",
+            namespace,
+            key,
+            lambda: self.inner.open_reader(namespace, key, start=start, end=end),
+        )
+
+    def _size(self, namespace: str, key: str) -> int:
+        return self._run("size", namespace, key, lambda: self.inner.size(namespace, key))
+
+    def _delete(self, namespace: str, key: str) -> None:
+        self._run("delete", namespace, key, lambda: self.inner.delete(namespace, key))
+
+    def _list_keys(self, namespace: str, prefix: str) -> Iterator[str]:
+        self._run("list_keys", namespace, prefix, lambda: None)
+        yield from self.inner.list_keys(namespace, prefix)

@@ -1,0 +1,119 @@
+"""A lake for deletion tests: real KV, blockstore, graveler, catalog, cleaner and workers."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+
+from kvlake.blockstore import BlockStore
+from kvlake.catalog import Catalog, ObjectStat
+from kvlake.catalog.catalog import entry_ref
+from kvlake.config import DeletionSettings
+from kvlake.deletion import DeletionHooks, DeletionLog, DeletionWorker, WorkerReport
+from kvlake.deletion import keys as deletion_keys
+from kvlake.graveler import keys
+from kvlake.graveler.cleaner import Cleaner
+from kvlake.graveler.committed import CommittedManager
+from kvlake.graveler.graveler import Graveler
+from kvlake.graveler.records import Repository, decode_commit, decode_value
+from kvlake.kv import Store
+from tests.graveler.helpers import FakeClock
+
+NAMESPACE = "mem://lake/repo1"
+DAY = 86400.0
+
+
+class Lake:
+    """One repository `repo1` and every part deletion touches, on the given store and blobs."""
+
+    def __init__(
+        self,
+        store: Store,
+        blocks: BlockStore,
+        *,
+        clock: FakeClock | None = None,
+        settings: DeletionSettings | None = None,
+        namespace: str = NAMESPACE,
+        create: bool = True,
+    ) -> None:
+        self.store = store
+        self.blocks = blocks
+        self.clock = clock or FakeClock()
+        self.graveler = Graveler(
+            store,
+            CommittedManager(blocks),
+            check_namespace=blocks.check_namespace,
+            clock=self.clock,
+            token_drop_delay=0,
+        )
+        self.log = DeletionLog(store, settings or DeletionSettings(), clock=self.clock)
+        self.catalog = Catalog(self.graveler, blocks, clock=self.clock, deletion=self.log)
+        self.hooks = DeletionHooks(self.log, self.graveler, blocks, entry_ref)
+        self.cleaner = Cleaner(self.graveler, hooks=self.hooks)
+        self.namespace = namespace
+        if create:
+            self.graveler.create_repository("repo1", storage_namespace=namespace)
+
+    @property
+    def repository(self) -> Repository:
+        return self.graveler.get_repository("repo1")
+
+    def worker(self, blocks: BlockStore | None = None, *, owner: str = "w1") -> DeletionWorker:
+        return DeletionWorker(
+            self.log, self.graveler, blocks or self.blocks, entry_ref, owner=owner
+        )
+
+    def upload(self, path: str, body: bytes = b"x", branch: str = "main") -> ObjectStat:
+        return self.catalog.upload("repo1", branch, path, io.BytesIO(body))
+
+    def commit(self, branch: str = "main") -> str:
+        return self.graveler.commit(self.repository, branch, committer="t", message="m")
+
+    def pending(self) -> int:
+        return sum(1 for n in range(self.log.partition_count()) for _ in self.log.scan(n))
+
+    def settle(self, worker: DeletionWorker | None = None, *, rounds: int = 40) -> WorkerReport:
+        """Advance time and run cleaner passes and workers until nothing is left to do."""
+        worker = worker or self.worker()
+        total = WorkerReport()
+        for _ in range(rounds):
+            self.clock.advance(DAY)
+            self.cleaner.clean_once()
+            total.add(worker.run_once())
+            if (
+                not self.pending()
+                and not _any(self.store, keys.DROPPED_TOKENS)
+                and not _any(self.store, keys.DELETED_REPOSITORIES)
+            ):
+                return total
+        raise AssertionError(f"the log did not settle in {rounds} rounds: {total}")
+
+    def data_blobs(self) -> set[str]:
+        return set(self.blocks.list_keys(self.namespace, "data/"))
+
+    def referenced(self) -> set[str]:
+        """Addresses any staging token of a branch, or any commit at all, references."""
+        repository = self.repository
+        found: set[str] = set()
+        for _, branch in self.graveler.list_branches(repository):
+            for token in (branch.staging_token, *branch.sealed_tokens):
+                for _, raw in self.store.scan(keys.staging_partition(token)):
+                    if raw:
+                        found.add(entry_ref(decode_value(raw)).address)
+        partition = keys.instance_partition(repository.name, repository.instance_uid)
+        for key, raw in self.store.scan(partition, keys.COMMIT_PREFIX):
+            if not key.startswith(keys.COMMIT_PREFIX):
+                break
+            metarange = decode_commit(raw).metarange_id
+            for _, value in self.graveler.committed.scan(repository.storage_namespace, metarange):
+                found.add(entry_ref(value).address)
+        return found
+
+    def dead_letters(self) -> Iterator[bytes]:
+        for key, _ in self.store.scan(deletion_keys.DEAD_LETTERS):
+            yield key
+
+
+def _any(store: Store, partition: bytes) -> bool:
+    with store.scan(partition, batch_size=1) as scan:
+        return next(scan, None) is not None

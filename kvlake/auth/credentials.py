@@ -11,6 +11,7 @@ constant time, and never appear in a log line or an error message.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import hmac
 import logging
@@ -120,6 +121,12 @@ class ServerKey:
         Raises:
             ConfigError: the token was encrypted with another server key.
         """
+        return self._decrypt_cached(token)
+
+    @functools.lru_cache(maxsize=4096)  # noqa: B019 - one ServerKey per process, never freed
+    def _decrypt_cached(self, token: bytes) -> str:
+        # A ciphertext always decrypts to the same secret: caching it is caching immutable
+        # data, so every process still sees a deleted or new key at once (it reads the KV).
         try:
             return self._fernet.decrypt(token).decode()
         except InvalidToken:

@@ -1,0 +1,225 @@
+"""HTTP benchmark: kvlake's API under wrk, beside a bare Starlette endpoint.
+
+Starts `python -m kvlake.api --workers 2` on loopback (SQLite, then PostgreSQL
+when reachable), prepares a repository, and drives it with wrk at 32
+connections: stat, 1 KiB upload, a 1000-entry listing and branch creation. A
+bare Starlette JSON endpoint on 2 uvicorn workers runs in the same script, so
+the figures show kvlake's own cost. Prints throughput and p50/p99 latency.
+
+    .venv/bin/python benchmarks/api_bench.py [--seconds 10] [--connections 32]
+
+Needs wrk (`apt-get install -y wrk`); without it the script says so and exits 0.
+Goals: stat >= 8000 req/s, uploads >= 3000 req/s, p99 < 25 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+HERE = Path(__file__).resolve().parent
+SCRIPT = HERE / "api_bench.lua"
+KEY, SECRET = "AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY"
+DSN = os.environ.get("KVLAKE_TEST_POSTGRES_DSN", "postgresql://postgres@127.0.0.1:5432/test")
+
+
+async def _bare(request: Request) -> JSONResponse:
+    return JSONResponse({"status": "ok", "version": "0.1.0"})
+
+
+bare_app = Starlette(routes=[Route("/", _bare)])
+"""The baseline: a Starlette endpoint returning a small JSON document."""
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait(url: str, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"server exited with {process.returncode}")
+        try:
+            httpx.get(url, timeout=1)
+            return
+        except httpx.TransportError:
+            time.sleep(0.2)
+    raise RuntimeError(f"{url} did not answer")
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def wrk(
+    url: str, *, seconds: int, connections: int, mode: str = "get", path: str = ""
+) -> dict[str, Any]:
+    """Run wrk once; returns requests/s, p50 and p99 in ms, and the error count."""
+    env = {**os.environ, "BENCH_MODE": mode, "BENCH_PATH": path}
+    auth = "Basic " + base64.b64encode(f"{KEY}:{SECRET}".encode()).decode()
+    command = ["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "-s", str(SCRIPT)]
+    command += ["-H", f"Authorization: {auth}", url]
+    finished = subprocess.run(command, env=env, capture_output=True, text=True)
+    if finished.returncode != 0:
+        raise RuntimeError(f"wrk failed: {finished.stderr or finished.stdout}")
+    output = finished.stdout
+    report = json.loads(output.strip().splitlines()[-1])
+    return {
+        "rps": report["requests"] / report["seconds"],
+        "p50_ms": report["p50_us"] / 1000,
+        "p99_ms": report["p99_us"] / 1000,
+        "errors": report["errors"],
+    }
+
+
+def _prepare(api: httpx.Client) -> str:
+    repo = f"bench-{uuid.uuid4().hex[:8]}"
+    response = api.post(
+        "/repositories", json={"name": repo, "storage_namespace": f"local://{repo}"}
+    )
+    response.raise_for_status()
+    objects = f"/repositories/{repo}/branches/main/objects"
+    api.post(objects, params={"path": "stat/me"}, content=b"x" * 1024).raise_for_status()
+    for i in range(1000):
+        api.post(objects, params={"path": f"list/{i:04d}"}, content=b"y").raise_for_status()
+    api.post(f"/repositories/{repo}/branches/main/commits", json={"message": "bench data"})
+    return repo
+
+
+def bench_kvlake(
+    name: str, kv_url: str, args: argparse.Namespace
+) -> list[tuple[str, dict[str, Any]]]:
+    port = _free_port()
+    data_dir = tempfile.mkdtemp(prefix=f"kvlake-bench-{name}-")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KVLAKE_")}
+    env |= {
+        "KVLAKE_INSTALLATION_ACCESS_KEY_ID": KEY,
+        "KVLAKE_INSTALLATION_SECRET_ACCESS_KEY": SECRET,
+    }
+    if kv_url:
+        env["KVLAKE_KV_URL"] = kv_url
+    command = [sys.executable, "-m", "kvlake.api", "--port", str(port), "--data-dir", data_dir]
+    process = subprocess.Popen(command + ["--workers", "2"], env=env, stdout=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}/api/v1"
+    results = []
+    try:
+        _wait(f"{base}/healthcheck", process)
+        with httpx.Client(base_url=base, auth=(KEY, SECRET), timeout=60) as api:
+            repo = _prepare(api)
+        run = {"seconds": args.seconds, "connections": args.connections}
+        read = f"{base}/repositories/{repo}/refs/main/objects"
+        results.append((f"{name}: stat", wrk(f"{read}/stat?path=stat/me", **run)))
+        results.append(
+            (
+                f"{name}: upload 1 KiB",
+                wrk(
+                    base,
+                    mode="upload",
+                    path=f"/api/v1/repositories/{repo}/branches/main/objects",
+                    **run,
+                ),
+            )
+        )
+        results.append((f"{name}: list 1000", wrk(f"{read}/ls?prefix=list/&amount=1000", **run)))
+        results.append(
+            (
+                f"{name}: create branch",
+                wrk(base, mode="branch", path=f"/api/v1/repositories/{repo}/branches", **run),
+            )
+        )
+    finally:
+        _stop(process)
+        shutil.rmtree(data_dir, ignore_errors=True)
+    return results
+
+
+def bench_bare(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
+    port = _free_port()
+    code = (
+        f"import uvicorn; uvicorn.run('api_bench:bare_app', host='127.0.0.1', port={port},"
+        f" workers=2, log_level='warning', access_log=False, app_dir={str(HERE)!r})"
+    )
+    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL)
+    try:
+        _wait(f"http://127.0.0.1:{port}/", process)
+        return "bare Starlette JSON", wrk(
+            f"http://127.0.0.1:{port}/", seconds=args.seconds, connections=args.connections
+        )
+    finally:
+        _stop(process)
+
+
+def _postgres_url() -> str:
+    import psycopg
+
+    try:
+        with psycopg.connect(DSN, connect_timeout=3) as conn:
+            conn.execute("SELECT 1")
+    except psycopg.Error as exc:
+        print(f"PostgreSQL unreachable ({' '.join(str(exc).split())}): skipping it")
+        return ""
+    return f"{DSN}{'&' if '?' in DSN else '?'}table=kv_bench_{uuid.uuid4().hex[:10]}"
+
+
+def _drop(kv_url: str) -> None:
+    import psycopg
+
+    table = kv_url.rsplit("table=", 1)[1]
+    with psycopg.connect(DSN, autocommit=True) as conn:
+        conn.execute(f'DROP TABLE IF EXISTS "{table}"')
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--connections", type=int, default=32)
+    args = parser.parse_args()
+    if shutil.which("wrk") is None:
+        print("wrk is not installed (apt-get install -y wrk); skipping the API benchmark")
+        return 0
+    results = [bench_bare(args)]
+    results += bench_kvlake("sqlite", "", args)
+    postgres = _postgres_url()
+    if postgres:
+        try:
+            results += bench_kvlake("postgres", postgres, args)
+        finally:
+            _drop(postgres)
+    print(f"\n{args.connections} connections, {args.seconds} s each, 2 server processes, wrk -t2")
+    print(f"{'scenario':<28}{'req/s':>10}{'p50 ms':>10}{'p99 ms':>10}{'errors':>8}")
+    for name, figures in results:
+        print(
+            f"{name:<28}{figures['rps']:>10,.0f}{figures['p50_ms']:>10.2f}"
+            f"{figures['p99_ms']:>10.2f}{figures['errors']:>8}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

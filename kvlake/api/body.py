@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import AsyncIterator
-from typing import Any, Final, TypeVar
+from typing import Any, Final
 
 import anyio.from_thread
 import msgspec
@@ -19,14 +19,12 @@ from starlette.requests import Request
 
 from kvlake.errors import InvalidInputError
 
-_T = TypeVar("_T")
-
 MAX_JSON_BYTES: Final = 4 << 20
 SMALL_BODY: Final = 1 << 20
 
 
-async def read_json(request: Request, model: type[_T]) -> _T:
-    """The body decoded as `model`. Raises InvalidInputError (400) for anything else."""
+async def read_json(request: Request, model: Any, *, optional: bool = False) -> Any:
+    """The body decoded as `model` (None if `optional` and empty); else InvalidInputError."""
     declared = request.headers.get("content-length")
     if declared is not None and (not declared.isdigit() or int(declared) > MAX_JSON_BYTES):
         raise InvalidInputError(f"request body is over {MAX_JSON_BYTES} bytes; send less")
@@ -37,8 +35,11 @@ async def read_json(request: Request, model: type[_T]) -> _T:
         if size > MAX_JSON_BYTES:
             raise InvalidInputError(f"request body is over {MAX_JSON_BYTES} bytes; send less")
         chunks.append(chunk)
+    raw = b"".join(chunks)
+    if optional and not raw.strip():
+        return None
     try:
-        return msgspec.json.decode(b"".join(chunks), type=model, strict=True)
+        return msgspec.json.decode(raw, type=model, strict=True)
     except msgspec.ValidationError as exc:
         raise InvalidInputError(f"request body is invalid: {exc}") from None
     except msgspec.DecodeError as exc:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, get_args, get_origin
 
 import msgspec
 
@@ -67,9 +67,13 @@ def _parameters(operation: Operation) -> list[dict[str, Any]]:
     return found
 
 
-def _content(kind: type[Any] | str) -> dict[str, Any]:
+def _content(kind: Any) -> dict[str, Any]:
     if isinstance(kind, str):
         return _SPECIAL[kind]
+    if get_origin(kind) is list:
+        (item,) = get_args(kind)
+        schema = {"type": "array", "items": {"$ref": _REF.format(name=item.__name__)}}
+        return {"application/json": {"schema": schema}}
     return {"application/json": {"schema": {"$ref": _REF.format(name=kind.__name__)}}}
 
 
@@ -94,7 +98,10 @@ def _operation(operation: Operation) -> dict[str, Any]:
             }
         }
     elif operation.body is not None:
-        described["requestBody"] = {"required": True, "content": _content(operation.body)}
+        described["requestBody"] = {
+            "required": not operation.optional_body,
+            "content": _content(operation.body),
+        }
     responses: dict[str, Any] = {}
     for status, kind in operation.responses.items():
         response: dict[str, Any] = {"description": f"HTTP {status}"}
@@ -113,7 +120,9 @@ def document(operations: Sequence[Operation]) -> dict[str, Any]:
     models: set[Any] = {Error}
     for operation in operations:
         for kind in (operation.body, *operation.responses.values()):
-            if kind is not None and not isinstance(kind, str):
+            if get_origin(kind) is list:
+                models.update(get_args(kind))
+            elif kind is not None and not isinstance(kind, str):
                 models.add(kind)
     _, components = msgspec.json.schema_components(
         sorted(models, key=lambda m: m.__name__), ref_template=_REF

@@ -78,11 +78,14 @@ class Operation:
     tag: str
     summary: str = ""
     params: tuple[params.Param, ...] = ()
-    body: type[Any] | str | None = None
+    body: Any = None
+    """A wire model (or list of them), `STREAM`, or None for no body."""
     responses: Mapping[int, type[Any] | str | None] = field(default_factory=dict)
     permissions: Permissions = no_permissions
     public: bool = False
     """No credentials needed (health, set-up, login)."""
+    optional_body: bool = False
+    """An empty body is allowed and reaches the handler as None."""
 
 
 def json(value: object, status: int = 200, headers: Mapping[str, str] | None = None) -> Response:
@@ -115,7 +118,7 @@ def endpoint(operation: Operation) -> Callable[[Request], Any]:
             source = await bodies.upload_source(request)
         elif operation.body is not None:
             assert not isinstance(operation.body, str)
-            body = await bodies.read_json(request, operation.body)
+            body = await bodies.read_json(request, operation.body, optional=operation.optional_body)
         call = Call(request, query, body, services, source)
         return await run_in_threadpool(_run, operation, call)
 

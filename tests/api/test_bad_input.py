@@ -106,7 +106,10 @@ def test_fuzzed_requests_never_give_5xx_and_write_nothing(
                     f"{method} {path} {name}",
                 )
         if "requestBody" in operation and "application/json" in operation["requestBody"]["content"]:
+            schema = operation["requestBody"]["content"]["application/json"]["schema"]
             for body in BAD_BODIES:
+                if body == b"[]" and schema.get("type") == "array":
+                    continue  # an empty list of rules is a valid (and here idempotent) body
                 response = http.request(
                     method,
                     url,

@@ -1,0 +1,109 @@
+"""Several server processes over one store behave as one system; shutdown is graceful."""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.api.server import Server
+
+
+@pytest.fixture
+def pair(tmp_path: Path) -> Iterator[tuple[Server, Server]]:
+    """Two processes on one SQLite file and one data folder (so one server key)."""
+    first = Server(tmp_path / "data")
+    second = Server(tmp_path / "data")
+    yield first, second
+    for server in (first, second):
+        server.stop()
+
+
+def test_writes_and_revocations_on_one_process_show_on_the_other(
+    pair: tuple[Server, Server],
+) -> None:
+    first, second = pair
+    with first.http() as a, second.http() as b:
+        name = f"p-{uuid.uuid4().hex[:8]}"
+        a.post("/repositories", json={"name": name, "storage_namespace": f"local://{name}"})
+        a.post(f"/repositories/{name}/branches/main/objects", params={"path": "f"}, content=b"1")
+        read = b.get(f"/repositories/{name}/refs/main/objects", params={"path": "f"})
+        assert read.content == b"1"
+        assert a.post("/auth/users", json={"id": "shared"}).status_code == 201
+        a.put("/auth/groups/Viewers/members/shared")
+        key = a.post("/auth/users/shared/credentials").json()
+    credentials = (key["access_key_id"], key["secret_access_key"])
+    assert httpx.get(f"{second.url}/api/v1/user", auth=credentials).status_code == 200
+    with first.http() as a:
+        a.delete(f"/auth/users/shared/credentials/{key['access_key_id']}")
+    assert httpx.get(f"{second.url}/api/v1/user", auth=credentials).status_code == 401
+
+
+def test_failed_logins_count_across_processes(pair: tuple[Server, Server]) -> None:
+    first, second = pair
+    with first.http() as a:
+        a.post("/auth/users", json={"id": "target"})
+        key = a.post("/auth/users/target/credentials").json()["access_key_id"]
+    attempt = {"access_key_id": key, "secret_access_key": "wrong"}
+    for index in range(10):
+        server = (first, second)[index % 2]
+        assert httpx.post(f"{server.url}/api/v1/auth/login", json=attempt).status_code == 401
+    for server in (first, second):
+        assert httpx.post(f"{server.url}/api/v1/auth/login", json=attempt).status_code == 429
+
+
+def test_a_process_with_another_server_key_refuses_to_start(tmp_path: Path) -> None:
+    first = Server(tmp_path / "one")
+    try:
+        kv_url = f"sqlite://{tmp_path / 'one' / 'kv.db'}"
+        with pytest.raises(RuntimeError, match="KVLAKE_AUTH_ENCRYPT_SECRET_KEY"):
+            Server(tmp_path / "two", kv_url=kv_url)
+    finally:
+        first.stop()
+
+
+def test_two_workers_serve_one_store(tmp_path: Path) -> None:
+    server = Server(tmp_path / "data", workers=2)
+    try:
+        with server.http() as client:
+            name = f"w-{uuid.uuid4().hex[:8]}"
+            client.post(
+                "/repositories", json={"name": name, "storage_namespace": f"local://{name}"}
+            )
+            statuses = {client.get(f"/repositories/{name}").status_code for _ in range(20)}
+        assert statuses == {200}
+        assert server.output().count("created the admin user") == 1
+    finally:
+        assert server.stop() in (0, -signal.SIGTERM)
+
+
+def test_shutdown_lets_an_in_flight_upload_finish(tmp_path: Path) -> None:
+    server = Server(tmp_path / "data")
+    with server.http() as client:
+        name = f"s-{uuid.uuid4().hex[:8]}"
+        client.post("/repositories", json={"name": name, "storage_namespace": f"local://{name}"})
+        started = threading.Event()
+
+        def slow_body() -> Iterator[bytes]:
+            for index in range(20):
+                if index == 2:
+                    started.set()
+                yield b"x" * (256 * 1024)
+                time.sleep(0.05)
+
+        stopper = threading.Thread(target=lambda: (started.wait(), server.stop()))
+        stopper.start()
+        response = client.post(
+            f"/repositories/{name}/branches/main/objects",
+            params={"path": "late"},
+            content=slow_body(),
+        )
+        stopper.join()
+    assert response.status_code == 201 and response.json()["size_bytes"] == 20 * 256 * 1024
+    assert "kvlake: stopped" in server.output()

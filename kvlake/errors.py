@@ -17,7 +17,9 @@ codes in one table, so a new specific error needs no API change.
     │   ├── MetarangeNotFoundError           no metarange file with that id
     │   └── RangeNotFoundError               no range file with that id
     ├── RepositoryDeletingError              the repository is being deleted
+    ├── ProtectedBranchError                 a branch protection rule blocks the action
     ├── ConflictError                        it already exists (not unique)
+    │   └── MergeConflictError               both sides changed the same paths differently
     ├── PreconditionFailedError              changed underneath you: re-read, retry
     │   └── TooManyTriesError                kept losing races: retry later
     ├── InvalidInputError (ValueError)       fix the request; nothing was changed
@@ -137,3 +139,15 @@ class PermissionDeniedError(KvlakeError, PermissionError):
 
 class RateLimitedError(KvlakeError):
     """Too many failed attempts in a short time; wait for the time the message names."""
+
+
+class ProtectedBranchError(KvlakeError):
+    """A branch protection rule of the repository blocks this action on the branch."""
+
+
+class MergeConflictError(ConflictError):
+    """Both sides of a merge changed the same paths differently; `paths` lists them."""
+
+    def __init__(self, message: str, *, paths: tuple[bytes, ...]) -> None:
+        super().__init__(message)
+        self.paths = paths

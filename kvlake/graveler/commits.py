@@ -13,6 +13,10 @@
 
 Tokens a commit stops referencing are queued for dropping before the branch
 stops referencing them, so a crash can only leave a token queued, never lost.
+
+Merges, reverts and cherry-picks publish through `commit_on_clean_head`: they
+need a clean branch, so there is nothing to seal; they build a commit on the
+head and swap it in, rebuilding on the new head when another commit wins.
 """
 
 from __future__ import annotations
@@ -20,7 +24,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 
-from kvlake.errors import NoChangesError, PreconditionFailedError, TooManyTriesError
+from kvlake.errors import (
+    DirtyBranchError,
+    NoChangesError,
+    PreconditionFailedError,
+    TooManyTriesError,
+)
 from kvlake.graveler import keys
 from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.records import Branch, Commit, Repository
@@ -34,6 +43,8 @@ MAX_TRIES = 20
 """Seals, rebuilds and publishes a commit may lose to racing commits before giving up."""
 
 DropTokens = Callable[[Repository, Sequence[str]], None]
+BuildCommit = Callable[[str, Commit], Commit]
+"""Builds the commit to publish on top of a head (given as id and commit)."""
 
 
 class Committer:
@@ -113,6 +124,48 @@ class Committer:
         raise TooManyTriesError(
             f"commit on branch {branch_name!r} kept losing races with other commits; retry"
         )
+
+    def commit_on_clean_head(
+        self, repository: Repository, branch_name: str, build: BuildCommit
+    ) -> str:
+        """Publish the commit `build` makes on the head of a clean branch; return its id.
+
+        The branch's record is swapped by compare-and-swap; when a racing commit
+        moved the head first, the commit is built again on the new head.
+        Writes staged while this runs stay staged on top of the new commit.
+
+        Raises:
+            DirtyBranchError: the branch has staged or sealed (committing) changes.
+            BranchNotFoundError: no such branch.
+            TooManyTriesError: racing commits kept winning.
+            Whatever `build` raises (nothing is published then).
+        """
+        for _ in range(MAX_TRIES):
+            branch, predicate = self._refs.load_branch(repository, branch_name)
+            self.check_clean(branch_name, branch)
+            head = self._refs.get_commit(repository, branch.commit_id)
+            commit_id = self._refs.add_commit(repository, build(branch.commit_id, head))
+            published = Branch(
+                commit_id=commit_id,
+                staging_token=branch.staging_token,
+                hidden=branch.hidden,
+            )
+            try:
+                self._refs.swap_branch(repository, branch_name, published, predicate)
+            except PreconditionFailedError:
+                continue  # a commit, reset or seal moved first: look again
+            return commit_id
+        raise TooManyTriesError(
+            f"updating branch {branch_name!r} kept losing races with other commits; retry"
+        )
+
+    def check_clean(self, branch_name: str, branch: Branch) -> None:
+        """Raise DirtyBranchError unless the branch has nothing staged or being committed."""
+        if branch.sealed_tokens or not self._staging.is_empty(branch.staging_token):
+            raise DirtyBranchError(
+                f"branch {branch_name!r} has uncommitted changes (dirty branch); "
+                f"commit or reset them first"
+            )
 
     def _seal(
         self, repository: Repository, branch_name: str, *, allow_empty: bool

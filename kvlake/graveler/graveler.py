@@ -14,20 +14,19 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Final
 
+from kvlake.blockstore.store import BlockStore
 from kvlake.errors import (
-    BranchNotFoundError,
-    CommitNotFoundError,
     EntryNotFoundError,
     InvalidInputError,
     KeyNotFoundError,
-    RefNotFoundError,
-    TagNotFoundError,
     TooManyTriesError,
 )
 from kvlake.graveler import keys
 from kvlake.graveler.commits import Committer
 from kvlake.graveler.committed import CommittedManager
+from kvlake.graveler.history import HistoryOperations
 from kvlake.graveler.records import Branch, Commit, DroppedToken, Repository, Tag, Value, encode
+from kvlake.graveler.refexpr import ResolvedRef
 from kvlake.graveler.refs import Refs
 from kvlake.graveler.repositories import INITIAL_TIMEOUT, Repositories
 from kvlake.graveler.staging import Staging, overlay
@@ -35,7 +34,6 @@ from kvlake.graveler.validation import (
     check_branch_name,
     check_repository_name,
     check_tag_name,
-    is_commit_id,
 )
 from kvlake.kv import Store
 
@@ -45,20 +43,18 @@ TOKEN_DROP_DELAY: Final = 60.0
 _WRITE_TRIES: Final = 10
 
 
-class ResolvedRef:
-    """A ref resolved to a commit, and to the branch's staging tokens when it names a branch."""
-
-    __slots__ = ("commit_id", "commit", "staging_tokens", "branch")
-
-    def __init__(self, commit_id: str, commit: Commit, branch: str | None, tokens: tuple[str, ...]):
-        self.commit_id = commit_id
-        self.commit = commit
-        self.branch = branch
-        self.staging_tokens = tokens
+def data_size(value: Value) -> int:
+    """The default `value_size`: the size of the value's opaque data."""
+    return len(value.data)
 
 
-class Graveler:
-    """Repositories, branches, tags, commits and entries. Thread-safe; no in-process state."""
+class Graveler(HistoryOperations):
+    """Repositories, branches, tags, commits, entries and their history. Thread-safe.
+
+    The only in-process state is caches of immutable things (commits, ranges).
+    `value_size` tells diffs the size of an entry (the catalog decodes its
+    object size); `blockstore` is needed only to dump and restore refs.
+    """
 
     def __init__(
         self,
@@ -69,6 +65,8 @@ class Graveler:
         clock: Callable[[], float] = time.time,
         token_drop_delay: float = TOKEN_DROP_DELAY,
         initial_timeout: float = INITIAL_TIMEOUT,
+        value_size: Callable[[Value], int] = data_size,
+        blockstore: BlockStore | None = None,
     ) -> None:
         self.store = store
         self.committed = committed
@@ -84,6 +82,17 @@ class Graveler:
             committed=committed,
             drop_tokens=self.queue_token_drops,
             clock=clock,
+        )
+        self._init_history(
+            store=store,
+            refs=self.refs,
+            staging=self.staging,
+            committed=committed,
+            committer=self._committer,
+            drop_tokens=self.queue_token_drops,
+            clock=clock,
+            value_size=value_size,
+            blockstore=blockstore,
         )
 
     # -- repositories -------------------------------------------------------------
@@ -167,6 +176,7 @@ class Graveler:
     def delete_branch(self, repository: Repository, name: str) -> None:
         """Delete a branch; its staged data is queued for dropping first."""
         check_branch_name(name)
+        self._protection.check(repository, name, "delete")
         if name == repository.default_branch:
             raise InvalidInputError(
                 f"branch {name!r} is the default branch of {repository.name!r};"
@@ -197,33 +207,13 @@ class Graveler:
     # -- refs and commits -------------------------------------------------------------
 
     def resolve_ref(self, repository: Repository, ref: str) -> ResolvedRef:
-        """A branch, a tag, or a full commit id, in that order.
+        """Resolve a ref expression (see `refexpr`): `main`, `v1`, `a1b2c3d4`, `main~2`, `main@`.
 
         Raises:
+            InvalidInputError: a malformed or ambiguous expression.
             RefNotFoundError: nothing has that name.
         """
-        if not ref or "\0" in ref:
-            raise InvalidInputError(f"ref {ref!r} is invalid; name a branch, tag or commit id")
-        try:
-            branch, _ = self.refs.load_branch(repository, ref)
-        except BranchNotFoundError:
-            pass
-        else:
-            commit = self.refs.get_commit(repository, branch.commit_id)
-            tokens = (branch.staging_token, *branch.sealed_tokens)
-            return ResolvedRef(branch.commit_id, commit, ref, tokens)
-        try:
-            commit_id = self.refs.get_tag(repository, ref).commit_id
-        except (TagNotFoundError, InvalidInputError):
-            commit_id = ref
-        if is_commit_id(commit_id):
-            try:
-                return ResolvedRef(commit_id, self.refs.get_commit(repository, commit_id), None, ())
-            except CommitNotFoundError:
-                pass
-        raise RefNotFoundError(
-            f"ref {ref!r} not found in repository {repository.name!r}; name a branch, tag or commit"
-        )
+        return self._resolver.resolve(repository, ref)
 
     def get_commit(self, repository: Repository, commit_id: str) -> Commit:
         return self.refs.get_commit(repository, commit_id)
@@ -239,6 +229,7 @@ class Graveler:
         allow_empty: bool = False,
     ) -> str:
         check_branch_name(branch)
+        self._protection.check(repository, branch, "commit")
         return self._committer.commit(
             repository,
             branch,
@@ -279,6 +270,7 @@ class Graveler:
         self._write(repository, branch, lambda token: self.staging.set_tombstone(token, key))
 
     def _write(self, repository: Repository, branch: str, write: Callable[[str], None]) -> None:
+        self._protection.check(repository, branch, "staging_write")
         token = self.refs.load_branch(repository, branch)[0].staging_token
         for _ in range(_WRITE_TRIES):
             write(token)

@@ -69,6 +69,10 @@ def tag_key(name: str) -> bytes:
     return TAG_PREFIX + name.encode()
 
 
+def setting_key(name: str) -> bytes:
+    return SETTING_PREFIX + name.encode()
+
+
 def dropped_token_key(due: float, token: str) -> bytes:
     """Ordered by due time, so the cleaner's scan stops at the first one not yet due."""
     return b"%013d/" % int(due * 1000) + token.encode()

@@ -13,6 +13,9 @@ from typing import Literal
 import msgspec
 
 RepositoryState = Literal["initial", "active", "deleting", "deleted"]
+DiffType = Literal["added", "removed", "changed"]
+PathType = Literal["object", "common_prefix"]
+ProtectedAction = Literal["staging_write", "commit", "delete"]
 
 
 class Value(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
@@ -53,6 +56,10 @@ class Branch(msgspec.Struct, frozen=True, kw_only=True):
     sealed_tokens: tuple[str, ...] = ()
     hidden: bool = False
 
+    def tokens(self) -> tuple[str, ...]:
+        """Every staging token, in the order readers consult them (newest first)."""
+        return (self.staging_token, *self.sealed_tokens)
+
 
 class Commit(msgspec.Struct, frozen=True, kw_only=True):
     """An immutable commit; its id is the hash of these fields (see `commit_id`)."""
@@ -88,6 +95,74 @@ class DroppedToken(msgspec.Struct, frozen=True, kw_only=True):
     token: str
 
 
+class BranchProtection(msgspec.Struct, frozen=True, kw_only=True):
+    """Branch protection rules of a repository, under `settings/branch_protection`.
+
+    `rules` maps an fnmatch-style branch name pattern to the actions it blocks.
+    """
+
+    rules: dict[str, tuple[ProtectedAction, ...]] = {}
+
+
+class DumpedRef(msgspec.Struct, frozen=True, kw_only=True):
+    """A branch or tag in a refs dump: its name and commit (staging is not dumped)."""
+
+    name: str
+    commit_id: str
+
+
+class RefsManifest(msgspec.Struct, frozen=True, kw_only=True):
+    """The manifest of a refs dump, written last: a dump without one is incomplete."""
+
+    dump_id: str
+    repository: str
+    default_branch: str
+    created: float
+    commits: int
+    branches: int
+    tags: int
+
+
+# -- results of history operations (returned to callers, never stored in the KV) --
+
+
+class CommitRecord(msgspec.Struct, frozen=True, kw_only=True):
+    """A commit with its id, as a log returns it."""
+
+    id: str
+    commit: Commit
+
+
+class LogPage(msgspec.Struct, frozen=True, kw_only=True):
+    """One page of a log; `next_offset` is the `after` that fetches the next page."""
+
+    commits: list[CommitRecord]
+    has_more: bool
+    next_offset: str
+
+
+class DiffEntry(msgspec.Struct, frozen=True, kw_only=True):
+    """One difference: a path added, removed or changed, or a common prefix holding some.
+
+    `value` is the new value (None when removed, and for a common prefix);
+    `size` is its size as the graveler's `value_size` tells it (0 when removed).
+    """
+
+    type: DiffType
+    path: bytes
+    path_type: PathType
+    size: int
+    value: Value | None
+
+
+class DiffPage(msgspec.Struct, frozen=True, kw_only=True):
+    """One page of a diff; `next_offset` is the `after` that fetches the next page."""
+
+    entries: list[DiffEntry]
+    has_more: bool
+    next_offset: bytes
+
+
 _encoder = msgspec.msgpack.Encoder()
 encode = _encoder.encode
 
@@ -98,3 +173,4 @@ decode_commit = msgspec.msgpack.Decoder(Commit).decode
 decode_tag = msgspec.msgpack.Decoder(Tag).decode
 decode_deleted_repository = msgspec.msgpack.Decoder(DeletedRepository).decode
 decode_dropped_token = msgspec.msgpack.Decoder(DroppedToken).decode
+decode_branch_protection = msgspec.msgpack.Decoder(BranchProtection).decode

@@ -3,14 +3,18 @@
 All of them live in the instance partition `<name>-<uid>`, so deleting a
 repository never races with reads of a new repository of the same name. Commit
 ids are content addresses: the same commit always has the same id, which makes
-storing a commit idempotent and lets a retried commit reuse its own record.
+storing a commit idempotent and lets a retried commit reuse its own record. It
+also makes commits safe to cache: a cached commit, keyed by instance uid and
+id, can never be stale, whatever other processes do.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterator
-from typing import TypeVar
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator
+from typing import Final, TypeVar
 
 from kvlake.errors import (
     BranchNotFoundError,
@@ -34,6 +38,9 @@ from kvlake.graveler.records import (
 from kvlake.kv import Predicate, Store
 
 _R = TypeVar("_R")
+
+COMMIT_CACHE_SIZE: Final = 20_000
+"""Commits kept decoded (a few hundred bytes each): a long log reads each only once."""
 
 
 def commit_id(commit: Commit) -> str:
@@ -63,11 +70,40 @@ def partition_of(repository: Repository) -> bytes:
     return keys.instance_partition(repository.name, repository.instance_uid)
 
 
-class Refs:
-    """Typed access to the records of a repository instance. Thread-safe."""
+class _CommitCache:
+    """A thread-safe LRU of decoded commits by (instance uid, commit id)."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, capacity: int) -> None:
+        self._capacity = capacity
+        self._items: OrderedDict[tuple[str, str], Commit] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, str]) -> Commit | None:
+        with self._lock:
+            commit = self._items.get(key)
+            if commit is not None:
+                self._items.move_to_end(key)
+            return commit
+
+    def put(self, key: tuple[str, str], commit: Commit) -> None:
+        if self._capacity <= 0:
+            return
+        with self._lock:
+            self._items[key] = commit
+            self._items.move_to_end(key)
+            while len(self._items) > self._capacity:
+                self._items.popitem(last=False)
+
+
+class Refs:
+    """Typed access to the records of a repository instance. Thread-safe.
+
+    Commits are read through a bounded cache of `commit_cache_size` commits.
+    """
+
+    def __init__(self, store: Store, *, commit_cache_size: int = COMMIT_CACHE_SIZE) -> None:
         self._store = store
+        self._commits = _CommitCache(commit_cache_size)
 
     # -- branches ---------------------------------------------------------------
 
@@ -148,14 +184,40 @@ class Refs:
             pass  # same id, same content: already stored by an earlier try
         return identifier
 
+    def add_commits(self, repository: Repository, commits: Iterable[tuple[str, Commit]]) -> None:
+        """Store many commits under ids the caller has checked (`commit_id`), in batches."""
+        self._store.set_many(
+            partition_of(repository),
+            ((keys.commit_key(identifier), encode(commit)) for identifier, commit in commits),
+        )
+
     def get_commit(self, repository: Repository, identifier: str) -> Commit:
+        cache_key = (repository.instance_uid, identifier)
+        cached = self._commits.get(cache_key)
+        if cached is not None:
+            return cached
         try:
             raw, _ = self._store.get(partition_of(repository), keys.commit_key(identifier))
         except KeyNotFoundError:
             raise CommitNotFoundError(
                 f"commit {identifier!r} not found in repository {repository.name!r}"
             ) from None
-        return decode_commit(raw)
+        commit = decode_commit(raw)
+        self._commits.put(cache_key, commit)
+        return commit
+
+    def list_commits(self, repository: Repository) -> Iterator[tuple[str, Commit]]:
+        """Every commit of the repository, in id order."""
+        yield from self._scan_names(repository, keys.COMMIT_PREFIX, "", decode_commit)
+
+    def has_refs(self, repository: Repository) -> bool:
+        """Whether the repository has any branch, commit or tag (a bare one has none)."""
+        for prefix in (keys.BRANCH_PREFIX, keys.COMMIT_PREFIX, keys.TAG_PREFIX):
+            with self._store.scan(partition_of(repository), prefix, batch_size=1) as scan:
+                first = next(scan, None)
+            if first is not None and first[0].startswith(prefix):
+                return True
+        return False
 
     def commit_ids_with_prefix(self, repository: Repository, prefix: str) -> Iterator[str]:
         start = keys.commit_key(prefix)

@@ -25,8 +25,16 @@ def check_repository_name(name: str) -> str:
     return name
 
 
+def is_branch_name(name: str) -> bool:
+    return isinstance(name, str) and len(name) <= 256 and bool(_BRANCH.fullmatch(name))
+
+
+def is_tag_name(name: str) -> bool:
+    return isinstance(name, str) and len(name) <= 256 and bool(_TAG.fullmatch(name))
+
+
 def check_branch_name(name: str) -> str:
-    if not isinstance(name, str) or len(name) > 256 or not _BRANCH.fullmatch(name):
+    if not is_branch_name(name):
         raise InvalidInputError(
             f"branch name {name!r} is invalid; use letters, digits, '_' and '-', "
             "starting with a letter, digit or '_' (at most 256 characters)"
@@ -35,7 +43,7 @@ def check_branch_name(name: str) -> str:
 
 
 def check_tag_name(name: str) -> str:
-    if not isinstance(name, str) or len(name) > 256 or not _TAG.fullmatch(name):
+    if not is_tag_name(name):
         raise InvalidInputError(
             f"tag name {name!r} is invalid; use letters, digits, '_', '-' and '.', "
             "starting with a letter, digit or '_' (at most 256 characters)"

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+
 from kvlake.blockstore.memory import MemoryBlockStore
+from kvlake.graveler import keys
 from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.graveler import Graveler
-from kvlake.graveler.records import Value
+from kvlake.graveler.records import Commit, Repository, Value, encode
 from kvlake.kv import Store
 
 NAMESPACE = "mem://lake/repo"
@@ -30,18 +33,62 @@ def value(text: str) -> Value:
 
 
 def make_graveler(
-    store: Store, clock: FakeClock, blocks: MemoryBlockStore | None = None
+    store: Store,
+    clock: FakeClock,
+    blocks: MemoryBlockStore | None = None,
+    committed: CommittedManager | None = None,
 ) -> Graveler:
     blocks = blocks or MemoryBlockStore()
     return Graveler(
         store,
-        CommittedManager(blocks),
+        committed or CommittedManager(blocks),
         check_namespace=blocks.check_namespace,
         clock=clock,
         token_drop_delay=0,
+        blockstore=blocks,
     )
 
 
 def all_keys(store: Store) -> dict[bytes, list[bytes]]:
     """Every key of every partition: what a test expects to be left behind."""
     return {p: [k for k, _ in store.scan(p)] for p in store.partitions()}
+
+
+def stage_many(
+    graveler: Graveler, repository: Repository, branch: str, entries: Iterable[tuple[bytes, Value]]
+) -> None:
+    """Stage many entries at once, straight into the branch's staging token (fast set-up)."""
+    token = graveler.get_branch(repository, branch).staging_token
+    graveler.store.set_many(
+        keys.staging_partition(token), ((key, encode(value)) for key, value in entries)
+    )
+
+
+def add_commit(
+    graveler: Graveler,
+    repository: Repository,
+    parents: Sequence[str],
+    *,
+    message: str = "",
+    date: int = 1_750_000_000,
+) -> str:
+    """Store a commit with these parents (and a correct generation); return its id."""
+    generation = 1 + max(
+        (graveler.get_commit(repository, p).generation for p in parents), default=0
+    )
+    return graveler.refs.add_commit(
+        repository,
+        Commit(
+            committer="t",
+            message=message,
+            metarange_id=graveler.committed.empty_metarange(repository.storage_namespace),
+            creation_date=date,
+            parents=tuple(parents),
+            metadata={},
+            generation=generation,
+        ),
+    )
+
+
+def contents(graveler: Graveler, repository: Repository, ref: str) -> dict[bytes, Value]:
+    return dict(graveler.list(repository, ref))

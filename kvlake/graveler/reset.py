@@ -1,0 +1,155 @@
+"""Resetting branches: dropping uncommitted changes, or moving a branch to another commit.
+
+Dropping everything (and a hard reset) gives the branch a fresh staging token
+by compare-and-swap; the old tokens are queued for dropping BEFORE the swap, so
+a crash leaves them queued, never unreferenced and forgotten. Commits that had
+sealed those tokens then fail rather than resurrect the dropped data.
+
+Dropping the changes of one object or of a folder edits staging in place: keys
+are deleted from the branch's current token, and keys a running commit has
+sealed (which nothing may edit) are shadowed by staging their committed value,
+or a tombstone, over them. A commit may seal the current token meanwhile, so
+the branch is read again afterwards and the reset repeated on the new token,
+as writers do (see `Graveler._write`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import Final
+
+from kvlake.errors import InvalidInputError, PreconditionFailedError, TooManyTriesError
+from kvlake.graveler import keys
+from kvlake.graveler.committed import CommittedManager
+from kvlake.graveler.compare import SortedLookup
+from kvlake.graveler.diff import prefix_end
+from kvlake.graveler.records import Branch, Repository, encode
+from kvlake.graveler.refexpr import RefResolver
+from kvlake.graveler.refs import Refs
+from kvlake.graveler.staging import TOMBSTONE, Staging
+from kvlake.kv import Store
+
+DropTokens = Callable[[Repository, Sequence[str]], None]
+
+_MAX_TRIES: Final = 20
+
+
+class Resetter:
+    """Resets branches of one graveler's repositories. Thread-safe."""
+
+    def __init__(
+        self,
+        *,
+        store: Store,
+        refs: Refs,
+        staging: Staging,
+        committed: CommittedManager,
+        resolver: RefResolver,
+        drop_tokens: DropTokens,
+    ) -> None:
+        self._store = store
+        self._refs = refs
+        self._staging = staging
+        self._committed = committed
+        self._resolver = resolver
+        self._drop_tokens = drop_tokens
+
+    def reset_branch(self, repository: Repository, branch: str) -> None:
+        """Drop every uncommitted change on the branch (a clean branch is left as it is).
+
+        Raises:
+            BranchNotFoundError: no such branch.
+            TooManyTriesError: the branch kept changing underneath.
+        """
+        self._replace(repository, branch, None)
+
+    def reset_hard(self, repository: Repository, branch: str, ref: str) -> str:
+        """Point the branch at the commit `ref` names and drop its uncommitted changes.
+
+        Returns the commit id. Raises RefNotFoundError / InvalidInputError for a
+        bad ref, BranchNotFoundError for a missing branch.
+        """
+        self._refs.load_branch(repository, branch)  # a missing branch fails before the ref
+        commit_id = self._resolver.resolve(repository, ref).commit_id
+        self._replace(repository, branch, commit_id)
+        return commit_id
+
+    def _replace(self, repository: Repository, name: str, commit_id: str | None) -> None:
+        for _ in range(_MAX_TRIES):
+            branch, predicate = self._refs.load_branch(repository, name)
+            target = commit_id or branch.commit_id
+            if (
+                target == branch.commit_id
+                and not branch.sealed_tokens
+                and self._staging.is_empty(branch.staging_token)
+            ):
+                return  # nothing to drop, nowhere to move
+            # Queue before unreferencing: a crash leaves the tokens queued, never lost.
+            self._drop_tokens(repository, branch.tokens())
+            replaced = Branch(
+                commit_id=target,
+                staging_token=keys.new_staging_token(repository.instance_uid),
+                hidden=branch.hidden,
+            )
+            try:
+                self._refs.swap_branch(repository, name, replaced, predicate)
+                return
+            except PreconditionFailedError:
+                continue  # a seal or commit moved first: the queued tokens are re-checked later
+        raise TooManyTriesError(f"resetting branch {name!r} kept racing other changes; retry")
+
+    def reset_key(self, repository: Repository, branch: str, key: bytes) -> None:
+        """Drop the uncommitted change of one object, if any.
+
+        Raises:
+            BranchNotFoundError: no such branch.
+        """
+        self._reset_window(repository, branch, key, key + b"\0")
+
+    def reset_prefix(self, repository: Repository, branch: str, prefix: bytes) -> None:
+        """Drop the uncommitted changes under a folder; `a/b` means the folder `a/b/`.
+
+        Raises:
+            InvalidInputError: an empty prefix (use `reset_branch` to drop all).
+            BranchNotFoundError: no such branch.
+        """
+        if not isinstance(prefix, bytes) or not prefix:
+            raise InvalidInputError(
+                f"reset prefix is {prefix!r}; name a folder, or reset the whole branch instead"
+            )
+        if not prefix.endswith(b"/"):
+            prefix += b"/"
+        self._reset_window(repository, branch, prefix, prefix_end(prefix))
+
+    def _reset_window(
+        self, repository: Repository, name: str, start: bytes, stop: bytes | None
+    ) -> None:
+        """Drop the staged changes with keys in [start, stop)."""
+        for _ in range(_MAX_TRIES):
+            branch, _ = self._refs.load_branch(repository, name)
+            token = branch.staging_token
+            partition = keys.staging_partition(token)
+            with self._store.scan(partition, start) as scan:
+                for page in scan.batches():
+                    doomed = [key for key, _ in page if stop is None or key < stop]
+                    self._store.delete_many(partition, doomed)
+                    if len(doomed) < len(page):
+                        break
+            if branch.sealed_tokens:
+                self._store.set_many(partition, self._shadows(repository, branch, start, stop))
+            # A commit may have sealed the token before our deletes: do it again on the new one.
+            if self._refs.load_branch(repository, name)[0].staging_token == token:
+                return
+        raise TooManyTriesError(f"resetting branch {name!r} kept racing commits; retry")
+
+    def _shadows(
+        self, repository: Repository, branch: Branch, start: bytes, stop: bytes | None
+    ) -> Iterator[tuple[bytes, bytes]]:
+        """Staged entries that restore the committed state over the sealed tokens' keys."""
+        metarange_id = self._refs.get_commit(repository, branch.commit_id).metarange_id
+        lookup = SortedLookup(self._committed, repository.storage_namespace, metarange_id)
+        for key, _ in self._staging.scan(branch.sealed_tokens, start):
+            if stop is not None and key >= stop:
+                return
+            committed = lookup.get(key)
+            yield key, TOMBSTONE if committed is None else encode(committed)

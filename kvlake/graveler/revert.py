@@ -1,0 +1,178 @@
+"""Revert and cherry-pick: applying one commit's change, backwards or forwards, to a branch.
+
+Both are three-way merges onto the branch's head. Reverting commit C merges
+C's parent with C as the base (undoing exactly what C did, keeping what came
+after); cherry-picking C merges C with its parent as the base (redoing what C
+did). A merge commit has several parents, so the caller must say which one the
+change is measured against. The branch must be clean, and a change that
+conflicts with what happened since is reported, not guessed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from kvlake.errors import InvalidInputError, NoChangesError
+from kvlake.graveler.commits import Committer
+from kvlake.graveler.committed import CommittedManager
+from kvlake.graveler.merge import merge_metaranges
+from kvlake.graveler.records import Commit, Repository
+from kvlake.graveler.refexpr import RefResolver
+from kvlake.graveler.refs import Refs
+
+CHERRY_PICK_ORIGIN = "cherry-pick-origin"
+CHERRY_PICK_COMMITTER = "cherry-pick-committer"
+
+
+class Picker:
+    """Reverts and cherry-picks commits onto branches. Thread-safe."""
+
+    def __init__(
+        self,
+        *,
+        refs: Refs,
+        resolver: RefResolver,
+        committed: CommittedManager,
+        committer: Committer,
+        clock: Callable[[], float],
+    ) -> None:
+        self._refs = refs
+        self._resolver = resolver
+        self._committed = committed
+        self._committer = committer
+        self._clock = clock
+
+    def revert(
+        self,
+        repository: Repository,
+        branch: str,
+        ref: str,
+        *,
+        committer: str,
+        parent_number: int = 0,
+        metadata: dict[str, str] | None = None,
+        allow_empty: bool = False,
+    ) -> str:
+        """Commit on `branch` the inverse of the change `ref` made; return the new commit id.
+
+        Raises:
+            InvalidInputError: `ref` is a merge commit and `parent_number` is not
+                1..number of parents, or `ref` is a first commit (nothing to undo).
+            DirtyBranchError: the branch has uncommitted changes.
+            MergeConflictError: later commits changed the same paths differently.
+            NoChangesError: nothing would change, and `allow_empty` is false.
+        """
+        _, commit, parent = self._change_of(repository, ref, parent_number, "revert")
+        return self._apply(
+            repository,
+            branch,
+            base=commit.metarange_id,
+            source=parent.metarange_id,
+            message=f"Revert {ref}",
+            committer=committer,
+            metadata=dict(metadata or {}),
+            allow_empty=allow_empty,
+            what=f"reverting {ref!r}",
+        )
+
+    def cherry_pick(
+        self,
+        repository: Repository,
+        branch: str,
+        ref: str,
+        *,
+        committer: str,
+        parent_number: int = 0,
+        allow_empty: bool = False,
+    ) -> str:
+        """Commit on `branch` the change `ref` made, with its message and metadata.
+
+        The new commit's metadata adds `cherry-pick-origin` (the picked commit's
+        id) and `cherry-pick-committer` (its committer); `committer` commits it.
+
+        Raises:
+            The same as `revert`.
+        """
+        commit_id, commit, parent = self._change_of(repository, ref, parent_number, "cherry-pick")
+        metadata = {
+            **commit.metadata,
+            CHERRY_PICK_ORIGIN: commit_id,
+            CHERRY_PICK_COMMITTER: commit.committer,
+        }
+        return self._apply(
+            repository,
+            branch,
+            base=parent.metarange_id,
+            source=commit.metarange_id,
+            message=commit.message,
+            committer=committer,
+            metadata=metadata,
+            allow_empty=allow_empty,
+            what=f"cherry-picking {ref!r}",
+        )
+
+    def _change_of(
+        self, repository: Repository, ref: str, parent_number: int, verb: str
+    ) -> tuple[str, Commit, Commit]:
+        """The commit `ref` names and the parent its change is measured against."""
+        if not isinstance(parent_number, int) or parent_number < 0:
+            raise InvalidInputError(
+                f"parent number is {parent_number!r}; pass 1 for the first parent, 2 for the second"
+            )
+        resolved = self._resolver.resolve(repository, ref)
+        parents = resolved.commit.parents
+        if not parents:
+            raise InvalidInputError(
+                f"cannot {verb} {ref!r}: commit {resolved.commit_id[:12]}... has no parent, so "
+                f"there is no change to {verb}; name a later commit"
+            )
+        if len(parents) > 1 and not 1 <= parent_number <= len(parents):
+            raise InvalidInputError(
+                f"cannot {verb} {ref!r}: it is a merge commit with {len(parents)} parents; pass "
+                f"parent_number 1..{len(parents)} to say which side's change to {verb}"
+            )
+        if len(parents) == 1 and parent_number not in (0, 1):
+            raise InvalidInputError(
+                f"cannot {verb} {ref!r} with parent number {parent_number}: it has one parent; "
+                f"pass 1 or leave parent_number out"
+            )
+        parent_id = parents[max(parent_number, 1) - 1]
+        return resolved.commit_id, resolved.commit, self._refs.get_commit(repository, parent_id)
+
+    def _apply(
+        self,
+        repository: Repository,
+        branch: str,
+        *,
+        base: str,
+        source: str,
+        message: str,
+        committer: str,
+        metadata: dict[str, str],
+        allow_empty: bool,
+        what: str,
+    ) -> str:
+        def build(head_id: str, head: Commit) -> Commit:
+            metarange_id = merge_metaranges(
+                self._committed,
+                repository.storage_namespace,
+                base=base,
+                source=source,
+                destination=head.metarange_id,
+            )
+            if metarange_id == head.metarange_id and not allow_empty:
+                raise NoChangesError(
+                    f"{what} onto branch {branch!r} changes nothing; "
+                    f"pass allow_empty to commit anyway"
+                )
+            return Commit(
+                committer=committer,
+                message=message,
+                metarange_id=metarange_id,
+                creation_date=int(self._clock()),
+                parents=(head_id,),
+                metadata=metadata,
+                generation=head.generation + 1,
+            )
+
+        return self._committer.commit_on_clean_head(repository, branch, build)

@@ -1,0 +1,172 @@
+"""Commit logs against a model: order, pages, first parent, since, paths, and the cache."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from kvlake.errors import InvalidInputError, RefNotFoundError
+from kvlake.graveler.graveler import Graveler
+from kvlake.graveler.records import Repository
+from kvlake.kv.faults import FaultyStore
+from kvlake.kv.memory import MemoryStore
+from tests.graveler.helpers import NAMESPACE, FakeClock, add_commit, make_graveler, value
+
+
+@pytest.fixture
+def repo(graveler: Graveler) -> Repository:
+    return graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+
+
+def _random_dag(
+    graveler: Graveler, repo: Repository, rng: random.Random, size: int
+) -> dict[str, tuple[tuple[str, ...], int, int]]:
+    """Commits with random parents and dates, three to a date to exercise ties."""
+    model: dict[str, tuple[tuple[str, ...], int, int]] = {}
+    ids: list[str] = []
+    for n in range(size):
+        chosen = [] if not ids else rng.sample(ids, k=min(len(ids), rng.choice([1, 1, 2])))
+        date = 1000 + n // 3
+        commit_id = add_commit(graveler, repo, chosen, message=str(n), date=date)
+        generation = 1 + max((model[p][2] for p in chosen), default=0)
+        model[commit_id] = (tuple(chosen), date, generation)
+        ids.append(commit_id)
+    return model
+
+
+def _expected(
+    model: dict[str, tuple[tuple[str, ...], int, int]], head: str, *, first_parent: bool = False
+) -> list[str]:
+    seen = {head}
+    stack = [head]
+    while stack:
+        parents = model[stack.pop()][0]
+        for parent in parents[:1] if first_parent else parents:
+            if parent not in seen:
+                seen.add(parent)
+                stack.append(parent)
+    return sorted(seen, key=lambda c: (model[c][1], model[c][2], c), reverse=True)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_log_lists_reachable_commits_newest_first_then_by_generation_then_id(
+    graveler: Graveler, repo: Repository, seed: int
+) -> None:
+    rng = random.Random(seed)
+    model = _random_dag(graveler, repo, rng, 60)
+    head = list(model)[-1]
+    page = graveler.log(repo, head, amount=1000)
+    assert [r.id for r in page.commits] == _expected(model, head)
+    assert not page.has_more
+    first = graveler.log(repo, head, amount=1000, first_parent=True)
+    assert [r.id for r in first.commits] == _expected(model, head, first_parent=True)
+
+
+def test_a_commit_comes_before_its_parent_when_both_share_a_second(
+    graveler: Graveler, repo: Repository
+) -> None:
+    root = add_commit(graveler, repo, [], date=5)
+    children = [add_commit(graveler, repo, [root], message=str(n), date=5) for n in range(6)]
+    head = add_commit(graveler, repo, children, date=5)
+    got = [r.id for r in graveler.log(repo, head).commits]
+    assert got == [head, *sorted(children, reverse=True), root]
+
+
+def test_pages_chain_through_next_offset_and_limit_stops_paging(
+    graveler: Graveler, repo: Repository
+) -> None:
+    model = _random_dag(graveler, repo, random.Random(7), 45)
+    head = list(model)[-1]
+    expected = _expected(model, head)
+    got: list[str] = []
+    after = ""
+    while True:
+        page = graveler.log(repo, head, after=after, amount=10)
+        got += [r.id for r in page.commits]
+        if not page.has_more:
+            break
+        assert page.next_offset == got[-1]
+        after = page.next_offset
+    assert got == expected
+    limited = graveler.log(repo, head, amount=10, limit=True)
+    assert [r.id for r in limited.commits] == expected[:10]
+    assert (limited.has_more, limited.next_offset) == (False, "")
+    exact = graveler.log(repo, head, amount=len(expected))
+    assert not exact.has_more  # exactly as many as there are: no empty last page
+
+
+def test_since_stops_at_the_first_older_commit(graveler: Graveler, repo: Repository) -> None:
+    root = add_commit(graveler, repo, [], date=100)
+    one = add_commit(graveler, repo, [root], date=200)
+    two = add_commit(graveler, repo, [one], date=300)
+    assert [r.id for r in graveler.log(repo, two, since=200).commits] == [two, one]
+    assert [r.id for r in graveler.log(repo, two, since=301).commits] == []
+
+
+def test_paths_and_prefixes_keep_only_commits_that_touched_them(
+    graveler: Graveler, repo: Repository, clock: FakeClock
+) -> None:
+    commits = {}
+    for name, key in [("a", b"docs/a"), ("b", b"src/b"), ("c", b"docs/c"), ("d", b"src/b")]:
+        clock.advance(1)
+        graveler.set(repo, "main", key, value(name))
+        commits[name] = graveler.commit(repo, "main", committer="t", message=name)
+    clock.advance(1)
+    graveler.set(repo, "main", b"src/b", value("d"))  # same content again
+    graveler.set(repo, "main", b"other", value("e"))
+    commits["e"] = graveler.commit(repo, "main", committer="t", message="e")
+
+    def ids(**options: list[bytes]) -> list[str]:
+        return [r.commit.message for r in graveler.log(repo, "main", **options).commits]  # type: ignore[arg-type]
+
+    assert ids(paths=[b"src/b"]) == ["d", "b"]
+    assert ids(prefixes=[b"docs/"]) == ["c", "a"]
+    assert ids(paths=[b"src/b"], prefixes=[b"docs/"]) == ["d", "c", "b", "a"]
+    assert ids(paths=[b"nothing"]) == []
+    graveler.delete(repo, "main", b"docs/a")
+    clock.advance(1)
+    graveler.commit(repo, "main", committer="t", message="f")
+    assert ids(prefixes=[b"docs/"], amount=1) == ["f"]  # type: ignore[arg-type]
+
+
+def test_a_second_log_reads_commits_from_the_cache() -> None:
+    store = FaultyStore(MemoryStore())
+    graveler = make_graveler(store, FakeClock())
+    repo = graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+    head = graveler.get_branch(repo, "main").commit_id
+    for n in range(30):
+        head = add_commit(graveler, repo, [head], message=str(n))
+    fresh = make_graveler(store, FakeClock())  # an empty cache
+
+    def commit_reads() -> int:
+        return sum(1 for c in store.calls if c.key and c.key.startswith(b"commits/"))
+
+    before = commit_reads()
+    assert len(fresh.log(repo, head, amount=1000).commits) == 31
+    assert commit_reads() - before == 31
+    assert len(fresh.log(repo, head, amount=1000).commits) == 31
+    assert commit_reads() - before == 31
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"amount": 0},
+        {"amount": 1001},
+        {"after": "not-a-commit"},
+        {"paths": [b""]},
+        {"prefixes": [""]},
+        {"paths": b"single"},
+    ],
+)
+def test_bad_log_arguments_are_invalid_input(
+    graveler: Graveler, repo: Repository, options: dict[str, object]
+) -> None:
+    with pytest.raises(InvalidInputError):
+        graveler.log(repo, "main", **options)  # type: ignore[arg-type]
+
+
+def test_log_of_unknown_ref_is_not_found(graveler: Graveler, repo: Repository) -> None:
+    with pytest.raises(RefNotFoundError):
+        graveler.log(repo, "nope")

@@ -24,6 +24,7 @@ from kvlake.auth import (
 from kvlake.auth.installation import Installation
 from kvlake.blockstore import BlockStore, open_blockstore
 from kvlake.catalog import Catalog
+from kvlake.catalog.records import from_value
 from kvlake.config import Settings
 from kvlake.graveler.cleaner import Cleaner
 from kvlake.graveler.committed import CommittedManager
@@ -52,7 +53,11 @@ class Services:
         self.store = store
         self.blockstore = blockstore
         self.graveler = Graveler(
-            store, CommittedManager(blockstore), check_namespace=blockstore.check_namespace
+            store,
+            CommittedManager(blockstore),
+            check_namespace=blockstore.check_namespace,
+            value_size=lambda value: from_value("", value).size,
+            blockstore=blockstore,
         )
         self.catalog = Catalog(self.graveler, blockstore)
         master = load_master_key(

@@ -57,6 +57,8 @@ def test_sample_data_is_committed_on_the_default_branch(server: Server) -> None:
     paths = [obj.path for obj in repository.branch("main").objects()]
     assert "README.md" in paths
     assert repository.branch("main").get_commit().message == "Add sample data"
+    messages = [commit.message for commit in repository.branch("main").log()]
+    assert messages == ["Add sample data", "Repository created"]
 
 
 def test_listing_pages_carry_all_pagination_fields(http: httpx.Client) -> None:

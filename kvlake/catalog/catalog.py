@@ -279,16 +279,18 @@ class Catalog:
         write again to the new token if a commit sealed ours meanwhile, so the
         write is never lost (invariant 2). Each write replaces the staged value by
         compare-and-swap after logging its blob, so none is replaced unlogged.
-        `tried` collects the tokens written to, for the caller's clean-up.
+        A later write that already replaced ours in the sealed token wins: it
+        logged our blob and re-writes its own value, so ours is not written again
+        (bringing back a logged blob is what invariant 4 forbids).
+        `tried` collects the tokens a swap was attempted on, for the caller's clean-up.
         """
         encoded = TOMBSTONE if value is None else encode(value)
         address = "" if value is None else entry_ref(value).address
         token = self.graveler.refs.load_branch(repo, branch)[0].staging_token
         for _ in range(_WRITE_TRIES):
-            tried.append(token)
-            self._replace(repo, token, key, encoded, address, origin)
+            self._replace(repo, token, key, encoded, address, origin, tried)
             current = self.graveler.refs.load_branch(repo, branch)[0].staging_token
-            if current == token:
+            if current == token or self._superseded(token, key, encoded):
                 return
             token = current
         raise TooManyTriesError(
@@ -296,7 +298,14 @@ class Catalog:
         )
 
     def _replace(
-        self, repo: Repository, token: str, key: bytes, encoded: bytes, address: str, origin: Origin
+        self,
+        repo: Repository,
+        token: str,
+        key: bytes,
+        encoded: bytes,
+        address: str,
+        origin: Origin,
+        tried: list[str],
     ) -> None:
         """Compare-and-swap the staged value at `key`, logging the blob it replaces first."""
         store, partition = self.graveler.store, keys.staging_partition(token)
@@ -314,6 +323,7 @@ class Catalog:
                 old = entry_ref(decode_value(raw))
                 if old.address and old.address != address:
                     self._log_replaced(repo, token, key, old, origin)
+            tried.append(token)  # from here on the write may land, whatever we are told
             try:
                 store.set_if(partition, key, encoded, expected)
                 return
@@ -322,6 +332,14 @@ class Catalog:
         raise TooManyTriesError(
             f"path {key.decode(errors='replace')!r} kept changing under racing writers; retry"
         )
+
+    def _superseded(self, token: str, key: bytes, encoded: bytes) -> bool:
+        """Whether a later write replaced ours in `token` (a dropped token says nothing)."""
+        try:
+            raw, _ = self.graveler.store.get(keys.staging_partition(token), key)
+        except KeyNotFoundError:
+            return False
+        return raw != encoded
 
     def _log_replaced(
         self, repo: Repository, token: str, key: bytes, old: EntryRef, origin: Origin

@@ -12,6 +12,10 @@ each group is checked against the KV as it is now:
 2. Staging (records with `check_in_use`): the path in the record's own token and
    in every live token (each branch's staging and sealed tokens); GC records,
    which have no path, scan the live tokens for the address. A hit is "in use".
+   Any entry at the path in a sealed token, whatever its value, means "wait": a
+   commit in progress may have read the blob there before a write replaced it,
+   and holds it in memory until it publishes (then step 4 finds it). Staged
+   entries are never removed one by one, so no entry there means no such commit.
 3. Shared addresses: a copy marked the address shared. Any entry anywhere may
    hold it, so staging records keep it and leave it to garbage collection.
    Read after staging: a copy marks before it re-reads its source, so a copy
@@ -54,12 +58,18 @@ CLOCK_SKEW: Final = 3600.0
 MAX_WALK: Final = 10000
 """Commits the history walk visits per instance and batch before it gives up (and keeps)."""
 
-Action = Literal["delete", "in_use", "kept", "invalid", "retry"]
+Action = Literal["delete", "in_use", "wait", "kept", "invalid", "retry"]
 
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """What to do with one record: delete the blob, retry later, keep it, or dead-letter it."""
+    """What to do with one record: delete the blob, retry later, keep it, or dead-letter it.
+
+    `in_use`: referenced now, check again later (counts as an attempt); `wait`: a
+    commit in progress may reference it, check again later (does not count);
+    `retry`: the check itself failed (counts); `kept`: referenced for good, drop
+    the record and keep the blob; `invalid`: bad input, dead-letter it.
+    """
 
     action: Action
     reason: str = ""
@@ -76,6 +86,7 @@ class _Instance:
     namespace: str = ""
     repository: Repository | None = None
     tokens: list[str] = field(default_factory=list)
+    sealed: set[str] = field(default_factory=set)
     roots: list[str] = field(default_factory=list)
     commits: list[tuple[str, Commit]] | None = None
     walk_bound: float = 0.0
@@ -232,6 +243,7 @@ class ReferenceChecker:
         for _, branch in refs.list_branches(repository):
             instance.tokens.append(branch.staging_token)
             instance.tokens.extend(branch.sealed_tokens)
+            instance.sealed.update(branch.sealed_tokens)
             instance.roots.append(branch.commit_id)
         for _, tag in refs.list_tags(repository):
             instance.roots.append(tag.commit_id)
@@ -240,9 +252,8 @@ class ReferenceChecker:
 
     def _in_use(self, instance: _Instance, records: list[PendingDelete]) -> list[Verdict]:
         verdicts: list[Verdict | None] = [None] * len(records)
-        staged = self._staged_hits(instance, records)
-        for index, hit in staged.items():
-            verdicts[index] = Verdict("in_use", hit)
+        for index, hit in self._staged_hits(instance, records).items():
+            verdicts[index] = hit
         gc_indexes = [i for i, r in enumerate(records) if r.origin == "garbage_collection"]
         if gc_indexes:
             self._check_gc(records, gc_indexes, verdicts)
@@ -263,9 +274,9 @@ class ReferenceChecker:
             verdicts[index] = self._committed(instance, records[index])
         return [verdict or DELETE for verdict in verdicts]
 
-    def _staged_hits(self, instance: _Instance, records: list[PendingDelete]) -> dict[int, str]:
-        """Records whose blob a staged entry still references, with where."""
-        hits: dict[int, str] = {}
+    def _staged_hits(self, instance: _Instance, records: list[PendingDelete]) -> dict[int, Verdict]:
+        """Records whose blob a staged entry references, or a commit in progress may."""
+        hits: dict[int, Verdict] = {}
         by_token: dict[str, list[int]] = defaultdict(list)
         for index, record in enumerate(records):
             if record.path:
@@ -276,9 +287,15 @@ class ReferenceChecker:
             found = _lookup_many(self._store, graveler_keys.staging_partition(token), paths)
             for index in indexes:
                 record = records[index]
-                raw = found.get(record.path)
+                if record.path not in found:
+                    continue
+                raw = found[record.path]
                 if raw and self._entry_of(decode_value(raw)).address == record.address:
-                    hits[index] = f"staged at {record.path!r} in staging token {token}"
+                    where = f"staged at {record.path!r} in staging token {token}"
+                    hits[index] = Verdict("in_use", where)
+                elif token in instance.sealed and index not in hits:
+                    where = f"a commit in progress may hold {record.path!r} (token {token})"
+                    hits[index] = Verdict("wait", where)
         pathless: dict[str, list[int]] = defaultdict(list)
         for index, record in enumerate(records):
             if not record.path:
@@ -290,7 +307,8 @@ class ReferenceChecker:
                         for key, raw in page:
                             address = self._entry_of(decode_value(raw)).address if raw else ""
                             for index in pathless.get(address, ()):
-                                hits[index] = f"staged at {key!r} in staging token {token}"
+                                where = f"staged at {key!r} in staging token {token}"
+                                hits[index] = Verdict("in_use", where)
         return hits
 
     def _check_gc(

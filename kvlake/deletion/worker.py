@@ -9,7 +9,8 @@ is idempotent ("not found" counts as deleted), so nothing is lost and nothing
 referenced is deleted. A record whose blob is still in use, or whose delete
 failed, is retried after an exponential back-off; a failing one moves to the
 dead letters after `max_attempts`, and one still in use after that many checks
-is forgotten, because whoever removes that reference logs the blob again.
+is forgotten, because whoever removes that reference logs the blob again. One
+that waits for a commit in progress is retried without spending an attempt.
 """
 
 from __future__ import annotations
@@ -187,6 +188,9 @@ class DeletionWorker:
             return "kept", {}
         if verdict.action == "invalid":
             return "dead_lettered", {"reason": verdict.reason}
+        if verdict.action == "wait":  # a commit in progress: no attempt was spent
+            delay = self._settings.reconsume_delay
+            return "retried", {"last_error": verdict.reason, "not_before": now + delay}
         reason = error or verdict.reason
         attempts = record.attempts + 1
         if attempts >= self._settings.max_attempts:

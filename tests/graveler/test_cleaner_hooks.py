@@ -1,0 +1,103 @@
+"""The cleaner's hooks: staged blobs are logged before their token goes, purges after cleaning."""
+
+from __future__ import annotations
+
+import pytest
+
+from kvlake.blockstore.memory import MemoryBlockStore
+from kvlake.deletion import Purges
+from kvlake.deletion import keys as deletion_keys
+from kvlake.graveler import keys
+from kvlake.kv.faults import Fault, FaultyStore
+from kvlake.kv.memory import MemoryStore
+from tests.deletion.helpers import Lake
+
+
+@pytest.fixture
+def faulty() -> FaultyStore:
+    return FaultyStore(MemoryStore())
+
+
+@pytest.fixture
+def lake(faulty: FaultyStore) -> Lake:
+    return Lake(faulty, MemoryBlockStore())
+
+
+def tokens_queued(lake: Lake) -> int:
+    return sum(1 for _ in lake.store.scan(keys.DROPPED_TOKENS))
+
+
+def test_a_committed_tokens_entries_are_not_logged_when_it_is_dropped(lake: Lake) -> None:
+    stats = [lake.upload(f"p{i}") for i in range(5)]
+    lake.commit()
+    report = lake.cleaner.clean_once()
+    assert report.tokens_dropped == 1 and lake.pending() == 0
+    lake.settle()
+    assert lake.data_blobs() == {s.address for s in stats}
+
+
+def test_a_deleted_branchs_staged_blobs_are_logged_then_deleted_but_committed_ones_kept(
+    lake: Lake,
+) -> None:
+    lake.graveler.create_branch(lake.repository, "dev", "main")
+    committed = lake.upload("kept", branch="dev")
+    lake.commit("dev")
+    lake.graveler.create_branch(lake.repository, "keep", "dev")
+    staged = [lake.upload(f"s{i}", branch="dev") for i in range(3)]
+    lake.graveler.delete_branch(lake.repository, "dev")
+    lake.cleaner.clean_once()
+    records = [i.record for n in range(4) for i in lake.log.scan(n) if i.record]
+    assert sorted(r.address for r in records) == sorted(s.address for s in staged)
+    assert {r.origin for r in records} == {"dropped_staging_token"}
+    lake.settle()
+    assert lake.data_blobs() == {committed.address} == lake.referenced()
+
+
+def test_a_failing_hook_keeps_the_token_for_the_next_pass(lake: Lake, faulty: FaultyStore) -> None:
+    lake.graveler.create_branch(lake.repository, "dev", "main")
+    staged = lake.upload("s", branch="dev")
+    token = lake.graveler.get_branch(lake.repository, "dev").staging_token
+    lake.graveler.delete_branch(lake.repository, "dev")
+    faulty.arm(Fault(op="set_many", times=None))
+    report = lake.cleaner.clean_once()
+    assert report.failures and report.tokens_dropped == 0
+    assert tokens_queued(lake) == 1
+    assert list(lake.store.scan(keys.staging_partition(token)))  # not dropped unlogged
+    faulty.disarm()
+    assert lake.cleaner.clean_once().tokens_dropped == 1
+    lake.settle()
+    assert staged.address not in lake.data_blobs()
+
+
+def test_retrying_a_token_drop_rewrites_the_same_records(lake: Lake, faulty: FaultyStore) -> None:
+    lake.graveler.create_branch(lake.repository, "dev", "main")
+    lake.upload("s", branch="dev")
+    token = lake.graveler.get_branch(lake.repository, "dev").staging_token
+    lake.graveler.delete_branch(lake.repository, "dev")
+    faulty.arm(Fault(op="drop_partition", partition=keys.staging_partition(token)))
+    assert lake.cleaner.clean_once().failures
+    assert lake.cleaner.clean_once().tokens_dropped == 1
+    assert lake.pending() == 1  # logged twice, under one key
+
+
+def test_tokens_of_a_deleted_repository_are_dropped_without_logging(lake: Lake) -> None:
+    lake.upload("a")
+    lake.upload("a")
+    lake.graveler.delete_repository("repo1")
+    before = lake.pending()
+    lake.cleaner.clean_once()
+    assert lake.pending() == before == 1
+
+
+def test_a_failing_purge_hook_keeps_the_deleted_instance_for_the_next_pass(
+    lake: Lake, faulty: FaultyStore
+) -> None:
+    lake.upload("a")
+    uid = lake.repository.instance_uid
+    Purges(lake.log, lake.graveler, lake.blocks).delete_repository("repo1", purge=True)
+    faulty.arm(Fault(op="set_if", partition=deletion_keys.PURGES))
+    assert lake.cleaner.clean_once().failures
+    assert list(lake.store.scan(keys.DELETED_REPOSITORIES))
+    assert lake.cleaner.clean_once().repositories_cleaned == 1
+    report = Purges(lake.log, lake.graveler, lake.blocks).report("repo1", uid)
+    assert report is not None and report.request.state == "logged"

@@ -25,6 +25,7 @@ from kvlake.api import errors, openapi
 from kvlake.api.routes import (
     branches,
     commits,
+    diffs,
     groups,
     history,
     objects,
@@ -51,6 +52,7 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
     *repositories.OPERATIONS,
     *branches.OPERATIONS,
     *commits.OPERATIONS,
+    *diffs.OPERATIONS,
     *history.OPERATIONS,
     *settings.OPERATIONS,
     *tags.OPERATIONS,

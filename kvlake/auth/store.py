@@ -16,6 +16,7 @@ from typing import TypeVar
 
 from kvlake.auth import keys
 from kvlake.auth.credentials import ServerKey, new_access_key_id, new_secret_access_key
+from kvlake.auth.kvrecords import KvRecords
 from kvlake.auth.records import (
     Attachment,
     Credential,
@@ -31,7 +32,6 @@ from kvlake.auth.records import (
 )
 from kvlake.errors import (
     ConfigError,
-    ConflictError,
     KeyNotFoundError,
     NotFoundError,
     PreconditionFailedError,
@@ -42,7 +42,7 @@ _R = TypeVar("_R")
 _KEY_CHECK_TEXT = "kvlake server key check"
 
 
-class AuthStore:
+class AuthStore(KvRecords):
     """Typed access to the auth partitions. Thread-safe; no in-process state."""
 
     def __init__(
@@ -69,41 +69,6 @@ class AuthStore:
             raw, _ = self.kv.get(keys.META, keys.KEY_CHECK)
         if self.server_key.decrypt(raw) != _KEY_CHECK_TEXT:
             raise ConfigError("the server key check failed; set the installation's server key")
-
-    # -- records ----------------------------------------------------------------
-
-    def _create(self, partition: bytes, key: bytes, value: bytes, what: str) -> None:
-        try:
-            self.kv.set_if(partition, key, value, None)
-        except PreconditionFailedError:
-            raise ConflictError(f"{what} already exists; choose another id") from None
-
-    def _load(self, partition: bytes, key: bytes, decode: Callable[[bytes], _R], what: str) -> _R:
-        try:
-            raw, _ = self.kv.get(partition, key)
-        except KeyNotFoundError:
-            raise NotFoundError(f"{what} not found") from None
-        return decode(raw)
-
-    def _scan(
-        self, partition: bytes, decode: Callable[[bytes], _R], *, prefix: str, after: str
-    ) -> Iterator[_R]:
-        start = max(prefix.encode(), after.encode() + b"\0" if after else b"")
-        with self.kv.scan(partition, start) as scan:
-            for key, raw in scan:
-                if not key.startswith(prefix.encode()):
-                    return
-                yield decode(raw)
-
-    def _pairs(self, partition: bytes, first: str, *, after: str = "") -> Iterator[str]:
-        """The second ids linked to `first`, ascending, after `after`."""
-        prefix = keys.pair_prefix(first)
-        start = prefix + after.encode() + b"\0" if after else prefix
-        with self.kv.scan(partition, start) as scan:
-            for key, _ in scan:
-                if not key.startswith(prefix):
-                    return
-                yield key[len(prefix) :].decode()
 
     # -- users ------------------------------------------------------------------
 

@@ -1,0 +1,56 @@
+"""Typed record access over the KV: create-if-absent, load, prefix scans and pair scans.
+
+The helpers every auth record kind shares, so `AuthStore` holds only what is
+particular to users, groups, policies and credentials. Missing records raise
+`NotFoundError`, taken ids `ConflictError`, each naming the thing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import TypeVar
+
+from kvlake.auth import keys
+from kvlake.errors import ConflictError, KeyNotFoundError, NotFoundError, PreconditionFailedError
+from kvlake.kv import Store
+
+_R = TypeVar("_R")
+
+
+class KvRecords:
+    """Base of the auth store: one KV store, read and written a record at a time."""
+
+    kv: Store
+
+    def _create(self, partition: bytes, key: bytes, value: bytes, what: str) -> None:
+        try:
+            self.kv.set_if(partition, key, value, None)
+        except PreconditionFailedError:
+            raise ConflictError(f"{what} already exists; choose another id") from None
+
+    def _load(self, partition: bytes, key: bytes, decode: Callable[[bytes], _R], what: str) -> _R:
+        try:
+            raw, _ = self.kv.get(partition, key)
+        except KeyNotFoundError:
+            raise NotFoundError(f"{what} not found") from None
+        return decode(raw)
+
+    def _scan(
+        self, partition: bytes, decode: Callable[[bytes], _R], *, prefix: str, after: str
+    ) -> Iterator[_R]:
+        start = max(prefix.encode(), after.encode() + b"\0" if after else b"")
+        with self.kv.scan(partition, start) as scan:
+            for key, raw in scan:
+                if not key.startswith(prefix.encode()):
+                    return
+                yield decode(raw)
+
+    def _pairs(self, partition: bytes, first: str, *, after: str = "") -> Iterator[str]:
+        """The second ids linked to `first`, ascending, after `after`."""
+        prefix = keys.pair_prefix(first)
+        start = prefix + after.encode() + b"\0" if after else prefix
+        with self.kv.scan(partition, start) as scan:
+            for key, _ in scan:
+                if not key.startswith(prefix):
+                    return
+                yield key[len(prefix) :].decode()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from kvlake.api.needs import Needs
 from kvlake.api.routing import Call
@@ -49,22 +49,20 @@ def statements(request: wire.Policy) -> tuple[Statement, ...]:
     return made
 
 
-def on_user(action: str) -> Needs:
+def _on(action: str, arn: Callable[[str], str], parameter: str) -> Needs:
     def needed(call: Call) -> Sequence[Permission]:
-        return (Permission(action, user_arn(call.path["userId"])),)
+        return (Permission(action, arn(call.path[parameter])),)
 
     return needed
+
+
+def on_user(action: str) -> Needs:
+    return _on(action, user_arn, "userId")
 
 
 def on_group(action: str) -> Needs:
-    def needed(call: Call) -> Sequence[Permission]:
-        return (Permission(action, group_arn(call.path["groupId"])),)
-
-    return needed
+    return _on(action, group_arn, "groupId")
 
 
 def on_policy(action: str) -> Needs:
-    def needed(call: Call) -> Sequence[Permission]:
-        return (Permission(action, policy_arn(call.path["policyId"])),)
-
-    return needed
+    return _on(action, policy_arn, "policyId")

@@ -26,6 +26,7 @@ from kvlake.blockstore import BlockStore, open_blockstore
 from kvlake.catalog import Catalog
 from kvlake.catalog.records import from_value
 from kvlake.config import Settings
+from kvlake.errors import KvlakeError
 from kvlake.graveler.cleaner import Cleaner
 from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.graveler import Graveler
@@ -91,11 +92,9 @@ class Services:
 
     def start_cleaner(self, interval: float = CLEANER_INTERVAL) -> None:
         """Run cleaner passes in a daemon thread until `close`."""
-        cleaner = Cleaner(self.graveler)
         self._cleaner = threading.Thread(
-            target=cleaner.run,
-            args=(self._stop,),
-            kwargs={"interval": interval},
+            target=_run_cleaner,
+            args=(Cleaner(self.graveler), self._stop, interval),
             name="kvlake-cleaner",
             daemon=True,
         )
@@ -108,3 +107,13 @@ class Services:
             self._cleaner.join()
         self.blockstore.close()
         self.store.close()
+
+
+def _run_cleaner(cleaner: Cleaner, stop: threading.Event, interval: float) -> None:
+    """Cleaner passes until `stop`; a pass that fails (store down) is retried, not fatal."""
+    while not stop.is_set():
+        try:
+            cleaner.run(stop, interval=interval)
+        except KvlakeError as exc:
+            log.warning("cleaner pass failed: %s; retrying in %.0f s", exc, interval)
+            stop.wait(interval)

@@ -1,0 +1,30 @@
+"""The server's background cleaner survives a failing store and stops when asked."""
+
+from __future__ import annotations
+
+import threading
+
+from kvlake.api.services import _run_cleaner
+from kvlake.blockstore.memory import MemoryBlockStore
+from kvlake.graveler.cleaner import Cleaner
+from kvlake.graveler.committed import CommittedManager
+from kvlake.graveler.graveler import Graveler
+from kvlake.kv.faults import Fault, FaultyStore
+from kvlake.kv.memory import MemoryStore
+
+
+def test_a_failing_pass_is_retried_and_stop_ends_the_loop() -> None:
+    blocks = MemoryBlockStore()
+    store = FaultyStore(MemoryStore(), [Fault(op="scan", times=3)])
+    graveler = Graveler(store, CommittedManager(blocks), check_namespace=blocks.check_namespace)
+    stop = threading.Event()
+    thread = threading.Thread(target=_run_cleaner, args=(Cleaner(graveler), stop, 0.01))
+    thread.start()
+    try:
+        while len(store.injected) < 3 or store.count("scan") < 6:
+            assert thread.is_alive(), "the cleaner thread died on a store failure"
+            stop.wait(0.01)
+    finally:
+        stop.set()
+        thread.join(10)
+    assert not thread.is_alive()

@@ -11,9 +11,11 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import click
@@ -22,8 +24,23 @@ import yaml
 from tqdm import tqdm
 
 from kvlake import __version__
-from kvlake.config import CONFIG_ENV, ENV_PREFIX, load_settings, redact_url
+from kvlake.blockstore import BlockStore, open_blockstore
+from kvlake.catalog.catalog import entry_ref
+from kvlake.config import CONFIG_ENV, ENV_PREFIX, Settings, load_settings, redact_url
+from kvlake.deletion import (
+    DeadLetters,
+    DeletionHooks,
+    DeletionLog,
+    DeletionWorker,
+    Purges,
+    WorkerReport,
+    deletion_status,
+    metrics_text,
+)
 from kvlake.errors import InvalidInputError, KvlakeError, UnavailableError
+from kvlake.graveler.cleaner import Cleaner
+from kvlake.graveler.committed import CommittedManager
+from kvlake.graveler.graveler import Graveler
 from kvlake.kv import Store, open_store
 from kvlake.kv.migrate import Phase, migrate
 
@@ -178,6 +195,207 @@ def config_show() -> None:
     settings = load_settings()
     click.echo(f"# kvlake settings: defaults < {CONFIG_ENV} file < KVLAKE_* variables")
     click.echo(yaml.safe_dump(msgspec.to_builtins(settings.redacted()), sort_keys=False), nl=False)
+
+
+@dataclass
+class _Lake:
+    """The services the repository and deletion commands work on, from the settings."""
+
+    settings: Settings
+    store: Store
+    blockstore: BlockStore
+    graveler: Graveler
+    log: DeletionLog
+
+    def worker(self) -> DeletionWorker:
+        return DeletionWorker(self.log, self.graveler, self.blockstore, entry_ref)
+
+    def cleaner(self) -> Cleaner:
+        hooks = DeletionHooks(self.log, self.graveler, self.blockstore, entry_ref)
+        return Cleaner(self.graveler, hooks=hooks)
+
+
+@contextlib.contextmanager
+def _open_lake() -> Iterator[_Lake]:
+    settings = load_settings()
+    with open_store(settings.kv_url) as store, open_blockstore(settings.blockstore_url) as blocks:
+        graveler = Graveler(store, CommittedManager(blocks), check_namespace=blocks.check_namespace)
+        yield _Lake(settings, store, blocks, graveler, DeletionLog(store, settings.deletion))
+
+
+@main.group()
+def repo() -> None:
+    """Manage repositories."""
+
+
+@repo.command("delete")
+@click.argument("name")
+@click.option("--purge", is_flag=True, help="Also delete every blob of its storage namespace.")
+@click.option("--wait", is_flag=True, help="With --purge: run deletion workers until purged.")
+def repo_delete(name: str, purge: bool, wait: bool) -> None:
+    """Delete repository NAME; with --purge, delete its storage namespace's data as well.
+
+    The repository disappears at once. With --purge the intent is recorded
+    first, then a cleaner pass removes the metadata and logs every blob of the
+    namespace for deletion; deletion workers (`kvlake deletion run`, or --wait)
+    delete them once KVLAKE_DELETION_SEND_DELAY has passed.
+    """
+    if wait and not purge:
+        raise InvalidInputError("repo delete: --wait only applies with --purge; add --purge")
+    with _open_lake() as lake:
+        purges = Purges(lake.log, lake.graveler, lake.blockstore)
+        request = purges.delete_repository(name, purge=purge)
+        click.echo(f"deleted repository {name}")
+        if request is None:
+            return
+        for failure in lake.cleaner().clean_once().failures:
+            click.echo(f"cleaner: {failure}", err=True)
+        report = purges.report(name, request.instance_uid)
+        if report is None or report.request.state != "logged":
+            click.echo("purge: metadata not yet removed; the next cleaner pass logs the blobs")
+            return
+        namespace, logged = report.request.storage_namespace, report.request.logged
+        click.echo(f"purge of {namespace}: {logged} blobs logged for deletion")
+        if not wait:
+            click.echo("run `kvlake deletion run` to delete them once the send delay has passed")
+            return
+        worker = lake.worker()
+        while report is not None and (
+            report.counts.deleted + report.counts.dead_lettered < report.request.logged
+        ):
+            if worker.run_once().batches == 0:
+                time.sleep(1.0)
+            report = purges.report(name, request.instance_uid)
+        if report is not None:
+            click.echo(
+                f"purged {namespace}: {report.counts.deleted} blobs deleted,"
+                f" {report.counts.dead_lettered} dead-lettered"
+            )
+
+
+@main.group()
+def deletion() -> None:
+    """Operate the two-phase deletion log: status, workers, dead letters, purges."""
+
+
+@deletion.command("status")
+def deletion_status_command() -> None:
+    """Show pending, due and leased records per partition, and the dead letters."""
+    with _open_lake() as lake:
+        status = deletion_status(lake.log)
+    click.echo(
+        f"{'partition':>9} {'pending':>9} {'due':>9} {'leased':>7}"
+        f" {'deleted':>9} {'retried':>8} {'dead':>6} {'kept':>7}"
+    )
+    for p in status.partitions:
+        leased = "yes" if p.leased(status.now) else "no"
+        click.echo(
+            f"{p.number:>9} {p.pending:>9} {p.due:>9} {leased:>7}"
+            f" {p.deleted:>9} {p.retried:>8} {p.dead_lettered:>6} {p.kept:>7}"
+        )
+    click.echo(f"pending: {status.pending}, oldest waiting {status.oldest_pending_age:.1f} s")
+    click.echo(f"dead letters: {status.dead_letters}")
+
+
+@deletion.command("metrics")
+def deletion_metrics() -> None:
+    """Print the deletion metrics in the Prometheus text format."""
+    with _open_lake() as lake:
+        click.echo(metrics_text(lake.log), nl=False)
+
+
+@deletion.command("run")
+@click.option("--forever", is_flag=True, help="Keep running (Ctrl-C stops); default: until idle.")
+@click.option(
+    "--interval",
+    type=click.FloatRange(min=0.1),
+    default=10.0,
+    show_default=True,
+    help="Seconds between passes that found nothing due (with --forever).",
+)
+def deletion_run(forever: bool, interval: float) -> None:
+    """Run a deletion worker until no record is due (or forever), then print what it did."""
+    with _open_lake() as lake:
+        stop = threading.Event()
+        try:
+            report = lake.worker().run(stop, interval=interval, until_idle=not forever)
+        except KeyboardInterrupt:
+            stop.set()
+            return
+    _echo_report(report)
+
+
+def _echo_report(report: WorkerReport) -> None:
+    click.echo(
+        f"deleted {report.deleted}, retried {report.retried}, kept {report.kept},"
+        f" dead-lettered {report.dead_lettered} in {report.batches} batches"
+    )
+    for failure in report.failures:
+        click.echo(f"failure: {failure}", err=True)
+
+
+@deletion.command("purges")
+def deletion_purges() -> None:
+    """Report every purge: blobs logged, deleted and dead-lettered."""
+    with _open_lake() as lake:
+        for report in Purges(lake.log, lake.graveler, lake.blockstore).reports():
+            request, counts = report.request, report.counts
+            click.echo(
+                f"{request.repository}/{request.instance_uid} {request.storage_namespace}"
+                f" {request.state}: logged {request.logged}, deleted {counts.deleted},"
+                f" dead-lettered {counts.dead_lettered}"
+            )
+
+
+@deletion.group()
+def dlq() -> None:
+    """Records workers gave up on: list, requeue or drop them."""
+
+
+@dlq.command("list")
+@click.option("--limit", type=click.IntRange(min=1), default=100, show_default=True)
+def dlq_list(limit: int) -> None:
+    """List dead letters: id, origin, repository, address, attempts and reason."""
+    with _open_lake() as lake:
+        for shown, letter in enumerate(DeadLetters(lake.log).scan()):
+            if shown >= limit:
+                click.echo(f"(more dead letters; raise --limit above {limit})")
+                break
+            record = letter.record
+            if record is None:
+                click.echo(f"{letter.id} (undecodable record): {letter.reason}")
+                continue
+            click.echo(
+                f"{letter.id} {record.origin} {record.repository}/{record.instance_uid}"
+                f" {record.storage_namespace} {record.address} attempts={record.attempts}:"
+                f" {letter.reason}"
+            )
+
+
+def _chosen(ids: tuple[str, ...], every: bool) -> list[str] | None:
+    if every == bool(ids):
+        raise InvalidInputError("name dead letter ids, or pass --all (not both)")
+    return None if every else list(ids)
+
+
+@dlq.command("requeue")
+@click.argument("ids", nargs=-1)
+@click.option("--all", "every", is_flag=True, help="Requeue every dead letter.")
+def dlq_requeue(ids: tuple[str, ...], every: bool) -> None:
+    """Put dead letters back in the log, due now; workers check them afresh."""
+    with _open_lake() as lake:
+        count = DeadLetters(lake.log).requeue(_chosen(ids, every))
+    click.echo(f"requeued {count} dead letters")
+
+
+@dlq.command("drop")
+@click.argument("ids", nargs=-1)
+@click.option("--all", "every", is_flag=True, help="Drop every dead letter.")
+def dlq_drop(ids: tuple[str, ...], every: bool) -> None:
+    """Forget dead letters; their blobs stay where they are."""
+    with _open_lake() as lake:
+        count = DeadLetters(lake.log).drop(_chosen(ids, every))
+    click.echo(f"dropped {count} dead letters")
 
 
 def _open_named(role: str, url: str) -> Store:

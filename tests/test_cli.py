@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import signal
 import socket
@@ -15,8 +16,14 @@ import pytest
 import yaml
 from click.testing import CliRunner, Result
 
+from kvlake.blockstore import open_blockstore
+from kvlake.catalog import Catalog
 from kvlake.cli import main
 from kvlake.config import load_settings
+from kvlake.deletion import DeletionLog
+from kvlake.graveler.committed import CommittedManager
+from kvlake.graveler.graveler import Graveler
+from kvlake.graveler.records import Repository
 from kvlake.kv import open_store
 
 
@@ -205,3 +212,102 @@ def test_kv_migrate_from_sqlite_to_postgres(tmp_path: Path, postgres_url: str) -
     assert "migrated 2 partitions, 30 entries" in result.stdout
     with open_store(postgres_url) as destination:
         assert list(destination.partitions()) == [b"a", b"b"]
+
+
+def make_repository(paths: int) -> tuple[set[str], str]:
+    """A repository `repo1` with `paths` objects, each overwritten once while staged."""
+    settings = load_settings()
+    with open_store(settings.kv_url) as store, open_blockstore(settings.blockstore_url) as blocks:
+        graveler = Graveler(store, CommittedManager(blocks), check_namespace=blocks.check_namespace)
+        graveler.create_repository("repo1", storage_namespace="local://lake/repo1")
+        catalog = Catalog(graveler, blocks, deletion=DeletionLog(store, settings.deletion))
+        for i in range(paths):
+            catalog.upload("repo1", "main", f"p{i}", io.BytesIO(b"1"))
+        kept = {
+            catalog.upload("repo1", "main", f"p{i}", io.BytesIO(b"2")).address for i in range(paths)
+        }
+        return kept, graveler.get_repository("repo1").instance_uid
+
+
+def blobs(tmp_path: Path) -> set[str]:
+    folder = tmp_path / "data" / "blocks" / "lake" / "repo1"
+    return {str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()}
+
+
+def test_config_show_includes_the_deletion_section() -> None:
+    result = CliRunner().invoke(main, ["config", "show"], env={"KVLAKE_DELETION_SEND_DELAY": "0"})
+    assert result.exit_code == 0, result.output
+    shown = yaml.safe_load(result.stdout)["deletion"]
+    assert shown["send_delay"] == 0.0 and shown["partitions"] == 4 and shown["enabled"] is True
+
+
+def test_deletion_status_and_run_show_and_do_the_work(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KVLAKE_DELETION_SEND_DELAY", "0")
+    kept, _ = make_repository(5)
+    status = run("deletion", "status")
+    assert status.exit_code == 0, status.output
+    assert "pending: 5," in status.stdout and "dead letters: 0" in status.stdout
+    metrics = run("deletion", "metrics")
+    assert "# TYPE kvlake_deletion_pending gauge" in metrics.stdout
+    done = run("deletion", "run")
+    assert done.exit_code == 0, done.output
+    assert done.stdout.startswith("deleted 5, retried 0, kept 0, dead-lettered 0")
+    assert {b for b in blobs(tmp_path) if b.startswith("data/")} == kept
+    assert "pending: 0," in run("deletion", "status").stdout
+
+
+def test_repo_delete_with_purge_and_wait_deletes_the_namespace_and_reports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KVLAKE_DELETION_SEND_DELAY", "0")
+    make_repository(3)
+    total = len(blobs(tmp_path))
+    result = run("repo", "delete", "repo1", "--purge", "--wait")
+    assert result.exit_code == 0, result.output
+    assert f"purge of local://lake/repo1: {total} blobs logged for deletion" in result.stdout
+    assert f"purged local://lake/repo1: {total} blobs deleted, 0 dead-lettered" in result.stdout
+    assert blobs(tmp_path) == set()
+    report = run("deletion", "purges")
+    assert f"local://lake/repo1 logged: logged {total}, deleted {total}" in report.stdout
+
+
+def test_repo_delete_without_purge_keeps_the_data(tmp_path: Path) -> None:
+    make_repository(2)
+    before = blobs(tmp_path)
+    result = run("repo", "delete", "repo1")
+    assert result.exit_code == 0 and result.stdout == "deleted repository repo1\n"
+    assert blobs(tmp_path) == before
+
+
+def test_dead_letters_are_listed_requeued_and_dropped(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KVLAKE_DELETION_SEND_DELAY", "0")
+    settings = load_settings()
+    with open_store(settings.kv_url) as store:
+        log = DeletionLog(store, settings.deletion)
+        bad = Repository(
+            name="gone",
+            storage_namespace="local://lake/gone",
+            default_branch="main",
+            creation_date=0.0,
+            state="deleted",
+            instance_uid="0" * 26,
+        )
+        log.append([log.new_record(bad, "data/x", "deleted_staged", path=b"x")])
+    assert "dead-lettered 1" in run("deletion", "run").stdout
+    listed = run("deletion", "dlq", "list")
+    assert listed.exit_code == 0 and "deleted_staged gone/" in listed.stdout
+    assert "is unknown" in listed.stdout
+    letter = listed.stdout.split()[0]
+    assert run("deletion", "dlq", "requeue", letter).stdout == "requeued 1 dead letters\n"
+    assert "pending: 1," in run("deletion", "status").stdout
+    run("deletion", "run")
+    assert run("deletion", "dlq", "drop", "--all").stdout == "dropped 1 dead letters\n"
+    assert_user_error(run("deletion", "dlq", "drop", "nope"), "no dead letter with id 'nope'")
+    assert_user_error(run("deletion", "dlq", "requeue"), "name dead letter ids, or pass --all")
+
+
+def test_repo_delete_errors_are_one_line() -> None:
+    assert_user_error(run("repo", "delete", "nosuch"), "repository 'nosuch' not found")
+    assert_user_error(run("repo", "delete", "repo1", "--wait"), "--wait only applies with --purge")

@@ -164,3 +164,29 @@ def test_a_nested_section_reads_its_own_prefix_and_yaml_mapping(tmp_path: Path) 
         _build(_Extended, {}, {"KVLAKE_DELETION_DRY_RUN": "maybe"}, ENV_PREFIX, _Origin("f", ""))
     with pytest.raises(ConfigError, match="key 'deletion.speed' is unknown"):
         _build(_Extended, {"deletion": {"speed": 1}}, {}, ENV_PREFIX, _Origin("f", ""))
+
+
+def test_deletion_settings_have_defaults_and_read_their_own_variables(tmp_path: Path) -> None:
+    defaults = load_settings({}).deletion
+    assert (defaults.enabled, defaults.partitions, defaults.max_attempts) == (True, 4, 10)
+    assert (defaults.send_delay, defaults.reconsume_delay) == (60.0, 600.0)
+    assert defaults.lease_time > 0 and defaults.batch_size == 1000
+    path = write(tmp_path, "deletion:\n  partitions: 8\n  send_delay: 5\n")
+    env = {
+        "KVLAKE_CONFIG": path,
+        "KVLAKE_DELETION_SEND_DELAY": "0",
+        "KVLAKE_DELETION_ENABLED": "no",
+    }
+    settings = load_settings(env).deletion
+    assert (settings.partitions, settings.send_delay, settings.enabled) == (8, 0.0, False)
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "reason"),
+    [("PARTITIONS", "0", ">= 1"), ("BATCH_SIZE", "20000", "<= 10000"), ("LEASE_TIME", "0", "> 0")],
+)
+def test_bad_deletion_settings_name_their_variable(name: str, value: str, reason: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_settings({f"KVLAKE_DELETION_{name}": value})
+    assert str(caught.value).startswith(f"KVLAKE_DELETION_{name} is '{value}'")
+    assert reason in str(caught.value)

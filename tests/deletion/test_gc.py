@@ -1,0 +1,53 @@
+"""Garbage-collection candidates are deleted only if unmarked by their run and not staged."""
+
+from __future__ import annotations
+
+import pytest
+
+from kvlake.deletion import DeadLetters, GcMarks, log_candidates
+from kvlake.errors import InvalidInputError
+from tests.deletion.helpers import Lake
+
+
+def put(lake: Lake, *keys: str) -> None:
+    for key in keys:
+        lake.blocks.put(lake.namespace, key, b"x")
+
+
+def test_unmarked_candidates_go_and_marked_ones_stay(lake: Lake) -> None:
+    put(lake, "data/old/1", "data/old/2", "data/old/3")
+    GcMarks(lake.store).save("run1", ["data/old/2"])
+    assert log_candidates(lake.log, lake.repository, "run1", ["data/old/1", "data/old/2"]) == 2
+    report = lake.settle()
+    assert (report.deleted, report.kept) == (1, 1)
+    assert lake.data_blobs() == {"data/old/2", "data/old/3"}
+
+
+def test_a_candidate_staged_since_the_run_is_kept_in_use(lake: Lake) -> None:
+    stat = lake.upload("a")
+    GcMarks(lake.store).save("run1", [])
+    log_candidates(lake.log, lake.repository, "run1", [stat.address])
+    lake.clock.advance(60)
+    assert lake.worker().run_once().retried == 1
+    assert stat.address in lake.data_blobs()
+
+
+def test_a_run_without_a_saved_mark_set_dead_letters_its_candidates(lake: Lake) -> None:
+    put(lake, "data/old/1")
+    log_candidates(lake.log, lake.repository, "never-saved", ["data/old/1"])
+    assert lake.settle().dead_lettered == 1
+    (letter,) = DeadLetters(lake.log).scan()
+    assert "has no saved mark set" in letter.reason
+    assert lake.data_blobs() == {"data/old/1"}
+
+
+def test_marks_can_be_dropped_and_bad_run_ids_are_refused(lake: Lake) -> None:
+    marks = GcMarks(lake.store)
+    marks.save("run1", ["data/a"])
+    assert marks.exists("run1") and marks.marked("run1", ["data/a", "data/b"]) == {"data/a"}
+    marks.drop("run1")
+    assert not marks.exists("run1")
+    for bad in ("", "a/b", "a\0b"):
+        with pytest.raises(InvalidInputError, match="GC run id"):
+            log_candidates(lake.log, lake.repository, bad, ["data/a"])
+    assert lake.pending() == 0

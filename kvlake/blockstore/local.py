@@ -58,6 +58,15 @@ class _RangeReader(io.RawIOBase):
         self._remaining -= count
         return count
 
+    def readall(self) -> bytes:
+        """The rest in one system call, not the default loop of small reads."""
+        if self._remaining <= 0:
+            return b""
+        with self._store._os_errors(f"read {self._what}"):
+            data = self._file.read(self._remaining) or b""
+        self._remaining -= len(data)
+        return data
+
     def close(self) -> None:
         if not self.closed:
             self._file.close()

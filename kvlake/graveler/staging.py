@@ -27,8 +27,11 @@ _T = TypeVar("_T")
 def overlay(sources: Sequence[Iterable[tuple[bytes, _T]]]) -> Iterator[tuple[bytes, _T]]:
     """Merge sorted sources by key; on equal keys the earliest source wins."""
     if len(sources) == 1:
-        yield from sources[0]
-        return
+        return iter(sources[0])  # the common case: no merge layer per entry
+    return _merge(sources)
+
+
+def _merge(sources: Sequence[Iterable[tuple[bytes, _T]]]) -> Iterator[tuple[bytes, _T]]:
     tagged = [_ranked(source, rank) for rank, source in enumerate(sources)]
     previous = None
     for key, _, item in heapq.merge(*tagged):
@@ -72,7 +75,7 @@ class Staging:
         self, tokens: Sequence[str], start: bytes = b""
     ) -> Iterator[tuple[bytes, Value | None]]:
         """Staged entries of all tokens merged (first token wins), tombstones as None."""
-        yield from overlay([self._scan_one(token, start) for token in tokens])
+        return overlay([self._scan_one(token, start) for token in tokens])
 
     def _scan_one(self, token: str, start: bytes) -> Iterator[tuple[bytes, Value | None]]:
         with self._store.scan(keys.staging_partition(token), start) as scan:

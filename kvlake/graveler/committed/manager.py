@@ -16,7 +16,12 @@ from collections.abc import Iterable, Iterator
 from kvlake.blockstore.store import BlockStore
 from kvlake.errors import EntryNotFoundError
 from kvlake.graveler.committed.apply import Change, apply_changes
-from kvlake.graveler.committed.reader import CommittedReader, CommittedStats, DecodedRange
+from kvlake.graveler.committed.reader import (
+    RANGE_CACHE_BYTES,
+    CommittedReader,
+    CommittedStats,
+    DecodedRange,
+)
 from kvlake.graveler.committed.records import DEFAULT_CHUNKING, Chunking, RangeInfo
 from kvlake.graveler.committed.writer import RangeWriter, store_metarange
 from kvlake.graveler.records import Value
@@ -27,7 +32,8 @@ class CommittedManager:
 
     Ranges and metaranges are Parquet files under `_lakefs/<sha256>` in the
     storage namespace. Decoded ranges are kept in an LRU cache of
-    `range_cache_size` ranges (about 1.5 MB each at the default chunking).
+    at most `range_cache_size` ranges and `range_cache_bytes` bytes (about 1 MB
+    a range at the default chunking, so the defaults hold a 1M-entry commit).
     `stats` counts files read, written and reused.
     """
 
@@ -35,13 +41,16 @@ class CommittedManager:
         self,
         blockstore: BlockStore,
         *,
-        range_cache_size: int = 64,
+        range_cache_size: int = 1024,
+        range_cache_bytes: int = RANGE_CACHE_BYTES,
         chunking: Chunking = DEFAULT_CHUNKING,
     ) -> None:
         self._blockstore = blockstore
         self._chunking = chunking
         self.stats = CommittedStats()
-        self._reader = CommittedReader(blockstore, range_cache_size, self.stats)
+        self._reader = CommittedReader(
+            blockstore, range_cache_size, self.stats, range_cache_bytes=range_cache_bytes
+        )
 
     def empty_metarange(self, namespace: str) -> str:
         """Return the id of the metarange with no ranges, storing it if missing."""

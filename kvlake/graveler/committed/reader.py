@@ -95,11 +95,33 @@ class Metarange(NamedTuple):
         return bisect_left(self.max_keys, key)
 
 
-class _Lru(Generic[_V]):
-    """A thread-safe LRU map. Loads run outside the lock: a race may decode twice."""
+RANGE_CACHE_BYTES = 256 << 20
+"""Memory the decoded-range cache may hold: all ranges of a ~1.5M-entry commit."""
 
-    def __init__(self, capacity: int) -> None:
+_OBJECT_OVERHEAD = 33
+"""Bytes CPython spends on a bytes object beyond its contents."""
+
+
+def decoded_size(decoded: DecodedRange) -> int:
+    """Roughly how much memory a decoded range holds."""
+    columns = (decoded.keys, decoded.identities, decoded.datas)
+    return sum(sum(map(len, column)) + (_OBJECT_OVERHEAD + 8) * len(column) for column in columns)
+
+
+class _Lru(Generic[_V]):
+    """A thread-safe LRU map bounded by count and by weight. Loads run outside the lock.
+
+    A race may decode a file twice; both results are equal, so either may stay.
+    """
+
+    def __init__(
+        self, capacity: int, *, max_weight: int = 0, weigh: Callable[[_V], int] | None = None
+    ) -> None:
         self._capacity = capacity
+        self._max_weight = max_weight
+        self._weigh = weigh
+        self._weights: dict[Hashable, int] = {}
+        self._weight = 0
         self._items: OrderedDict[Hashable, _V] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -111,11 +133,18 @@ class _Lru(Generic[_V]):
                 return self._items[key], True
         value = load()
         if keep and self._capacity > 0:
+            weight = self._weigh(value) if self._weigh else 0
             with self._lock:
+                if key not in self._items:
+                    self._weights[key] = weight
+                    self._weight += weight
                 self._items[key] = value
                 self._items.move_to_end(key)
-                while len(self._items) > self._capacity:
-                    self._items.popitem(last=False)
+                while len(self._items) > self._capacity or (
+                    self._max_weight and self._weight > self._max_weight and len(self._items) > 1
+                ):
+                    evicted, _ = self._items.popitem(last=False)
+                    self._weight -= self._weights.pop(evicted)
         return value, False
 
 
@@ -123,11 +152,18 @@ class CommittedReader:
     """Fetches and decodes range and metarange files, caching the decoded forms."""
 
     def __init__(
-        self, blockstore: BlockStore, range_cache_size: int, stats: CommittedStats
+        self,
+        blockstore: BlockStore,
+        range_cache_size: int,
+        stats: CommittedStats,
+        *,
+        range_cache_bytes: int = RANGE_CACHE_BYTES,
     ) -> None:
         self._blockstore = blockstore
         self._stats = stats
-        self._ranges: _Lru[DecodedRange] = _Lru(range_cache_size)
+        self._ranges: _Lru[DecodedRange] = _Lru(
+            range_cache_size, max_weight=range_cache_bytes, weigh=decoded_size
+        )
         self._metaranges: _Lru[Metarange] = _Lru(METARANGE_CACHE_SIZE)
 
     def metarange(self, namespace: str, metarange_id: str) -> Metarange:

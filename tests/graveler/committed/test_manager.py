@@ -209,6 +209,20 @@ def test_get_reads_a_range_once_then_serves_it_from_the_cache(
     assert reader.stats.metarange_reads == 1
 
 
+def test_range_cache_is_bounded_by_bytes_as_well_as_by_count(
+    blockstore: MemoryBlockStore,
+) -> None:
+    writer = CommittedManager(blockstore, chunking=SMALL)
+    metarange_id = writer.write_metarange(NAMESPACE, entries(100))
+    first, second = (info.min_key for info in writer.ranges(NAMESPACE, metarange_id)[:2])
+    reader = CommittedManager(blockstore, range_cache_bytes=1, chunking=SMALL)
+
+    for key in [first, first, second, first]:
+        reader.get(NAMESPACE, metarange_id, key)
+    # A budget smaller than one range still keeps the newest range, and only it.
+    assert (reader.stats.range_reads, reader.stats.range_cache_hits) == (3, 1)
+
+
 def test_concurrent_gets_and_scans_agree(
     manager: CommittedManager, blockstore: MemoryBlockStore
 ) -> None:

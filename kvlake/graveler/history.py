@@ -282,6 +282,16 @@ class HistoryOperations:
         """Remove the rule for `pattern`; NotFoundError if there is none."""
         self._protection.delete_rule(repository, pattern)
 
+    def check_branch_protection(
+        self, repository: Repository, branch: str, action: ProtectedAction
+    ) -> None:
+        """Raise ProtectedBranchError if a rule blocks `action` on `branch`.
+
+        For callers that stage entries without `Graveler.set` (the catalog's
+        own write loop): call it before the first staging write.
+        """
+        self._protection.check(repository, branch, action)
+
     def _check_branch(self, repository: Repository, branch: str, action: ProtectedAction) -> None:
         check_branch_name(branch)
         self._protection.check(repository, branch, action)

@@ -62,6 +62,9 @@ def test_staging_writes_are_blocked_on_matching_branches_only(
         with pytest.raises(ProtectedBranchError, match="cannot write to protected branch"):
             write()
     assert all_keys(graveler.store) == before
+    with pytest.raises(ProtectedBranchError):
+        graveler.check_branch_protection(repo, "release-9", "staging_write")
+    graveler.check_branch_protection(repo, "release-9", "commit")
     graveler.set(repo, "dev", b"x", value("x"))  # not matched
     with pytest.raises(BranchNotFoundError):  # patterns are case-sensitive
         graveler.set(repo, "Release-1", b"x", value("x"))

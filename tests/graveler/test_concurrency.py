@@ -67,7 +67,8 @@ def _run_race(graveler: Graveler) -> None:
     for thread in committers:
         thread.join()
     assert errors == []
-    assert len(commits) > 1
+    # How many commits ran during the writes depends on scheduling; correctness
+    # below must hold whatever that number is, including zero.
 
     expected = {k: value(t) for k, t in acknowledged.items() if t}
     assert dict(graveler.list(repo, "main")) == expected  # committed + staged view

@@ -21,7 +21,12 @@ from kvlake.auth.policies import Permission, is_allowed
 from kvlake.auth.ratelimit import LoginLimiter
 from kvlake.auth.records import User
 from kvlake.auth.store import AuthStore
-from kvlake.errors import AuthenticationError, NotFoundError, PermissionDeniedError
+from kvlake.errors import (
+    AuthenticationError,
+    NotFoundError,
+    PermissionDeniedError,
+    RateLimitedError,
+)
 
 SESSION_COOKIE: Final = "internal_auth_session"
 _BAD_CREDENTIALS: Final = "the access key id or secret access key is wrong; check both"
@@ -48,10 +53,16 @@ class Authenticator:
             credential = self.store.get_credential(access_key_id)
         except (NotFoundError, ValueError):
             raise AuthenticationError(_BAD_CREDENTIALS) from None
-        self._limiter.check(access_key_id)
+        remaining = credential.locked_until - self._clock()
+        if remaining > 0:
+            raise RateLimitedError(
+                f"too many failed logins for this access key; retry in {int(remaining) + 1} s"
+            )
         expected = self.store.server_key.decrypt(credential.encrypted_secret)
         if not secrets_equal(secret, expected):
-            self._limiter.record_failure(access_key_id)
+            locked_until = self._limiter.record_failure(access_key_id)
+            if locked_until is not None:
+                self.store.lock_credential(access_key_id, locked_until)
             raise AuthenticationError(_BAD_CREDENTIALS)
         try:
             return self.store.get_user(credential.user_id)
@@ -61,7 +72,6 @@ class Authenticator:
     def login(self, access_key_id: str, secret: str) -> tuple[str, int]:
         """A session token and its expiry (unix seconds) for valid credentials."""
         user = self.check_secret(access_key_id, secret)
-        self._limiter.record_success(access_key_id)
         now = self._clock()
         token = self.store.server_key.issue_token(user.id, now=now)
         return token, self.store.server_key.verify_token(token, now=now)[1]

@@ -25,10 +25,9 @@ USER_CREDENTIALS: Final = b"auth/user_credentials"
 """`<user id>/<access key id>` -> creation time: a user's keys, for listing and deletion."""
 GROUP_MEMBERS: Final = b"auth/group_members"
 """`<group id>/<user id>` -> membership."""
-USER_GROUPS: Final = b"auth/user_groups"
-"""`<user id>/<group id>` -> membership (the same fact, indexed the other way)."""
-USER_POLICIES: Final = b"auth/user_policies"
-"""`<user id>/<policy id>` -> attachment."""
+USER_GRANTS: Final = b"auth/user_grants"
+"""`<user id>/g/<group id>` -> membership (the same fact as GROUP_MEMBERS, indexed the
+other way) and `<user id>/p/<policy id>` -> attachment: one scan finds both."""
 GROUP_POLICIES: Final = b"auth/group_policies"
 """`<group id>/<policy id>` -> attachment."""
 POLICY_HOLDERS: Final = b"auth/policy_holders"
@@ -63,3 +62,19 @@ def pair(first: str, second: str) -> bytes:
 
 def pair_prefix(first: str) -> bytes:
     return first.encode() + b"/"
+
+
+def user_group(user_id: str, group_id: str) -> bytes:
+    return user_id.encode() + b"/g/" + group_id.encode()
+
+
+def user_policy(user_id: str, policy_id: str) -> bytes:
+    return user_id.encode() + b"/p/" + policy_id.encode()
+
+
+def user_groups_prefix(user_id: str) -> bytes:
+    return user_id.encode() + b"/g/"
+
+
+def user_policies_prefix(user_id: str) -> bytes:
+    return user_id.encode() + b"/p/"

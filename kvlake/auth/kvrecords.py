@@ -7,10 +7,12 @@ particular to users, groups, policies and credentials. Missing records raise
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from typing import TypeVar
 
 from kvlake.auth import keys
+from kvlake.auth.credentials import ServerKey
 from kvlake.errors import ConflictError, KeyNotFoundError, NotFoundError, PreconditionFailedError
 from kvlake.kv import Store
 
@@ -20,7 +22,15 @@ _R = TypeVar("_R")
 class KvRecords:
     """Base of the auth store: one KV store, read and written a record at a time."""
 
-    kv: Store
+    def __init__(
+        self, store: Store, server_key: ServerKey, *, clock: Callable[[], float] = time.time
+    ) -> None:
+        self.kv = store
+        self.server_key = server_key
+        self._clock = clock
+
+    def _now(self) -> int:
+        return int(self._clock())
 
     def _create(self, partition: bytes, key: bytes, value: bytes, what: str) -> None:
         try:
@@ -47,7 +57,10 @@ class KvRecords:
 
     def _pairs(self, partition: bytes, first: str, *, after: str = "") -> Iterator[str]:
         """The second ids linked to `first`, ascending, after `after`."""
-        prefix = keys.pair_prefix(first)
+        return self._names(partition, keys.pair_prefix(first), after=after)
+
+    def _names(self, partition: bytes, prefix: bytes, *, after: str = "") -> Iterator[str]:
+        """What follows `prefix` in the partition's keys, ascending, after `after`."""
         start = prefix + after.encode() + b"\0" if after else prefix
         with self.kv.scan(partition, start) as scan:
             for key, _ in scan:

@@ -3,8 +3,9 @@
 An access key that fails `max_failures` times within `window` seconds is locked
 until the window ends, whatever the secret it then presents (so a lucky guess
 during the lockout does not get in). Counters are updated by compare-and-swap;
-only existing access keys are counted, so guessing random key ids cannot fill
-the store.
+the lock itself is written into the credential record, which every request
+reads anyway, so checking it costs no query. Only existing access keys are
+counted, so guessing random key ids cannot fill the store.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Final
 
 from kvlake.auth import keys
 from kvlake.auth.records import LoginFailures, decode_login_failures, encode
-from kvlake.errors import KeyNotFoundError, PreconditionFailedError, RateLimitedError
+from kvlake.errors import KeyNotFoundError, PreconditionFailedError
 from kvlake.kv import Predicate, Store
 
 MAX_FAILURES: Final = 10
@@ -46,19 +47,11 @@ class LoginLimiter:
             return None, None
         return decode_login_failures(raw), predicate
 
-    def check(self, access_key_id: str) -> None:
-        """Raise RateLimitedError while the key is locked out."""
-        failures, _ = self._load(access_key_id)
-        if failures is None or failures.count < self._max_failures:
-            return
-        remaining = failures.window_start + self._window - self._clock()
-        if remaining > 0:
-            raise RateLimitedError(
-                f"too many failed logins for this access key; retry in {int(remaining) + 1} s"
-            )
+    def record_failure(self, access_key_id: str) -> float | None:
+        """Count one failure; return when the lock ends if this failure locks the key.
 
-    def record_failure(self, access_key_id: str) -> None:
-        """Count one failure; a window that has ended starts again at one."""
+        A window that has ended starts again at one.
+        """
         for _ in range(_TRIES):
             failures, predicate = self._load(access_key_id)
             now = self._clock()
@@ -72,12 +65,9 @@ class LoginLimiter:
                 self._store.set_if(
                     keys.LOGIN_FAILURES, keys.key(access_key_id), encode(updated), predicate
                 )
-                return
             except PreconditionFailedError:
                 continue  # another process counted a failure meanwhile: count on top of it
-
-    def record_success(self, access_key_id: str) -> None:
-        """Forget earlier failures (only writes when there were some)."""
-        failures, _ = self._load(access_key_id)
-        if failures is not None:
-            self._store.delete(keys.LOGIN_FAILURES, keys.key(access_key_id))
+            if updated.count >= self._max_failures:
+                return updated.window_start + self._window
+            return None
+        return None

@@ -42,10 +42,13 @@ class Policy(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Credential(msgspec.Struct, frozen=True, kw_only=True):
+    """An access key; `locked_until` (unix seconds) is set by too many failed logins."""
+
     access_key_id: str
     user_id: str
     encrypted_secret: bytes
     creation_date: int
+    locked_until: float = 0.0
 
 
 class Attachment(msgspec.Struct, frozen=True, kw_only=True):

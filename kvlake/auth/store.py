@@ -10,65 +10,31 @@ under an old id never inherits an old link.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator
-from typing import TypeVar
+from collections.abc import Iterator
 
 from kvlake.auth import keys
-from kvlake.auth.credentials import ServerKey, new_access_key_id, new_secret_access_key
-from kvlake.auth.kvrecords import KvRecords
+from kvlake.auth.keyring import CredentialRecords
 from kvlake.auth.records import (
     Attachment,
-    Credential,
     Group,
     Policy,
     Statement,
     User,
-    decode_credential,
     decode_group,
     decode_policy,
     decode_user,
     encode,
 )
 from kvlake.errors import (
-    ConfigError,
     KeyNotFoundError,
     NotFoundError,
     PreconditionFailedError,
 )
-from kvlake.kv import MUST_EXIST, Store
-
-_R = TypeVar("_R")
-_KEY_CHECK_TEXT = "kvlake server key check"
+from kvlake.kv import MUST_EXIST
 
 
-class AuthStore(KvRecords):
+class AuthStore(CredentialRecords):
     """Typed access to the auth partitions. Thread-safe; no in-process state."""
-
-    def __init__(
-        self, store: Store, server_key: ServerKey, *, clock: Callable[[], float] = time.time
-    ) -> None:
-        self.kv = store
-        self.server_key = server_key
-        self._clock = clock
-
-    def _now(self) -> int:
-        return int(self._clock())
-
-    def check_server_key(self) -> None:
-        """Fail at start if stored secrets were encrypted with another server key."""
-        try:
-            raw, _ = self.kv.get(keys.META, keys.KEY_CHECK)
-        except KeyNotFoundError:
-            try:
-                self.kv.set_if(
-                    keys.META, keys.KEY_CHECK, self.server_key.encrypt(_KEY_CHECK_TEXT), None
-                )
-            except PreconditionFailedError:
-                pass  # another process wrote it first: check against theirs below
-            raw, _ = self.kv.get(keys.META, keys.KEY_CHECK)
-        if self.server_key.decrypt(raw) != _KEY_CHECK_TEXT:
-            raise ConfigError("the server key check failed; set the installation's server key")
 
     # -- users ------------------------------------------------------------------
 
@@ -91,9 +57,9 @@ class AuthStore(KvRecords):
         self.get_user(user_id)
         for access_key_id in list(self._pairs(keys.USER_CREDENTIALS, user_id)):
             self.delete_credentials(user_id, access_key_id)
-        for group_id in list(self._pairs(keys.USER_GROUPS, user_id)):
+        for group_id in list(self._names(keys.USER_GRANTS, keys.user_groups_prefix(user_id))):
             self.remove_member(group_id, user_id)
-        for policy_id in list(self._pairs(keys.USER_POLICIES, user_id)):
+        for policy_id in list(self._names(keys.USER_GRANTS, keys.user_policies_prefix(user_id))):
             self.detach_from_user(user_id, policy_id)
         self.kv.delete(keys.USERS, keys.key(user_id))
 
@@ -125,7 +91,7 @@ class AuthStore(KvRecords):
         self.get_user(user_id)
         value = encode(Attachment(creation_date=self._now()))
         self.kv.set(keys.GROUP_MEMBERS, keys.pair(group_id, user_id), value)
-        self.kv.set(keys.USER_GROUPS, keys.pair(user_id, group_id), value)
+        self.kv.set(keys.USER_GRANTS, keys.user_group(user_id, group_id), value)
 
     def remove_member(self, group_id: str, user_id: str) -> None:
         keys.check_id("group", group_id)
@@ -134,7 +100,7 @@ class AuthStore(KvRecords):
             self.kv.get(keys.GROUP_MEMBERS, keys.pair(group_id, user_id))
         except KeyNotFoundError:
             raise NotFoundError(f"user {user_id!r} is not a member of group {group_id!r}") from None
-        self.kv.delete(keys.USER_GROUPS, keys.pair(user_id, group_id))
+        self.kv.delete(keys.USER_GRANTS, keys.user_group(user_id, group_id))
         self.kv.delete(keys.GROUP_MEMBERS, keys.pair(group_id, user_id))
 
     def group_members(self, group_id: str, *, after: str = "") -> Iterator[str]:
@@ -143,7 +109,7 @@ class AuthStore(KvRecords):
 
     def user_groups(self, user_id: str, *, after: str = "") -> Iterator[str]:
         self.get_user(user_id)
-        return self._pairs(keys.USER_GROUPS, user_id, after=after)
+        return self._names(keys.USER_GRANTS, keys.user_groups_prefix(user_id), after=after)
 
     # -- policies ---------------------------------------------------------------
 
@@ -183,41 +149,48 @@ class AuthStore(KvRecords):
 
     def attach_to_user(self, user_id: str, policy_id: str) -> None:
         self.get_user(user_id)
-        self._attach(keys.USER_POLICIES, "u", user_id, policy_id)
+        self._attach(
+            keys.USER_GRANTS, keys.user_policy(user_id, policy_id), "u", user_id, policy_id
+        )
 
     def detach_from_user(self, user_id: str, policy_id: str) -> None:
         keys.check_id("user", user_id)
-        self._detach(keys.USER_POLICIES, "u", user_id, policy_id, f"user {user_id!r}")
+        key = keys.user_policy(user_id, policy_id)
+        self._detach(keys.USER_GRANTS, key, "u", user_id, policy_id, f"user {user_id!r}")
 
     def attach_to_group(self, group_id: str, policy_id: str) -> None:
         self.get_group(group_id)
-        self._attach(keys.GROUP_POLICIES, "g", group_id, policy_id)
+        key = keys.pair(group_id, policy_id)
+        self._attach(keys.GROUP_POLICIES, key, "g", group_id, policy_id)
 
     def detach_from_group(self, group_id: str, policy_id: str) -> None:
         keys.check_id("group", group_id)
-        self._detach(keys.GROUP_POLICIES, "g", group_id, policy_id, f"group {group_id!r}")
+        key = keys.pair(group_id, policy_id)
+        self._detach(keys.GROUP_POLICIES, key, "g", group_id, policy_id, f"group {group_id!r}")
 
-    def _attach(self, partition: bytes, kind: str, holder_id: str, policy_id: str) -> None:
+    def _attach(
+        self, partition: bytes, key: bytes, kind: str, holder_id: str, policy_id: str
+    ) -> None:
         self.get_policy(policy_id)
         value = encode(Attachment(creation_date=self._now()))
         # The reverse index first: a policy deletion always finds every holder.
         self.kv.set(keys.POLICY_HOLDERS, keys.pair(policy_id, f"{kind}/{holder_id}"), value)
-        self.kv.set(partition, keys.pair(holder_id, policy_id), value)
+        self.kv.set(partition, key, value)
 
     def _detach(
-        self, partition: bytes, kind: str, holder_id: str, policy_id: str, what: str
+        self, partition: bytes, key: bytes, kind: str, holder_id: str, policy_id: str, what: str
     ) -> None:
         keys.check_id("policy", policy_id)
         try:
-            self.kv.get(partition, keys.pair(holder_id, policy_id))
+            self.kv.get(partition, key)
         except KeyNotFoundError:
             raise NotFoundError(f"policy {policy_id!r} is not attached to {what}") from None
-        self.kv.delete(partition, keys.pair(holder_id, policy_id))
+        self.kv.delete(partition, key)
         self.kv.delete(keys.POLICY_HOLDERS, keys.pair(policy_id, f"{kind}/{holder_id}"))
 
     def user_policies(self, user_id: str, *, after: str = "") -> Iterator[str]:
         self.get_user(user_id)
-        return self._pairs(keys.USER_POLICIES, user_id, after=after)
+        return self._names(keys.USER_GRANTS, keys.user_policies_prefix(user_id), after=after)
 
     def group_policies(self, group_id: str, *, after: str = "") -> Iterator[str]:
         self.get_group(group_id)
@@ -225,8 +198,16 @@ class AuthStore(KvRecords):
 
     def effective_policies(self, user_id: str) -> list[Policy]:
         """The user's own policies and those of every group, each once, missing ones skipped."""
-        policy_ids = set(self._pairs(keys.USER_POLICIES, user_id))
-        for group_id in self._pairs(keys.USER_GROUPS, user_id):
+        policy_ids: set[str] = set()
+        group_ids: list[str] = []
+        # One scan finds the user's groups and own policies: a query less on every request.
+        for grant in self._pairs(keys.USER_GRANTS, user_id):
+            kind, _, name = grant.partition("/")
+            if kind == "g":
+                group_ids.append(name)
+            else:
+                policy_ids.add(name)
+        for group_id in group_ids:
             policy_ids.update(self._pairs(keys.GROUP_POLICIES, group_id))
         policies = []
         for policy_id in sorted(policy_ids):
@@ -235,58 +216,3 @@ class AuthStore(KvRecords):
             except NotFoundError:
                 continue  # deleted between the listing and now: it grants nothing
         return policies
-
-    # -- credentials ------------------------------------------------------------
-
-    def create_credentials(
-        self, user_id: str, *, access_key_id: str = "", secret: str = ""
-    ) -> tuple[Credential, str]:
-        """New credentials for the user; returns them with the plain secret, shown once."""
-        self.get_user(user_id)
-        access_key_id = keys.check_id("access key", access_key_id or new_access_key_id())
-        secret = secret or new_secret_access_key()
-        credential = Credential(
-            access_key_id=access_key_id,
-            user_id=user_id,
-            encrypted_secret=self.server_key.encrypt(secret),
-            creation_date=self._now(),
-        )
-        # The user's index first: deleting the user always finds the key.
-        self.kv.set(
-            keys.USER_CREDENTIALS,
-            keys.pair(user_id, access_key_id),
-            encode(Attachment(creation_date=credential.creation_date)),
-        )
-        self._create(
-            keys.CREDENTIALS,
-            keys.key(access_key_id),
-            encode(credential),
-            f"access key {access_key_id!r}",
-        )
-        return credential, secret
-
-    def get_credential(self, access_key_id: str) -> Credential:
-        keys.check_id("access key", access_key_id)
-        return self._load(
-            keys.CREDENTIALS,
-            keys.key(access_key_id),
-            decode_credential,
-            f"access key {access_key_id!r}",
-        )
-
-    def user_credential(self, user_id: str, access_key_id: str) -> Credential:
-        credential = self.get_credential(access_key_id)
-        if credential.user_id != user_id:
-            raise NotFoundError(f"access key {access_key_id!r} not found for user {user_id!r}")
-        return credential
-
-    def user_credentials(self, user_id: str, *, prefix: str = "", after: str = "") -> Iterator[str]:
-        self.get_user(user_id)
-        for access_key_id in self._pairs(keys.USER_CREDENTIALS, user_id, after=after):
-            if access_key_id.startswith(prefix):
-                yield access_key_id
-
-    def delete_credentials(self, user_id: str, access_key_id: str) -> None:
-        self.user_credential(user_id, access_key_id)
-        self.kv.delete(keys.CREDENTIALS, keys.key(access_key_id))
-        self.kv.delete(keys.USER_CREDENTIALS, keys.pair(user_id, access_key_id))

@@ -89,3 +89,15 @@ def test_high_level_listing_walks_every_page(server: Server, http: httpx.Client)
         )
     found = [r.id for r in lakefs.repositories(client=server.client(), prefix=prefix)]
     assert found == [f"{prefix}-{i}" for i in range(3)]
+
+
+@pytest.mark.parametrize("extra", [{"read_only": True}, {"storage_id": "other"}])
+def test_unsupported_repository_options_are_refused(
+    http: httpx.Client, extra: dict[str, object]
+) -> None:
+    name = _name()
+    response = http.post(
+        "/repositories", json={"name": name, "storage_namespace": f"local://{name}", **extra}
+    )
+    assert response.status_code == 400
+    assert http.get(f"/repositories/{name}").status_code == 404

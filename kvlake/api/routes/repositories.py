@@ -14,6 +14,7 @@ from kvlake.api.pages import page
 from kvlake.api.routing import Call, Operation, json, no_content
 from kvlake.api.wire import refs as wire
 from kvlake.auth import Permission, repository_arn
+from kvlake.errors import InvalidInputError
 from kvlake.graveler.records import Repository
 
 TAG: Final = "repositories"
@@ -50,6 +51,10 @@ def list_repositories(call: Call) -> Response:
 
 def create_repository(call: Call) -> Response:
     request: wire.RepositoryCreation = call.body
+    if request.read_only:
+        raise InvalidInputError("read-only repositories are not supported; omit read_only")
+    if request.storage_id:
+        raise InvalidInputError("kvlake has one storage: omit storage_id or pass ''")
     graveler = call.services.graveler
     default_branch = request.default_branch or "main"
     if call.query.flag("bare"):

@@ -33,6 +33,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from kvlake.api.protocols import protocol_path
+
 HERE = Path(__file__).resolve().parent
 SCRIPT = HERE / "api_bench.lua"
 KEY, SECRET = "AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY"
@@ -44,7 +46,8 @@ async def _bare(request: Request) -> JSONResponse:
 
 
 bare_app = Starlette(routes=[Route("/", _bare)])
-"""The baseline: a Starlette endpoint returning a small JSON document."""
+"""The baseline: a Starlette endpoint returning a small JSON document, served by the same
+uvicorn protocol as kvlake (TCP_NODELAY set; httptools when installed)."""
 
 
 def _free_port() -> int:
@@ -163,7 +166,8 @@ def bench_bare(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     port = _free_port()
     code = (
         f"import uvicorn; uvicorn.run('api_bench:bare_app', host='127.0.0.1', port={port},"
-        f" workers=2, log_level='warning', access_log=False, app_dir={str(HERE)!r})"
+        f" workers=2, log_level='warning', access_log=False, app_dir={str(HERE)!r},"
+        f" http={protocol_path()!r})"
     )
     process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL)
     try:

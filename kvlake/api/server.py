@@ -17,6 +17,7 @@ import msgspec
 import uvicorn
 
 from kvlake.api.app import SETTINGS_ENV, print_installation
+from kvlake.api.protocols import protocol_path
 from kvlake.api.services import Services
 from kvlake.config import Settings, redact_url
 
@@ -49,4 +50,5 @@ def serve(settings: Settings, *, workers: int = 1) -> None:
         access_log=False,
         server_header=False,
         h11_max_incomplete_event_size=64 * 1024,
+        http=protocol_path(),
     )

@@ -1,0 +1,41 @@
+"""uvicorn's HTTP protocols with TCP_NODELAY on every connection, in every worker.
+
+With `workers > 1` uvicorn binds the listening socket itself with protocol
+number 0, and asyncio sets TCP_NODELAY only on sockets whose protocol is
+IPPROTO_TCP; so each worker's connections keep Nagle's algorithm, and h11,
+which writes a response's head and body separately, waits for the client's
+delayed ACK: about 40 ms per request. Setting TCP_NODELAY when a connection is
+made removes the stall whatever the worker count. httptools is used when it is
+installed (`uvicorn[standard]`), h11 otherwise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import socket
+from typing import Final
+
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+
+def set_no_delay(transport: asyncio.BaseTransport) -> None:
+    sock = transport.get_extra_info("socket")
+    if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+
+class NoDelayH11Protocol(H11Protocol):
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        set_no_delay(transport)
+        super().connection_made(transport)
+
+
+HAS_HTTPTOOLS: Final = importlib.util.find_spec("httptools") is not None
+
+
+def protocol_path() -> str:
+    """The import path uvicorn's `http` setting takes for the best protocol installed."""
+    if HAS_HTTPTOOLS:
+        return "kvlake.api.protocols_httptools:NoDelayHttpToolsProtocol"
+    return "kvlake.api.protocols:NoDelayH11Protocol"

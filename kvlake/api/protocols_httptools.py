@@ -1,0 +1,15 @@
+"""The httptools protocol with TCP_NODELAY; imported only when httptools is installed."""
+
+from __future__ import annotations
+
+import asyncio
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from kvlake.api.protocols import set_no_delay
+
+
+class NoDelayHttpToolsProtocol(HttpToolsProtocol):
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        set_no_delay(transport)
+        super().connection_made(transport)

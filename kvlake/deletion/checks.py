@@ -117,9 +117,9 @@ class ReferenceChecker:
         """One verdict per record, in order. A group whose reads fail gets `retry` verdicts."""
         verdicts: list[Verdict] = [DELETE] * len(records)
         groups: dict[tuple[str, str], list[int]] = defaultdict(list)
-        namespaces: dict[str, str] = {}
+        seen: dict[str, str] = {}  # namespace or repository name -> its problem, once a batch
         for index, record in enumerate(records):
-            problem = self._own_problem(record, namespaces)
+            problem = self._own_problem(record, seen)
             if problem:
                 verdicts[index] = Verdict("invalid", problem)
             else:
@@ -135,12 +135,17 @@ class ReferenceChecker:
                 verdicts[index] = verdict
         return verdicts
 
-    def _own_problem(self, record: PendingDelete, namespaces: dict[str, str]) -> str:
+    def _own_problem(self, record: PendingDelete, seen: dict[str, str]) -> str:
         """Why the record itself is bad input, or "" when it is well formed."""
-        try:
-            check_repository_name(record.repository)
-        except InvalidInputError as exc:
-            return f"repository name {record.repository!r} is invalid ({exc})"
+        name = record.repository
+        if name not in seen:
+            try:
+                check_repository_name(name)
+                seen[name] = ""
+            except InvalidInputError as exc:
+                seen[name] = f"repository name {name!r} is invalid ({exc})"
+        if seen[name]:
+            return seen[name]
         if len(record.instance_uid) != graveler_keys.UID_LENGTH:
             return f"instance uid {record.instance_uid!r} is not a repository instance uid"
         try:
@@ -150,16 +155,16 @@ class ReferenceChecker:
                 f"address {record.address!r} is not a key inside storage namespace"
                 f" {record.storage_namespace!r}; only relative keys such as 'data/...' are deleted"
             )
-        namespace = record.storage_namespace
-        if namespace not in namespaces:  # adapters may touch the disk: once per batch
+        namespace = "\0" + record.storage_namespace  # never a repository name
+        if namespace not in seen:  # adapters may touch the disk: once per batch
             try:
-                self._blockstore.check_namespace(namespace)
-                namespaces[namespace] = ""
+                self._blockstore.check_namespace(record.storage_namespace)
+                seen[namespace] = ""
             except InvalidInputError as exc:
-                namespaces[namespace] = (
-                    f"storage namespace {namespace!r} is not served here ({exc})"
+                seen[namespace] = (
+                    f"storage namespace {record.storage_namespace!r} is not served here ({exc})"
                 )
-        return namespaces[namespace]
+        return seen[namespace]
 
     def _check_group(self, name: str, uid: str, records: list[PendingDelete]) -> list[Verdict]:
         instance = self._instance(name, uid)

@@ -10,7 +10,7 @@ look there again. Records are MessagePack; pending ones are encoded as arrays
 
 from __future__ import annotations
 
-from typing import Final, Literal
+from typing import Final, Literal, get_args
 
 import msgspec
 
@@ -24,14 +24,7 @@ Origin = Literal[
 ]
 """Why a blob lost a reference; each origin has its own in-use check (see checks.py)."""
 
-ORIGINS: Final[tuple[Origin, ...]] = (
-    "overwritten_staged",
-    "deleted_staged",
-    "dropped_staging_token",
-    "purged_repository",
-    "garbage_collection",
-    "abandoned_upload",
-)
+ORIGINS: Final[tuple[Origin, ...]] = get_args(Origin)
 
 STAGING_ORIGINS: Final = frozenset(
     {"overwritten_staged", "deleted_staged", "dropped_staging_token", "abandoned_upload"}

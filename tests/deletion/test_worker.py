@@ -11,7 +11,7 @@ from kvlake.deletion import DeadLetters, PendingDelete
 from kvlake.deletion import keys as deletion_keys
 from kvlake.deletion.leases import Leases
 from kvlake.errors import InvalidInputError, NotFoundError
-from kvlake.graveler.keys import new_uid
+from kvlake.graveler.keys import new_staging_token, new_uid, staging_partition
 from kvlake.kv.memory import MemoryStore
 from tests.deletion.blockstores import BlobCall, FaultyBlockStore
 from tests.deletion.helpers import DAY, Lake
@@ -246,3 +246,31 @@ def test_max_attempts_of_one_dead_letters_at_the_first_failure() -> None:
     worker = lake.worker(FaultyBlockStore(lake.blocks, lambda call: "before"))
     lake.clock.advance(DAY)
     assert worker.run_once().dead_lettered == 1
+
+
+def test_a_record_waits_without_spending_attempts_while_a_commit_may_hold_its_blob(
+    lake: Lake,
+) -> None:
+    stat = lake.upload("a")
+    repository = lake.repository
+    branch, predicate = lake.graveler.refs.load_branch(repository, "main")
+    sealed = msgspec.structs.replace(
+        branch,
+        staging_token=new_staging_token(repository.instance_uid),
+        sealed_tokens=(branch.staging_token,),
+    )
+    # Mid-commit: the token is sealed, and a late writer replaced the blob in it.
+    predicate = lake.graveler.refs.swap_branch(repository, "main", sealed, predicate)
+    lake.store.set(staging_partition(branch.staging_token), b"a", b"")
+    stale_record(lake, stat.address, "a", staging_token=branch.staging_token)
+    for _ in range(12):  # more rounds than max_attempts
+        lake.clock.advance(DAY)
+        assert lake.worker().run_once().retried == 1
+    (item,) = [i for n in range(4) for i in lake.log.scan(n)]
+    assert item.record is not None and item.record.attempts == 0
+    assert "a commit in progress may hold" in item.record.last_error
+    published = msgspec.structs.replace(sealed, sealed_tokens=())  # the commit gave up
+    lake.graveler.refs.swap_branch(repository, "main", published, predicate)
+    lake.clock.advance(DAY)
+    assert lake.worker().run_once().deleted == 1
+    assert stat.address not in lake.data_blobs()

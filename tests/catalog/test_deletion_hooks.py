@@ -10,8 +10,14 @@ from kvlake.blockstore.memory import MemoryBlockStore
 from kvlake.catalog.catalog import entry_ref
 from kvlake.deletion import PendingDelete
 from kvlake.deletion import keys as deletion_keys
-from kvlake.errors import KvlakeError, PreconditionFailedError, UnavailableError
+from kvlake.errors import (
+    KvlakeError,
+    PreconditionFailedError,
+    ProtectedBranchError,
+    UnavailableError,
+)
 from kvlake.graveler import keys
+from kvlake.graveler.protection import BranchProtectionRules
 from kvlake.graveler.records import encode
 from kvlake.kv.faults import Call, Fault, FaultyStore
 from kvlake.kv.memory import MemoryStore
@@ -142,3 +148,15 @@ def test_uploads_without_a_deletion_log_keep_working(tmp_path: object) -> None:
     plain.upload("repo1", "main", "a", io.BytesIO(b"2"))
     plain.copy_object("repo1", "main", "a", "main", "b")
     assert lake.pending() == 0 and len(lake.data_blobs()) == 2
+
+
+def test_writes_to_a_protected_branch_are_refused_and_log_nothing(lake: Lake) -> None:
+    stat = lake.upload("a")
+    BranchProtectionRules(lake.store).set_rule(lake.repository, "ma*", ["staging_write"])
+    with pytest.raises(ProtectedBranchError, match="protected branch 'main'"):
+        lake.upload("a", b"2")
+    with pytest.raises(ProtectedBranchError):
+        lake.catalog.delete_object("repo1", "main", "a")
+    with pytest.raises(ProtectedBranchError):
+        lake.catalog.copy_object("repo1", "main", "a", "main", "b")
+    assert logged(lake) == [] and lake.data_blobs() == {stat.address}

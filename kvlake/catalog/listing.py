@@ -24,6 +24,17 @@ def prefix_end(prefix: bytes) -> bytes:
     return trimmed[:-1] + bytes([trimmed[-1] + 1])
 
 
+def _is_common_prefix(path: bytes, prefix: bytes, delimiter: bytes) -> bool:
+    """Whether a listing would have folded `path` into a common prefix row.
+
+    Only a delimiter found after the listing prefix folds, so a path equal to the
+    prefix (`a/` when listing `a/`) is an object even though it ends with one.
+    """
+    if not delimiter or not path.startswith(prefix):
+        return False
+    return path.find(delimiter, len(prefix)) == len(path) - len(delimiter)
+
+
 def list_page(
     entries_from: Callable[[bytes], Iterator[tuple[bytes, Value]]],
     *,
@@ -37,8 +48,8 @@ def list_page(
     start = prefix_bytes
     if after:
         after_bytes = after.encode()
-        if delimiter_bytes and after_bytes.endswith(delimiter_bytes):
-            start = max(start, prefix_end(after_bytes))  # `after` was a common prefix: skip it all
+        if _is_common_prefix(after_bytes, prefix_bytes, delimiter_bytes):
+            start = max(start, prefix_end(after_bytes))  # skip everything folded into it
         else:
             start = max(start, after_bytes + b"\0")
     results: list[ObjectStat | CommonPrefix] = []

@@ -31,7 +31,7 @@ def model_listing(keys: list[str], prefix: str, delimiter: str) -> list[tuple[bo
     return rows
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(paths, st.sampled_from(["", "a", "a/", "b"]), st.sampled_from(["", "/"]), st.integers(1, 5))
 def test_paging_through_a_listing_matches_the_model(
     keys: list[str], prefix: str, delimiter: str, amount: int

@@ -55,6 +55,25 @@ class DeletionSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
     """KVLAKE_DELETION_BATCH_SIZE: records a worker checks and deletes per batch."""
 
 
+class AuthSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """How the server protects stored credentials."""
+
+    encrypt_secret_key: str = ""
+    """KVLAKE_AUTH_ENCRYPT_SECRET_KEY: encrypts stored secrets; every server of one
+    installation must share it. Empty: a key generated once in `data_dir`."""
+
+
+class InstallationSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """The first admin user, created on the first start (scripts and tests set known keys)."""
+
+    user_name: str = ""
+    """KVLAKE_INSTALLATION_USER_NAME: the admin's name (empty: `admin`)."""
+    access_key_id: str = ""
+    """KVLAKE_INSTALLATION_ACCESS_KEY_ID: the admin's key id (empty: generated and printed)."""
+    secret_access_key: str = ""
+    """KVLAKE_INSTALLATION_SECRET_ACCESS_KEY: its secret (set it with the key id)."""
+
+
 class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """Everything kvlake reads from its environment. Build it with `load_settings`.
 
@@ -74,6 +93,10 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     """KVLAKE_PORT: the TCP port the server listens on (0: any free port)."""
     deletion: DeletionSettings = msgspec.field(default_factory=DeletionSettings)
     """KVLAKE_DELETION_*: the deletion log; see `DeletionSettings`."""
+    auth: AuthSettings = msgspec.field(default_factory=AuthSettings)
+    """KVLAKE_AUTH_*: credential protection; see `AuthSettings`."""
+    installation: InstallationSettings = msgspec.field(default_factory=InstallationSettings)
+    """KVLAKE_INSTALLATION_*: the first admin user; see `InstallationSettings`."""
 
     def __post_init__(self) -> None:
         data_dir = Path(self.data_dir).expanduser().absolute()

@@ -8,7 +8,6 @@ of processes over one store behave as one server.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 from typing import Final
 
@@ -18,7 +17,6 @@ from kvlake.auth import (
     LoginLimiter,
     ServerKey,
     ensure_installation,
-    installation_settings,
     load_master_key,
 )
 from kvlake.auth.installation import Installation
@@ -37,15 +35,6 @@ log = logging.getLogger(__name__)
 CLEANER_INTERVAL: Final = 10.0
 
 
-def _setting(settings: Settings, section: str, name: str, default: str) -> str:
-    """A setting the Settings struct may not have yet: read defensively, env as fallback."""
-    part = getattr(settings, section, None)
-    value = getattr(part, name, None) if part is not None else None
-    if isinstance(value, str) and value:
-        return value
-    return os.environ.get(f"KVLAKE_{section.upper()}_{name.upper()}", default)
-
-
 class Services:
     """The stores and engines of one server process. Close it to release connections."""
 
@@ -61,9 +50,7 @@ class Services:
             blockstore=blockstore,
         )
         self.catalog = Catalog(self.graveler, blockstore)
-        master = load_master_key(
-            _setting(settings, "auth", "encrypt_secret_key", ""), settings.data_dir
-        )
+        master = load_master_key(settings.auth.encrypt_secret_key, settings.data_dir)
         self.auth = AuthStore(store, ServerKey(master))
         self.authenticator = Authenticator(self.auth, LoginLimiter(store))
         self._stop = threading.Event()
@@ -88,7 +75,7 @@ class Services:
 
     def install(self) -> Installation | None:
         """Create built-ins and the first admin on first start (see kvlake.auth.installation)."""
-        return ensure_installation(self.auth, installation_settings(self.settings, os.environ))
+        return ensure_installation(self.auth, self.settings.installation)
 
     def start_cleaner(self, interval: float = CLEANER_INTERVAL) -> None:
         """Run cleaner passes in a daemon thread until `close`."""

@@ -4,10 +4,8 @@ from kvlake.auth.authenticator import SESSION_COOKIE, Authenticator
 from kvlake.auth.credentials import ServerKey, load_master_key
 from kvlake.auth.installation import (
     Installation,
-    InstallationSettings,
     ensure_installation,
     install,
-    installation_settings,
     is_installed,
 )
 from kvlake.auth.policies import (
@@ -30,7 +28,6 @@ __all__ = [
     "Authenticator",
     "Group",
     "Installation",
-    "InstallationSettings",
     "LoginLimiter",
     "Permission",
     "Policy",
@@ -41,7 +38,6 @@ __all__ = [
     "ensure_installation",
     "group_arn",
     "install",
-    "installation_settings",
     "is_installed",
     "load_master_key",
     "object_arn",

@@ -8,13 +8,12 @@ and the `installed` marker is written last, by compare-and-swap.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import msgspec
 
 from kvlake.auth import keys
 from kvlake.auth.policies import BUILTIN_GROUPS, BUILTIN_POLICIES
 from kvlake.auth.store import AuthStore
+from kvlake.config import InstallationSettings
 from kvlake.errors import ConflictError, KeyNotFoundError, NotFoundError, PreconditionFailedError
 
 ADMINS_GROUP = "Admins"
@@ -27,30 +26,6 @@ class Installation(msgspec.Struct, frozen=True, kw_only=True):
     user_name: str
     access_key_id: str
     secret: str
-
-
-class InstallationSettings(msgspec.Struct, frozen=True, kw_only=True):
-    """KVLAKE_INSTALLATION_{USER_NAME,ACCESS_KEY_ID,SECRET_ACCESS_KEY}."""
-
-    user_name: str = ""
-    access_key_id: str = ""
-    secret_access_key: str = ""
-
-
-def installation_settings(settings: object, environ: Mapping[str, str]) -> InstallationSettings:
-    """The `installation` settings section, or the environment while Settings lacks it."""
-    section = getattr(settings, "installation", None)
-    if section is not None:
-        return InstallationSettings(
-            user_name=getattr(section, "user_name", ""),
-            access_key_id=getattr(section, "access_key_id", ""),
-            secret_access_key=getattr(section, "secret_access_key", ""),
-        )
-    return InstallationSettings(
-        user_name=environ.get("KVLAKE_INSTALLATION_USER_NAME", ""),
-        access_key_id=environ.get("KVLAKE_INSTALLATION_ACCESS_KEY_ID", ""),
-        secret_access_key=environ.get("KVLAKE_INSTALLATION_SECRET_ACCESS_KEY", ""),
-    )
 
 
 def ensure_builtins(store: AuthStore) -> None:

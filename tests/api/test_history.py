@@ -193,9 +193,6 @@ def test_bad_history_requests_are_400(sdk: LakeFSClient, repo: str) -> None:
     assert missing.value.status in (400, 404)
 
 
-@pytest.mark.xfail(
-    reason="Catalog writes stage entries without the graveler's protection check", strict=True
-)
 def test_protected_branches_refuse_direct_uploads(sdk: LakeFSClient, repo: str) -> None:
     sdk.repositories_api.set_branch_protection_rules(
         repo, [lakefs_sdk.BranchProtectionRule(pattern="main")]

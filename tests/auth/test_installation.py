@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kvlake.auth import AuthStore, InstallationSettings, ensure_installation, is_installed
-from kvlake.auth.installation import installation_settings
+from kvlake.auth import AuthStore, ensure_installation, is_installed
+from kvlake.config import InstallationSettings
 
 
 def test_first_start_creates_an_admin_once(auth: AuthStore) -> None:
@@ -29,14 +29,3 @@ def test_built_in_groups_and_policies_are_made(auth: AuthStore) -> None:
     ensure_installation(auth, InstallationSettings())
     assert {g.id for g in auth.list_groups()} >= {"Admins", "Developers", "Viewers"}
     assert list(auth.group_policies("Viewers")) == ["AuthManageOwnCredentials", "FSReadAll"]
-
-
-def test_settings_are_read_from_the_environment_while_settings_lack_them() -> None:
-    environ = {
-        "KVLAKE_INSTALLATION_USER_NAME": "u",
-        "KVLAKE_INSTALLATION_ACCESS_KEY_ID": "k",
-        "KVLAKE_INSTALLATION_SECRET_ACCESS_KEY": "s",
-    }
-    assert installation_settings(object(), environ) == InstallationSettings(
-        user_name="u", access_key_id="k", secret_access_key="s"
-    )

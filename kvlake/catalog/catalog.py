@@ -37,7 +37,6 @@ from kvlake.errors import (
 )
 from kvlake.graveler import keys
 from kvlake.graveler.graveler import Graveler
-from kvlake.graveler.protection import BranchProtectionRules
 from kvlake.graveler.records import Repository, Value, decode_value, encode
 from kvlake.graveler.staging import TOMBSTONE
 from kvlake.graveler.validation import check_branch_name, check_path
@@ -96,7 +95,6 @@ class Catalog:
         self.blockstore = blockstore
         self._clock = clock
         self._deletion = deletion
-        self._protection = BranchProtectionRules(graveler.store)
 
     def upload(
         self,
@@ -286,7 +284,7 @@ class Catalog:
         (bringing back a logged blob is what invariant 4 forbids).
         `tried` collects the tokens a swap was attempted on, for the caller's clean-up.
         """
-        self._protection.check(repo, branch, "staging_write")  # as `Graveler.set` does
+        self.graveler.check_branch_protection(repo, branch, "staging_write")  # as `set` does
         encoded = TOMBSTONE if value is None else encode(value)
         address = "" if value is None else entry_ref(value).address
         token = self.graveler.refs.load_branch(repo, branch)[0].staging_token

@@ -15,7 +15,6 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import click
@@ -24,25 +23,18 @@ import yaml
 from tqdm import tqdm
 
 from kvlake import __version__
-from kvlake.blockstore import BlockStore, open_blockstore
-from kvlake.catalog.catalog import entry_ref
-from kvlake.config import CONFIG_ENV, ENV_PREFIX, Settings, load_settings, redact_url
+from kvlake.config import CONFIG_ENV, ENV_PREFIX, load_settings, redact_url
 from kvlake.deletion import (
     DeadLetters,
-    DeletionHooks,
-    DeletionLog,
-    DeletionWorker,
     Purges,
     WorkerReport,
     deletion_status,
     metrics_text,
 )
 from kvlake.errors import InvalidInputError, KvlakeError, UnavailableError
-from kvlake.graveler.cleaner import Cleaner
-from kvlake.graveler.committed import CommittedManager
-from kvlake.graveler.graveler import Graveler
 from kvlake.kv import Store, open_store
 from kvlake.kv.migrate import Phase, migrate
+from kvlake.lake import Lake
 
 _T = TypeVar("_T")
 
@@ -197,30 +189,10 @@ def config_show() -> None:
     click.echo(yaml.safe_dump(msgspec.to_builtins(settings.redacted()), sort_keys=False), nl=False)
 
 
-@dataclass
-class _Lake:
-    """The services the repository and deletion commands work on, from the settings."""
-
-    settings: Settings
-    store: Store
-    blockstore: BlockStore
-    graveler: Graveler
-    log: DeletionLog
-
-    def worker(self) -> DeletionWorker:
-        return DeletionWorker(self.log, self.graveler, self.blockstore, entry_ref)
-
-    def cleaner(self) -> Cleaner:
-        hooks = DeletionHooks(self.log, self.graveler, self.blockstore, entry_ref)
-        return Cleaner(self.graveler, hooks=hooks)
-
-
 @contextlib.contextmanager
-def _open_lake() -> Iterator[_Lake]:
-    settings = load_settings()
-    with open_store(settings.kv_url) as store, open_blockstore(settings.blockstore_url) as blocks:
-        graveler = Graveler(store, CommittedManager(blocks), check_namespace=blocks.check_namespace)
-        yield _Lake(settings, store, blocks, graveler, DeletionLog(store, settings.deletion))
+def _open_lake() -> Iterator[Lake]:
+    with Lake.open(load_settings()) as lake:
+        yield lake
 
 
 @main.group()
@@ -243,7 +215,7 @@ def repo_delete(name: str, purge: bool, wait: bool) -> None:
     if wait and not purge:
         raise InvalidInputError("repo delete: --wait only applies with --purge; add --purge")
     with _open_lake() as lake:
-        purges = Purges(lake.log, lake.graveler, lake.blockstore)
+        purges = lake.purges
         request = purges.delete_repository(name, purge=purge)
         click.echo(f"deleted repository {name}")
         if request is None:
@@ -259,7 +231,7 @@ def repo_delete(name: str, purge: bool, wait: bool) -> None:
         if not wait:
             click.echo("run `kvlake deletion run` to delete them once the send delay has passed")
             return
-        worker = lake.worker()
+        worker = lake.deletion_worker()
         while report is not None and (
             report.counts.deleted + report.counts.dead_lettered < report.request.logged
         ):
@@ -282,7 +254,7 @@ def deletion() -> None:
 def deletion_status_command() -> None:
     """Show pending, due and leased records per partition, and the dead letters."""
     with _open_lake() as lake:
-        status = deletion_status(lake.log)
+        status = deletion_status(lake.deletion_log)
     click.echo(
         f"{'partition':>9} {'pending':>9} {'due':>9} {'leased':>7}"
         f" {'deleted':>9} {'retried':>8} {'dead':>6} {'kept':>7}"
@@ -301,7 +273,7 @@ def deletion_status_command() -> None:
 def deletion_metrics() -> None:
     """Print the deletion metrics in the Prometheus text format."""
     with _open_lake() as lake:
-        click.echo(metrics_text(lake.log), nl=False)
+        click.echo(metrics_text(lake.deletion_log), nl=False)
 
 
 @deletion.command("run")
@@ -318,7 +290,7 @@ def deletion_run(forever: bool, interval: float) -> None:
     with _open_lake() as lake:
         stop = threading.Event()
         try:
-            report = lake.worker().run(stop, interval=interval, until_idle=not forever)
+            report = lake.deletion_worker().run(stop, interval=interval, until_idle=not forever)
         except KeyboardInterrupt:
             stop.set()
             return
@@ -338,7 +310,7 @@ def _echo_report(report: WorkerReport) -> None:
 def deletion_purges() -> None:
     """Report every purge: blobs logged, deleted and dead-lettered."""
     with _open_lake() as lake:
-        for report in Purges(lake.log, lake.graveler, lake.blockstore).reports():
+        for report in Purges(lake.deletion_log, lake.graveler, lake.blockstore).reports():
             request, counts = report.request, report.counts
             click.echo(
                 f"{request.repository}/{request.instance_uid} {request.storage_namespace}"
@@ -357,7 +329,7 @@ def dlq() -> None:
 def dlq_list(limit: int) -> None:
     """List dead letters: id, origin, repository, address, attempts and reason."""
     with _open_lake() as lake:
-        for shown, letter in enumerate(DeadLetters(lake.log).scan()):
+        for shown, letter in enumerate(DeadLetters(lake.deletion_log).scan()):
             if shown >= limit:
                 click.echo(f"(more dead letters; raise --limit above {limit})")
                 break
@@ -384,7 +356,7 @@ def _chosen(ids: tuple[str, ...], every: bool) -> list[str] | None:
 def dlq_requeue(ids: tuple[str, ...], every: bool) -> None:
     """Put dead letters back in the log, due now; workers check them afresh."""
     with _open_lake() as lake:
-        count = DeadLetters(lake.log).requeue(_chosen(ids, every))
+        count = DeadLetters(lake.deletion_log).requeue(_chosen(ids, every))
     click.echo(f"requeued {count} dead letters")
 
 
@@ -394,7 +366,7 @@ def dlq_requeue(ids: tuple[str, ...], every: bool) -> None:
 def dlq_drop(ids: tuple[str, ...], every: bool) -> None:
     """Forget dead letters; their blobs stay where they are."""
     with _open_lake() as lake:
-        count = DeadLetters(lake.log).drop(_chosen(ids, every))
+        count = DeadLetters(lake.deletion_log).drop(_chosen(ids, every))
     click.echo(f"dropped {count} dead letters")
 
 

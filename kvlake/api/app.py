@@ -94,7 +94,7 @@ def create_app(
         try:
             print_installation(services)
             if cleaner_interval is not None:
-                services.start_cleaner(cleaner_interval)
+                services.start_background_jobs(cleaner_interval)
             app.state.services = services
             yield
         finally:

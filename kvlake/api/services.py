@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from typing import Final
 
 from kvlake.auth import (
@@ -20,15 +21,9 @@ from kvlake.auth import (
     load_master_key,
 )
 from kvlake.auth.installation import Installation
-from kvlake.blockstore import BlockStore, open_blockstore
-from kvlake.catalog import Catalog
-from kvlake.catalog.records import from_value
 from kvlake.config import Settings
 from kvlake.errors import KvlakeError
-from kvlake.graveler.cleaner import Cleaner
-from kvlake.graveler.committed import CommittedManager
-from kvlake.graveler.graveler import Graveler
-from kvlake.kv import Store, open_store
+from kvlake.lake import Lake
 
 log = logging.getLogger(__name__)
 
@@ -38,38 +33,27 @@ CLEANER_INTERVAL: Final = 10.0
 class Services:
     """The stores and engines of one server process. Close it to release connections."""
 
-    def __init__(self, settings: Settings, store: Store, blockstore: BlockStore) -> None:
-        self.settings = settings
-        self.store = store
-        self.blockstore = blockstore
-        self.graveler = Graveler(
-            store,
-            CommittedManager(blockstore),
-            check_namespace=blockstore.check_namespace,
-            value_size=lambda value: from_value("", value).size,
-            blockstore=blockstore,
-        )
-        self.catalog = Catalog(self.graveler, blockstore)
-        master = load_master_key(settings.auth.encrypt_secret_key, settings.data_dir)
-        self.auth = AuthStore(store, ServerKey(master))
-        self.authenticator = Authenticator(self.auth, LoginLimiter(store))
+    def __init__(self, lake: Lake) -> None:
+        self.lake = lake
+        self.settings = lake.settings
+        self.store = lake.store
+        self.blockstore = lake.blockstore
+        self.graveler = lake.graveler
+        self.catalog = lake.catalog
+        master = load_master_key(self.settings.auth.encrypt_secret_key, self.settings.data_dir)
+        self.auth = AuthStore(self.store, ServerKey(master))
+        self.authenticator = Authenticator(self.auth, LoginLimiter(self.store))
         self._stop = threading.Event()
-        self._cleaner: threading.Thread | None = None
+        self._threads: list[threading.Thread] = []
 
     @classmethod
     def open(cls, settings: Settings) -> Services:
-        store = open_store(settings.kv_url)
+        lake = Lake.open(settings)
         try:
-            blockstore = open_blockstore(settings.blockstore_url)
-        except BaseException:
-            store.close()
-            raise
-        try:
-            services = cls(settings, store, blockstore)
+            services = cls(lake)
             services.auth.check_server_key()
         except BaseException:
-            blockstore.close()
-            store.close()
+            lake.close()
             raise
         return services
 
@@ -77,30 +61,44 @@ class Services:
         """Create built-ins and the first admin on first start (see kvlake.auth.installation)."""
         return ensure_installation(self.auth, self.settings.installation)
 
-    def start_cleaner(self, interval: float = CLEANER_INTERVAL) -> None:
-        """Run cleaner passes in a daemon thread until `close`."""
-        self._cleaner = threading.Thread(
-            target=_run_cleaner,
-            args=(Cleaner(self.graveler), self._stop, interval),
-            name="kvlake-cleaner",
-            daemon=True,
-        )
-        self._cleaner.start()
+    def start_background_jobs(self, interval: float = CLEANER_INTERVAL) -> None:
+        """Run cleaner passes and (if enabled) deletion workers in daemon threads until `close`."""
+        jobs: list[tuple[str, Callable[[threading.Event, float], object]]] = [
+            ("kvlake-cleaner", self._run_cleaner)
+        ]
+        if self.settings.deletion.enabled:
+            jobs.append(("kvlake-deletion", self._run_deletion_worker))
+        for name, job in jobs:
+            thread = threading.Thread(
+                target=_keep_running, args=(name, job, self._stop, interval), name=name, daemon=True
+            )
+            thread.start()
+            self._threads.append(thread)
+
+    def _run_cleaner(self, stop: threading.Event, interval: float) -> None:
+        self.lake.cleaner().run(stop, interval=interval)
+
+    def _run_deletion_worker(self, stop: threading.Event, interval: float) -> None:
+        self.lake.deletion_worker().run(stop, interval=interval)
 
     def close(self) -> None:
-        """Stop the cleaner (after its current pass), then close the stores."""
+        """Stop the background jobs (after their current pass), then close the stores."""
         self._stop.set()
-        if self._cleaner is not None:
-            self._cleaner.join()
-        self.blockstore.close()
-        self.store.close()
+        for thread in self._threads:
+            thread.join()
+        self.lake.close()
 
 
-def _run_cleaner(cleaner: Cleaner, stop: threading.Event, interval: float) -> None:
-    """Cleaner passes until `stop`; a pass that fails (store down) is retried, not fatal."""
+def _keep_running(
+    name: str,
+    job: Callable[[threading.Event, float], object],
+    stop: threading.Event,
+    interval: float,
+) -> None:
+    """Run a background job until `stop`; a pass that fails (store down) is retried, not fatal."""
     while not stop.is_set():
         try:
-            cleaner.run(stop, interval=interval)
+            job(stop, interval)
         except KvlakeError as exc:
-            log.warning("cleaner pass failed: %s; retrying in %.0f s", exc, interval)
+            log.warning("%s pass failed: %s; retrying in %.0f s", name, exc, interval)
             stop.wait(interval)

@@ -31,11 +31,19 @@ def free_port() -> int:
 class Server:
     """`python -m kvlake.api` on a free port; `stop()` sends SIGTERM and waits."""
 
-    def __init__(self, data_dir: Path, *, kv_url: str = "", workers: int = 1) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        *,
+        kv_url: str = "",
+        workers: int = 1,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = data_dir / "server.log"
         data_dir.mkdir(parents=True, exist_ok=True)
+        extra_env = env or {}
         env = {k: v for k, v in os.environ.items() if not k.startswith("KVLAKE_")}
         env |= {
             "KVLAKE_INSTALLATION_ACCESS_KEY_ID": ACCESS_KEY_ID,
@@ -44,6 +52,7 @@ class Server:
         }
         if kv_url:
             env["KVLAKE_KV_URL"] = kv_url
+        env |= extra_env
         command = [sys.executable, "-m", "kvlake.api", "--port", str(self.port)]
         command += ["--data-dir", str(data_dir), "--workers", str(workers)]
         with self.log.open("wb") as log:

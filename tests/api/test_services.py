@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from kvlake.api.services import _run_cleaner
+from kvlake.api.services import _keep_running
 from kvlake.blockstore.memory import MemoryBlockStore
 from kvlake.graveler.cleaner import Cleaner
 from kvlake.graveler.committed import CommittedManager
@@ -18,7 +18,11 @@ def test_a_failing_pass_is_retried_and_stop_ends_the_loop() -> None:
     store = FaultyStore(MemoryStore(), [Fault(op="scan", times=3)])
     graveler = Graveler(store, CommittedManager(blocks), check_namespace=blocks.check_namespace)
     stop = threading.Event()
-    thread = threading.Thread(target=_run_cleaner, args=(Cleaner(graveler), stop, 0.01))
+    cleaner = Cleaner(graveler)
+    thread = threading.Thread(
+        target=_keep_running,
+        args=("cleaner", lambda stop, interval: cleaner.run(stop, interval=interval), stop, 0.01),
+    )
     thread.start()
     try:
         while len(store.injected) < 3 or store.count("scan") < 6:

@@ -81,7 +81,8 @@ def get_repository(call: Call) -> Response:
 
 
 def delete_repository(call: Call) -> Response:
-    call.services.graveler.delete_repository(call.path["repository"])
+    purge = call.query.flag("purge")
+    call.services.lake.purges.delete_repository(call.path["repository"], purge=purge)
     return no_content()
 
 
@@ -135,7 +136,10 @@ OPERATIONS: Final = (
         "/repositories/{repository}",
         delete_repository,
         TAG,
-        params=(params.flag("force", "ignored: kvlake has no read-only repositories"),),
+        params=(
+            params.flag("force", "ignored: kvlake has no read-only repositories"),
+            params.flag("purge", "also delete every blob of the storage namespace (kvlake)"),
+        ),
         responses={204: None, 404: None},
         permissions=on_repository("fs:DeleteRepository"),
     ),

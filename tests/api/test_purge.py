@@ -1,0 +1,50 @@
+"""Deleting a repository with ?purge=true removes its blobs through the deletion log."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import httpx
+
+from tests.api.server import Server
+
+WAIT_SECONDS = 90
+
+
+def test_delete_with_purge_removes_every_blob_of_the_namespace(tmp_path: Path) -> None:
+    server = Server(tmp_path / "data", env={"KVLAKE_DELETION_SEND_DELAY": "0"})
+    try:
+        with server.http() as http:
+            created = http.post(
+                "/repositories", json={"name": "purged", "storage_namespace": "local://purged"}
+            )
+            assert created.status_code == 201, created.text
+            for name in ("a", "b"):
+                uploaded = http.post(
+                    "/repositories/purged/branches/main/objects",
+                    params={"path": name},
+                    content=b"data",
+                    headers={"Content-Type": "application/octet-stream"},
+                )
+                assert uploaded.status_code == 201, uploaded.text
+            namespace = tmp_path / "data" / "blocks" / "purged"
+            assert _files(namespace)
+            assert http.delete("/repositories/purged", params={"purge": "true"}).status_code == 204
+            assert http.get("/repositories/purged").status_code == 404
+        deadline = time.monotonic() + WAIT_SECONDS
+        while _files(namespace) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert _files(namespace) == [], server.output()
+    finally:
+        server.stop()
+
+
+def _files(folder: Path) -> list[Path]:
+    return [p for p in folder.rglob("*") if p.is_file()] if folder.exists() else []
+
+
+def test_purge_flag_must_be_a_boolean(http: httpx.Client, repo: str) -> None:
+    response = http.delete(f"/repositories/{repo}", params={"purge": "maybe"})
+    assert response.status_code == 400
+    assert http.get(f"/repositories/{repo}").status_code == 200

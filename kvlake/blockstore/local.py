@@ -16,11 +16,11 @@ import io
 import os
 import secrets
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, BinaryIO, Final, Self
 
-from kvlake.blockstore.store import BlockStore
+from kvlake.blockstore.store import BlockStore, check_key
 from kvlake.errors import (
     ConfigError,
     ConflictError,
@@ -71,6 +71,13 @@ class _RangeReader(io.RawIOBase):
         if not self.closed:
             self._file.close()
         super().close()
+
+
+def _escapes(namespace: str, key: str) -> InvalidInputError:
+    return InvalidInputError(
+        f"blob key {key!r} leads out of storage namespace {namespace!r} through a"
+        " symbolic link; remove the link or choose another key"
+    )
 
 
 class LocalBlockStore(BlockStore):
@@ -131,19 +138,45 @@ class LocalBlockStore(BlockStore):
         return real
 
     def _blob_path(self, namespace: str, key: str) -> str:
+        folder = self._namespace_dir(namespace)
+        path = self._path_in(folder, key)
+        if not os.path.realpath(path).startswith(os.path.join(folder, "")):
+            raise _escapes(namespace, key)
+        return path
+
+    @staticmethod
+    def _path_in(folder: str, key: str) -> str:
         if key.rsplit("/", 1)[-1].startswith(TEMP_PREFIX):
             raise InvalidInputError(
                 f"blob key {key!r} ends in a name starting with {TEMP_PREFIX!r}, which local"
                 " storage reserves for uploads in progress; choose another key"
             )
-        folder = self._namespace_dir(namespace)
-        path = os.path.join(folder, key)
-        if not os.path.realpath(path).startswith(os.path.join(folder, "")):
-            raise InvalidInputError(
-                f"blob key {key!r} leads out of storage namespace {namespace!r} through a"
-                " symbolic link; remove the link or choose another key"
-            )
-        return path
+        return os.path.join(folder, key)
+
+    def delete_many(self, namespace: str, keys: Iterable[str]) -> dict[str, Exception]:
+        """Delete blobs resolving each folder once per call, not three paths per key.
+
+        Unlinking a name removes a link, never its target, so checking that the
+        blob's folder resolves inside the namespace is as safe as resolving the blob.
+        """
+        folder = self._namespace_dir(self.check_namespace(namespace))
+        inside = os.path.join(folder, "")
+        folder_is_inside: dict[str, bool] = {}
+        failures: dict[str, Exception] = {}
+        for key in keys:
+            try:
+                path = self._path_in(folder, check_key(key))
+                parent = os.path.dirname(path)
+                ok = folder_is_inside.get(parent)
+                if ok is None:
+                    real = os.path.join(os.path.realpath(parent), "")
+                    ok = folder_is_inside[parent] = real.startswith(inside)
+                if not ok:
+                    raise _escapes(namespace, key)
+                self._unlink(path, namespace, key)
+            except KvlakeError as exc:  # reported per key, as BlockStore.delete_many documents
+                failures[key] = exc
+        return failures
 
     # -- errors ---------------------------------------------------------------------
 
@@ -270,7 +303,9 @@ class LocalBlockStore(BlockStore):
         return status.st_size
 
     def _delete(self, namespace: str, key: str) -> None:
-        path = self._blob_path(namespace, key)
+        self._unlink(self._blob_path(namespace, key), namespace, key)
+
+    def _unlink(self, path: str, namespace: str, key: str) -> None:
         try:
             os.unlink(path)
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):

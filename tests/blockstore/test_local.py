@@ -79,6 +79,9 @@ def test_key_linked_out_of_its_namespace_is_refused(
             call(NS, "data/secret")
     with pytest.raises(InvalidInputError, match="symbolic link"):
         local_store.put(NS, "data/new", b"x")
+    failures = local_store.delete_many(NS, ["data/secret"])
+    assert isinstance(failures["data/secret"], InvalidInputError)
+    assert (tmp_path / target / "secret").read_bytes() == b"secret"
     assert sorted(p.name for p in (tmp_path / target).iterdir()) == ["secret"]
 
 

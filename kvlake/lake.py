@@ -13,8 +13,7 @@ from types import TracebackType
 from typing import Self
 
 from kvlake.blockstore import BlockStore, open_blockstore
-from kvlake.catalog import Catalog
-from kvlake.catalog.catalog import entry_ref
+from kvlake.catalog import Catalog, entry_ref
 from kvlake.catalog.records import from_value
 from kvlake.config import Settings
 from kvlake.deletion import DeletionHooks, DeletionLog, DeletionWorker, Purges

@@ -1,6 +1,6 @@
 """The catalog layer: objects (paths, physical addresses, checksums, user metadata)."""
 
-from kvlake.catalog.catalog import MAX_DELETE_MANY, Catalog, new_address
+from kvlake.catalog.catalog import MAX_DELETE_MANY, Catalog, entry_ref, new_address
 from kvlake.catalog.listing import MAX_AMOUNT
 from kvlake.catalog.records import CommonPrefix, ListingPage, ObjectEntry, ObjectStat
 
@@ -12,5 +12,6 @@ __all__ = [
     "ListingPage",
     "ObjectEntry",
     "ObjectStat",
+    "entry_ref",
     "new_address",
 ]

@@ -7,7 +7,7 @@ import io
 import pytest
 
 from kvlake.blockstore.memory import MemoryBlockStore
-from kvlake.catalog.catalog import entry_ref
+from kvlake.catalog import entry_ref
 from kvlake.deletion import PendingDelete
 from kvlake.deletion import keys as deletion_keys
 from kvlake.errors import (

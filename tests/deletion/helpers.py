@@ -6,8 +6,7 @@ import io
 from collections.abc import Iterator
 
 from kvlake.blockstore import BlockStore
-from kvlake.catalog import Catalog, ObjectStat
-from kvlake.catalog.catalog import entry_ref
+from kvlake.catalog import Catalog, ObjectStat, entry_ref
 from kvlake.config import DeletionSettings
 from kvlake.deletion import DeletionHooks, DeletionLog, DeletionWorker, WorkerReport
 from kvlake.deletion import keys as deletion_keys

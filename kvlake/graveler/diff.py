@@ -15,7 +15,7 @@ from typing import Final, Literal
 
 from kvlake.errors import InvalidInputError
 from kvlake.graveler.committed import CommittedManager
-from kvlake.graveler.compare import Difference, SortedLookup, compare, same
+from kvlake.graveler.compare import Difference, SortedLookup, compare, identity_of
 from kvlake.graveler.mergebase import find_merge_base
 from kvlake.graveler.records import DiffEntry, DiffPage, DiffType, Repository, Value
 from kvlake.graveler.refexpr import RefResolver
@@ -103,7 +103,7 @@ def diff_page(
 
 
 def _type(difference: Difference) -> DiffType:
-    if difference.left is None:
+    if difference.left_identity is None:
         return "added"
     if difference.right is None:
         return "removed"
@@ -146,8 +146,8 @@ def staged_differences(
     for key, staged in staging.scan(tokens, start):
         if stop is not None and key >= stop:
             return
-        current = lookup.get(key)
-        if not same(current, staged):
+        current = lookup.identity(key)
+        if current != identity_of(staged):
             yield Difference(key, current, staged)
 
 

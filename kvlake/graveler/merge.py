@@ -27,7 +27,7 @@ from kvlake.errors import (
 )
 from kvlake.graveler.commits import Committer
 from kvlake.graveler.committed import Change, CommittedManager
-from kvlake.graveler.compare import Difference, SortedLookup, compare, same
+from kvlake.graveler.compare import Difference, SortedLookup, compare, identity_of
 from kvlake.graveler.mergebase import find_merge_base
 from kvlake.graveler.records import Commit, Repository, Value
 from kvlake.graveler.refexpr import RefResolver
@@ -103,11 +103,12 @@ def _decide(
     differences: Iterator[Difference], destination: SortedLookup, strategy: MergeStrategy
 ) -> Iterator[tuple[bytes, Value | None, bool]]:
     """(key, value to put, None to delete, is-conflict) for each key the source changed."""
-    for key, base_value, source_value in differences:
-        current = destination.get(key)
-        if same(current, base_value):  # only the source changed it
+    for key, base_identity, source_value in differences:
+        # Values are compared by identity: None (no entry) equals only None.
+        current = destination.identity(key)
+        if current == base_identity:  # only the source changed it
             yield key, source_value, False
-        elif same(current, source_value):  # both made the same change
+        elif current == identity_of(source_value):  # both made the same change
             continue
         elif strategy == "source-wins":
             yield key, source_value, False

@@ -1,6 +1,7 @@
 """Committed data: immutable, content-addressed range and metarange files."""
 
 from kvlake.graveler.committed.apply import Change
+from kvlake.graveler.committed.columns import RangeColumns, RowPair, compare_rows
 from kvlake.graveler.committed.manager import CommittedManager
 from kvlake.graveler.committed.reader import CommittedStats
 from kvlake.graveler.committed.records import Chunking, RangeInfo
@@ -10,5 +11,8 @@ __all__ = [
     "Chunking",
     "CommittedManager",
     "CommittedStats",
+    "RangeColumns",
     "RangeInfo",
+    "RowPair",
+    "compare_rows",
 ]

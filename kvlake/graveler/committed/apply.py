@@ -11,16 +11,17 @@ may end where its input ended instead, so it is reopened when entries are
 appended after it; appends grow it rather than leave a trail of small ranges.
 The invariant: the result is cut exactly as a fresh `write_metarange` of the
 same entries would cut it. Memory holds one decoded range and one range being
-built, whatever the number of changes.
+built, whatever the number of changes; rows copied from a range stay Arrow
+slices, never Python values.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Iterable, Iterator
 from itertools import chain
 
-from kvlake.graveler.committed.reader import CommittedReader, DecodedRange
+from kvlake.graveler.committed.columns import RangeRows
+from kvlake.graveler.committed.reader import CommittedReader
 from kvlake.graveler.committed.records import RangeInfo
 from kvlake.graveler.committed.writer import RangeWriter
 from kvlake.graveler.records import Value
@@ -61,10 +62,10 @@ def apply_changes(
         if writer.at_boundary and untouched:
             writer.add_range(info)
             continue
-        # Read without caching: a commit touches each range once, and caching
-        # them would evict the ranges that point reads keep hot.
-        decoded = reader.range(namespace, info.id, keep=False)
-        change = _merge_range(decoded, change, pending, writer)
+        # Read without caching: a commit touches each range once. (A merge
+        # finds here the ranges it looked identities up in.)
+        rows = reader.range_columns(namespace, info.id, keep=False).rows()
+        change = _merge_range(rows, change, pending, writer)
     if change is not None:
         # Past the last range: a commit onto an empty base spends its time here.
         writer.add_all(chain([change], pending), deletions=True)
@@ -72,26 +73,18 @@ def apply_changes(
 
 
 def _merge_range(
-    decoded: DecodedRange, change: Change | None, pending: Iterator[Change], writer: RangeWriter
+    rows: RangeRows, change: Change | None, pending: Iterator[Change], writer: RangeWriter
 ) -> Change | None:
-    """Feed one range's entries, with the changes that fall into it, to the writer.
+    """Feed one range's rows, with the changes that fall into it, to the writer.
 
     Returns the first change after the range (or None when there are no more).
     """
-    keys, identities, datas = decoded
-    last_key = keys[-1]
-    i = 0
+    last_key = rows.keys[-1]
+    inside: list[Change] = []
     while change is not None and change[0] <= last_key:
-        # The unchanged run before the change goes over in one call. Changes
-        # out of order make bisect look in the wrong place, but then the
-        # writer sees a key that is not ascending and refuses it.
-        position = bisect_left(keys, change[0], i)
-        writer.add_columns(keys, identities, datas, i, position)
-        found = position < len(keys) and keys[position] == change[0]
-        i = position + 1 if found else position  # a replaced or deleted entry is dropped
-        _apply_one(writer, change)
+        inside.append(change)
         change = next(pending, None)
-    writer.add_columns(keys, identities, datas, i, len(keys))
+    writer.add_changed_rows(rows, inside)
     return change
 
 

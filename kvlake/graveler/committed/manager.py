@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator
 from kvlake.blockstore.store import BlockStore
 from kvlake.errors import EntryNotFoundError
 from kvlake.graveler.committed.apply import Change, apply_changes
+from kvlake.graveler.committed.columns import RangeColumns
 from kvlake.graveler.committed.reader import (
     RANGE_CACHE_BYTES,
     CommittedReader,
@@ -34,6 +35,8 @@ class CommittedManager:
     storage namespace. Decoded ranges are kept in an LRU cache of
     at most `range_cache_size` ranges and `range_cache_bytes` bytes (about 1 MB
     a range at the default chunking, so the defaults hold a 1M-entry commit).
+    The key and identity columns that diffs and merges read (`range_columns`)
+    are cached apart, in at most `range_cache_size` ranges and 64 MB.
     `stats` counts files read, written and reused.
     """
 
@@ -140,6 +143,17 @@ class CommittedManager:
             RangeNotFoundError: no range with that id in the namespace (raised now).
         """
         return _entries(self._reader.range(namespace, range_id), start)
+
+    def range_columns(self, namespace: str, range_id: str) -> RangeColumns:
+        """Return one range's key and identity columns, decoding data only when asked.
+
+        For comparisons: `compare_rows` finds the rows two ranges differ in,
+        and `RangeColumns.entries` makes values for just those rows.
+
+        Raises:
+            RangeNotFoundError: no range with that id in the namespace.
+        """
+        return self._reader.range_columns(namespace, range_id)
 
     def _scan_ranges(
         self, namespace: str, ranges: list[RangeInfo], start: bytes

@@ -1,4 +1,4 @@
-"""The Parquet format of range and metarange files: the one module that imports pyarrow.
+"""The Parquet format of range and metarange files, read whole or a few columns at a time.
 
 Spark jobs read these files directly, so the columns are plain: a range has
 `key`, `identity` and `data` (binary), a metarange has `id` (string), `min_key`,
@@ -6,13 +6,14 @@ Spark jobs read these files directly, so the columns are plain: a range has
 the same rows must always give the same bytes: every writer option is fixed
 here, nothing time- or host-dependent is written, and one row group holds the
 whole file. (The bytes do name the pyarrow version in `created_by`; upgrading it
-only makes new files share less with old ones.)
+only makes new files share less with old ones.) With columns.py, the only
+module that imports pyarrow.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -55,10 +56,33 @@ _RANGE_OPTIONS: Final[dict[str, Any]] = {**_COMMON_OPTIONS, "write_statistics": 
 _METARANGE_OPTIONS: Final[dict[str, Any]] = {**_COMMON_OPTIONS, "write_statistics": False}
 
 
+RangeColumn = Literal["key", "identity", "data"]
+"""The name of a column of a range file."""
+
+
 def encode_range(keys: list[bytes], identities: list[bytes], datas: list[bytes]) -> bytes:
     """Encode sorted entries, given column by column, as the bytes of a range file."""
-    columns = [pa.array(column, type=pa.binary()) for column in (keys, identities, datas)]
-    return _write(pa.Table.from_arrays(columns, schema=RANGE_SCHEMA), _RANGE_OPTIONS)
+    return encode_range_pieces([(keys, identities, datas)])
+
+
+def encode_range_pieces(pieces: Sequence[Sequence[Any]]) -> bytes:
+    """Encode sorted entries, given as consecutive pieces, as the bytes of a range file.
+
+    A piece is its key, identity and data columns, each a list of bytes or an
+    Arrow binary array (a slice of a decoded range, say). The bytes depend on
+    the rows alone, not on how they were cut into pieces.
+    """
+    columns = [
+        pa.chunked_array(
+            [pa.array(c, type=pa.binary()) if isinstance(c, list) else c for c in chunks],
+            type=pa.binary(),
+        )
+        for chunks in zip(*pieces, strict=True)
+    ]
+    # One contiguous chunk per column: the writer cuts pages per chunk, so the
+    # same rows in other chunks could give other bytes, and so another id.
+    table = pa.Table.from_arrays(columns, schema=RANGE_SCHEMA).combine_chunks()
+    return _write(table, _RANGE_OPTIONS)
 
 
 def decode_range(data: bytes, range_id: str) -> tuple[list[bytes], list[bytes], list[bytes]]:
@@ -72,6 +96,20 @@ def decode_range(data: bytes, range_id: str) -> tuple[list[bytes], list[bytes], 
     identities: list[bytes] = table.column(1).to_pylist()
     datas: list[bytes] = table.column(2).to_pylist()
     return keys, identities, datas
+
+
+def decode_range_columns(data: bytes, range_id: str, names: Sequence[RangeColumn]) -> list[Any]:
+    """Decode only the named columns of a range file, as contiguous Arrow binary arrays.
+
+    Columns not asked for are not even decompressed.
+
+    Raises:
+        RangeNotFoundError: the file is not a readable range file.
+    """
+    table = _read(data, RANGE_SCHEMA, f"range {range_id}", RangeNotFoundError, names)
+    columns = [table.column(i) for i in range(len(names))]
+    # A one-row-group file reads as one chunk; combining would copy it.
+    return [c.chunk(0) if c.num_chunks == 1 else c.combine_chunks() for c in columns]
 
 
 def encode_metarange(ranges: Sequence[RangeInfo]) -> bytes:
@@ -107,13 +145,21 @@ def _write(table: Any, options: dict[str, Any]) -> bytes:
     return data
 
 
-def _read(data: bytes, schema: Any, what: str, error: type[Exception]) -> Any:
+def _read(
+    data: bytes,
+    schema: Any,
+    what: str,
+    error: type[Exception],
+    columns: Sequence[str] | None = None,
+) -> Any:
     try:
         # ParquetFile skips the datasets layer read_table goes through: 2x faster here.
-        table = pq.ParquetFile(pa.BufferReader(data)).read()
+        file = pq.ParquetFile(pa.BufferReader(data))
+        found = file.schema_arrow
+        table = None if not found.equals(schema) else file.read(columns=columns, use_threads=False)
     except pa.ArrowException as exc:
         raise error(f"{what} is not a readable Parquet file ({exc}); was the id mistyped?") from exc
-    if not table.schema.equals(schema):
-        names = ", ".join(table.schema.names)
+    if table is None:
+        names = ", ".join(found.names)
         raise error(f"{what} has columns ({names}), not those of a {what.split()[0]} file")
     return table

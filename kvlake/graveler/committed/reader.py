@@ -18,6 +18,7 @@ from typing import Generic, Literal, NamedTuple, TypeVar
 
 from kvlake.blockstore.store import BlockStore
 from kvlake.errors import BlobNotFoundError, MetarangeNotFoundError, RangeNotFoundError
+from kvlake.graveler.committed.columns import RangeColumns
 from kvlake.graveler.committed.parquet import decode_metarange, decode_range
 from kvlake.graveler.committed.records import RangeInfo, file_key
 
@@ -98,6 +99,9 @@ class Metarange(NamedTuple):
 RANGE_CACHE_BYTES = 256 << 20
 """Memory the decoded-range cache may hold: all ranges of a ~1.5M-entry commit."""
 
+COLUMNS_CACHE_BYTES = 64 << 20
+"""Memory the key-and-identity cache may hold: the ranges a diff or merge is walking."""
+
 _OBJECT_OVERHEAD = 33
 """Bytes CPython spends on a bytes object beyond its contents."""
 
@@ -164,6 +168,9 @@ class CommittedReader:
         self._ranges: _Lru[DecodedRange] = _Lru(
             range_cache_size, max_weight=range_cache_bytes, weigh=decoded_size
         )
+        self._columns: _Lru[RangeColumns] = _Lru(
+            range_cache_size, max_weight=COLUMNS_CACHE_BYTES, weigh=_columns_size
+        )
         self._metaranges: _Lru[Metarange] = _Lru(METARANGE_CACHE_SIZE)
 
     def metarange(self, namespace: str, metarange_id: str) -> Metarange:
@@ -189,15 +196,37 @@ class CommittedReader:
         Raises:
             RangeNotFoundError: no range file with that id in the namespace.
         """
+        return self._range(self._ranges, _decode_range, namespace, range_id, keep=keep)
+
+    def range_columns(self, namespace: str, range_id: str, *, keep: bool = True) -> RangeColumns:
+        """Return a range's key and identity columns (data on demand), cached apart from `range`.
+
+        Comparisons walk many ranges once each; their own cache keeps them from
+        evicting the decoded ranges that point reads keep hot.
+
+        Raises:
+            RangeNotFoundError: no range file with that id in the namespace.
+        """
+        return self._range(self._columns, RangeColumns, namespace, range_id, keep=keep)
+
+    def _range(
+        self,
+        cache: _Lru[_V],
+        decode: Callable[[str, bytes], _V],
+        namespace: str,
+        range_id: str,
+        *,
+        keep: bool,
+    ) -> _V:
         key = file_key("range", range_id)
 
-        def load() -> DecodedRange:
+        def load() -> _V:
             data = self._fetch(namespace, key, f"range {range_id}", RangeNotFoundError)
-            decoded = DecodedRange(*decode_range(data, range_id))
+            decoded = decode(range_id, data)
             self._stats.count("range_reads")
             return decoded
 
-        decoded, hit = self._ranges.lookup((namespace, range_id), load, keep=keep)
+        decoded, hit = cache.lookup((namespace, range_id), load, keep=keep)
         if hit:
             self._stats.count("range_cache_hits")
         return decoded
@@ -216,3 +245,11 @@ class CommittedReader:
                 f"{what} does not exist in storage namespace {namespace!r}; "
                 f"use an id returned by write_metarange or apply on this namespace"
             ) from exc
+
+
+def _columns_size(columns: RangeColumns) -> int:
+    return columns.nbytes
+
+
+def _decode_range(range_id: str, data: bytes) -> DecodedRange:
+    return DecodedRange(*decode_range(data, range_id))

@@ -13,15 +13,16 @@ when absent: content addressing makes a second put of the same id redundant.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from itertools import accumulate, islice
 from operator import add, attrgetter, itemgetter, lt
-from typing import Final, cast
+from typing import Any, Final, cast
 from zlib import crc32
 
 from kvlake.blockstore.store import BlockStore
 from kvlake.errors import InvalidInputError
-from kvlake.graveler.committed.parquet import encode_metarange, encode_range
+from kvlake.graveler.committed.columns import RangeRows
+from kvlake.graveler.committed.parquet import encode_metarange, encode_range_pieces
 from kvlake.graveler.committed.reader import CommittedStats
 from kvlake.graveler.committed.records import FILE_PREFIX, Chunking, RangeInfo, file_id
 from kvlake.graveler.records import Value
@@ -74,10 +75,13 @@ class RangeWriter:
         self._mask = chunking.target_entries - 1
         self._max_entries = chunking.max_entries
         self._max_bytes = chunking.max_bytes
-        self._keys: list[bytes] = []
-        self._identities: list[bytes] = []
-        self._datas: list[bytes] = []
+        # The range being built, as consecutive pieces: Arrow slices of ranges
+        # read (`add_rows`), and lists the other calls append to (`_lists`).
+        self._pieces: list[Any] = []
+        self._lists: tuple[list[bytes], list[bytes], list[bytes]] | None = None
+        self._count = 0
         self._bytes = 0
+        self._min_key = self._max_key = b""
         # Keys are non-empty, so b"" sorts before the first; this check
         # (strictly ascending) is what keeps every range sorted and disjoint.
         self._last_key = b""
@@ -86,7 +90,7 @@ class RangeWriter:
     @property
     def at_boundary(self) -> bool:
         """Whether the last entry closed a range: only then may a range pass by reference."""
-        return not self._keys
+        return not self._count
 
     def closes_at(self, info: RangeInfo) -> bool:
         """Whether the chunking rule surely ends a range at `info`'s last key.
@@ -105,14 +109,19 @@ class RangeWriter:
         if key <= self._last_key:
             raise _unsorted(key, self._last_key)
         self._last_key = key
-        self._keys.append(key)
-        self._identities.append(identity)
-        self._datas.append(data)
+        keys, identities, datas = self._lists or self._open_lists()
+        keys.append(key)
+        identities.append(identity)
+        datas.append(data)
+        if not self._count:
+            self._min_key = key
+        self._max_key = key
+        self._count += 1
         self._bytes += len(key) + len(identity) + len(data)
         # The same rule as `_extend`, for one row.
         if (
             not crc32(key) & self._mask
-            or len(self._keys) >= self._max_entries
+            or self._count >= self._max_entries
             or self._bytes >= self._max_bytes
         ):
             self._flush()
@@ -147,22 +156,44 @@ class RangeWriter:
                 values = [value for value in values if value is not None]
             if keys:
                 present = cast(list[Value], values)
-                self._extend(keys, list(map(_identity, present)), list(map(_data, present)))
+                self._extend_lists(keys, list(map(_identity, present)), list(map(_data, present)))
 
-    def add_columns(
-        self, keys: list[bytes], identities: list[bytes], datas: list[bytes], start: int, stop: int
-    ) -> None:
-        """Append rows [start, stop) of a decoded range: `add` for each, but in bulk.
+    def add_rows(self, rows: RangeRows, start: int, stop: int) -> None:
+        """Append rows [start, stop) of a range read: `add` for each, but in bulk.
 
         Rows of a range file are ascending (they were checked when it was
-        written), so only the first is compared with the previous key.
+        written), so only the first is compared with the previous key; they
+        are copied as Arrow slices, never made into Python values.
         """
         if start >= stop:
             return
+        keys = rows.keys
         if keys[start] <= self._last_key:
             raise _unsorted(keys[start], self._last_key)
         self._last_key = keys[stop - 1]
-        self._extend(keys[start:stop], identities[start:stop], datas[start:stop])
+
+        def append(first: int, end: int) -> None:
+            self._lists = None
+            self._pieces.append(rows.slice(first, end))
+
+        self._extend(keys, rows.offsets, append, start, stop)
+
+    def add_changed_rows(self, rows: RangeRows, changes: list[tuple[bytes, Value | None]]) -> None:
+        """Append all `rows` with `changes` (None deletes a key) applied, in bulk.
+
+        Every change key is checked, deletions included, as `add` and `skip` would.
+
+        Raises:
+            InvalidInputError: a change key is empty, out of order, or not above
+                the previous key.
+        """
+        if changes:
+            keys = [key for key, _ in changes]
+            self._check_ascending(keys)
+            rows = rows.with_changes(changes)
+        self.add_rows(rows, 0, len(rows.keys))
+        if changes and keys[-1] > self._last_key:  # the last change deleted the last row
+            self._last_key = keys[-1]
 
     def add_range(self, info: RangeInfo) -> None:
         """Pass a stored range through by reference, without opening it.
@@ -170,7 +201,7 @@ class RangeWriter:
         The caller must check `at_boundary` first: a range appended mid-range
         would leave boundaries the chunking rule did not choose.
         """
-        if self._keys:
+        if self._count:
             raise RuntimeError("a range may pass by reference only at a boundary")
         if info.min_key <= self._last_key:
             raise _unsorted(info.min_key, self._last_key)
@@ -180,37 +211,72 @@ class RangeWriter:
 
     def finish(self) -> list[RangeInfo]:
         """Store the last, partial range and return all ranges in key order."""
-        if self._keys:
+        if self._count:
             self._flush()
         return self._ranges
 
-    def _extend(self, keys: list[bytes], identities: list[bytes], datas: list[bytes]) -> None:
-        """Append ascending rows, closing ranges exactly where `add` would, row by row."""
-        # hashes[j] == 0: the rule ends a range after row j. offsets[j]: bytes
-        # in rows [0, j), to find the row at which the byte cap is reached.
-        hashes = list(map(self._mask.__and__, map(crc32, keys)))
+    def _extend_lists(self, keys: list[bytes], identities: list[bytes], datas: list[bytes]) -> None:
+        """Append ascending rows given as lists, closing ranges where `add` would."""
         row_sizes = map(add, map(add, map(len, keys), map(len, identities)), map(len, datas))
-        offsets = list(accumulate(row_sizes, initial=0))
-        position, count = 0, len(keys)
-        while position < count:
-            end = min(count, position + self._max_entries - len(self._keys))
+
+        def append(first: int, end: int) -> None:
+            open_keys, open_identities, open_datas = self._open_lists()
+            open_keys.extend(keys[first:end])
+            open_identities.extend(identities[first:end])
+            open_datas.extend(datas[first:end])
+
+        self._extend(keys, list(accumulate(row_sizes, initial=0)), append, 0, len(keys))
+
+    def _extend(
+        self,
+        keys: list[bytes],
+        offsets: list[int],
+        append: Callable[[int, int], None],
+        start: int,
+        stop: int,
+    ) -> None:
+        """Append rows [start, stop), closing ranges exactly where `add` would, row by row.
+
+        `offsets[j]` counts the bytes in rows before j; `append(a, b)` moves
+        rows [a, b) into the range being built.
+        """
+        # hashes[j - start] == 0: the rule ends a range after row j.
+        hashes = list(map(self._mask.__and__, map(crc32, keys[start:stop])))
+        position = start
+        while position < stop:
+            end = min(stop, position + self._max_entries - self._count)
             try:
-                end = hashes.index(0, position, end) + 1
+                end = hashes.index(0, position - start, end - start) + start + 1
             except ValueError:
                 pass
+            # The row at which the byte cap is reached, if before `end`.
             wanted = offsets[position] + self._max_bytes - self._bytes
             end = min(end, bisect_left(offsets, wanted, position + 1, end + 1))
-            self._keys.extend(keys[position:end])
-            self._identities.extend(identities[position:end])
-            self._datas.extend(datas[position:end])
-            self._bytes += offsets[end] - offsets[position]
+            append(position, end)
+            self._added(
+                end - position, offsets[end] - offsets[position], keys[position], keys[end - 1]
+            )
             if (
-                not hashes[end - 1]
-                or len(self._keys) >= self._max_entries
+                not hashes[end - 1 - start]
+                or self._count >= self._max_entries
                 or self._bytes >= self._max_bytes
             ):
                 self._flush()
             position = end
+
+    def _open_lists(self) -> tuple[list[bytes], list[bytes], list[bytes]]:
+        """The lists piece at the end of the range being built, started if need be."""
+        if self._lists is None:
+            self._lists = ([], [], [])
+            self._pieces.append(self._lists)
+        return self._lists
+
+    def _added(self, count: int, size: int, first: bytes, last: bytes) -> None:
+        if not self._count:
+            self._min_key = first
+        self._max_key = last
+        self._count += count
+        self._bytes += size
 
     def _check_ascending(self, keys: list[bytes]) -> None:
         if keys[0] > self._last_key and all(map(lt, keys, islice(keys, 1, None))):
@@ -222,16 +288,19 @@ class RangeWriter:
             previous = key
 
     def _flush(self) -> None:
-        keys = self._keys
-        data = encode_range(keys, self._identities, self._datas)
+        data = encode_range_pieces(self._pieces)
         range_id, _ = store_file(self._blockstore, self._namespace, data, self._stats)
         self._ranges.append(
             RangeInfo(
-                id=range_id, min_key=keys[0], max_key=keys[-1], count=len(keys), size=len(data)
+                id=range_id,
+                min_key=self._min_key,
+                max_key=self._max_key,
+                count=self._count,
+                size=len(data),
             )
         )
-        self._keys, self._identities, self._datas = [], [], []
-        self._bytes = 0
+        self._pieces, self._lists = [], None
+        self._count = self._bytes = 0
 
 
 def _unsorted(key: bytes, previous: bytes) -> InvalidInputError:

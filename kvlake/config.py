@@ -61,6 +61,9 @@ class AuthSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     encrypt_secret_key: str = ""
     """KVLAKE_AUTH_ENCRYPT_SECRET_KEY: encrypts stored secrets; every server of one
     installation must share it. Empty: a key generated once in `data_dir`."""
+    cache_ttl: Annotated[float, msgspec.Meta(ge=0, le=1)] = 1.0
+    """KVLAKE_AUTH_CACHE_TTL: seconds a process reuses a successful credential and policy
+    lookup (0 to 1; 0: none). A revoked key or detached policy takes effect within it."""
 
 
 class InstallationSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

@@ -42,7 +42,9 @@ class Services:
         self.catalog = lake.catalog
         master = load_master_key(self.settings.auth.encrypt_secret_key, self.settings.data_dir)
         self.auth = AuthStore(self.store, ServerKey(master))
-        self.authenticator = Authenticator(self.auth, LoginLimiter(self.store))
+        self.authenticator = Authenticator(
+            self.auth, LoginLimiter(self.store), cache_ttl=self.settings.auth.cache_ttl
+        )
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
 

@@ -3,23 +3,29 @@
 Three ways to sign a request, as lakeFS accepts them: HTTP Basic with an access
 key id and its secret, a Bearer JWT from `login`, and the same JWT in the
 `internal_auth_session` cookie. Secrets are checked in constant time and
-failures are rate-limited per access key across all server processes. Policies
-are read from the KV on every request, so a revoked key or a detached policy
-takes effect at once on every process.
+failures are rate-limited per access key across all server processes.
+
+What a successful check read (the caller, the caller's policies) is kept for
+`cache_ttl` seconds (see `kvlake.auth.cache`): a revoked key or a detached
+policy takes effect within that bound on every process, and at once on the
+process that made the change. A wrong secret is never answered from the cache.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
+import secrets
 import time
 from collections.abc import Callable, Sequence
 from typing import Final
 
+from kvlake.auth.cache import MAX_TTL, TtlCache
 from kvlake.auth.credentials import secrets_equal
 from kvlake.auth.policies import Permission, is_allowed
 from kvlake.auth.ratelimit import LoginLimiter
-from kvlake.auth.records import User
+from kvlake.auth.records import Policy, User
 from kvlake.auth.store import AuthStore
 from kvlake.errors import (
     AuthenticationError,
@@ -30,17 +36,39 @@ from kvlake.errors import (
 
 SESSION_COOKIE: Final = "internal_auth_session"
 _BAD_CREDENTIALS: Final = "the access key id or secret access key is wrong; check both"
+CACHE_TTL: Final = MAX_TTL
+"""Default seconds a successful lookup is reused (`AuthSettings.cache_ttl`)."""
 
 
 class Authenticator:
-    """Authenticates and authorizes requests. Thread-safe; no in-process state."""
+    """Authenticates and authorizes requests. Thread-safe.
+
+    The only in-process state is the `cache_ttl` memo of successful lookups
+    (0 disables it); the store clears it on every write made through it.
+    """
 
     def __init__(
-        self, store: AuthStore, limiter: LoginLimiter, *, clock: Callable[[], float] = time.time
+        self,
+        store: AuthStore,
+        limiter: LoginLimiter,
+        *,
+        clock: Callable[[], float] = time.time,
+        cache_ttl: float = CACHE_TTL,
     ) -> None:
         self.store = store
         self._limiter = limiter
         self._clock = clock
+        # Keys hold a keyed digest of the secret, never the secret itself.
+        self._salt = secrets.token_bytes(16)
+        self._callers: TtlCache[tuple[str, bytes], User] = TtlCache(cache_ttl, clock=clock)
+        self._sessions: TtlCache[str, User] = TtlCache(cache_ttl, clock=clock)
+        self._policies: TtlCache[str, list[Policy]] = TtlCache(cache_ttl, clock=clock)
+        store.on_change(self.forget)
+
+    def forget(self) -> None:
+        """Drop every cached lookup: the next requests read the KV again."""
+        for cache in (self._callers, self._sessions, self._policies):
+            cache.clear()
 
     def check_secret(self, access_key_id: str, secret: str) -> User:
         """The user owning the key, if `secret` is its secret.
@@ -88,7 +116,7 @@ class Authenticator:
             scheme = scheme.lower()
             if scheme == "basic":
                 access_key_id, secret = _decode_basic(value.strip())
-                return self.check_secret(access_key_id, secret)
+                return self._user_of_secret(access_key_id, secret)
             if scheme == "bearer":
                 return self._user_of_token(value.strip())
             raise AuthenticationError(
@@ -102,18 +130,42 @@ class Authenticator:
             " secret), a Bearer token from /auth/login, or the session cookie"
         )
 
+    def _user_of_secret(self, access_key_id: str, secret: str) -> User:
+        key = (access_key_id, hashlib.blake2b(secret.encode(), key=self._salt).digest())
+        user = self._callers.get(key)
+        if user is None:
+            generation = self._callers.generation
+            user = self.check_secret(access_key_id, secret)
+            self._callers.put(key, user, generation)
+        return user
+
     def _user_of_token(self, token: str) -> User:
+        # Verified every time (signature and expiry): only the user lookup is cached.
         user_id, _ = self.store.server_key.verify_token(token, now=self._clock())
+        user = self._sessions.get(token)
+        if user is not None:
+            return user
+        generation = self._sessions.generation
         try:
-            return self.store.get_user(user_id)
+            user = self.store.get_user(user_id)
         except (NotFoundError, ValueError):
             raise AuthenticationError("the session's user no longer exists; log in again") from None
+        self._sessions.put(token, user, generation)
+        return user
+
+    def _effective_policies(self, user_id: str) -> list[Policy]:
+        policies = self._policies.get(user_id)
+        if policies is None:
+            generation = self._policies.generation
+            policies = self.store.effective_policies(user_id)
+            self._policies.put(user_id, policies, generation)
+        return policies
 
     def authorize(self, user: User, needed: Sequence[Permission]) -> None:
         """Raise PermissionDeniedError unless the user's policies grant all of `needed`."""
         if not needed:
             return
-        if not is_allowed(self.store.effective_policies(user.id), needed, user_id=user.id):
+        if not is_allowed(self._effective_policies(user.id), needed, user_id=user.id):
             wanted = ", ".join(f"{p.action} on {p.resource}" for p in needed)
             raise PermissionDeniedError(
                 f"insufficient permissions: user {user.id!r} needs {wanted}; ask an admin to"

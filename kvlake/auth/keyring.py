@@ -34,7 +34,7 @@ class CredentialRecords(KvRecords):
             raw, _ = self.kv.get(keys.META, keys.KEY_CHECK)
         except KeyNotFoundError:
             try:
-                self.kv.set_if(
+                self._set_if(
                     keys.META, keys.KEY_CHECK, self.server_key.encrypt(_KEY_CHECK_TEXT), None
                 )
             except PreconditionFailedError:
@@ -57,7 +57,7 @@ class CredentialRecords(KvRecords):
             creation_date=self._now(),
         )
         # The user's index first: deleting the user always finds the key.
-        self.kv.set(
+        self._set(
             keys.USER_CREDENTIALS,
             keys.pair(user_id, access_key_id),
             encode(Attachment(creation_date=credential.creation_date)),
@@ -103,12 +103,12 @@ class CredentialRecords(KvRecords):
                 return
             locked = msgspec.structs.replace(credential, locked_until=until)
             try:
-                self.kv.set_if(keys.CREDENTIALS, keys.key(access_key_id), encode(locked), predicate)
+                self._set_if(keys.CREDENTIALS, keys.key(access_key_id), encode(locked), predicate)
                 return
             except PreconditionFailedError:
                 continue  # another process locked or changed it: look again
 
     def delete_credentials(self, user_id: str, access_key_id: str) -> None:
         self.user_credential(user_id, access_key_id)
-        self.kv.delete(keys.CREDENTIALS, keys.key(access_key_id))
-        self.kv.delete(keys.USER_CREDENTIALS, keys.pair(user_id, access_key_id))
+        self._delete(keys.CREDENTIALS, keys.key(access_key_id))
+        self._delete(keys.USER_CREDENTIALS, keys.pair(user_id, access_key_id))

@@ -2,7 +2,9 @@
 
 The helpers every auth record kind shares, so `AuthStore` holds only what is
 particular to users, groups, policies and credentials. Missing records raise
-`NotFoundError`, taken ids `ConflictError`, each naming the thing.
+`NotFoundError`, taken ids `ConflictError`, each naming the thing. Every write
+goes through `_set`, `_set_if` or `_delete`, which then tell the `on_change`
+listeners (the authenticator's cache), whether or not the write succeeded.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import TypeVar
 from kvlake.auth import keys
 from kvlake.auth.credentials import ServerKey
 from kvlake.errors import ConflictError, KeyNotFoundError, NotFoundError, PreconditionFailedError
-from kvlake.kv import Store
+from kvlake.kv import Predicate, Store
 
 _R = TypeVar("_R")
 
@@ -28,13 +30,42 @@ class KvRecords:
         self.kv = store
         self.server_key = server_key
         self._clock = clock
+        self._listeners: list[Callable[[], None]] = []
+
+    def on_change(self, listener: Callable[[], None]) -> None:
+        """Call `listener` after every write made through this store. Not thread-safe."""
+        self._listeners.append(listener)
+
+    def _changed(self) -> None:
+        for listener in self._listeners:
+            listener()
+
+    def _set(self, partition: bytes, key: bytes, value: bytes) -> None:
+        try:
+            self.kv.set(partition, key, value)
+        finally:
+            self._changed()  # even a failed write may have landed
+
+    def _set_if(
+        self, partition: bytes, key: bytes, value: bytes, predicate: Predicate | None
+    ) -> None:
+        try:
+            self.kv.set_if(partition, key, value, predicate)
+        finally:
+            self._changed()
+
+    def _delete(self, partition: bytes, key: bytes) -> None:
+        try:
+            self.kv.delete(partition, key)
+        finally:
+            self._changed()
 
     def _now(self) -> int:
         return int(self._clock())
 
     def _create(self, partition: bytes, key: bytes, value: bytes, what: str) -> None:
         try:
-            self.kv.set_if(partition, key, value, None)
+            self._set_if(partition, key, value, None)
         except PreconditionFailedError:
             raise ConflictError(f"{what} already exists; choose another id") from None
 

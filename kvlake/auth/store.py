@@ -61,7 +61,7 @@ class AuthStore(CredentialRecords):
             self.remove_member(group_id, user_id)
         for policy_id in list(self._names(keys.USER_GRANTS, keys.user_policies_prefix(user_id))):
             self.detach_from_user(user_id, policy_id)
-        self.kv.delete(keys.USERS, keys.key(user_id))
+        self._delete(keys.USERS, keys.key(user_id))
 
     # -- groups -----------------------------------------------------------------
 
@@ -84,14 +84,14 @@ class AuthStore(CredentialRecords):
             self.remove_member(group_id, user_id)
         for policy_id in list(self._pairs(keys.GROUP_POLICIES, group_id)):
             self.detach_from_group(group_id, policy_id)
-        self.kv.delete(keys.GROUPS, keys.key(group_id))
+        self._delete(keys.GROUPS, keys.key(group_id))
 
     def add_member(self, group_id: str, user_id: str) -> None:
         self.get_group(group_id)
         self.get_user(user_id)
         value = encode(Attachment(creation_date=self._now()))
-        self.kv.set(keys.GROUP_MEMBERS, keys.pair(group_id, user_id), value)
-        self.kv.set(keys.USER_GRANTS, keys.user_group(user_id, group_id), value)
+        self._set(keys.GROUP_MEMBERS, keys.pair(group_id, user_id), value)
+        self._set(keys.USER_GRANTS, keys.user_group(user_id, group_id), value)
 
     def remove_member(self, group_id: str, user_id: str) -> None:
         keys.check_id("group", group_id)
@@ -100,8 +100,8 @@ class AuthStore(CredentialRecords):
             self.kv.get(keys.GROUP_MEMBERS, keys.pair(group_id, user_id))
         except KeyNotFoundError:
             raise NotFoundError(f"user {user_id!r} is not a member of group {group_id!r}") from None
-        self.kv.delete(keys.USER_GRANTS, keys.user_group(user_id, group_id))
-        self.kv.delete(keys.GROUP_MEMBERS, keys.pair(group_id, user_id))
+        self._delete(keys.USER_GRANTS, keys.user_group(user_id, group_id))
+        self._delete(keys.GROUP_MEMBERS, keys.pair(group_id, user_id))
 
     def group_members(self, group_id: str, *, after: str = "") -> Iterator[str]:
         self.get_group(group_id)
@@ -123,7 +123,7 @@ class AuthStore(CredentialRecords):
         old = self.get_policy(policy_id)
         policy = Policy(id=policy_id, creation_date=old.creation_date, statement=statements)
         try:
-            self.kv.set_if(keys.POLICIES, keys.key(policy_id), encode(policy), MUST_EXIST)
+            self._set_if(keys.POLICIES, keys.key(policy_id), encode(policy), MUST_EXIST)
         except PreconditionFailedError:
             raise NotFoundError(f"policy {policy_id!r} not found") from None
         return policy
@@ -145,7 +145,7 @@ class AuthStore(CredentialRecords):
                 self.detach_from_user(holder_id, policy_id)
             else:
                 self.detach_from_group(holder_id, policy_id)
-        self.kv.delete(keys.POLICIES, keys.key(policy_id))
+        self._delete(keys.POLICIES, keys.key(policy_id))
 
     def attach_to_user(self, user_id: str, policy_id: str) -> None:
         self.get_user(user_id)
@@ -174,8 +174,8 @@ class AuthStore(CredentialRecords):
         self.get_policy(policy_id)
         value = encode(Attachment(creation_date=self._now()))
         # The reverse index first: a policy deletion always finds every holder.
-        self.kv.set(keys.POLICY_HOLDERS, keys.pair(policy_id, f"{kind}/{holder_id}"), value)
-        self.kv.set(partition, key, value)
+        self._set(keys.POLICY_HOLDERS, keys.pair(policy_id, f"{kind}/{holder_id}"), value)
+        self._set(partition, key, value)
 
     def _detach(
         self, partition: bytes, key: bytes, kind: str, holder_id: str, policy_id: str, what: str
@@ -185,8 +185,8 @@ class AuthStore(CredentialRecords):
             self.kv.get(partition, key)
         except KeyNotFoundError:
             raise NotFoundError(f"policy {policy_id!r} is not attached to {what}") from None
-        self.kv.delete(partition, key)
-        self.kv.delete(keys.POLICY_HOLDERS, keys.pair(policy_id, f"{kind}/{holder_id}"))
+        self._delete(partition, key)
+        self._delete(keys.POLICY_HOLDERS, keys.pair(policy_id, f"{kind}/{holder_id}"))
 
     def user_policies(self, user_id: str, *, after: str = "") -> Iterator[str]:
         self.get_user(user_id)

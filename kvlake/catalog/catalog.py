@@ -4,7 +4,8 @@ Uploads stream the body into a new, never-reused address under the
 repository's storage namespace (`data/<hour>/<uid>`), hashing it on the way, and
 only then stage the entry that references it: a reader can never see an entry
 whose bytes are missing. Every call takes a repository name and reads its record
-first (invariant 1).
+first (invariant 1), or a record its caller read for the same request (so a
+request reads it once).
 
 With a deletion log, no blob is orphaned by a write (invariant 4): a write
 that replaces a staged entry in place logs the old entry's blob first, and
@@ -36,7 +37,7 @@ from kvlake.errors import (
     TooManyTriesError,
 )
 from kvlake.graveler import keys
-from kvlake.graveler.graveler import Graveler
+from kvlake.graveler.graveler import TOKEN_DROP_DELAY, Graveler
 from kvlake.graveler.records import Repository, Value, decode_value, encode
 from kvlake.graveler.staging import TOMBSTONE
 from kvlake.graveler.validation import check_branch_name, check_path
@@ -46,6 +47,10 @@ log = logging.getLogger(__name__)
 MAX_DELETE_MANY = 1000
 DEFAULT_CONTENT_TYPE = "application/octet-stream"
 _WRITE_TRIES: Final = 10
+_TOKEN_REUSE: Final = TOKEN_DROP_DELAY / 6
+"""Seconds an upload may stage into the token its pre-check read (10 s): a token stays
+readable TOKEN_DROP_DELAY after a branch stops referencing it, and the writer flow's
+re-read moves the write to the new token, so no write lands in a dropped partition."""
 
 
 def entry_ref(value: Value) -> EntryRef:
@@ -96,9 +101,15 @@ class Catalog:
         self._clock = clock
         self._deletion = deletion
 
+    def _repository(self, repository: str | Repository) -> Repository:
+        """The active record: read now (invariant 1), or as the caller read it this request."""
+        if isinstance(repository, Repository):
+            return repository
+        return self.graveler.get_repository(repository)
+
     def upload(
         self,
-        repository: str,
+        repository: str | Repository,
         branch: str,
         path: str,
         data: BinaryIO,
@@ -112,12 +123,12 @@ class Catalog:
         Raises:
             PreconditionFailedError: `if_absent` and an object exists at the path.
         """
-        repo = self.graveler.get_repository(repository)
+        repo = self._repository(repository)
         check_branch_name(branch)
         key = check_path(path)
-        self.graveler.get_branch(repo, branch)  # fail before uploading a single byte
+        token = self.graveler.get_branch(repo, branch).staging_token  # fail before any byte
         if if_absent:
-            self._refuse_existing(repository, branch, path)
+            self._refuse_existing(repo, branch, path)
         now = self._clock()
         address = new_address(now)
         reader = _HashingReader(data)
@@ -133,8 +144,11 @@ class Catalog:
         tried: list[str] = []
         try:
             if if_absent:
-                self._refuse_existing(repository, branch, path)
-            self._stage(repo, branch, key, to_value(entry), "overwritten_staged", tried)
+                self._refuse_existing(repo, branch, path)
+            fresh = self._clock() - now < _TOKEN_REUSE  # else re-read: the token may be gone
+            value = to_value(entry)
+            reuse = token if fresh else ""
+            self._stage(repo, branch, key, value, "overwritten_staged", tried, reuse)
         except BaseException:
             self._abandon(repo, key, address, now, tried)
             raise
@@ -161,7 +175,7 @@ class Catalog:
         except KvlakeError as exc:  # the caller sees the first error; this one is logged
             log.warning("upload to %s left blob %s unlogged: %s", repo.name, address, exc)
 
-    def _refuse_existing(self, repository: str, branch: str, path: str) -> None:
+    def _refuse_existing(self, repository: Repository, branch: str, path: str) -> None:
         try:
             self.stat(repository, branch, path)
         except EntryNotFoundError:
@@ -171,22 +185,31 @@ class Catalog:
             "drop If-None-Match to overwrite it"
         )
 
-    def stat(self, repository: str, ref: str, path: str) -> ObjectStat:
+    def stat(self, repository: str | Repository, ref: str, path: str) -> ObjectStat:
         """The object's metadata. Raises EntryNotFoundError."""
-        repo = self.graveler.get_repository(repository)
+        repo = self._repository(repository)
         return from_value(path, self.graveler.get(repo, ref, check_path(path)))
 
     def open_object(
-        self, repository: str, ref: str, path: str, *, start: int = 0, end: int | None = None
+        self,
+        repository: str | Repository,
+        ref: str,
+        path: str,
+        *,
+        start: int = 0,
+        end: int | None = None,
     ) -> tuple[ObjectStat, BinaryIO]:
         """The object's metadata and a reader of bytes [start, end). Close the reader."""
-        stat = self.stat(repository, ref, path)
-        namespace = self.graveler.get_repository(repository).storage_namespace
-        return stat, self.blockstore.open_reader(namespace, stat.address, start=start, end=end)
+        repo = self._repository(repository)
+        stat = self.stat(repo, ref, path)
+        reader = self.blockstore.open_reader(
+            repo.storage_namespace, stat.address, start=start, end=end
+        )
+        return stat, reader
 
     def list_objects(
         self,
-        repository: str,
+        repository: str | Repository,
         ref: str,
         *,
         prefix: str = "",
@@ -197,10 +220,12 @@ class Catalog:
         """A page of objects (and common prefixes, with a delimiter) after `after`."""
         if not 0 <= amount <= MAX_AMOUNT:
             raise InvalidInputError(f"amount {amount} is out of range; use 0 to {MAX_AMOUNT}")
-        repo = self.graveler.get_repository(repository)
-        self.graveler.resolve_ref(repo, ref)  # an unknown ref is an error, not an empty page
+        repo = self._repository(repository)
+        # Resolved once: an unknown ref is an error, not an empty page, and a page that
+        # jumps past common prefixes reads one branch state, not one per jump.
+        resolved = self.graveler.resolve_ref(repo, ref)
         return list_page(
-            lambda start: self.graveler.list(repo, ref, start=start),
+            lambda start: self.graveler.list(repo, resolved, start=start),
             prefix=prefix,
             delimiter=delimiter,
             after=after,
@@ -209,8 +234,8 @@ class Catalog:
 
     def delete_object(self, repository: str, branch: str, path: str) -> None:
         """Stage the object's deletion. Raises EntryNotFoundError if there is none."""
-        self.stat(repository, branch, path)
-        repo = self.graveler.get_repository(repository)
+        repo = self._repository(repository)
+        self.stat(repo, branch, path)
         self._stage(repo, branch, check_path(path), None, "deleted_staged", [])
 
     def delete_objects(
@@ -272,6 +297,7 @@ class Catalog:
         value: Value | None,
         origin: Origin,
         tried: list[str],
+        token: str = "",
     ) -> None:
         """Stage `value` (None: a deletion) at `key`: graveler's writer flow, logging what goes.
 
@@ -283,11 +309,12 @@ class Catalog:
         logged our blob and re-writes its own value, so ours is not written again
         (bringing back a logged blob is what invariant 4 forbids).
         `tried` collects the tokens a swap was attempted on, for the caller's clean-up.
+        `token` is the branch's staging token if the caller read it moments ago.
         """
         self.graveler.check_branch_protection(repo, branch, "staging_write")  # as `set` does
         encoded = TOMBSTONE if value is None else encode(value)
         address = "" if value is None else entry_ref(value).address
-        token = self.graveler.refs.load_branch(repo, branch)[0].staging_token
+        token = token or self.graveler.refs.load_branch(repo, branch)[0].staging_token
         for _ in range(_WRITE_TRIES):
             self._replace(repo, token, key, encoded, address, origin, tried)
             current = self.graveler.refs.load_branch(repo, branch)[0].staging_token

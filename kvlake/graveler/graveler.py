@@ -305,10 +305,14 @@ class Graveler(HistoryOperations):
         return self.committed.get(repository.storage_namespace, resolved.commit.metarange_id, key)
 
     def list(
-        self, repository: Repository, ref: str, *, start: bytes = b""
+        self, repository: Repository, ref: str | ResolvedRef, *, start: bytes = b""
     ) -> Iterator[tuple[bytes, Value]]:
-        """Entries with key >= `start` on a ref, in key order, staged changes applied."""
-        resolved = self.resolve_ref(repository, ref)
+        """Entries with key >= `start` on a ref, in key order, staged changes applied.
+
+        `ref` may be one the caller resolved already, so a listing that restarts
+        (past a common prefix) reads one branch state instead of one per restart.
+        """
+        resolved = ref if isinstance(ref, ResolvedRef) else self.resolve_ref(repository, ref)
         committed = self.committed.scan(
             repository.storage_namespace, resolved.commit.metarange_id, start
         )

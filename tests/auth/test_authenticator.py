@@ -6,9 +6,10 @@ import base64
 
 import pytest
 
-from kvlake.auth import Authenticator, AuthStore, LoginLimiter, Permission, Statement
+from kvlake.auth import Authenticator, AuthStore, LoginLimiter, Permission, ServerKey, Statement
 from kvlake.auth.ratelimit import MAX_FAILURES, WINDOW_SECONDS
 from kvlake.errors import AuthenticationError, PermissionDeniedError, RateLimitedError
+from kvlake.kv.faults import FaultyStore
 from kvlake.kv.memory import MemoryStore
 from tests.graveler.helpers import FakeClock
 
@@ -106,3 +107,80 @@ def test_authorize_follows_the_attached_policies(
     auth.create_policy("read", (Statement(effect="allow", action=("fs:*",), resource="*"),))
     auth.attach_to_user("ada", "read")
     authenticator.authorize(user, [read])
+
+
+# -- the memo of successful lookups (kvlake.auth.cache) -------------------------------------
+
+READ = Permission("fs:ReadObject", "arn:lakefs:fs:::repository/r/object/a")
+
+
+def _counted(clock: FakeClock, *, cache_ttl: float = 1.0) -> tuple[Authenticator, FaultyStore]:
+    kv = FaultyStore(MemoryStore(), [])
+    auth = AuthStore(kv, ServerKey(b"test master key"), clock=clock)
+    auth.create_user("ada")
+    auth.create_policy("read", (Statement(effect="allow", action=("fs:*",), resource="*"),))
+    auth.attach_to_user("ada", "read")
+    limiter = LoginLimiter(kv, clock=clock)
+    return Authenticator(auth, limiter, clock=clock, cache_ttl=cache_ttl), kv
+
+
+def _check(authenticator: Authenticator, header: str) -> None:
+    authenticator.authorize(authenticator.authenticate(header, None), [READ])
+
+
+def test_a_repeated_request_reads_no_auth_record_within_the_ttl(clock: FakeClock) -> None:
+    authenticator, kv = _counted(clock)
+    _, secret = authenticator.store.create_credentials("ada", access_key_id="AKIAADA")
+    header = _basic("AKIAADA", secret)
+    _check(authenticator, header)
+    before = len(kv.calls)
+    _check(authenticator, header)
+    assert len(kv.calls) == before
+    clock.advance(1.0)
+    _check(authenticator, header)
+    assert len(kv.calls) > before  # expired: read again
+
+
+def test_a_zero_ttl_reads_the_records_on_every_request(clock: FakeClock) -> None:
+    authenticator, kv = _counted(clock, cache_ttl=0)
+    _, secret = authenticator.store.create_credentials("ada", access_key_id="AKIAADA")
+    _check(authenticator, _basic("AKIAADA", secret))
+    before = len(kv.calls)
+    _check(authenticator, _basic("AKIAADA", secret))
+    assert len(kv.calls) > before
+
+
+def test_a_revocation_on_this_process_takes_effect_at_once(clock: FakeClock) -> None:
+    authenticator, _ = _counted(clock)
+    auth = authenticator.store
+    _, secret = auth.create_credentials("ada", access_key_id="AKIAADA")
+    _check(authenticator, _basic("AKIAADA", secret))
+    auth.detach_from_user("ada", "read")
+    with pytest.raises(PermissionDeniedError):
+        _check(authenticator, _basic("AKIAADA", secret))
+    auth.delete_credentials("ada", "AKIAADA")
+    with pytest.raises(AuthenticationError):
+        authenticator.authenticate(_basic("AKIAADA", secret), None)
+
+
+def test_a_revocation_on_another_process_takes_effect_within_the_ttl(clock: FakeClock) -> None:
+    authenticator, kv = _counted(clock)
+    other = AuthStore(kv, ServerKey(b"test master key"), clock=clock)  # another process
+    _, secret = other.create_credentials("ada", access_key_id="AKIAADA")
+    header = _basic("AKIAADA", secret)
+    _check(authenticator, header)
+    other.delete_credentials("ada", "AKIAADA")
+    clock.advance(0.5)
+    _check(authenticator, header)  # the documented staleness: at most cache_ttl
+    clock.advance(0.5)
+    with pytest.raises(AuthenticationError):
+        authenticator.authenticate(header, None)
+
+
+def test_a_wrong_secret_is_never_answered_from_the_cache(clock: FakeClock) -> None:
+    authenticator, kv = _counted(clock)
+    _, secret = authenticator.store.create_credentials("ada", access_key_id="AKIAADA")
+    _check(authenticator, _basic("AKIAADA", secret))
+    with pytest.raises(AuthenticationError):
+        authenticator.authenticate(_basic("AKIAADA", "wrong"), None)
+    assert kv.count("set_if", b"auth/login_failures") == 1  # counted, as without a cache

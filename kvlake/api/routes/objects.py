@@ -56,7 +56,8 @@ def _chunks(reader: BinaryIO) -> Iterator[bytes]:
 def _read(call: Call, *, with_body: bool) -> Response:
     _refuse_presign(call)
     catalog = call.services.catalog
-    repository, ref, path = call.path["repository"], call.path["ref"], call.query.text("path")
+    repository = call.services.graveler.get_repository(call.path["repository"])
+    ref, path = call.path["ref"], call.query.text("path")
     stat = catalog.stat(repository, ref, path)
     headers = _headers(stat)
     if_none_match = call.query.text("If-None-Match")
@@ -91,18 +92,18 @@ def head_object(call: Call) -> Response:
 
 def stat_object(call: Call) -> Response:
     _refuse_presign(call)
-    catalog = call.services.catalog
-    repository = call.path["repository"]
-    stat = catalog.stat(repository, call.path["ref"], call.query.text("path"))
-    namespace = call.services.graveler.get_repository(repository).storage_namespace
+    # The record is read once and handed down: one KV read, not one per layer.
+    repository = call.services.graveler.get_repository(call.path["repository"])
+    stat = call.services.catalog.stat(repository, call.path["ref"], call.query.text("path"))
     user_metadata = call.query.flag("user_metadata", True)
+    namespace = repository.storage_namespace
     return json(convert.object_stats(stat, namespace, user_metadata=user_metadata))
 
 
 def list_objects(call: Call) -> Response:
     _refuse_presign(call)
     query = call.query
-    repository = call.path["repository"]
+    repository = call.services.graveler.get_repository(call.path["repository"])
     listing = call.services.catalog.list_objects(
         repository,
         call.path["ref"],
@@ -111,7 +112,7 @@ def list_objects(call: Call) -> Response:
         after=query.text("after"),
         amount=query.amount(),
     )
-    namespace = call.services.graveler.get_repository(repository).storage_namespace
+    namespace = repository.storage_namespace
     user_metadata = query.flag("user_metadata", True)
     results = [
         convert.common_prefix(row.path)

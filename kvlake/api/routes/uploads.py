@@ -40,7 +40,8 @@ def upload_object(call: Call) -> Response:
         raise InvalidInputError("If-None-Match supports only '*' (do not overwrite)")
     if query.has("If-Match"):
         raise InvalidInputError("If-Match is not supported on upload; omit it")
-    repository, branch, path = call.path["repository"], call.path["branch"], query.text("path")
+    repository = call.services.graveler.get_repository(call.path["repository"])
+    branch, path = call.path["branch"], query.text("path")
     content_type = call.request.headers.get("content-type", "")
     source = call.source
     if content_type.lower().startswith("multipart/form-data"):
@@ -56,8 +57,7 @@ def upload_object(call: Call) -> Response:
         metadata=user_metadata(call.request.headers),
         if_absent=if_none_match == "*",
     )
-    namespace = call.services.graveler.get_repository(repository).storage_namespace
-    return json(convert.object_stats(stat, namespace), 201)
+    return json(convert.object_stats(stat, repository.storage_namespace), 201)
 
 
 OPERATIONS: Final = (

@@ -1,0 +1,114 @@
+"""KV round trips per request on the hot paths: a regression guard, counted, never timed.
+
+Served in-process over a SQLite store wrapped in `FaultyStore` (which logs every
+driver call and fails none). After a first request has warmed the auth cache,
+a stat reads the repository, the branch and the staged entry, nothing else.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import anyio
+import httpx
+import pytest
+
+from kvlake.api.app import create_app
+from kvlake.api.services import Services
+from kvlake.blockstore import open_blockstore
+from kvlake.config import load_settings
+from kvlake.kv import open_store
+from kvlake.kv.faults import FaultyStore
+from kvlake.lake import Lake
+from tests.api.server import ACCESS_KEY_ID, SECRET_ACCESS_KEY
+
+Scenario = Callable[[httpx.AsyncClient, str], Awaitable[httpx.Response]]
+
+BUDGETS: dict[str, int] = {"stat": 3, "list": 3, "create branch": 3, "upload": 6}
+"""Most KV calls a warm request may make (auth answered from its cache)."""
+
+
+async def _stat(client: httpx.AsyncClient, repo: str) -> httpx.Response:
+    return await client.get(f"/repositories/{repo}/refs/main/objects/stat", params={"path": "a"})
+
+
+async def _list(client: httpx.AsyncClient, repo: str) -> httpx.Response:
+    return await client.get(f"/repositories/{repo}/refs/main/objects/ls", params={"prefix": ""})
+
+
+async def _branch(client: httpx.AsyncClient, repo: str) -> httpx.Response:
+    name = f"b-{uuid.uuid4().hex[:8]}"
+    return await client.post(
+        f"/repositories/{repo}/branches", json={"name": name, "source": "main"}
+    )
+
+
+async def _upload(client: httpx.AsyncClient, repo: str) -> httpx.Response:
+    path = f"u/{uuid.uuid4().hex[:8]}"
+    url = f"/repositories/{repo}/branches/main/objects"
+    return await client.post(url, params={"path": path}, content=b"x" * 1024)
+
+
+SCENARIOS: dict[str, Scenario] = {
+    "stat": _stat,
+    "list": _list,
+    "create branch": _branch,
+    "upload": _upload,
+}
+
+
+async def _calls_of(tmp_path: Path, scenario: Scenario) -> list[str]:
+    settings = load_settings(
+        {
+            "KVLAKE_DATA_DIR": str(tmp_path),
+            "KVLAKE_INSTALLATION_ACCESS_KEY_ID": ACCESS_KEY_ID,
+            "KVLAKE_INSTALLATION_SECRET_ACCESS_KEY": SECRET_ACCESS_KEY,
+        }
+    )
+    store = FaultyStore(open_store(settings.kv_url), [])
+    services = Services(Lake(settings, store, open_blockstore(settings.blockstore_url)))
+    try:
+        services.install()
+        app = create_app(settings, cleaner_interval=None)
+        app.state.services = services
+        async with _client(app) as client:
+            repo = f"r-{uuid.uuid4().hex[:8]}"
+            created = await client.post(
+                "/repositories", json={"name": repo, "storage_namespace": f"local://{repo}"}
+            )
+            assert created.status_code == 201, created.text
+            await _upload_one(client, repo)
+            (await scenario(client, repo)).raise_for_status()  # warm: auth cache, commit LRU
+            before = len(store.calls)
+            (await scenario(client, repo)).raise_for_status()
+            return [f"{call.op} {call.partition!r}" for call in store.calls[before:]]
+    finally:
+        services.close()
+
+
+async def _upload_one(client: httpx.AsyncClient, repo: str) -> None:
+    url = f"/repositories/{repo}/branches/main/objects"
+    (await client.post(url, params={"path": "a"}, content=b"a")).raise_for_status()
+
+
+def _client(app: object) -> httpx.AsyncClient:
+    transport = httpx.ASGITransport(app=app)  # type: ignore[arg-type]
+    return httpx.AsyncClient(
+        transport=transport,
+        base_url="http://kvlake/api/v1",
+        auth=(ACCESS_KEY_ID, SECRET_ACCESS_KEY),
+    )
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_a_warm_request_stays_within_its_kv_call_budget(tmp_path: Path, name: str) -> None:
+    calls = anyio.run(_calls_of, tmp_path, SCENARIOS[name])
+    assert len(calls) <= BUDGETS[name], "\n".join(calls)
+
+
+def test_a_warm_stat_reads_repository_branch_and_staged_entry_only(tmp_path: Path) -> None:
+    calls = anyio.run(_calls_of, tmp_path, _stat)
+    assert [call.split()[0] for call in calls] == ["get", "get", "get"], "\n".join(calls)
+    assert "auth/" not in " ".join(calls)

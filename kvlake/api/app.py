@@ -37,7 +37,7 @@ from kvlake.api.routes import (
     uploads,
     users,
 )
-from kvlake.api.routing import Operation, routes
+from kvlake.api.routing import Executors, Operation, routes
 from kvlake.api.services import Services
 from kvlake.config import Settings, load_settings
 from kvlake.errors import KvlakeError
@@ -91,18 +91,21 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         services = Services.open(settings)
+        executors = Executors()
         try:
             print_installation(services)
             if cleaner_interval is not None:
                 services.start_background_jobs(cleaner_interval)
             app.state.services = services
+            app.state.executors = executors
             yield
         finally:
+            executors.shutdown()  # handlers still running finish before the stores close
             services.close()
             print("kvlake: stopped: requests finished, cleaner stopped, stores closed", flush=True)
 
     return Starlette(
-        routes=[*routes(operations), Route("/api/v1/openapi.json", openapi_json)],
+        routes=[routes(operations), Route("/api/v1/openapi.json", openapi_json)],
         exception_handlers={
             KvlakeError: errors.kvlake_error,
             HTTPException: errors.http_error,

@@ -4,16 +4,17 @@ JSON bodies are bounded (`MAX_JSON_BYTES`) and decoded straight into a wire
 struct, so malformed JSON, a wrong type or an unknown field is a 400 before any
 handler runs. Upload bodies up to `SMALL_BODY` are read at once (one thread hop
 fewer); larger or unsized ones are pulled chunk by chunk from the event loop by
-the worker thread that stores them, so memory stays flat for any size.
+the worker thread that stores them (any thread: the reader holds its loop), so
+memory stays flat for any size.
 """
 
 from __future__ import annotations
 
+import asyncio
 import io
 from collections.abc import AsyncIterator
 from typing import Any, Final
 
-import anyio.from_thread
 import msgspec
 from starlette.requests import Request
 
@@ -51,14 +52,15 @@ async def upload_source(request: Request) -> io.RawIOBase | io.BytesIO:
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) <= SMALL_BODY:
         return io.BytesIO(await request.body())
-    return ThreadBodyReader(request.stream())
+    return ThreadBodyReader(request.stream(), asyncio.get_running_loop())
 
 
 class ThreadBodyReader(io.RawIOBase):
     """Reads an ASGI body from a worker thread, fetching each chunk on the event loop."""
 
-    def __init__(self, stream: AsyncIterator[bytes]) -> None:
+    def __init__(self, stream: AsyncIterator[bytes], loop: asyncio.AbstractEventLoop) -> None:
         self._stream = stream
+        self._loop = loop
         self._pending = b""
         self._done = False
 
@@ -73,7 +75,7 @@ class ThreadBodyReader(io.RawIOBase):
 
     def read(self, size: int = -1) -> bytes:
         while not self._pending and not self._done:
-            chunk = anyio.from_thread.run(self._next)
+            chunk = asyncio.run_coroutine_threadsafe(self._next(), self._loop).result()
             if chunk is None:
                 self._done = True
             else:

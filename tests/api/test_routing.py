@@ -1,0 +1,93 @@
+"""`OperationRoutes` answers every request with the route Starlette's in-order loop would pick."""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+import pytest
+from starlette.routing import Match, Route
+from starlette.types import Scope
+
+from kvlake.api.app import OPERATIONS
+from kvlake.api.routing import REQUEST_THREADS, routes
+from tests.api.server import Server
+
+METHODS = ("GET", "HEAD", "POST", "PUT", "DELETE", "PATCH")
+TABLE = routes(OPERATIONS)
+
+
+def _scope(method: str, path: str) -> Scope:
+    return {"type": "http", "method": method, "path": path, "root_path": ""}
+
+
+def _linear(method: str, path: str) -> tuple[Match, str]:
+    """What Starlette's router does: the first full match, else the first partial one."""
+    partial = ""
+    for route in TABLE.routes:
+        match, _ = route.matches(_scope(method, path))
+        if match is Match.FULL:
+            return match, route.name
+        if match is Match.PARTIAL and not partial:
+            partial = route.name
+    return (Match.PARTIAL, partial) if partial else (Match.NONE, "")
+
+
+def _indexed(method: str, path: str) -> tuple[Match, str]:
+    match, child = TABLE.matches(_scope(method, path))
+    route: Route | None = child.get("kvlake.route")
+    return match, route.name if route is not None else ""
+
+
+PATHS = sorted(
+    {re.sub(r"\{[^}]+\}", value, route.path) for route in TABLE.routes for value in ("x", "main")}
+    | {"/api/v1", "/api/v1/", "/api/v1/repositories/x/", "/api/v1/nothing/here", "/other"}
+)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_the_index_picks_the_route_the_in_order_loop_picks(path: str) -> None:
+    for method in METHODS:
+        assert _indexed(method, path) == _linear(method, path), (method, path)
+
+
+def test_a_stat_request_reaches_the_stat_operation() -> None:
+    path = "/api/v1/repositories/repo1/refs/main/objects/stat"
+    match, child = TABLE.matches(_scope("GET", path))
+    assert match is Match.FULL
+    assert child["path_params"] == {"repository": "repo1", "ref": "main"}
+    assert child["kvlake.route"].name == "statObject"
+
+
+def test_slow_streaming_uploads_do_not_hold_up_other_requests(
+    http: httpx.Client, server: Server, repo: str
+) -> None:
+    """Uploads whose bodies trickle in run on their own threads, not the request threads."""
+    slow = REQUEST_THREADS + 2
+    release = threading.Event()
+    started = threading.Semaphore(0)
+
+    def trickle() -> Iterator[bytes]:
+        yield b"x" * 1024
+        started.release()
+        release.wait(60)
+        yield b"y"
+
+    def upload(index: int) -> int:
+        with server.http() as client:  # one connection each: all in flight at once
+            url = f"/repositories/{repo}/branches/main/objects"
+            return client.post(url, params={"path": f"slow/{index}"}, content=trickle()).status_code
+
+    with ThreadPoolExecutor(slow) as pool:
+        uploads = [pool.submit(upload, index) for index in range(slow)]
+        try:
+            for _ in range(slow):
+                assert started.acquire(timeout=60), "an upload never started streaming"
+            listed = http.get(f"/repositories/{repo}/refs/main/objects/ls", timeout=30)
+            assert listed.status_code == 200
+        finally:
+            release.set()
+        assert [future.result() for future in uploads] == [201] * slow

@@ -6,7 +6,11 @@ or key ever reaches a file outside its folder: paths are checked lexically
 (`check_key`, `_namespace_path`) and again after resolving symbolic links.
 Puts write a temporary file in the blob's folder, fsync it, then rename it over
 the key, so a reader sees the whole old blob or the whole new one, never a torn
-one. Every OSError is translated here; callers see only kvlake errors.
+one. A put returns only once the blob and its name are durable (invariant 4:
+metadata may reference it at once): the rename is made durable by an fsync of
+the folder, shared by every put into that folder waiting at the time (a group
+commit, `_FolderSyncs`), and a newly created folder's name by an fsync of its
+parent. Every OSError is translated here; callers see only kvlake errors.
 """
 
 from __future__ import annotations
@@ -16,7 +20,8 @@ import io
 import os
 import secrets
 import stat
-from collections.abc import Iterable, Iterator
+import threading
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, BinaryIO, Final, Self
 
@@ -73,6 +78,68 @@ class _RangeReader(io.RawIOBase):
         super().close()
 
 
+class _Folder:
+    __slots__ = ("requested", "synced", "running", "waiters")
+
+    def __init__(self) -> None:
+        self.requested = 0
+        self.synced = 0
+        self.running = False
+        self.waiters = 0
+
+
+class _FolderSyncs:
+    """Group commit of folder fsyncs: one fsync covers every rename made before it began.
+
+    A caller renames, then asks for a sync and is numbered. If no fsync of the
+    folder is running, it runs one, covering every number handed out so far; if
+    one is running, it waits for it and for the next one (the running one may
+    have started before its rename). So each caller returns only after an fsync
+    that began after its rename, and concurrent puts into one folder share
+    fsyncs instead of queueing one each. A failed fsync is raised to the caller
+    that ran it; the waiters it covered run their own.
+    """
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._folders: dict[str, _Folder] = {}
+
+    def sync(self, folder: str, fsync: Callable[[], None]) -> None:
+        with self._cond:
+            state = self._folders.get(folder)
+            if state is None:
+                state = self._folders[folder] = _Folder()
+            state.requested += 1
+            state.waiters += 1
+            mine = state.requested
+            try:
+                while state.synced < mine:
+                    if state.running:
+                        self._cond.wait()
+                        continue
+                    self._run(state, fsync)
+            finally:
+                state.waiters -= 1
+                if not state.waiters:
+                    del self._folders[folder]  # memory stays bounded by the folders in use
+
+    def _run(self, state: _Folder, fsync: Callable[[], None]) -> None:
+        """Run one fsync with the lock released; on success it covers all numbers so far."""
+        state.running = True
+        covers = state.requested
+        done = False
+        self._cond.release()
+        try:
+            fsync()
+            done = True
+        finally:
+            self._cond.acquire()
+            state.running = False
+            if done:
+                state.synced = max(state.synced, covers)
+            self._cond.notify_all()
+
+
 def _escapes(namespace: str, key: str) -> InvalidInputError:
     return InvalidInputError(
         f"blob key {key!r} leads out of storage namespace {namespace!r} through a"
@@ -83,8 +150,9 @@ def _escapes(namespace: str, key: str) -> InvalidInputError:
 class LocalBlockStore(BlockStore):
     """Files under a root folder. URL: `local:///absolute/root` (created if missing).
 
-    Thread-safe without locks: each put writes its own temporary file and the
-    rename is atomic, so concurrent puts to one key leave one of them whole.
+    Thread-safe: each put writes its own temporary file and the rename is atomic,
+    so concurrent puts to one key leave one of them whole; the only lock guards
+    the bookkeeping of shared folder fsyncs.
     Listings walk one sorted folder at a time and never follow symbolic links.
     """
 
@@ -104,6 +172,7 @@ class LocalBlockStore(BlockStore):
             ) from exc
         self._root = os.path.realpath(root)
         self._root_prefix = os.path.join(self._root, "")
+        self._syncs = _FolderSyncs()
 
     @classmethod
     def from_url(cls, url: str) -> Self:
@@ -215,12 +284,7 @@ class LocalBlockStore(BlockStore):
         path = self._blob_path(namespace, key)
         what = f"blob {key!r} in {namespace!r}"
         folder = os.path.dirname(path)
-        try:
-            os.makedirs(folder, exist_ok=True)
-        except (FileExistsError, NotADirectoryError) as exc:
-            raise self._conflict(namespace, key) from exc
-        except OSError as exc:
-            raise self._failure(exc, f"create the folder for {what}") from exc
+        self._make_folder(folder, namespace, key, what)
         temp = os.path.join(folder, TEMP_PREFIX + secrets.token_hex(8))
         with self._os_errors(f"create a temporary file for {what}"):
             file = open(temp, "xb")  # closed by _write_temp
@@ -241,6 +305,26 @@ class LocalBlockStore(BlockStore):
         self._sync_folder(folder, what)
         return size
 
+    def _make_folder(self, folder: str, namespace: str, key: str, what: str) -> None:
+        """Create the blob's folder if missing, and make the new folders' names durable."""
+        if os.path.isdir(folder):
+            return  # the common case: keys are grouped in folders created once
+        missing = []
+        level = folder
+        while not os.path.isdir(level):  # ends at the namespace or the root, which exist
+            missing.append(level)
+            level = os.path.dirname(level)
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except (FileExistsError, NotADirectoryError) as exc:
+            raise self._conflict(namespace, key) from exc
+        except OSError as exc:
+            raise self._failure(exc, f"create the folder for {what}") from exc
+        # A folder's name lives in its parent: unsynced, a crash could lose the
+        # folder and every blob later made durable inside it.
+        for created in reversed(missing):
+            self._sync_folder(os.path.dirname(created), what)
+
     def _write_temp(self, file: BinaryIO, chunks: Iterator[bytes], what: str) -> int:
         size = 0
         try:
@@ -258,7 +342,11 @@ class LocalBlockStore(BlockStore):
         return size
 
     def _sync_folder(self, folder: str, what: str) -> None:
-        """Make the rename durable; some filesystems cannot fsync a folder (EINVAL)."""
+        """Make the renames into `folder` durable, sharing fsyncs with concurrent puts."""
+        self._syncs.sync(folder, lambda: self._fsync_folder(folder, what))
+
+    def _fsync_folder(self, folder: str, what: str) -> None:
+        """fsync a folder; some filesystems cannot (EINVAL), and need not."""
         try:
             descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
             try:

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import io
 import os
+import threading
+import time
 import tracemalloc
 from pathlib import Path
 
 import pytest
 
 from kvlake.blockstore import READ_CHUNK
-from kvlake.blockstore.local import TEMP_PREFIX, LocalBlockStore
+from kvlake.blockstore.local import TEMP_PREFIX, LocalBlockStore, _FolderSyncs
 from kvlake.errors import (
     BlobNotFoundError,
     ConfigError,
@@ -183,3 +185,100 @@ def test_read_only_root_is_a_config_error(tmp_path: Path) -> None:
     (tmp_path / "ro").mkdir(mode=0o500)
     with pytest.raises(ConfigError, match="KVLAKE_BLOCKSTORE_URL"):
         LocalBlockStore.from_url(f"local://{tmp_path}/ro")
+
+
+# -- durability: shared folder fsyncs and new folders ---------------------------------------
+
+
+def _fsynced_paths(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Record the path of every file and folder fsynced from now on."""
+    synced: list[str] = []
+    real_fsync = os.fsync
+
+    def recording_fsync(descriptor: int) -> None:
+        synced.append(os.readlink(f"/proc/self/fd/{descriptor}"))
+        real_fsync(descriptor)
+
+    monkeypatch.setattr(os, "fsync", recording_fsync)
+    return synced
+
+
+def test_a_put_makes_new_folders_durable_in_their_parents(
+    local_store: LocalBlockStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    synced = _fsynced_paths(monkeypatch)
+    local_store.put(NS, "data/h1/a", b"1")
+    namespace = os.path.join(local_store.root, "lake/repo1")
+    folders = [path for path in synced if os.path.isdir(path)]
+    parents = [local_store.root, os.path.dirname(namespace), namespace, f"{namespace}/data"]
+    assert folders == [*parents, f"{namespace}/data/h1"]  # every new name, then the rename
+    synced.clear()
+    local_store.put(NS, "data/h1/b", b"2")
+    assert [path for path in synced if os.path.isdir(path)] == [f"{namespace}/data/h1"]
+
+
+def _wait_for_waiters(syncs: _FolderSyncs, folder: str, count: int) -> None:
+    deadline = time.monotonic() + 10
+    while (state := syncs._folders.get(folder)) is None or state.waiters < count:
+        assert time.monotonic() < deadline, "the sync callers never arrived"
+        time.sleep(0.001)
+
+
+def test_callers_waiting_on_a_running_folder_fsync_share_the_next_one() -> None:
+    syncs = _FolderSyncs()
+    started, release = threading.Event(), threading.Event()
+    runs: list[int] = []
+
+    def fsync() -> None:
+        runs.append(len(runs))
+        if len(runs) == 1:
+            started.set()
+            release.wait(10)
+
+    first = threading.Thread(target=syncs.sync, args=("f", fsync))
+    first.start()
+    started.wait(10)
+    # These ask while the first fsync runs, which may have begun before their renames.
+    others = [threading.Thread(target=syncs.sync, args=("f", fsync)) for _ in range(5)]
+    for thread in others:
+        thread.start()
+    _wait_for_waiters(syncs, "f", 6)
+    assert all(thread.is_alive() for thread in others)
+    release.set()
+    for thread in (first, *others):
+        thread.join(10)
+    assert len(runs) == 2  # one more fsync covered all five
+    assert syncs._folders == {}
+
+
+def test_a_failed_folder_fsync_fails_its_caller_and_the_waiters_run_their_own() -> None:
+    syncs = _FolderSyncs()
+    started, release = threading.Event(), threading.Event()
+    runs: list[int] = []
+    errors: list[BaseException] = []
+
+    def fsync() -> None:
+        runs.append(len(runs))
+        if len(runs) == 1:
+            started.set()
+            release.wait(10)
+            raise UnavailableError("disk gone")
+
+    def first_caller() -> None:
+        try:
+            syncs.sync("f", fsync)
+        except UnavailableError as exc:
+            errors.append(exc)
+
+    first = threading.Thread(target=first_caller)
+    first.start()
+    started.wait(10)
+    waiters = [threading.Thread(target=syncs.sync, args=("f", fsync)) for _ in range(3)]
+    for thread in waiters:
+        thread.start()
+    _wait_for_waiters(syncs, "f", 4)
+    release.set()
+    for thread in (first, *waiters):
+        thread.join(10)
+    assert [str(error) for error in errors] == ["disk gone"]
+    assert len(runs) == 2

@@ -4,10 +4,12 @@
 --   BENCH_MODE   "get" (plain requests), "upload" (1 KiB POST to a new path each time)
 --                or "branch" (POST a branch creation with a new name each time)
 --   BENCH_PATH   for upload and branch: the collection path to POST to
+--   BENCH_PREFIX prepended to every name (so repeated runs write new names)
 -- Every thread numbers its requests, so no two requests write the same name.
 
 local mode = os.getenv("BENCH_MODE") or "get"
 local path = os.getenv("BENCH_PATH") or "/"
+local prefix = os.getenv("BENCH_PREFIX") or ""
 local body = string.rep("x", 1024)
 local threads = {}
 local counter = 0
@@ -26,14 +28,14 @@ end
 if mode == "upload" then
    function request()
       counter = counter + 1
-      local name = string.format("t%d-%d", thread_id, counter)
+      local name = string.format("%st%d-%d", prefix, thread_id, counter)
       wrk.headers["Content-Type"] = "application/octet-stream"
       return wrk.format("POST", path .. "?path=bench/" .. name, nil, body)
    end
 elseif mode == "branch" then
    function request()
       counter = counter + 1
-      local name = string.format("t%d-%d", thread_id, counter)
+      local name = string.format("%st%d-%d", prefix, thread_id, counter)
       wrk.headers["Content-Type"] = "application/json"
       local json = string.format('{"name": "b-%s", "source": "main"}', name)
       return wrk.format("POST", path, nil, json)

@@ -4,9 +4,12 @@ Starts `python -m kvlake.api --workers 2` on loopback (SQLite, then PostgreSQL
 when reachable), prepares a repository, and drives it with wrk at 32
 connections: stat, 1 KiB upload, a 1000-entry listing and branch creation. A
 bare Starlette JSON endpoint on 2 uvicorn workers runs in the same script, so
-the figures show kvlake's own cost. Prints throughput and p50/p99 latency.
+the figures show kvlake's own cost. Prints throughput, p50/p99 latency, the
+ratio to the bare endpoint, and the KV calls one warm request makes (counted
+in-process through `FaultyStore`, which logs every driver call).
 
     .venv/bin/python benchmarks/api_bench.py [--seconds 10] [--connections 32]
+        [--backends sqlite,postgres]
 
 Needs wrk (`apt-get install -y wrk`); without it the script says so and exits 0.
 Goals: stat >= 8000 req/s, uploads >= 3000 req/s, p99 < 25 ms.
@@ -24,9 +27,11 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -162,6 +167,63 @@ def bench_kvlake(
     return results
 
 
+def kv_calls(kv_url: str) -> dict[str, int]:
+    """KV calls of one warm request per scenario, served in-process over `kv_url`."""
+    from kvlake.api.app import create_app
+    from kvlake.api.services import Services
+    from kvlake.blockstore import open_blockstore
+    from kvlake.config import load_settings
+    from kvlake.kv import open_store
+    from kvlake.kv.faults import FaultyStore
+    from kvlake.lake import Lake
+
+    data_dir = tempfile.mkdtemp(prefix="kvlake-bench-calls-")
+    environ = {"KVLAKE_DATA_DIR": data_dir, "KVLAKE_KV_URL": kv_url}
+    environ |= {"KVLAKE_INSTALLATION_ACCESS_KEY_ID": KEY}
+    environ |= {"KVLAKE_INSTALLATION_SECRET_ACCESS_KEY": SECRET}
+    settings = load_settings({k: v for k, v in environ.items() if v})
+    store = FaultyStore(open_store(settings.kv_url), [])
+    services = Services(Lake(settings, store, open_blockstore(settings.blockstore_url)))
+    services.install()
+    app = create_app(settings, cleaner_interval=None)
+    app.state.services = services
+    counts: dict[str, int] = {}
+
+    async def measure() -> None:
+        transport = httpx.ASGITransport(app=app)
+        base = "http://kvlake/api/v1"
+        async with httpx.AsyncClient(transport=transport, base_url=base, auth=(KEY, SECRET)) as api:
+            repo = f"calls-{uuid.uuid4().hex[:8]}"
+            namespace = {"name": repo, "storage_namespace": f"local://{repo}"}
+            (await api.post("/repositories", json=namespace)).raise_for_status()
+            objects = f"/repositories/{repo}/branches/main/objects"
+            read = f"/repositories/{repo}/refs/main/objects"
+            (await api.post(objects, params={"path": "stat/me"}, content=b"x")).raise_for_status()
+            branches = f"/repositories/{repo}/branches"
+            sends: dict[str, Callable[[int], Awaitable[httpx.Response]]] = {
+                "stat": lambda n: api.get(f"{read}/stat", params={"path": "stat/me"}),
+                "upload 1 KiB": lambda n: api.post(
+                    objects, params={"path": f"u/{n}"}, content=b"x" * 1024
+                ),
+                "list 1000": lambda n: api.get(f"{read}/ls", params={"prefix": "stat/"}),
+                "create branch": lambda n: api.post(
+                    branches, json={"name": f"b{n}", "source": "main"}
+                ),
+            }
+            for scenario, send in sends.items():
+                (await send(0)).raise_for_status()  # warm: caches, connections
+                before = len(store.calls)
+                (await send(1)).raise_for_status()
+                counts[scenario] = len(store.calls) - before
+
+    try:
+        anyio.run(measure)
+    finally:
+        services.close()
+        shutil.rmtree(data_dir, ignore_errors=True)
+    return counts
+
+
 def bench_bare(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     port = _free_port()
     code = (
@@ -203,24 +265,35 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--backends", default="sqlite,postgres", help="comma-separated")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         print("wrk is not installed (apt-get install -y wrk); skipping the API benchmark")
         return 0
+    backends = args.backends.split(",")
     results = [bench_bare(args)]
-    results += bench_kvlake("sqlite", "", args)
-    postgres = _postgres_url()
+    calls: dict[str, int] = {}
+    if "sqlite" in backends:
+        calls |= {f"sqlite: {k}": v for k, v in kv_calls("").items()}
+        results += bench_kvlake("sqlite", "", args)
+    postgres = _postgres_url() if "postgres" in backends else ""
     if postgres:
+        counted = _postgres_url()  # its own table: another data folder, another server key
         try:
+            calls |= {f"postgres: {k}": v for k, v in kv_calls(counted).items()}
             results += bench_kvlake("postgres", postgres, args)
         finally:
+            _drop(counted)
             _drop(postgres)
+    bare = results[0][1]["rps"]
     print(f"\n{args.connections} connections, {args.seconds} s each, 2 server processes, wrk -t2")
-    print(f"{'scenario':<28}{'req/s':>10}{'p50 ms':>10}{'p99 ms':>10}{'errors':>8}")
+    header = ("req/s", 10), ("x bare", 8), ("p50 ms", 9), ("p99 ms", 9), ("errors", 8)
+    print(f"{'scenario':<28}" + "".join(f"{t:>{w}}" for t, w in header) + f"{'KV calls':>10}")
     for name, figures in results:
         print(
-            f"{name:<28}{figures['rps']:>10,.0f}{figures['p50_ms']:>10.2f}"
-            f"{figures['p99_ms']:>10.2f}{figures['errors']:>8}"
+            f"{name:<28}{figures['rps']:>10,.0f}{figures['rps'] / bare:>8.2f}"
+            f"{figures['p50_ms']:>9.2f}{figures['p99_ms']:>9.2f}{figures['errors']:>8}"
+            f"{calls.get(name, ''):>10}"
         )
     return 0
 

@@ -140,5 +140,8 @@ def test_racing_overwrites_and_commits_end_with_exactly_the_referenced_blobs(
     assert lake.referenced() <= lake.data_blobs()
     settled = lake.settle()  # commits stopped: what waited for them goes now
     assert lake.data_blobs() == lake.referenced()
-    assert worked.batches > 0 and settled.batches > 0  # workers ran during and after the race
+    # Workers ran during the race; whether anything was left for after it depends
+    # on scheduling (settled.batches may be 0), and the equality above holds either way.
+    assert worked.batches > 0
+    assert settled.failures == []
     store.close()

@@ -105,6 +105,9 @@ class Committer:
                 generation=parent.generation + 1,
             )
             commit_id = self._refs.add_commit(repository, commit)
+            # Before the publishing swap: once published, the tokens' blobs are committed
+            # data, garbage collection's alone; the deletion worker reads this, not history.
+            self._refs.record_consumed(repository, mine, commit_id)
             branch, predicate, published = self._publish(
                 repository, branch_name, commit_id, mine, branch, predicate
             )

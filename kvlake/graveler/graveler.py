@@ -11,7 +11,7 @@ lost to a racing commit (invariant 2).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import Final
 
 from kvlake.blockstore.store import BlockStore
@@ -25,7 +25,16 @@ from kvlake.graveler import keys
 from kvlake.graveler.commits import Committer
 from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.history import HistoryOperations
-from kvlake.graveler.records import Branch, Commit, DroppedToken, Repository, Tag, Value, encode
+from kvlake.graveler.records import (
+    Branch,
+    Commit,
+    DroppedToken,
+    Repository,
+    Tag,
+    TokenState,
+    Value,
+    encode,
+)
 from kvlake.graveler.refexpr import ResolvedRef
 from kvlake.graveler.refs import Refs
 from kvlake.graveler.repositories import INITIAL_TIMEOUT, Repositories
@@ -41,6 +50,8 @@ TOKEN_DROP_DELAY: Final = 60.0
 """Seconds an unreferenced staging token stays readable, for readers that still hold it."""
 
 _WRITE_TRIES: Final = 10
+
+__all__ = ["TOKEN_DROP_DELAY", "Graveler", "TokenState", "data_size"]
 
 
 def data_size(value: Value) -> int:
@@ -258,6 +269,37 @@ class Graveler(HistoryOperations):
                 for token in tokens
             ),
         )
+
+    def staging_token_states(
+        self, repository: Repository, tokens: Collection[str]
+    ) -> dict[str, TokenState]:
+        """What each staging token is now: for deciding whether its entries' blobs may go.
+
+        "sealed" if a branch lists it among its sealed tokens (a commit may be reading
+        it; this wins over "consumed"), "staging" if it is a branch's staging token,
+        "consumed" if a commit recorded consuming it (its blobs are committed data,
+        garbage collection's alone), else "dropped". One scan of the branches, then
+        point reads of the consumed records for the rest. A token's state only moves
+        forward (staging, sealed, consumed or dropped), except that a reset may drop
+        a sealed token that a commit then never publishes: its stale consumed record
+        only keeps blobs for garbage collection.
+        """
+        sealed: set[str] = set()
+        staging: set[str] = set()
+        for _, branch in self.refs.list_branches(repository):
+            staging.add(branch.staging_token)
+            sealed.update(branch.sealed_tokens)
+        states: dict[str, TokenState] = {}
+        for token in tokens:
+            if token in sealed:
+                states[token] = "sealed"
+            elif token in staging:
+                states[token] = "staging"
+        rest = [token for token in tokens if token not in states]
+        consumed = self.refs.consumed_by(repository, rest)
+        for token in rest:
+            states[token] = "consumed" if token in consumed else "dropped"
+        return states
 
     # -- entries -------------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ BRANCH_PREFIX = b"branches/"
 COMMIT_PREFIX = b"commits/"
 TAG_PREFIX = b"tags/"
 SETTING_PREFIX = b"settings/"
+CONSUMED_TOKEN_PREFIX = b"consumed_tokens/"
 
 _CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
 UID_LENGTH = 26
@@ -71,6 +72,11 @@ def tag_key(name: str) -> bytes:
 
 def setting_key(name: str) -> bytes:
     return SETTING_PREFIX + name.encode()
+
+
+def consumed_token_key(token: str) -> bytes:
+    """In the instance partition: which commit consumed a staging token (see commits.py)."""
+    return CONSUMED_TOKEN_PREFIX + token.encode()
 
 
 def dropped_token_key(due: float, token: str) -> bytes:

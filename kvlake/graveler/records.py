@@ -16,6 +16,8 @@ RepositoryState = Literal["initial", "active", "deleting", "deleted"]
 DiffType = Literal["added", "removed", "changed"]
 PathType = Literal["object", "common_prefix"]
 ProtectedAction = Literal["staging_write", "commit", "delete"]
+TokenState = Literal["staging", "sealed", "consumed", "dropped"]
+"""What a staging token is to its repository (see `Graveler.staging_token_states`)."""
 
 
 class Value(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
@@ -93,6 +95,20 @@ class DroppedToken(msgspec.Struct, frozen=True, kw_only=True):
     repository: str
     instance_uid: str
     token: str
+
+
+class ConsumedToken(msgspec.Struct, frozen=True, kw_only=True):
+    """Commits about to publish the entries of a staging token, under `consumed_tokens/<token>`.
+
+    Each commit adds its id before its publishing compare-and-swap (a rebuild adds
+    the new id), so racing commits never erase each other's claim and a commit
+    can later tell whether one that the branch history holds took its tokens.
+    An id may name a commit that lost its publish: it then only makes the
+    token's blobs garbage collection's, which is safe. The deletion worker reads
+    it through `Graveler.staging_token_states` instead of walking history.
+    """
+
+    commit_ids: tuple[str, ...]
 
 
 class BranchProtection(msgspec.Struct, frozen=True, kw_only=True):
@@ -173,4 +189,5 @@ decode_commit = msgspec.msgpack.Decoder(Commit).decode
 decode_tag = msgspec.msgpack.Decoder(Tag).decode
 decode_deleted_repository = msgspec.msgpack.Decoder(DeletedRepository).decode
 decode_dropped_token = msgspec.msgpack.Decoder(DroppedToken).decode
+decode_consumed_token = msgspec.msgpack.Decoder(ConsumedToken).decode
 decode_branch_protection = msgspec.msgpack.Decoder(BranchProtection).decode

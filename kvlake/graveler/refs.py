@@ -23,21 +23,27 @@ from kvlake.errors import (
     KeyNotFoundError,
     PreconditionFailedError,
     TagNotFoundError,
+    TooManyTriesError,
 )
 from kvlake.graveler import keys
 from kvlake.graveler.records import (
     Branch,
     Commit,
+    ConsumedToken,
     Repository,
     Tag,
     decode_branch,
     decode_commit,
+    decode_consumed_token,
     decode_tag,
     encode,
 )
 from kvlake.kv import Predicate, Store
 
 _R = TypeVar("_R")
+
+CONSUMED_TRIES: Final = 20
+"""Compare-and-swaps one consumed-token record may lose to racing commits before giving up."""
 
 COMMIT_CACHE_SIZE: Final = 20_000
 """Commits kept decoded (a few hundred bytes each): a long log reads each only once."""
@@ -170,6 +176,53 @@ class Refs:
 
     def list_tags(self, repository: Repository, *, after: str = "") -> Iterator[tuple[str, Tag]]:
         yield from self._scan_names(repository, keys.TAG_PREFIX, after, decode_tag)
+
+    # -- consumed staging tokens --------------------------------------------------
+
+    def record_consumed(
+        self, repository: Repository, tokens: Iterable[str], commit_id: str
+    ) -> None:
+        """Add `commit_id` to the commits about to publish these tokens (before its swap).
+
+        Compare-and-swap per token, so a racing commit's claim is kept, not overwritten.
+        """
+        partition = partition_of(repository)
+        for token in tokens:
+            key = keys.consumed_token_key(token)
+            for _ in range(CONSUMED_TRIES):
+                try:
+                    raw, predicate = self._store.get(partition, key)
+                except KeyNotFoundError:
+                    ids: tuple[str, ...] = ()
+                    expected: Predicate | None = None
+                else:
+                    ids, expected = decode_consumed_token(raw).commit_ids, predicate
+                if commit_id in ids:
+                    break
+                record = ConsumedToken(commit_ids=(*ids, commit_id))
+                try:
+                    self._store.set_if(partition, key, encode(record), expected)
+                    break
+                except PreconditionFailedError:
+                    continue  # a racing commit added its id: add ours to that
+            else:
+                raise TooManyTriesError(
+                    f"recording the tokens of commit {commit_id} kept racing other commits; retry"
+                )
+
+    def consumed_by(
+        self, repository: Repository, tokens: Iterable[str]
+    ) -> dict[str, tuple[str, ...]]:
+        """The commits recorded as consuming each token; tokens no commit claimed are absent."""
+        found: dict[str, tuple[str, ...]] = {}
+        partition = partition_of(repository)
+        for token in tokens:
+            try:
+                raw, _ = self._store.get(partition, keys.consumed_token_key(token))
+            except KeyNotFoundError:
+                continue
+            found[token] = decode_consumed_token(raw).commit_ids
+        return found
 
     # -- commits ----------------------------------------------------------------
 

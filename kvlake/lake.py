@@ -1,10 +1,10 @@
 """The assembled data lake: one place that wires the layers together from the settings.
 
-The server, the CLI and tools must all build the same graph: a catalog that
-logs replaced blobs, a cleaner whose hooks log the blobs of dropped staging
-tokens, and workers that delete them. Two hand-built copies drift (a catalog
-built without the deletion log leaves blobs unlogged, and copies unmarked), so
-both build it here.
+The server, the CLI and tools must all build the same graph: a graveler whose
+writer flow logs replaced blobs (`StagingLogHooks`), a catalog that marks
+copies shared, a cleaner whose hooks log the blobs of dropped staging tokens,
+and workers that delete them. Two hand-built copies drift (a graveler built
+without the hooks leaves blobs unlogged), so both build it here.
 """
 
 from __future__ import annotations
@@ -16,7 +16,13 @@ from kvlake.blockstore import BlockStore, open_blockstore
 from kvlake.catalog import Catalog, entry_ref
 from kvlake.catalog.records import from_value
 from kvlake.config import Settings
-from kvlake.deletion import DeletionHooks, DeletionLog, DeletionWorker, Purges
+from kvlake.deletion import (
+    DeletionHooks,
+    DeletionLog,
+    DeletionWorker,
+    Purges,
+    StagingLogHooks,
+)
 from kvlake.graveler.cleaner import Cleaner
 from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.graveler import Graveler
@@ -30,14 +36,15 @@ class Lake:
         self.settings = settings
         self.store = store
         self.blockstore = blockstore
+        self.deletion_log = DeletionLog(store, settings.deletion)
         self.graveler = Graveler(
             store,
             CommittedManager(blockstore),
             check_namespace=blockstore.check_namespace,
             value_size=lambda value: from_value("", value).size,
             blockstore=blockstore,
+            staging_hooks=StagingLogHooks(self.deletion_log, entry_ref),
         )
-        self.deletion_log = DeletionLog(store, settings.deletion)
         self.catalog = Catalog(self.graveler, blockstore, deletion=self.deletion_log)
         self.purges = Purges(self.deletion_log, self.graveler, blockstore)
 

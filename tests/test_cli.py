@@ -17,10 +17,10 @@ import yaml
 from click.testing import CliRunner, Result
 
 from kvlake.blockstore import open_blockstore
-from kvlake.catalog import Catalog
+from kvlake.catalog import Catalog, entry_ref
 from kvlake.cli import main
 from kvlake.config import load_settings
-from kvlake.deletion import DeletionLog
+from kvlake.deletion import DeletionLog, StagingLogHooks
 from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.records import Repository
@@ -218,9 +218,15 @@ def make_repository(paths: int) -> tuple[set[str], str]:
     """A repository `repo1` with `paths` objects, each overwritten once while staged."""
     settings = load_settings()
     with open_store(settings.kv_url) as store, open_blockstore(settings.blockstore_url) as blocks:
-        graveler = Graveler(store, CommittedManager(blocks), check_namespace=blocks.check_namespace)
+        log = DeletionLog(store, settings.deletion)
+        graveler = Graveler(
+            store,
+            CommittedManager(blocks),
+            check_namespace=blocks.check_namespace,
+            staging_hooks=StagingLogHooks(log, entry_ref),
+        )
         graveler.create_repository("repo1", storage_namespace="local://lake/repo1")
-        catalog = Catalog(graveler, blocks, deletion=DeletionLog(store, settings.deletion))
+        catalog = Catalog(graveler, blocks, deletion=log)
         for i in range(paths):
             catalog.upload("repo1", "main", f"p{i}", io.BytesIO(b"1"))
         kept = {

@@ -7,13 +7,16 @@ whose bytes are missing. Every call takes a repository name and reads its record
 first (invariant 1), or a record its caller read for the same request (so a
 request reads it once).
 
-With a deletion log, no blob is orphaned by a write (invariant 4): a write
-that replaces a staged entry in place logs the old entry's blob first, and
-replaces it by compare-and-swap, so a racing writer's entry is never replaced
-unlogged. Only in-place replacement is logged: an entry shadowed in a sealed
-token or a commit stays referenced there (the cleaner logs dropped tokens;
-committed data is garbage collection's). A copy marks its address shared
-before staging it, so no staging record ever deletes a blob two paths hold.
+No blob is orphaned by a write (invariant 4): every staging write goes
+through graveler's writer flow (`Graveler.set` and `delete`), which replaces
+the staged value by compare-and-swap after its `StagingHooks` logged the blob
+it replaces (kvlake/deletion's `StagingLogHooks`, wired by `kvlake.lake.Lake`),
+so a racing writer's entry is never replaced unlogged. Only in-place
+replacement is logged: an entry shadowed in a sealed token or a commit stays
+referenced there (the cleaner logs dropped tokens; committed data is garbage
+collection's). A copy marks its address shared before staging it, so no
+staging record ever deletes a blob two paths hold. `If-None-Match: *` is the
+writer flow's `if_absent`: a compare-and-swap on the path's absence.
 """
 
 from __future__ import annotations
@@ -27,26 +30,23 @@ from typing import BinaryIO, Final
 from kvlake.blockstore import READ_CHUNK, BlockStore
 from kvlake.catalog.listing import MAX_AMOUNT, list_page
 from kvlake.catalog.records import ListingPage, ObjectEntry, ObjectStat, from_value, to_value
-from kvlake.deletion import DeletionLog, EntryRef, Origin
+from kvlake.deletion import DeletionLog, EntryRef
 from kvlake.errors import (
+    ConfigError,
     EntryNotFoundError,
     InvalidInputError,
-    KeyNotFoundError,
     KvlakeError,
     PreconditionFailedError,
-    TooManyTriesError,
 )
 from kvlake.graveler import keys
 from kvlake.graveler.graveler import TOKEN_DROP_DELAY, Graveler
-from kvlake.graveler.records import Repository, Value, decode_value, encode
-from kvlake.graveler.staging import TOMBSTONE
+from kvlake.graveler.records import Repository, Value
 from kvlake.graveler.validation import check_branch_name, check_path
 
 log = logging.getLogger(__name__)
 
 MAX_DELETE_MANY = 1000
 DEFAULT_CONTENT_TYPE = "application/octet-stream"
-_WRITE_TRIES: Final = 10
 _TOKEN_REUSE: Final = TOKEN_DROP_DELAY / 6
 """Seconds an upload may stage into the token its pre-check read (10 s): a token stays
 readable TOKEN_DROP_DELAY after a branch stops referencing it, and the writer flow's
@@ -96,6 +96,12 @@ class Catalog:
         clock: Callable[[], float] = time.time,
         deletion: DeletionLog | None = None,
     ) -> None:
+        if deletion is not None and graveler.staging_hooks is None:
+            raise ConfigError(
+                "the catalog has a deletion log but its graveler has no staging hooks, so"
+                " replaced blobs would go unlogged; build the graveler with"
+                " staging_hooks=StagingLogHooks(log, entry_ref), as kvlake.lake.Lake does"
+            )
         self.graveler = graveler
         self.blockstore = blockstore
         self._clock = clock
@@ -143,12 +149,16 @@ class Catalog:
         )
         tried: list[str] = []
         try:
-            if if_absent:
-                self._refuse_existing(repo, branch, path)
             fresh = self._clock() - now < _TOKEN_REUSE  # else re-read: the token may be gone
-            value = to_value(entry)
-            reuse = token if fresh else ""
-            self._stage(repo, branch, key, value, "overwritten_staged", tried, reuse)
+            self.graveler.set(
+                repo,
+                branch,
+                key,
+                to_value(entry),
+                if_absent=if_absent,
+                token=token if fresh else "",
+                attempted=tried,
+            )
         except BaseException:
             self._abandon(repo, key, address, now, tried)
             raise
@@ -236,7 +246,7 @@ class Catalog:
         """Stage the object's deletion. Raises EntryNotFoundError if there is none."""
         repo = self._repository(repository)
         self.stat(repo, branch, path)
-        self._stage(repo, branch, check_path(path), None, "deleted_staged", [])
+        self.graveler.delete(repo, branch, check_path(path))
 
     def delete_objects(
         self, repository: str, branch: str, paths: Sequence[str]
@@ -252,7 +262,7 @@ class Catalog:
         failures: list[tuple[str, KvlakeError]] = []
         for path, key in zip(paths, keys_, strict=True):
             try:
-                self._stage(repo, branch, key, None, "deleted_staged", [])
+                self.graveler.delete(repo, branch, key)
             except KvlakeError as exc:
                 failures.append((path, exc))
         return failures
@@ -284,98 +294,5 @@ class Catalog:
             metadata=source.metadata,
         )
         value = to_value(entry)
-        self._stage(repo, branch, key, value, "overwritten_staged", [])
+        self.graveler.set(repo, branch, key, value)
         return from_value(path, value)
-
-    # -- the write path ------------------------------------------------------------------
-
-    def _stage(
-        self,
-        repo: Repository,
-        branch: str,
-        key: bytes,
-        value: Value | None,
-        origin: Origin,
-        tried: list[str],
-        token: str = "",
-    ) -> None:
-        """Stage `value` (None: a deletion) at `key`: graveler's writer flow, logging what goes.
-
-        As in `Graveler.set`, write to the branch's token, re-read the branch and
-        write again to the new token if a commit sealed ours meanwhile, so the
-        write is never lost (invariant 2). Each write replaces the staged value by
-        compare-and-swap after logging its blob, so none is replaced unlogged.
-        A later write that already replaced ours in the sealed token wins: it
-        logged our blob and re-writes its own value, so ours is not written again
-        (bringing back a logged blob is what invariant 4 forbids).
-        `tried` collects the tokens a swap was attempted on, for the caller's clean-up.
-        `token` is the branch's staging token if the caller read it moments ago.
-        """
-        self.graveler.check_branch_protection(repo, branch, "staging_write")  # as `set` does
-        encoded = TOMBSTONE if value is None else encode(value)
-        address = "" if value is None else entry_ref(value).address
-        token = token or self.graveler.refs.load_branch(repo, branch)[0].staging_token
-        for _ in range(_WRITE_TRIES):
-            self._replace(repo, token, key, encoded, address, origin, tried)
-            current = self.graveler.refs.load_branch(repo, branch)[0].staging_token
-            if current == token or self._superseded(token, key, encoded):
-                return
-            token = current
-        raise TooManyTriesError(
-            f"writing to branch {branch!r} kept racing commits; retry the write"
-        )
-
-    def _replace(
-        self,
-        repo: Repository,
-        token: str,
-        key: bytes,
-        encoded: bytes,
-        address: str,
-        origin: Origin,
-        tried: list[str],
-    ) -> None:
-        """Compare-and-swap the staged value at `key`, logging the blob it replaces first."""
-        store, partition = self.graveler.store, keys.staging_partition(token)
-        logging_on = self._deletion is not None and self._deletion.enabled
-        for _ in range(_WRITE_TRIES):
-            try:
-                raw, predicate = store.get(partition, key)
-            except KeyNotFoundError:
-                raw, expected = b"", None
-            else:
-                expected = predicate
-            if raw == encoded and expected is not None:
-                return  # our own earlier try landed
-            if raw and logging_on:
-                old = entry_ref(decode_value(raw))
-                if old.address and old.address != address:
-                    self._log_replaced(repo, token, key, old, origin)
-            tried.append(token)  # from here on the write may land, whatever we are told
-            try:
-                store.set_if(partition, key, encoded, expected)
-                return
-            except PreconditionFailedError:
-                continue  # a racing writer replaced it first: log what is there now
-        raise TooManyTriesError(
-            f"path {key.decode(errors='replace')!r} kept changing under racing writers; retry"
-        )
-
-    def _superseded(self, token: str, key: bytes, encoded: bytes) -> bool:
-        """Whether a later write replaced ours in `token` (a dropped token says nothing)."""
-        try:
-            raw, _ = self.graveler.store.get(keys.staging_partition(token), key)
-        except KeyNotFoundError:
-            return False
-        return raw != encoded
-
-    def _log_replaced(
-        self, repo: Repository, token: str, key: bytes, old: EntryRef, origin: Origin
-    ) -> None:
-        assert self._deletion is not None
-        # Invariant 4: the intent is durable before the staged reference goes; if
-        # the append fails, the write fails and nothing has changed.
-        record = self._deletion.new_record(
-            repo, old.address, origin, staging_token=token, path=key, since=old.since
-        )
-        self._deletion.append([record])

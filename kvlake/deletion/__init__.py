@@ -15,6 +15,7 @@ from kvlake.deletion.records import (
     PurgeCounts,
     PurgeRequest,
 )
+from kvlake.deletion.staging_hooks import StagingLogHooks
 from kvlake.deletion.status import DeletionStatus, PartitionStatus, deletion_status, metrics_text
 from kvlake.deletion.worker import DeletionWorker, WorkerReport
 
@@ -39,6 +40,7 @@ __all__ = [
     "PurgeRequest",
     "Purges",
     "ReferenceChecker",
+    "StagingLogHooks",
     "Verdict",
     "WorkerReport",
     "deletion_status",

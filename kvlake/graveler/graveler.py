@@ -3,9 +3,9 @@
 Every repository-scoped call takes a `Repository` obtained from
 `get_repository`, which reads the record first (invariant 1): no call can
 reach a deleted or half-created repository's data. Writes follow the writer
-flow (write to the branch's staging token, then re-read the branch and write
-again if a commit sealed the token meanwhile), so an acknowledged write is never
-lost to a racing commit (invariant 2).
+flow (writer.py: write to the branch's staging token by compare-and-swap, then
+re-read the branch and write again if a commit sealed the token meanwhile), so
+an acknowledged write is never lost to a racing commit (invariant 2).
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from kvlake.errors import (
     EntryNotFoundError,
     InvalidInputError,
     KeyNotFoundError,
-    TooManyTriesError,
 )
 from kvlake.graveler import keys
 from kvlake.graveler.commits import Committer
@@ -44,14 +43,13 @@ from kvlake.graveler.validation import (
     check_repository_name,
     check_tag_name,
 )
+from kvlake.graveler.writer import StagingHooks, Writer
 from kvlake.kv import Store
 
 TOKEN_DROP_DELAY: Final = 60.0
 """Seconds an unreferenced staging token stays readable, for readers that still hold it."""
 
-_WRITE_TRIES: Final = 10
-
-__all__ = ["TOKEN_DROP_DELAY", "Graveler", "TokenState", "data_size"]
+__all__ = ["TOKEN_DROP_DELAY", "Graveler", "StagingHooks", "TokenState", "data_size"]
 
 
 def data_size(value: Value) -> int:
@@ -78,6 +76,7 @@ class Graveler(HistoryOperations):
         initial_timeout: float = INITIAL_TIMEOUT,
         value_size: Callable[[Value], int] = data_size,
         blockstore: BlockStore | None = None,
+        staging_hooks: StagingHooks | None = None,
     ) -> None:
         self.store = store
         self.committed = committed
@@ -104,6 +103,14 @@ class Graveler(HistoryOperations):
             clock=clock,
             value_size=value_size,
             blockstore=blockstore,
+            staging_hooks=staging_hooks,
+        )
+        self._writer = Writer(
+            store=store,
+            refs=self.refs,
+            committed=committed,
+            protection=self._protection,
+            hooks=staging_hooks,
         )
 
     # -- repositories -------------------------------------------------------------
@@ -303,28 +310,50 @@ class Graveler(HistoryOperations):
 
     # -- entries -------------------------------------------------------------------------
 
-    def set(self, repository: Repository, branch: str, key: bytes, value: Value) -> None:
-        """Stage a value; returns once it is durable and will reach a commit (invariant 2)."""
-        self._write(repository, branch, lambda token: self.staging.set(token, key, value))
+    def set(
+        self,
+        repository: Repository,
+        branch: str,
+        key: bytes,
+        value: Value,
+        *,
+        if_absent: bool = False,
+        token: str = "",
+        attempted: list[str] | None = None,
+    ) -> None:
+        """Stage a value; returns once it is durable and will reach a commit (invariant 2).
 
-    def delete(self, repository: Repository, branch: str, key: bytes) -> None:
-        """Stage a deletion (a tombstone) of `key`."""
-        self._write(repository, branch, lambda token: self.staging.set_tombstone(token, key))
-
-    def _write(self, repository: Repository, branch: str, write: Callable[[str], None]) -> None:
-        self._protection.check(repository, branch, "staging_write")
-        token = self.refs.load_branch(repository, branch)[0].staging_token
-        for _ in range(_WRITE_TRIES):
-            write(token)
-            # A commit may have sealed the token between our read and our write and
-            # already read it: write again to the new token so the write is not lost.
-            current = self.refs.load_branch(repository, branch)[0].staging_token
-            if current == token:
-                return
-            token = current
-        raise TooManyTriesError(
-            f"writing to branch {branch!r} kept racing commits; retry the write"
+        The writer flow (see `Writer.write`): `if_absent` refuses with
+        PreconditionFailedError when the path holds an object (atomically: of
+        racing conditional writes exactly one succeeds); `token` is the branch's
+        staging token if the caller read it moments ago; `attempted` collects the
+        tokens a write was tried on.
+        """
+        self._writer.write(
+            repository,
+            branch,
+            key,
+            value,
+            if_absent=if_absent,
+            token=token,
+            attempted=attempted,
         )
+
+    def delete(
+        self,
+        repository: Repository,
+        branch: str,
+        key: bytes,
+        *,
+        attempted: list[str] | None = None,
+    ) -> None:
+        """Stage a deletion (a tombstone) of `key`, through the writer flow as `set` does."""
+        self._writer.write(repository, branch, key, None, attempted=attempted)
+
+    @property
+    def staging_hooks(self) -> StagingHooks | None:
+        """The hooks the writer flow and resets call (None: staged values are just replaced)."""
+        return self._writer.hooks
 
     def get(self, repository: Repository, ref: str, key: bytes) -> Value:
         """The value at `key` on a ref: staged first (for a branch), then committed.

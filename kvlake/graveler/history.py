@@ -35,6 +35,7 @@ from kvlake.graveler.reset import DropTokens, Resetter
 from kvlake.graveler.revert import Picker
 from kvlake.graveler.staging import Staging
 from kvlake.graveler.validation import check_branch_name
+from kvlake.graveler.writer import StagingHooks
 from kvlake.kv import Store
 
 
@@ -63,6 +64,7 @@ class HistoryOperations:
         clock: Callable[[], float],
         value_size: Callable[[Value], int],
         blockstore: BlockStore | None,
+        staging_hooks: StagingHooks | None,
     ) -> None:
         self._resolver = resolver = RefResolver(refs)
         self._protection = BranchProtectionRules(store)
@@ -87,6 +89,7 @@ class HistoryOperations:
             committed=committed,
             resolver=resolver,
             drop_tokens=drop_tokens,
+            hooks=staging_hooks,
         )
         self._dumper = None
         if blockstore is not None:

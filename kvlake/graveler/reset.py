@@ -8,13 +8,18 @@ sealed those tokens then fail rather than resurrect the dropped data.
 Dropping the changes of one object or of a folder edits staging in place: keys
 are deleted from the branch's current token, and keys a running commit has
 sealed (which nothing may edit) are shadowed by staging their committed value,
-or a tombstone, over them. A commit may seal the current token meanwhile, so
-the branch is read again afterwards and the reset repeated on the new token,
-as writers do (see `Graveler._write`).
+or a tombstone, over them (where the current token is still unstaged there, so
+a racing write wins). A commit may seal the current token meanwhile, so the
+branch is read again afterwards and the reset repeated on the new token, as
+writers do (writer.py), shadowing also the keys removed from the token that
+commit sealed. Removed values are announced to `StagingHooks.before_unstage`
+first (the layer above logs their blobs, invariant 4), and committed values
+staged as shadows to `before_restage` (they are then in two places).
 """
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Iterator, Sequence
 from typing import Final
 
@@ -23,10 +28,11 @@ from kvlake.graveler import keys
 from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.compare import SortedLookup
 from kvlake.graveler.diff import prefix_end
-from kvlake.graveler.records import Branch, Repository, encode
+from kvlake.graveler.records import Branch, Repository, decode_value, encode
 from kvlake.graveler.refexpr import RefResolver
 from kvlake.graveler.refs import Refs
 from kvlake.graveler.staging import TOMBSTONE, Staging
+from kvlake.graveler.writer import StagingHooks
 from kvlake.kv import Store
 
 DropTokens = Callable[[Repository, Sequence[str]], None]
@@ -46,6 +52,7 @@ class Resetter:
         committed: CommittedManager,
         resolver: RefResolver,
         drop_tokens: DropTokens,
+        hooks: StagingHooks | None,
     ) -> None:
         self._store = store
         self._refs = refs
@@ -53,6 +60,7 @@ class Resetter:
         self._committed = committed
         self._resolver = resolver
         self._drop_tokens = drop_tokens
+        self._hooks = hooks
 
     def reset_branch(self, repository: Repository, branch: str) -> None:
         """Drop every uncommitted change on the branch (a clean branch is left as it is).
@@ -125,31 +133,85 @@ class Resetter:
         self, repository: Repository, name: str, start: bytes, stop: bytes | None
     ) -> None:
         """Drop the staged changes with keys in [start, stop)."""
+        removed: dict[str, set[bytes]] = {}  # by token: what we removed from tokens now sealed
         for _ in range(_MAX_TRIES):
             branch, _ = self._refs.load_branch(repository, name)
             token = branch.staging_token
-            partition = keys.staging_partition(token)
-            with self._store.scan(partition, start) as scan:
-                for page in scan.batches():
-                    doomed = [key for key, _ in page if stop is None or key < stop]
-                    self._store.delete_many(partition, doomed)
-                    if len(doomed) < len(page):
-                        break
+            removed_here = self._remove(repository, token, start, stop)
+            # A commit that sealed a token before our deletes may have read what we
+            # removed from it: shadow those keys too while that commit is running.
+            read = set().union(*(removed[t] for t in branch.sealed_tokens if t in removed))
             if branch.sealed_tokens:
-                self._store.set_many(partition, self._shadows(repository, branch, start, stop))
-            # A commit may have sealed the token before our deletes: do it again on the new one.
+                self._stage_shadows(repository, branch, start, stop, read)
             if self._refs.load_branch(repository, name)[0].staging_token == token:
                 return
+            # Sealed under us: do it again on the new token, as writers do.
+            removed[token] = removed_here
         raise TooManyTriesError(f"resetting branch {name!r} kept racing commits; retry")
 
+    def _remove(
+        self, repository: Repository, token: str, start: bytes, stop: bytes | None
+    ) -> set[bytes]:
+        """Delete the token's entries in [start, stop), announcing their values first."""
+        partition = keys.staging_partition(token)
+        removed: set[bytes] = set()
+        with self._store.scan(partition, start) as scan:
+            for page in scan.batches():
+                doomed = [(key, raw) for key, raw in page if stop is None or key < stop]
+                values = [(key, decode_value(raw)) for key, raw in doomed if raw]
+                if values and self._hooks is not None:
+                    # Invariant 4: the intent is durable before the staged reference goes.
+                    self._hooks.before_unstage(repository, token, values, None)
+                self._store.delete_many(partition, [key for key, _ in doomed])
+                removed.update(key for key, _ in doomed)
+                if len(doomed) < len(page):
+                    break
+        return removed
+
+    def _stage_shadows(
+        self,
+        repository: Repository,
+        branch: Branch,
+        start: bytes,
+        stop: bytes | None,
+        read: set[bytes],
+    ) -> None:
+        """Stage the committed state over keys a commit has sealed (or may have read).
+
+        Each shadow is staged only where the key is still unstaged in the current
+        token (compare-and-swap on absence): a write that raced the reset wins.
+        Committed values staged here are also in the commit, so they are announced
+        as restaged first (their blobs become shared, never deleted by a replace).
+        """
+        partition = keys.staging_partition(branch.staging_token)
+        shadows = list(self._shadows(repository, branch, start, stop, read))
+        values = [decode_value(raw) for _, raw in shadows if raw]
+        if values and self._hooks is not None:
+            self._hooks.before_restage(repository, values)
+        for key, raw in shadows:
+            try:
+                self._store.set_if(partition, key, raw, None)
+            except PreconditionFailedError:
+                continue  # a writer staged this key after our reset: its write stands
+
     def _shadows(
-        self, repository: Repository, branch: Branch, start: bytes, stop: bytes | None
+        self,
+        repository: Repository,
+        branch: Branch,
+        start: bytes,
+        stop: bytes | None,
+        read: set[bytes],
     ) -> Iterator[tuple[bytes, bytes]]:
         """Staged entries that restore the committed state over the sealed tokens' keys."""
         metarange_id = self._refs.get_commit(repository, branch.commit_id).metarange_id
         lookup = SortedLookup(self._committed, repository.storage_namespace, metarange_id)
-        for key, _ in self._staging.scan(branch.sealed_tokens, start):
+        sealed = (key for key, _ in self._staging.scan(branch.sealed_tokens, start))
+        previous = None
+        for key in heapq.merge(sealed, sorted(read)):
             if stop is not None and key >= stop:
                 return
+            if key == previous:
+                continue
+            previous = key
             committed = lookup.get(key)
             yield key, TOMBSTONE if committed is None else encode(committed)

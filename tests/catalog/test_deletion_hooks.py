@@ -11,6 +11,7 @@ from kvlake.catalog import entry_ref
 from kvlake.deletion import PendingDelete
 from kvlake.deletion import keys as deletion_keys
 from kvlake.errors import (
+    ConfigError,
     KvlakeError,
     PreconditionFailedError,
     ProtectedBranchError,
@@ -22,6 +23,7 @@ from kvlake.graveler.records import encode
 from kvlake.kv.faults import Call, Fault, FaultyStore
 from kvlake.kv.memory import MemoryStore
 from tests.deletion.helpers import Lake
+from tests.graveler.helpers import make_graveler
 
 
 @pytest.fixture
@@ -143,7 +145,8 @@ def test_a_copy_marks_its_address_shared_before_staging_it(lake: Lake) -> None:
 def test_uploads_without_a_deletion_log_keep_working(tmp_path: object) -> None:
     store, blocks = MemoryStore(), MemoryBlockStore()
     lake = Lake(store, blocks)
-    plain = type(lake.catalog)(lake.graveler, blocks, clock=lake.clock)
+    graveler = make_graveler(store, lake.clock, blocks, lake.graveler.committed)  # no hooks
+    plain = type(lake.catalog)(graveler, blocks, clock=lake.clock)
     plain.upload("repo1", "main", "a", io.BytesIO(b"1"))
     plain.upload("repo1", "main", "a", io.BytesIO(b"2"))
     plain.copy_object("repo1", "main", "a", "main", "b")
@@ -160,3 +163,11 @@ def test_writes_to_a_protected_branch_are_refused_and_log_nothing(lake: Lake) ->
     with pytest.raises(ProtectedBranchError):
         lake.catalog.copy_object("repo1", "main", "a", "main", "b")
     assert logged(lake) == [] and lake.data_blobs() == {stat.address}
+
+
+def test_a_catalog_with_a_deletion_log_refuses_a_graveler_without_staging_hooks() -> None:
+    store, blocks = MemoryStore(), MemoryBlockStore()
+    lake = Lake(store, blocks)
+    graveler = make_graveler(store, lake.clock, blocks, lake.graveler.committed)
+    with pytest.raises(ConfigError, match="staging_hooks=StagingLogHooks"):
+        type(lake.catalog)(graveler, blocks, deletion=lake.log)

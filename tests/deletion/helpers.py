@@ -8,7 +8,13 @@ from collections.abc import Iterator
 from kvlake.blockstore import BlockStore
 from kvlake.catalog import Catalog, ObjectStat, entry_ref
 from kvlake.config import DeletionSettings
-from kvlake.deletion import DeletionHooks, DeletionLog, DeletionWorker, WorkerReport
+from kvlake.deletion import (
+    DeletionHooks,
+    DeletionLog,
+    DeletionWorker,
+    StagingLogHooks,
+    WorkerReport,
+)
 from kvlake.deletion import keys as deletion_keys
 from kvlake.graveler import keys
 from kvlake.graveler.cleaner import Cleaner
@@ -38,14 +44,15 @@ class Lake:
         self.store = store
         self.blocks = blocks
         self.clock = clock or FakeClock()
+        self.log = DeletionLog(store, settings or DeletionSettings(), clock=self.clock)
         self.graveler = Graveler(
             store,
             CommittedManager(blocks),
             check_namespace=blocks.check_namespace,
             clock=self.clock,
             token_drop_delay=0,
+            staging_hooks=StagingLogHooks(self.log, entry_ref),
         )
-        self.log = DeletionLog(store, settings or DeletionSettings(), clock=self.clock)
         self.catalog = Catalog(self.graveler, blocks, clock=self.clock, deletion=self.log)
         self.hooks = DeletionHooks(self.log, self.graveler, blocks, entry_ref)
         self.cleaner = Cleaner(self.graveler, hooks=self.hooks)
@@ -107,6 +114,15 @@ class Lake:
             for _, value in self.graveler.committed.scan(repository.storage_namespace, metarange):
                 found.add(entry_ref(value).address)
         return found
+
+    def shared_addresses(self) -> set[str]:
+        """Addresses a copy or a re-write after a seal marked shared (garbage collection's)."""
+        prefix = (self.repository.instance_uid + "/").encode()
+        return {
+            key[len(prefix) :].decode()
+            for key, _ in self.store.scan(deletion_keys.SHARED)
+            if key.startswith(prefix)
+        }
 
     def dead_letters(self) -> Iterator[bytes]:
         for key, _ in self.store.scan(deletion_keys.DEAD_LETTERS):

@@ -50,19 +50,24 @@ def run_paused(
     stepping: SteppingStore,
     operation: Callable[[], _T],
     *,
-    at_each_call: Callable[[], None] | None = None,
+    at_each_call: Callable[[Call], None] | None = None,
     at_call: int | None = None,
     intruder: Callable[[], None] | None = None,
 ) -> _T:
-    """Run `operation`, calling `at_each_call` before every KV call it makes, and
-    `intruder` once, before its call number `at_call` (0-based, counted from now)."""
+    """Run `operation`, calling `at_each_call(call)` before every KV call it makes, and
+    `intruder` once, before its call number `at_call` (0-based, counted from now).
+
+    The callbacks' own KV calls are not stepped (they may use the same store).
+    """
     first = len(stepping.calls)
 
     def step(call: Call) -> None:
-        stepping.at_call = None  # the intruder's own calls go to the plain store anyway
+        if call.index - first < 0:
+            return
+        stepping.at_call = None
         try:
             if at_each_call is not None:
-                at_each_call()
+                at_each_call(call)
             if intruder is not None and call.index - first == at_call:
                 intruder()
         finally:

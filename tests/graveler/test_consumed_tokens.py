@@ -54,7 +54,7 @@ def test_a_token_reads_sealed_from_its_seal_until_its_commit_publishes(
     seen: list[str] = []
     paused, stepping = paused_graveler(graveler, clock)
 
-    def observe() -> None:
+    def observe(call: object = None) -> None:
         seen.append(graveler.staging_token_states(repo, [token])[token])
 
     run_paused(

@@ -1,0 +1,215 @@
+"""The writer flow: the one way a value is staged on a branch (invariant 2).
+
+Every staging write (`Graveler.set` and `delete`, the catalog's uploads,
+deletions and copies) runs this flow:
+1. check the branch protection rules;
+2. read the branch's staging token (or use the one the caller read moments ago);
+3. replace the staged value at the key by compare-and-swap, calling
+   `StagingHooks.before_unstage` first for the value it replaces, so a racing
+   writer's value is never replaced unannounced (invariant 4 for the layer
+   above, which logs its blob);
+4. re-read the branch: if a commit sealed the token meanwhile, it may have
+   read the token before our write, so write again to the new token, after
+   `StagingHooks.before_restage` (the value is then in two tokens, and the
+   sealed one may be committed). Always: a later writer may have replaced our
+   value in the sealed token and died before writing its own again, so
+   skipping the re-write could lose an acknowledged write.
+A commit never blocks this flow: it costs at most two single-key writes plus
+the re-reads when one seal races it (invariant 3).
+
+`if_absent` makes the write a compare-and-swap on the path's absence: the
+staged entry must be missing (or a tombstone) in the token written, and no
+sealed token or the branch's commit may hold the path, so of many racing
+conditional writes exactly one succeeds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final, Protocol
+
+from kvlake.errors import (
+    EntryNotFoundError,
+    KeyNotFoundError,
+    PreconditionFailedError,
+    TooManyTriesError,
+)
+from kvlake.graveler import keys
+from kvlake.graveler.committed import CommittedManager
+from kvlake.graveler.protection import BranchProtectionRules
+from kvlake.graveler.records import Branch, Repository, Value, decode_value, encode
+from kvlake.graveler.refs import Refs
+from kvlake.graveler.staging import TOMBSTONE
+from kvlake.kv import Predicate, Store
+
+WRITE_TRIES: Final = 10
+"""Seals a write may race (and compare-and-swaps it may lose) before giving up."""
+
+
+class StagingHooks(Protocol):
+    """Called where a staged value loses its place or gains a second one.
+
+    Graveler's values are opaque; a layer that knows what they reference
+    (kvlake/deletion, for blobs) implements these. A hook that raises stops the
+    operation before it changed anything.
+    """
+
+    def before_unstage(
+        self,
+        repository: Repository,
+        token: str,
+        entries: Sequence[tuple[bytes, Value]],
+        replacement: Value | None,
+    ) -> None:
+        """Runs before these staged values leave `token` in place.
+
+        `replacement` is the value written over each (None: a tombstone, or the
+        entry is removed by a reset). Invariant 4: whatever they reference must
+        be recorded for deletion here, durably, before the reference goes.
+        """
+
+    def before_restage(self, repository: Repository, values: Sequence[Value]) -> None:
+        """Runs before values that may also be staged in a sealed token, or committed,
+        are staged in another token (a writer's re-write after a seal, a reset
+        staging committed values). What they reference is now held by two places,
+        so replacing one must not delete it: mark it shared.
+        """
+
+
+class Writer:
+    """Runs the writer flow for one graveler. Thread-safe; no in-process state."""
+
+    def __init__(
+        self,
+        *,
+        store: Store,
+        refs: Refs,
+        committed: CommittedManager,
+        protection: BranchProtectionRules,
+        hooks: StagingHooks | None,
+    ) -> None:
+        self._store = store
+        self._refs = refs
+        self._committed = committed
+        self._protection = protection
+        self.hooks = hooks
+
+    def write(
+        self,
+        repository: Repository,
+        branch: str,
+        key: bytes,
+        value: Value | None,
+        *,
+        if_absent: bool = False,
+        token: str = "",
+        attempted: list[str] | None = None,
+    ) -> None:
+        """Stage `value` at `key` (None: a tombstone); durable and bound for a commit on return.
+
+        `token` is the branch's staging token if the caller read it moments ago
+        (it must be younger than the token drop delay). `attempted` collects the
+        tokens a write was tried on: from the first try on, the value may be
+        staged whatever the caller is told.
+
+        Raises:
+            ProtectedBranchError: a rule blocks writes to the branch (nothing written).
+            PreconditionFailedError: `if_absent`, and the path holds an object.
+            BranchNotFoundError: no such branch.
+            TooManyTriesError: racing commits or writers kept winning; retry.
+        """
+        self._protection.check(repository, branch, "staging_write")
+        encoded = TOMBSTONE if value is None else encode(value)
+        below: Branch | None = None
+        if if_absent or not token:
+            below = self._refs.load_branch(repository, branch)[0]
+            token = below.staging_token
+        tried = [] if attempted is None else attempted
+        for _ in range(WRITE_TRIES):
+            conditional = below if if_absent else None
+            self._swap(repository, branch, token, key, value, encoded, conditional, tried)
+            current = self._refs.load_branch(repository, branch)[0]
+            if current.staging_token == token:
+                return
+            # Invariant 2: a commit sealed the token between our read and our write
+            # and may have read it already, or a later writer replaced our value in
+            # it: write again to the new token.
+            if value is not None and self.hooks is not None:
+                self.hooks.before_restage(repository, [value])
+            token, below = current.staging_token, current
+        raise TooManyTriesError(
+            f"writing to branch {branch!r} kept racing commits; retry the write"
+        )
+
+    def _swap(
+        self,
+        repository: Repository,
+        branch: str,
+        token: str,
+        key: bytes,
+        value: Value | None,
+        encoded: bytes,
+        below: Branch | None,
+        tried: list[str],
+    ) -> None:
+        """Compare-and-swap the staged value at `key` in `token`, announcing what it replaces.
+
+        With `below` (a conditional write), refuse when the path holds an object
+        other than ours: in `token`, or under it in `below`'s sealed tokens and commit.
+        """
+        partition = keys.staging_partition(token)
+        for _ in range(WRITE_TRIES):
+            raw, expected = self._read(partition, key)
+            if raw == encoded and expected is not None:
+                return  # our own earlier try landed
+            if below is not None:
+                self._refuse_present(repository, branch, key, raw, expected, below, encoded)
+            if raw and self.hooks is not None:
+                self.hooks.before_unstage(repository, token, [(key, decode_value(raw))], value)
+            tried.append(token)  # from here on the write may land, whatever we are told
+            try:
+                self._store.set_if(partition, key, encoded, expected)
+                return
+            except PreconditionFailedError:
+                continue  # a racing writer replaced it first: announce what is there now
+        raise TooManyTriesError(
+            f"path {key.decode(errors='replace')!r} kept changing under racing writers; retry"
+        )
+
+    def _read(self, partition: bytes, key: bytes) -> tuple[bytes, Predicate | None]:
+        try:
+            return self._store.get(partition, key)
+        except KeyNotFoundError:
+            return b"", None
+
+    def _refuse_present(
+        self,
+        repository: Repository,
+        branch: str,
+        key: bytes,
+        raw: bytes,
+        expected: Predicate | None,
+        below: Branch,
+        encoded: bytes,
+    ) -> None:
+        if expected is None:  # nothing staged in this token: look under it
+            raw = self._staged_or_committed(repository, below, key)
+        if raw and raw != encoded:
+            path = key.decode(errors="replace")
+            raise PreconditionFailedError(
+                f"object {path!r} already exists on branch {branch!r}; "
+                "drop If-None-Match to overwrite it"
+            )
+
+    def _staged_or_committed(self, repository: Repository, branch: Branch, key: bytes) -> bytes:
+        """The encoded value at `key` under the staging token, or b"" for none."""
+        for token in branch.sealed_tokens:
+            raw, expected = self._read(keys.staging_partition(token), key)
+            if expected is not None:
+                return raw
+        metarange_id = self._refs.get_commit(repository, branch.commit_id).metarange_id
+        try:
+            committed = self._committed.get(repository.storage_namespace, metarange_id, key)
+        except EntryNotFoundError:
+            return b""
+        return encode(committed)

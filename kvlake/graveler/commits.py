@@ -81,7 +81,8 @@ class Committer:
         sealed data, its id is returned: the data is committed either way.
 
         Raises:
-            NoChangesError: nothing would change, and `allow_empty` is false.
+            NoChangesError: nothing would change, and `allow_empty` is false (the
+                tokens sealed for it are unsealed first: the branch is left clean).
             BranchNotFoundError: no such branch.
             TooManyTriesError: racing commits kept winning.
         """
@@ -94,6 +95,7 @@ class Committer:
                 repository.storage_namespace, parent.metarange_id, self._staging.scan(mine)
             )
             if metarange_id == parent.metarange_id and not allow_empty:
+                self._unseal(repository, branch_name, mine, parent_id)
                 raise NoChangesError(f"branch {branch_name!r} has no changes to commit")
             commit = Commit(
                 committer=committer,
@@ -192,6 +194,39 @@ class Committer:
             except PreconditionFailedError:
                 continue  # a write-path change raced us: read the branch again
         raise TooManyTriesError(f"sealing branch {branch_name!r} kept racing other commits; retry")
+
+    def _unseal(
+        self, repository: Repository, branch_name: str, mine: Sequence[str], parent_id: str
+    ) -> None:
+        """Take our sealed tokens off a branch we found nothing to commit on.
+
+        Their entries change nothing over the parent (each equals the committed
+        value or deletes an absent key), so readers see the same without them;
+        they are queued for dropping first, like a publish does, so their
+        entries' blobs are logged or kept as the cleaner decides, and the branch
+        is clean again (not dirty for merges, nothing waiting on a sealed token).
+        A commit or reset that took them first leaves nothing to do.
+        """
+        for _ in range(MAX_TRIES):
+            branch, predicate = self._refs.load_branch(repository, branch_name)
+            ours = [token for token in mine if token in branch.sealed_tokens]
+            if not ours or branch.commit_id != parent_id:
+                return
+            self._drop_tokens(repository, ours)
+            unsealed = Branch(
+                commit_id=branch.commit_id,
+                staging_token=branch.staging_token,
+                sealed_tokens=tuple(t for t in branch.sealed_tokens if t not in ours),
+                hidden=branch.hidden,
+            )
+            try:
+                self._refs.swap_branch(repository, branch_name, unsealed, predicate)
+                return
+            except PreconditionFailedError:
+                continue  # a write-path change raced us: read the branch again
+        raise TooManyTriesError(
+            f"unsealing branch {branch_name!r} kept racing other commits; retry the commit"
+        )
 
     def _publish(
         self,

@@ -14,7 +14,7 @@ import pytest
 from kvlake.blockstore.memory import MemoryBlockStore
 from kvlake.catalog import ObjectEntry
 from kvlake.catalog.records import to_value
-from kvlake.errors import UnavailableError
+from kvlake.errors import NoChangesError, UnavailableError
 from kvlake.graveler import keys
 from kvlake.graveler.refs import partition_of
 from kvlake.kv import Store
@@ -59,3 +59,15 @@ def test_a_write_replaced_in_a_sealed_token_by_a_writer_that_died_is_written_aga
     assert lake.catalog.stat("repo1", "main", "a").address == w1.address
     assert w1.address in lake.data_blobs()
 
+
+def test_an_upload_deleted_before_a_commit_that_finds_nothing_is_deleted(any_store: Store) -> None:
+    """Issue 9, defect 4: the deletion record of the blob waited for ever on a token the
+    empty commit left sealed; the token is unsealed, so the worker deletes the blob."""
+    lake = Lake(any_store, MemoryBlockStore())
+    stat = lake.upload("a", b"1")
+    lake.catalog.delete_object("repo1", "main", "a")
+    with pytest.raises(NoChangesError):
+        lake.commit()
+    assert lake.graveler.get_branch(lake.repository, "main").sealed_tokens == ()
+    lake.settle()  # fails if a record is still waiting after 40 rounds
+    assert stat.address not in lake.data_blobs()

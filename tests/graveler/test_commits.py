@@ -265,3 +265,24 @@ def test_values_survive_encoding_round_trip(graveler: Graveler, repo: Repository
     weird = Value(identity=b"\x00\xff", data=b"")
     graveler.set(repo, "main", b"\x00k\xff", weird)
     assert graveler.get(repo, "main", b"\x00k\xff") == weird
+
+
+def test_a_commit_that_finds_nothing_after_sealing_leaves_the_branch_clean(
+    any_graveler: Graveler,
+) -> None:
+    """Issue 9, defect 4: write then delete a path, commit: "no changes", and no token
+    stays sealed (retries added one each; merges then refused the branch as dirty)."""
+    graveler = any_graveler
+    repo = graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+    graveler.create_branch(repo, "dev", "main")
+    for _ in range(3):
+        graveler.set(repo, "main", b"a", value("1"))
+        graveler.delete(repo, "main", b"a")
+        with pytest.raises(NoChangesError):
+            graveler.commit(repo, "main", committer="t", message="m")
+        branch = graveler.get_branch(repo, "main")
+        assert branch.sealed_tokens == ()
+    graveler.set(repo, "dev", b"b", value("2"))
+    graveler.commit(repo, "dev", committer="t", message="m")
+    graveler.merge(repo, "dev", "main", committer="t")  # not refused as dirty
+    assert graveler.get(repo, "main", b"b") == value("2")

@@ -51,6 +51,7 @@ def test_a_commit_at_any_point_of_a_write_loses_nothing(
         _commit(graveler, repo)
         branch = graveler.get_branch(repo, "main")
         assert graveler.get(repo, branch.commit_id, key) == value(str(n)), n
+        assert branch.sealed_tokens == ()
 
 
 def test_a_write_finishes_while_a_commit_is_paused_at_any_call(

@@ -5,11 +5,19 @@
    the token change and write again to the new one (invariant 2).
 2. Build: apply the sealed tokens, newest first, to the parent's metarange, and
    store the commit under its content address (idempotent).
-3. Publish: compare-and-swap the branch to the new commit, minus our sealed
+3. Record: add the commit's id to `consumed_tokens/<token>` of each token it
+   is about to publish, so the deletion worker can tell committed data (garbage
+   collection's alone) from dropped data without walking history.
+4. Publish: compare-and-swap the branch to the new commit, minus our sealed
    tokens. If that loses a race, re-read the branch: with the same parent, only
    newer seals happened, so retry the swap without rebuilding; with a new
    parent, an earlier commit took our oldest tokens, so rebuild with the tokens
-   still sealed; if none are left, a later commit took all of our data.
+   still sealed; if none are left, either a later commit published them (the
+   records name a commit the branch's history holds: return it) or a reset
+   dropped them (fail: nothing was committed).
+
+A commit that finds nothing to commit after sealing takes its tokens off the
+branch again before raising, so the branch is left clean.
 
 Tokens a commit stops referencing are queued for dropping before the branch
 stops referencing them, so a crash can only leave a token queued, never lost.
@@ -41,6 +49,9 @@ log = logging.getLogger(__name__)
 
 MAX_TRIES = 20
 """Seals, rebuilds and publishes a commit may lose to racing commits before giving up."""
+
+MAX_HISTORY = 10_000
+"""Commits walked back from the head to find the commit that took a committer's tokens."""
 
 DropTokens = Callable[[Repository, Sequence[str]], None]
 BuildCommit = Callable[[str, Commit], Commit]
@@ -79,11 +90,14 @@ class Committer:
 
         When a concurrent commit on the same branch already committed all of our
         sealed data, its id is returned: the data is committed either way.
+        A reset that dropped our sealed data makes the commit fail instead.
 
         Raises:
             NoChangesError: nothing would change, and `allow_empty` is false (the
                 tokens sealed for it are unsealed first: the branch is left clean).
             BranchNotFoundError: no such branch.
+            PreconditionFailedError: the branch was reset while committing; nothing
+                was committed.
             TooManyTriesError: racing commits kept winning.
         """
         branch, predicate = self._seal(repository, branch_name, allow_empty=allow_empty)
@@ -117,14 +131,7 @@ class Committer:
                 return commit_id
             remaining = tuple(token for token in mine if token in branch.sealed_tokens)
             if not remaining:
-                if branch.commit_id == parent_id:
-                    raise PreconditionFailedError(
-                        f"branch {branch_name!r} was reset while committing; nothing was committed"
-                    )
-                log.info(
-                    "commit on %s/%s: a racing commit took our data", repository.name, branch_name
-                )
-                return branch.commit_id
+                return self._taken_by(repository, branch_name, mine, branch.commit_id, parent_id)
             mine, parent_id = remaining, branch.commit_id
         raise TooManyTriesError(
             f"commit on branch {branch_name!r} kept losing races with other commits; retry"
@@ -194,6 +201,49 @@ class Committer:
             except PreconditionFailedError:
                 continue  # a write-path change raced us: read the branch again
         raise TooManyTriesError(f"sealing branch {branch_name!r} kept racing other commits; retry")
+
+    def _taken_by(
+        self,
+        repository: Repository,
+        branch_name: str,
+        mine: Sequence[str],
+        head_id: str,
+        parent_id: str,
+    ) -> str:
+        """The commit that published our last tokens, if the branch's history holds it.
+
+        Our tokens left the branch without our publish: a later commit took them
+        (it sealed them too and recorded consuming them), or a reset dropped them.
+        Only the records tell the two apart: the answer is the newest commit on
+        the branch, since our parent, that consumed every one of our tokens.
+
+        Raises:
+            PreconditionFailedError: the branch was reset; nothing of ours was committed.
+        """
+        consumers = self._refs.consumed_by(repository, mine)
+        if len(consumers) == len(set(mine)):
+            claimed = [set(ids) for ids in consumers.values()]
+            floor = self._refs.get_commit(repository, parent_id).generation
+            commit_id, walked = head_id, 0
+            while walked < MAX_HISTORY:
+                if commit_id == parent_id:
+                    break
+                commit = self._refs.get_commit(repository, commit_id)
+                if commit.generation <= floor:
+                    break
+                if all(commit_id in ids for ids in claimed):
+                    log.info(
+                        "commit on %s/%s: a racing commit took our data",
+                        repository.name,
+                        branch_name,
+                    )
+                    return commit_id
+                if not commit.parents:
+                    break
+                commit_id, walked = commit.parents[0], walked + 1
+        raise PreconditionFailedError(
+            f"branch {branch_name!r} was reset while committing; nothing was committed"
+        )
 
     def _unseal(
         self, repository: Repository, branch_name: str, mine: Sequence[str], parent_id: str

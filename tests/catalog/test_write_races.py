@@ -12,15 +12,15 @@ import io
 import pytest
 
 from kvlake.blockstore.memory import MemoryBlockStore
-from kvlake.catalog import ObjectEntry
+from kvlake.catalog import ObjectEntry, ObjectStat
 from kvlake.catalog.records import to_value
-from kvlake.errors import NoChangesError, UnavailableError
+from kvlake.errors import NoChangesError, PreconditionFailedError, UnavailableError
 from kvlake.graveler import keys
 from kvlake.graveler.refs import partition_of
 from kvlake.kv import Store
 from kvlake.kv.faults import Call, Fault
 from tests.deletion.helpers import Lake
-from tests.graveler.stepping import SteppingStore, run_paused
+from tests.graveler.stepping import SteppingStore, calls_of, run_paused
 
 
 def test_a_write_replaced_in_a_sealed_token_by_a_writer_that_died_is_written_again(
@@ -71,3 +71,42 @@ def test_an_upload_deleted_before_a_commit_that_finds_nothing_is_deleted(any_sto
     assert lake.graveler.get_branch(lake.repository, "main").sealed_tokens == ()
     lake.settle()  # fails if a record is still waiting after 40 rounds
     assert stat.address not in lake.data_blobs()
+
+
+def test_a_commit_racing_a_hard_reset_leaves_every_referenced_blob_readable(
+    any_store: Store,
+) -> None:
+    """Issue 9, defect 5, with blobs: whether the commit wins or reports the reset, every
+    object a branch's history references stays readable once the workers have run."""
+    stepping = SteppingStore(any_store)
+    lake = Lake(stepping, MemoryBlockStore())
+    repo = lake.repository
+    lake.graveler.create_branch(repo, "other", "main")
+    lake.upload("probe", b"p")
+    total = calls_of(stepping, lake.commit)
+    results: list[str] = []
+    reset = 0
+    for n in range(total):
+        lake.upload(f"other/{n}", b"o", branch="other")
+        target = lake.commit("other")
+        lake.upload(f"k{n}", b"%d" % n)
+        try:
+            results.append(
+                run_paused(
+                    stepping,
+                    lake.commit,
+                    at_call=n,
+                    intruder=lambda: lake.graveler.reset_hard(repo, "main", target),  # noqa: B023
+                )
+            )
+        except PreconditionFailedError:
+            reset += 1
+        except NoChangesError:
+            continue
+    assert reset  # the reset landed while the commit ran, and the commit said so
+    lake.settle()
+    for ref in (*results, "main", "other"):
+        listing = lake.catalog.list_objects("repo1", ref)
+        for stat in listing.results:
+            assert isinstance(stat, ObjectStat)
+            assert stat.address in lake.data_blobs(), (ref, stat.path)

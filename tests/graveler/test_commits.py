@@ -12,6 +12,7 @@ from kvlake.errors import (
     EntryNotFoundError,
     InvalidInputError,
     NoChangesError,
+    PreconditionFailedError,
     RefNotFoundError,
 )
 from kvlake.graveler import keys
@@ -22,6 +23,7 @@ from kvlake.graveler.records import Repository, Value
 from kvlake.graveler.refs import commit_id
 from kvlake.kv.memory import MemoryStore
 from tests.graveler.helpers import NAMESPACE, FakeClock, all_keys, value
+from tests.graveler.stepping import calls_of, paused_graveler, run_paused
 
 
 @pytest.fixture
@@ -286,3 +288,71 @@ def test_a_commit_that_finds_nothing_after_sealing_leaves_the_branch_clean(
     graveler.commit(repo, "dev", committer="t", message="m")
     graveler.merge(repo, "dev", "main", committer="t")  # not refused as dirty
     assert graveler.get(repo, "main", b"b") == value("2")
+
+
+def test_a_hard_reset_at_any_point_of_a_commit_never_makes_it_claim_the_reset_target(
+    any_graveler: Graveler, clock: FakeClock
+) -> None:
+    """Issue 9, defect 5: the commit returned the reset target's id as if it had
+    committed. Now it returns a commit that holds its data, or says it was reset."""
+    graveler = any_graveler
+    repo = graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+    graveler.create_branch(repo, "other", "main")
+    paused, stepping = paused_graveler(graveler, clock)
+    graveler.set(repo, "main", b"probe", value("p"))
+    total = calls_of(stepping, lambda: paused.commit(repo, "main", committer="t", message="m"))
+    outcomes = set()
+    for n in range(total):
+        key = b"k%d" % n
+        graveler.set(repo, "other", key + b"-other", value("o"))
+        target = graveler.commit(repo, "other", committer="t", message=f"target {n}")
+        graveler.set(repo, "main", key, value("v"))
+        try:
+            result = run_paused(
+                stepping,
+                lambda: paused.commit(repo, "main", committer="t", message=f"{n}"),  # noqa: B023
+                at_call=n,
+                intruder=lambda: graveler.reset_hard(repo, "main", target),  # noqa: B023
+            )
+        except PreconditionFailedError as exc:
+            assert str(exc) == "branch 'main' was reset while committing; nothing was committed"
+            outcomes.add("reset")
+        except NoChangesError:
+            outcomes.add("reset before the seal")
+        else:
+            assert result != target, n
+            assert graveler.get(repo, result, key) == value("v"), n  # truly committed
+            outcomes.add("committed")
+        assert graveler.get_branch(repo, "main").sealed_tokens == ()
+    assert outcomes == {"reset before the seal", "reset", "committed"}
+
+
+def test_a_commit_whose_tokens_a_racing_commit_published_returns_that_commit(
+    any_graveler: Graveler, clock: FakeClock
+) -> None:
+    graveler = any_graveler
+    repo = graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+    paused, stepping = paused_graveler(graveler, clock)
+    graveler.set(repo, "main", b"probe", value("p"))
+    total = calls_of(stepping, lambda: paused.commit(repo, "main", committer="t", message="m"))
+    for n in range(total):
+        key = b"k%d" % n
+        graveler.set(repo, "main", key, value("v"))
+        racing: list[str] = []
+
+        def race(key: bytes = key, racing: list[str] = racing) -> None:
+            graveler.set(repo, "main", key + b"+", value("w"))
+            racing.append(graveler.commit(repo, "main", committer="r", message="race"))
+
+        try:
+            result = run_paused(
+                stepping,
+                lambda: paused.commit(repo, "main", committer="t", message=f"{n}"),  # noqa: B023
+                at_call=n,
+                intruder=race,
+            )
+        except NoChangesError:  # the racing commit ran before our seal and took it all
+            result = racing[0]
+        assert graveler.get(repo, result, key) == value("v"), n
+        head = graveler.get_branch(repo, "main")
+        assert head.sealed_tokens == () and result in (head.commit_id, *racing)

@@ -225,12 +225,13 @@ def make_repository(paths: int) -> tuple[set[str], str]:
             check_namespace=blocks.check_namespace,
             staging_hooks=StagingLogHooks(log, entry_ref),
         )
-        graveler.create_repository("repo1", storage_namespace="local://lake/repo1")
+        repository = graveler.create_repository("repo1", storage_namespace="local://lake/repo1")
         catalog = Catalog(graveler, blocks, deletion=log)
         for i in range(paths):
-            catalog.upload("repo1", "main", f"p{i}", io.BytesIO(b"1"))
+            catalog.upload(repository, "main", f"p{i}", io.BytesIO(b"1"))
         kept = {
-            catalog.upload("repo1", "main", f"p{i}", io.BytesIO(b"2")).address for i in range(paths)
+            catalog.upload(repository, "main", f"p{i}", io.BytesIO(b"2")).address
+            for i in range(paths)
         }
         return kept, graveler.get_repository("repo1").instance_uid
 

@@ -3,9 +3,9 @@
 Uploads stream the body into a new, never-reused address under the
 repository's storage namespace (`data/<hour>/<uid>`), hashing it on the way, and
 only then stage the entry that references it: a reader can never see an entry
-whose bytes are missing. Every call takes a repository name and reads its record
-first (invariant 1), or a record its caller read for the same request (so a
-request reads it once).
+whose bytes are missing. Every call takes the repository record its caller read
+for the request from `Graveler.get_repository` (invariant 1), so a request reads
+it once.
 
 No blob is orphaned by a write (invariant 4): every staging write goes
 through graveler's writer flow (`Graveler.set` and `delete`), which replaces
@@ -107,15 +107,9 @@ class Catalog:
         self._clock = clock
         self._deletion = deletion
 
-    def _repository(self, repository: str | Repository) -> Repository:
-        """The active record: read now (invariant 1), or as the caller read it this request."""
-        if isinstance(repository, Repository):
-            return repository
-        return self.graveler.get_repository(repository)
-
     def upload(
         self,
-        repository: str | Repository,
+        repository: Repository,
         branch: str,
         path: str,
         data: BinaryIO,
@@ -129,16 +123,15 @@ class Catalog:
         Raises:
             PreconditionFailedError: `if_absent` and an object exists at the path.
         """
-        repo = self._repository(repository)
         check_branch_name(branch)
         key = check_path(path)
-        token = self.graveler.get_branch(repo, branch).staging_token  # fail before any byte
+        token = self.graveler.get_branch(repository, branch).staging_token  # fail before any byte
         if if_absent:
-            self._refuse_existing(repo, branch, path)
+            self._refuse_existing(repository, branch, path)
         now = self._clock()
         address = new_address(now)
         reader = _HashingReader(data)
-        self.blockstore.put(repo.storage_namespace, address, reader)  # type: ignore[arg-type]
+        self.blockstore.put(repository.storage_namespace, address, reader)  # type: ignore[arg-type]
         entry = ObjectEntry(
             address=address,
             size=reader.size,
@@ -151,7 +144,7 @@ class Catalog:
         try:
             fresh = self._clock() - now < _TOKEN_REUSE  # else re-read: the token may be gone
             self.graveler.set(
-                repo,
+                repository,
                 branch,
                 key,
                 to_value(entry),
@@ -160,30 +153,32 @@ class Catalog:
                 attempted=tried,
             )
         except BaseException:
-            self._abandon(repo, key, address, now, tried)
+            self._abandon(repository, key, address, now, tried)
             raise
         return from_value(path, to_value(entry))
 
     def _abandon(
-        self, repo: Repository, key: bytes, address: str, now: float, tried: list[str]
+        self, repository: Repository, key: bytes, address: str, now: float, tried: list[str]
     ) -> None:
         """Dispose of an upload's blob after staging it failed."""
         if not tried:
             # No staging write was attempted: nothing references the address.
-            self.blockstore.delete(repo.storage_namespace, address)
+            self.blockstore.delete(repository.storage_namespace, address)
             return
         # A write whose acknowledgement failed may still have landed: only the
         # deletion log's in-use check may decide. Without it, leak rather than lose.
         if self._deletion is None or not self._deletion.enabled:
-            log.warning("upload to %s left blob %s for garbage collection", repo.name, address)
+            log.warning(
+                "upload to %s left blob %s for garbage collection", repository.name, address
+            )
             return
         record = self._deletion.new_record(
-            repo, address, "abandoned_upload", staging_token=tried[-1], path=key, since=now
+            repository, address, "abandoned_upload", staging_token=tried[-1], path=key, since=now
         )
         try:
             self._deletion.append([record])
         except KvlakeError as exc:  # the caller sees the first error; this one is logged
-            log.warning("upload to %s left blob %s unlogged: %s", repo.name, address, exc)
+            log.warning("upload to %s left blob %s unlogged: %s", repository.name, address, exc)
 
     def _refuse_existing(self, repository: Repository, branch: str, path: str) -> None:
         try:
@@ -195,14 +190,13 @@ class Catalog:
             "drop If-None-Match to overwrite it"
         )
 
-    def stat(self, repository: str | Repository, ref: str, path: str) -> ObjectStat:
+    def stat(self, repository: Repository, ref: str, path: str) -> ObjectStat:
         """The object's metadata. Raises EntryNotFoundError."""
-        repo = self._repository(repository)
-        return from_value(path, self.graveler.get(repo, ref, check_path(path)))
+        return from_value(path, self.graveler.get(repository, ref, check_path(path)))
 
     def open_object(
         self,
-        repository: str | Repository,
+        repository: Repository,
         ref: str,
         path: str,
         *,
@@ -210,16 +204,15 @@ class Catalog:
         end: int | None = None,
     ) -> tuple[ObjectStat, BinaryIO]:
         """The object's metadata and a reader of bytes [start, end). Close the reader."""
-        repo = self._repository(repository)
-        stat = self.stat(repo, ref, path)
+        stat = self.stat(repository, ref, path)
         reader = self.blockstore.open_reader(
-            repo.storage_namespace, stat.address, start=start, end=end
+            repository.storage_namespace, stat.address, start=start, end=end
         )
         return stat, reader
 
     def list_objects(
         self,
-        repository: str | Repository,
+        repository: Repository,
         ref: str,
         *,
         prefix: str = "",
@@ -230,55 +223,51 @@ class Catalog:
         """A page of objects (and common prefixes, with a delimiter) after `after`."""
         if not 0 <= amount <= MAX_AMOUNT:
             raise InvalidInputError(f"amount {amount} is out of range; use 0 to {MAX_AMOUNT}")
-        repo = self._repository(repository)
         # Resolved once: an unknown ref is an error, not an empty page, and a page that
         # jumps past common prefixes reads one branch state, not one per jump.
-        resolved = self.graveler.resolve_ref(repo, ref)
+        resolved = self.graveler.resolve_ref(repository, ref)
         return list_page(
-            lambda start: self.graveler.list(repo, resolved, start=start),
+            lambda start: self.graveler.list(repository, resolved, start=start),
             prefix=prefix,
             delimiter=delimiter,
             after=after,
             amount=amount,
         )
 
-    def delete_object(self, repository: str, branch: str, path: str) -> None:
+    def delete_object(self, repository: Repository, branch: str, path: str) -> None:
         """Stage the object's deletion. Raises EntryNotFoundError if there is none."""
-        repo = self._repository(repository)
-        self.stat(repo, branch, path)
-        self.graveler.delete(repo, branch, check_path(path))
+        self.stat(repository, branch, path)
+        self.graveler.delete(repository, branch, check_path(path))
 
     def delete_objects(
-        self, repository: str, branch: str, paths: Sequence[str]
+        self, repository: Repository, branch: str, paths: Sequence[str]
     ) -> list[tuple[str, KvlakeError]]:
         """Stage the deletion of up to 1000 paths; missing ones are skipped, failures listed."""
         if len(paths) > MAX_DELETE_MANY:
             raise InvalidInputError(
                 f"{len(paths)} paths given; delete at most {MAX_DELETE_MANY} per call"
             )
-        repo = self.graveler.get_repository(repository)
         check_branch_name(branch)
         keys_ = [check_path(path) for path in paths]  # validate all before changing any
         failures: list[tuple[str, KvlakeError]] = []
         for path, key in zip(paths, keys_, strict=True):
             try:
-                self.graveler.delete(repo, branch, key)
+                self.graveler.delete(repository, branch, key)
             except KvlakeError as exc:
                 failures.append((path, exc))
         return failures
 
     def copy_object(
-        self, repository: str, source_ref: str, source_path: str, branch: str, path: str
+        self, repository: Repository, source_ref: str, source_path: str, branch: str, path: str
     ) -> ObjectStat:
         """Stage `path` on `branch` as a copy of the source: same bytes, metadata and checksum."""
         source = self.stat(repository, source_ref, source_path)
-        repo = self.graveler.get_repository(repository)
         key = check_path(path)
         if self._deletion is not None:
             # Marked even with deletion disabled, so enabling it later stays safe.
             # Mark, then re-read the source: a worker that missed our entry reads
             # the mark, and one that deleted the blob first made the re-read differ.
-            self._deletion.mark_shared(repo.instance_uid, source.address)
+            self._deletion.mark_shared(repository.instance_uid, source.address)
             again = self.stat(repository, source_ref, source_path)
             if again.address != source.address:
                 raise PreconditionFailedError(
@@ -294,5 +283,5 @@ class Catalog:
             metadata=source.metadata,
         )
         value = to_value(entry)
-        self.graveler.set(repo, branch, key, value)
+        self.graveler.set(repository, branch, key, value)
         return from_value(path, value)

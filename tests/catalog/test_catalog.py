@@ -17,6 +17,7 @@ from kvlake.errors import (
     RefNotFoundError,
     RepositoryNotFoundError,
 )
+from kvlake.graveler.records import Repository
 
 
 class _ChunkedBody:
@@ -33,12 +34,17 @@ class _ChunkedBody:
         return b"x" * n
 
 
+def _repo(catalog: Catalog) -> Repository:
+    """The repository record, read as a request would before calling the catalog."""
+    return catalog.graveler.get_repository("repo1")
+
+
 def upload(catalog: Catalog, path: str, body: bytes, **options: object) -> ObjectStat:
-    return catalog.upload("repo1", "main", path, io.BytesIO(body), **options)  # type: ignore[arg-type]
+    return catalog.upload(_repo(catalog), "main", path, io.BytesIO(body), **options)  # type: ignore[arg-type]
 
 
 def read(catalog: Catalog, ref: str, path: str, **options: int | None) -> bytes:
-    _, reader = catalog.open_object("repo1", ref, path, **options)  # type: ignore[arg-type]
+    _, reader = catalog.open_object(_repo(catalog), ref, path, **options)  # type: ignore[arg-type]
     with reader:
         return reader.read()
 
@@ -49,13 +55,13 @@ def test_upload_then_read_returns_bytes_size_and_md5(catalog: Catalog) -> None:
     assert stat.checksum == hashlib.md5(b"hello").hexdigest()
     assert stat.address.startswith("data/")
     assert read(catalog, "main", "a/b.txt") == b"hello"
-    assert catalog.stat("repo1", "main", "a/b.txt") == stat
+    assert catalog.stat(_repo(catalog), "main", "a/b.txt") == stat
     assert stat.content_type == "text/plain" and stat.metadata == {"owner": "me"}
 
 
 def test_upload_streams_large_body(catalog: Catalog) -> None:
     body = _ChunkedBody(40 << 20)
-    stat = catalog.upload("repo1", "main", "big", body)  # type: ignore[arg-type]
+    stat = catalog.upload(_repo(catalog), "main", "big", body)  # type: ignore[arg-type]
     assert stat.size == 40 << 20
     assert stat.checksum == hashlib.md5(b"x" * (40 << 20)).hexdigest()
     assert read(catalog, "main", "big", start=(40 << 20) - 3) == b"xxx"
@@ -92,30 +98,30 @@ def test_if_absent_refuses_existing_object_and_changes_nothing(catalog: Catalog)
 def test_bad_paths_are_rejected_before_any_write(catalog: Catalog, path: str) -> None:
     with pytest.raises(InvalidInputError):
         upload(catalog, path, b"data")
-    assert catalog.list_objects("repo1", "main").results == []
+    assert catalog.list_objects(_repo(catalog), "main").results == []
     namespace = catalog.graveler.get_repository("repo1").storage_namespace
     assert list(catalog.blockstore.list_keys(namespace, "data/")) == []
 
 
 def test_missing_things_are_not_found(catalog: Catalog) -> None:
     with pytest.raises(EntryNotFoundError):
-        catalog.stat("repo1", "main", "nope")
+        catalog.stat(_repo(catalog), "main", "nope")
     with pytest.raises(RepositoryNotFoundError):
-        catalog.stat("repo2", "main", "nope")
+        catalog.graveler.get_repository("repo2")  # what a request reads before the catalog
     with pytest.raises(BranchNotFoundError):
         upload_to(catalog, "nobranch")
     with pytest.raises(RefNotFoundError):
-        catalog.list_objects("repo1", "nobranch")
+        catalog.list_objects(_repo(catalog), "nobranch")
 
 
 def upload_to(catalog: Catalog, branch: str) -> None:
-    catalog.upload("repo1", branch, "f", io.BytesIO(b"x"))
+    catalog.upload(_repo(catalog), branch, "f", io.BytesIO(b"x"))
 
 
 def test_listing_with_delimiter_folds_folders_and_paginates(catalog: Catalog) -> None:
     for path in ["a/1", "a/2", "b", "c/d/e", "c/f", "d"]:
         upload(catalog, path, b"x")
-    page = catalog.list_objects("repo1", "main", delimiter="/")
+    page = catalog.list_objects(_repo(catalog), "main", delimiter="/")
     assert [(type(r).__name__, r.path) for r in page.results] == [
         ("CommonPrefix", "a/"),
         ("ObjectStat", "b"),
@@ -123,41 +129,41 @@ def test_listing_with_delimiter_folds_folders_and_paginates(catalog: Catalog) ->
         ("ObjectStat", "d"),
     ]
     assert not page.has_more
-    first = catalog.list_objects("repo1", "main", delimiter="/", amount=2)
+    first = catalog.list_objects(_repo(catalog), "main", delimiter="/", amount=2)
     assert [r.path for r in first.results] == ["a/", "b"] and first.has_more
     assert first.next_offset == "b"
-    rest = catalog.list_objects("repo1", "main", delimiter="/", after="a/")
+    rest = catalog.list_objects(_repo(catalog), "main", delimiter="/", after="a/")
     assert [r.path for r in rest.results] == ["b", "c/", "d"]
-    inner = catalog.list_objects("repo1", "main", prefix="c/", delimiter="/")
+    inner = catalog.list_objects(_repo(catalog), "main", prefix="c/", delimiter="/")
     assert [r.path for r in inner.results] == ["c/d/", "c/f"]
     assert isinstance(inner.results[0], CommonPrefix)
-    flat = catalog.list_objects("repo1", "main", prefix="c/")
+    flat = catalog.list_objects(_repo(catalog), "main", prefix="c/")
     assert [r.path for r in flat.results] == ["c/d/e", "c/f"]
 
 
 def test_listing_amount_out_of_range_is_rejected(catalog: Catalog) -> None:
     with pytest.raises(InvalidInputError, match="amount"):
-        catalog.list_objects("repo1", "main", amount=1001)
+        catalog.list_objects(_repo(catalog), "main", amount=1001)
 
 
 def test_delete_and_delete_many(catalog: Catalog) -> None:
     for path in ["a", "b", "c"]:
         upload(catalog, path, b"x")
-    catalog.delete_object("repo1", "main", "a")
+    catalog.delete_object(_repo(catalog), "main", "a")
     with pytest.raises(EntryNotFoundError):
-        catalog.delete_object("repo1", "main", "a")
-    assert catalog.delete_objects("repo1", "main", ["b", "missing"]) == []
-    assert [r.path for r in catalog.list_objects("repo1", "main").results] == ["c"]
+        catalog.delete_object(_repo(catalog), "main", "a")
+    assert catalog.delete_objects(_repo(catalog), "main", ["b", "missing"]) == []
+    assert [r.path for r in catalog.list_objects(_repo(catalog), "main").results] == ["c"]
     with pytest.raises(InvalidInputError, match="at most 1000"):
-        catalog.delete_objects("repo1", "main", ["c"] * 1001)
+        catalog.delete_objects(_repo(catalog), "main", ["c"] * 1001)
     with pytest.raises(InvalidInputError):
-        catalog.delete_objects("repo1", "main", ["c", ""])
-    assert [r.path for r in catalog.list_objects("repo1", "main").results] == ["c"]
+        catalog.delete_objects(_repo(catalog), "main", ["c", ""])
+    assert [r.path for r in catalog.list_objects(_repo(catalog), "main").results] == ["c"]
 
 
 def test_copy_keeps_bytes_checksum_metadata_and_content_type(catalog: Catalog) -> None:
     source = upload(catalog, "src", b"data", content_type="text/csv", metadata={"k": "v"})
-    copy = catalog.copy_object("repo1", "main", "src", "main", "dst")
+    copy = catalog.copy_object(_repo(catalog), "main", "src", "main", "dst")
     assert (copy.checksum, copy.size, copy.metadata, copy.content_type) == (
         source.checksum,
         source.size,

@@ -64,14 +64,14 @@ def test_overwriting_or_deleting_a_committed_object_logs_nothing(lake: Lake) -> 
     lake.upload("b", b"1")
     lake.commit()
     lake.upload("a", b"2")
-    lake.catalog.delete_object("repo1", "main", "b")
+    lake.catalog.delete_object(lake.repository, "main", "b")
     assert logged(lake) == []
 
 
 def test_deleting_staged_objects_logs_each_blob(lake: Lake) -> None:
     stats = [lake.upload(path) for path in ("a", "b", "c")]
-    lake.catalog.delete_object("repo1", "main", "a")
-    assert lake.catalog.delete_objects("repo1", "main", ["b", "c", "missing"]) == []
+    lake.catalog.delete_object(lake.repository, "main", "a")
+    assert lake.catalog.delete_objects(lake.repository, "main", ["b", "c", "missing"]) == []
     records = logged(lake)
     assert sorted(r.address for r in records) == sorted(s.address for s in stats)
     assert {r.origin for r in records} == {"deleted_staged"}
@@ -89,7 +89,7 @@ def test_a_failed_append_fails_the_upload_and_changes_nothing(
     )
     with pytest.raises(UnavailableError, match="injected fault"):
         lake.upload("a", b"2")
-    assert lake.catalog.stat("repo1", "main", "a").address == old.address
+    assert lake.catalog.stat(lake.repository, "main", "a").address == old.address
     assert lake.data_blobs() == {old.address}  # the new blob was never referenced: gone
     assert logged(lake) == []
 
@@ -100,7 +100,7 @@ def test_a_write_that_may_have_landed_logs_its_new_blob_instead_of_deleting_it(
     faulty.arm(Fault(op="set_if", partition=keys.staging_partition(token(lake)), when="after"))
     with pytest.raises(UnavailableError):
         lake.upload("a", b"1")
-    stat = lake.catalog.stat("repo1", "main", "a")  # the write did land
+    stat = lake.catalog.stat(lake.repository, "main", "a")  # the write did land
     (record,) = logged(lake)
     assert (record.address, record.origin) == (stat.address, "abandoned_upload")
     lake.settle()
@@ -131,13 +131,13 @@ def test_a_racing_writers_entry_is_logged_when_our_swap_replaces_it(
     faulty.arm(Fault(op="set_if", partition=partition, error=race))
     final = lake.upload("a", b"2")
     assert sorted(r.address for r in logged(lake)) == sorted([first.address, racer.address])
-    assert lake.catalog.stat("repo1", "main", "a").address == final.address
+    assert lake.catalog.stat(lake.repository, "main", "a").address == final.address
     assert entry_ref(lake.graveler.get(lake.repository, "main", b"a")).address == final.address
 
 
 def test_a_copy_marks_its_address_shared_before_staging_it(lake: Lake) -> None:
     source = lake.upload("a")
-    lake.catalog.copy_object("repo1", "main", "a", "main", "b")
+    lake.catalog.copy_object(lake.repository, "main", "a", "main", "b")
     shared = [key for key, _ in lake.store.scan(deletion_keys.SHARED)]
     assert shared == [deletion_keys.shared_key(lake.repository.instance_uid, source.address)]
 
@@ -147,9 +147,9 @@ def test_uploads_without_a_deletion_log_keep_working(tmp_path: object) -> None:
     lake = Lake(store, blocks)
     graveler = make_graveler(store, lake.clock, blocks, lake.graveler.committed)  # no hooks
     plain = type(lake.catalog)(graveler, blocks, clock=lake.clock)
-    plain.upload("repo1", "main", "a", io.BytesIO(b"1"))
-    plain.upload("repo1", "main", "a", io.BytesIO(b"2"))
-    plain.copy_object("repo1", "main", "a", "main", "b")
+    plain.upload(lake.repository, "main", "a", io.BytesIO(b"1"))
+    plain.upload(lake.repository, "main", "a", io.BytesIO(b"2"))
+    plain.copy_object(lake.repository, "main", "a", "main", "b")
     assert lake.pending() == 0 and len(lake.data_blobs()) == 2
 
 
@@ -159,9 +159,9 @@ def test_writes_to_a_protected_branch_are_refused_and_log_nothing(lake: Lake) ->
     with pytest.raises(ProtectedBranchError, match="protected branch 'main'"):
         lake.upload("a", b"2")
     with pytest.raises(ProtectedBranchError):
-        lake.catalog.delete_object("repo1", "main", "a")
+        lake.catalog.delete_object(lake.repository, "main", "a")
     with pytest.raises(ProtectedBranchError):
-        lake.catalog.copy_object("repo1", "main", "a", "main", "b")
+        lake.catalog.copy_object(lake.repository, "main", "a", "main", "b")
     assert logged(lake) == [] and lake.data_blobs() == {stat.address}
 
 

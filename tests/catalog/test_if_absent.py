@@ -28,7 +28,8 @@ UPLOADS = 16
 
 
 def conditional(catalog: Catalog, body: bytes, path: str = "p") -> ObjectStat:
-    return catalog.upload("repo1", "main", path, io.BytesIO(body), if_absent=True)
+    repository = catalog.graveler.get_repository("repo1")
+    return catalog.upload(repository, "main", path, io.BytesIO(body), if_absent=True)
 
 
 def test_of_16_uploads_that_all_checked_first_exactly_one_succeeds(any_store: Store) -> None:
@@ -65,7 +66,7 @@ def test_of_16_uploads_that_all_checked_first_exactly_one_succeeds(any_store: St
     lost = [r for r in results if not isinstance(r, ObjectStat)]
     assert len(won) == 1, results
     assert all(isinstance(r, PreconditionFailedError) for r in lost), lost
-    assert lake.catalog.stat("repo1", "main", "p").address == won[0].address
+    assert lake.catalog.stat(lake.repository, "main", "p").address == won[0].address
     lake.settle()
     assert lake.data_blobs() == {won[0].address}  # the losers' blobs are gone, none orphaned
 
@@ -98,7 +99,7 @@ def test_a_second_upload_at_every_point_of_the_first_leaves_exactly_one_winner(
         outcomes = [first, *second]
         winners = [o for o in outcomes if isinstance(o, ObjectStat)]
         assert len(winners) == 1, (n, outcomes)
-        assert lake.catalog.stat("repo1", "main", path).address == winners[0].address
+        assert lake.catalog.stat(lake.repository, "main", path).address == winners[0].address
 
 
 def test_an_object_sealed_by_a_running_commit_or_committed_counts_as_present(
@@ -119,5 +120,5 @@ def test_an_object_sealed_by_a_running_commit_or_committed_counts_as_present(
     assert refused  # the commit was paused with the token sealed, and the upload refused
     with pytest.raises(PreconditionFailedError):
         conditional(lake.catalog, b"3")  # committed
-    lake.catalog.delete_object("repo1", "main", "p")
+    lake.catalog.delete_object(lake.repository, "main", "p")
     assert conditional(lake.catalog, b"4").size == 1  # a staged deletion is absence

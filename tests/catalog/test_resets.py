@@ -40,7 +40,7 @@ def test_resets_of_a_key_a_folder_and_everything_log_the_blobs_they_drop(
     lake.graveler.reset_branch(repo, "main")  # "c" and the staged "kept": the cleaner's
     lake.settle()
     assert lake.data_blobs() == {committed.address} == lake.referenced()
-    assert lake.catalog.stat("repo1", "main", "kept").address == committed.address
+    assert lake.catalog.stat(lake.repository, "main", "kept").address == committed.address
 
 
 def test_a_reset_of_a_key_at_any_point_of_a_commit_deletes_no_committed_blob(
@@ -68,7 +68,7 @@ def test_a_reset_of_a_key_at_any_point_of_a_commit_deletes_no_committed_blob(
             continue
     lake.settle()
     for ref in (*heads, "main"):
-        for stat in lake.catalog.list_objects("repo1", ref).results:
+        for stat in lake.catalog.list_objects(lake.repository, ref).results:
             assert isinstance(stat, ObjectStat)
             assert stat.address in lake.data_blobs(), (ref, stat.path)
     assert lake.data_blobs() == lake.referenced()
@@ -149,7 +149,7 @@ def test_a_reset_that_read_the_branch_before_a_seal_never_gets_a_committed_blob_
         assert not errors, errors
     lake.settle()
     for ref in [commit.id for commit in lake.graveler.log(repo, "main").commits]:
-        for stat in lake.catalog.list_objects("repo1", ref).results:
+        for stat in lake.catalog.list_objects(lake.repository, ref).results:
             assert isinstance(stat, ObjectStat)
             assert stat.address in lake.data_blobs(), (ref, stat.path)
 
@@ -185,10 +185,10 @@ def test_a_committed_value_a_reset_restages_over_a_sealed_key_is_never_deleted(
             lake.graveler.reset_key(repo, "main", b"a")
 
     run_paused(stepping, lake.commit, at_each_call=reset_while_sealed)
-    assert lake.catalog.stat("repo1", "main", "a").address == first.address  # the shadow
+    assert lake.catalog.stat(lake.repository, "main", "a").address == first.address  # the shadow
     assert first.address in lake.shared_addresses()
     lake.upload("a", b"3")  # replaces the shadow in place
     lake.settle()
     oldest = lake.graveler.log(repo, "main").commits[-2].id
-    assert lake.catalog.stat("repo1", oldest, "a").address == first.address
+    assert lake.catalog.stat(lake.repository, oldest, "a").address == first.address
     assert first.address in lake.data_blobs()

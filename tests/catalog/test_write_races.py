@@ -53,10 +53,10 @@ def test_a_write_replaced_in_a_sealed_token_by_a_writer_that_died_is_written_aga
 
     w1 = run_paused(stepping, lambda: lake.upload("a", b"w1"), at_each_call=race)
     assert wrote == ["W1"]
-    assert lake.catalog.stat("repo1", "main", "a").address == w1.address
+    assert lake.catalog.stat(lake.repository, "main", "a").address == w1.address
     lake.settle()
     lake.commit()
-    assert lake.catalog.stat("repo1", "main", "a").address == w1.address
+    assert lake.catalog.stat(lake.repository, "main", "a").address == w1.address
     assert w1.address in lake.data_blobs()
 
 
@@ -65,7 +65,7 @@ def test_an_upload_deleted_before_a_commit_that_finds_nothing_is_deleted(any_sto
     empty commit left sealed; the token is unsealed, so the worker deletes the blob."""
     lake = Lake(any_store, MemoryBlockStore())
     stat = lake.upload("a", b"1")
-    lake.catalog.delete_object("repo1", "main", "a")
+    lake.catalog.delete_object(lake.repository, "main", "a")
     with pytest.raises(NoChangesError):
         lake.commit()
     assert lake.graveler.get_branch(lake.repository, "main").sealed_tokens == ()
@@ -106,7 +106,7 @@ def test_a_commit_racing_a_hard_reset_leaves_every_referenced_blob_readable(
     assert reset  # the reset landed while the commit ran, and the commit said so
     lake.settle()
     for ref in (*results, "main", "other"):
-        listing = lake.catalog.list_objects("repo1", ref)
+        listing = lake.catalog.list_objects(lake.repository, ref)
         for stat in listing.results:
             assert isinstance(stat, ObjectStat)
             assert stat.address in lake.data_blobs(), (ref, stat.path)

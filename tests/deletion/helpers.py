@@ -70,7 +70,7 @@ class Lake:
         )
 
     def upload(self, path: str, body: bytes = b"x", branch: str = "main") -> ObjectStat:
-        return self.catalog.upload("repo1", branch, path, io.BytesIO(body))
+        return self.catalog.upload(self.repository, branch, path, io.BytesIO(body))
 
     def commit(self, branch: str = "main") -> str:
         return self.graveler.commit(self.repository, branch, committer="t", message="m")

@@ -97,7 +97,7 @@ def test_racing_overwrites_and_commits_end_with_exactly_the_referenced_blobs(
             with time.write():
                 if i % 9 == 8:
                     try:
-                        lake.catalog.delete_object("repo1", "main", path)
+                        lake.catalog.delete_object(lake.repository, "main", path)
                     except EntryNotFoundError:
                         pass  # another writer deleted it first
                 else:

@@ -58,7 +58,7 @@ def check_recovery(lake: Lake) -> None:
 def staged(lake: Lake) -> None:
     for path in ("a", "b", "c"):
         lake.upload(path, b"1")
-    lake.catalog.copy_object("repo1", "main", "a", "main", "copy")
+    lake.catalog.copy_object(lake.repository, "main", "a", "main", "copy")
 
 
 def overwrite(lake: Lake) -> None:
@@ -67,7 +67,7 @@ def overwrite(lake: Lake) -> None:
 
 
 def delete_many(lake: Lake) -> None:
-    lake.catalog.delete_objects("repo1", "main", ["a", "b", "c"])
+    lake.catalog.delete_objects(lake.repository, "main", ["a", "b", "c"])
 
 
 def commit_then_clean(lake: Lake) -> None:

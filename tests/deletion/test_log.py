@@ -63,7 +63,7 @@ def test_a_disabled_log_records_nothing_but_still_marks_copies() -> None:
     lake = Lake(MemoryStore(), MemoryBlockStore(), settings=DeletionSettings(enabled=False))
     lake.upload("a")
     lake.upload("a")
-    lake.catalog.copy_object("repo1", "main", "a", "main", "b")
+    lake.catalog.copy_object(lake.repository, "main", "a", "main", "b")
     assert lake.pending() == 0
     assert len(list(lake.store.scan(deletion_keys.SHARED))) == 1
     assert len(lake.data_blobs()) == 2  # the overwritten blob is left for garbage collection

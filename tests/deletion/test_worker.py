@@ -45,15 +45,15 @@ def test_an_overwritten_staged_blob_is_deleted_only_after_the_send_delay(lake: L
 def test_a_deleted_staged_object_loses_its_blob(lake: Lake) -> None:
     lake.upload("a")
     lake.upload("b")
-    lake.catalog.delete_object("repo1", "main", "a")
-    lake.catalog.delete_objects("repo1", "main", ["b", "missing"])
+    lake.catalog.delete_object(lake.repository, "main", "a")
+    lake.catalog.delete_objects(lake.repository, "main", ["b", "missing"])
     lake.settle()
     assert lake.data_blobs() == set()
 
 
 def test_a_blob_a_copy_still_references_is_kept(lake: Lake) -> None:
     source = lake.upload("a", b"1")
-    lake.catalog.copy_object("repo1", "main", "a", "main", "b")
+    lake.catalog.copy_object(lake.repository, "main", "a", "main", "b")
     lake.upload("a", b"2")
     report = lake.settle()
     assert report.kept == 1 and report.deleted == 0

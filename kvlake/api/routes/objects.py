@@ -131,18 +131,16 @@ def _refuse_no_tombstone(call: Call) -> None:
 
 def delete_object(call: Call) -> Response:
     _refuse_no_tombstone(call)
-    call.services.catalog.delete_object(
-        call.path["repository"], call.path["branch"], call.query.text("path")
-    )
+    repository = call.services.graveler.get_repository(call.path["repository"])
+    call.services.catalog.delete_object(repository, call.path["branch"], call.query.text("path"))
     return no_content()
 
 
 def delete_objects(call: Call) -> Response:
     _refuse_no_tombstone(call)
     request: wire.PathList = call.body
-    failures = call.services.catalog.delete_objects(
-        call.path["repository"], call.path["branch"], request.paths
-    )
+    repository = call.services.graveler.get_repository(call.path["repository"])
+    failures = call.services.catalog.delete_objects(repository, call.path["branch"], request.paths)
     errors = [
         wire.ObjectError(status_code=status_of(exc), message=str(exc), path=path)
         for path, exc in failures
@@ -152,7 +150,8 @@ def delete_objects(call: Call) -> Response:
 
 def copy_object(call: Call) -> Response:
     request: wire.ObjectCopyCreation = call.body
-    repository, branch = call.path["repository"], call.path["branch"]
+    repository = call.services.graveler.get_repository(call.path["repository"])
+    branch = call.path["branch"]
     stat = call.services.catalog.copy_object(
         repository,
         request.src_ref or branch,
@@ -160,8 +159,7 @@ def copy_object(call: Call) -> Response:
         branch,
         call.query.text("dest_path"),
     )
-    namespace = call.services.graveler.get_repository(repository).storage_namespace
-    return json(convert.object_stats(stat, namespace), 201)
+    return json(convert.object_stats(stat, repository.storage_namespace), 201)
 
 
 def _delete_many_needs(call: Call) -> Sequence[Permission]:

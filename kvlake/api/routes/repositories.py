@@ -68,7 +68,7 @@ def create_repository(call: Call) -> Response:
     if request.sample_data:
         for path, data in SAMPLE_FILES.items():
             call.services.catalog.upload(
-                repository.name, default_branch, path, io.BytesIO(data), content_type="text/plain"
+                repository, default_branch, path, io.BytesIO(data), content_type="text/plain"
             )
         graveler.commit(
             repository, default_branch, committer=call.user_id, message="Add sample data"

@@ -290,8 +290,8 @@ class HistoryOperations:
     ) -> None:
         """Raise ProtectedBranchError if a rule blocks `action` on `branch`.
 
-        For callers that stage entries without `Graveler.set` (the catalog's
-        own write loop): call it before the first staging write.
+        The writer flow and every guarded operation check it themselves; this is
+        for callers that must refuse before doing expensive work of their own.
         """
         self._protection.check(repository, branch, action)
 

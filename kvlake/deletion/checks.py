@@ -14,8 +14,9 @@ each group is checked against the KV as it is now:
    which have no path, scan the live tokens for the address. A hit is "in use".
    Any entry at the path in a sealed token, whatever its value, means "wait": a
    commit in progress may have read the blob there before a write replaced it,
-   and holds it in memory until it publishes (then step 4 finds it). Staged
-   entries are never removed one by one, so no entry there means no such commit.
+   and holds it in memory until it publishes (then step 4 finds it). So does a
+   record whose own token is sealed: a reset that read the branch before the
+   seal may have removed the entry from the token the commit reads.
 3. Shared addresses: a copy marked the address shared. Any entry anywhere may
    hold it, so staging records keep it and leave it to garbage collection.
    Read after staging: a copy marks before it re-reads its source, so a copy
@@ -284,6 +285,11 @@ class ReferenceChecker:
         hits: dict[int, Verdict] = {}
         by_token: dict[str, list[int]] = defaultdict(list)
         for index, record in enumerate(records):
+            if record.staging_token in instance.sealed:
+                # The entry left a token a commit has sealed since (a reset or a writer
+                # that read the branch before the seal): the commit may have read it.
+                token = record.staging_token
+                hits[index] = Verdict("wait", f"a commit in progress may hold {token}'s entries")
             if record.path:
                 for token in {record.staging_token, *instance.tokens} - {""}:
                     by_token[token].append(index)

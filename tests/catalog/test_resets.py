@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import threading
 
-import pytest
-
 from kvlake.blockstore.memory import MemoryBlockStore
 from kvlake.catalog import ObjectStat
 from kvlake.errors import NoChangesError
@@ -74,12 +72,6 @@ def test_a_reset_of_a_key_at_any_point_of_a_commit_deletes_no_committed_blob(
     assert lake.data_blobs() == lake.referenced()
 
 
-@pytest.mark.xfail(
-    reason="needs the deletion worker to wait while a record's own staging token is sealed"
-    " (Graveler.staging_token_states; issue 9, worker side, safety-deletion): remove this mark"
-    " when it lands",
-    strict=True,
-)
 def test_a_reset_that_read_the_branch_before_a_seal_never_gets_a_committed_blob_deleted(
     any_store: Store,
 ) -> None:

@@ -212,35 +212,42 @@ class Committer:
     ) -> str:
         """The commit that published our last tokens, if the branch's history holds it.
 
-        Our tokens left the branch without our publish: a later commit took them
-        (it sealed them too and recorded consuming them), or a reset dropped them.
-        Only the records tell the two apart: the answer is the newest commit on
-        the branch, since our parent, that consumed every one of our tokens.
+        Our tokens left the branch without our publish: later commits took them
+        (they sealed them too and recorded consuming them, maybe one commit the
+        older tokens and another the rest), a later commit found them to change
+        nothing together with its own and unsealed them, or a reset dropped them.
+        Only the records tell these apart. If every token was consumed by a commit
+        on the branch since our parent (or unsealed as empty), the newest such
+        commit holds all our data: it is the answer.
 
         Raises:
+            NoChangesError: later commits found nothing to commit in them.
             PreconditionFailedError: the branch was reset; nothing of ours was committed.
         """
-        consumers = self._refs.consumed_by(repository, mine)
-        if len(consumers) == len(set(mine)):
-            claimed = [set(ids) for ids in consumers.values()]
+        records = self._refs.consumed_by(repository, mine)
+        pending = {token for token in mine if not (token in records and records[token].empty_over)}
+        newest = ""
+        if len(records) == len(set(mine)):
             floor = self._refs.get_commit(repository, parent_id).generation
             commit_id, walked = head_id, 0
-            while walked < MAX_HISTORY:
-                if commit_id == parent_id:
-                    break
+            while pending and walked < MAX_HISTORY and commit_id != parent_id:
                 commit = self._refs.get_commit(repository, commit_id)
                 if commit.generation <= floor:
                     break
-                if all(commit_id in ids for ids in claimed):
-                    log.info(
-                        "commit on %s/%s: a racing commit took our data",
-                        repository.name,
-                        branch_name,
-                    )
-                    return commit_id
+                took = {t for t in pending if commit_id in records[t].commit_ids}
+                if took:
+                    newest = newest or commit_id
+                    pending -= took
                 if not commit.parents:
                     break
                 commit_id, walked = commit.parents[0], walked + 1
+        if not pending and newest:
+            log.info("commit on %s/%s: racing commits took our data", repository.name, branch_name)
+            return newest
+        if not pending:
+            # A later commit found our tokens and its own to change nothing together,
+            # and unsealed them all: nothing to commit, as it said.
+            raise NoChangesError(f"branch {branch_name!r} has no changes to commit")
         raise PreconditionFailedError(
             f"branch {branch_name!r} was reset while committing; nothing was committed"
         )
@@ -262,6 +269,8 @@ class Committer:
             ours = [token for token in mine if token in branch.sealed_tokens]
             if not ours or branch.commit_id != parent_id:
                 return
+            # Tell a commit still running on older ones of these tokens why they went.
+            self._refs.record_consumed(repository, ours, parent_id, empty=True)
             self._drop_tokens(repository, ours)
             unsealed = Branch(
                 commit_id=branch.commit_id,

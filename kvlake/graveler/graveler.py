@@ -24,6 +24,7 @@ from kvlake.graveler import keys
 from kvlake.graveler.commits import Committer
 from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.history import HistoryOperations
+from kvlake.graveler.protection import BranchProtectionRules
 from kvlake.graveler.records import (
     Branch,
     Commit,
@@ -86,6 +87,14 @@ class Graveler(HistoryOperations):
         self.repositories = Repositories(store, clock=clock, initial_timeout=initial_timeout)
         self.refs = Refs(store)
         self.staging = Staging(store)
+        self._protection = BranchProtectionRules(store)
+        self._writer = Writer(
+            store=store,
+            refs=self.refs,
+            committed=committed,
+            protection=self._protection,
+            hooks=staging_hooks,
+        )
         self._committer = Committer(
             refs=self.refs,
             staging=self.staging,
@@ -103,14 +112,7 @@ class Graveler(HistoryOperations):
             clock=clock,
             value_size=value_size,
             blockstore=blockstore,
-            staging_hooks=staging_hooks,
-        )
-        self._writer = Writer(
-            store=store,
-            refs=self.refs,
-            committed=committed,
-            protection=self._protection,
-            hooks=staging_hooks,
+            writer=self._writer,
         )
 
     # -- repositories -------------------------------------------------------------
@@ -303,9 +305,10 @@ class Graveler(HistoryOperations):
             elif token in staging:
                 states[token] = "staging"
         rest = [token for token in tokens if token not in states]
-        consumed = self.refs.consumed_by(repository, rest)
+        records = self.refs.consumed_by(repository, rest)
         for token in rest:
-            states[token] = "consumed" if token in consumed else "dropped"
+            consumed = token in records and records[token].commit_ids
+            states[token] = "consumed" if consumed else "dropped"
         return states
 
     # -- entries -------------------------------------------------------------------------

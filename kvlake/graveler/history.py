@@ -35,7 +35,7 @@ from kvlake.graveler.reset import DropTokens, Resetter
 from kvlake.graveler.revert import Picker
 from kvlake.graveler.staging import Staging
 from kvlake.graveler.validation import check_branch_name
-from kvlake.graveler.writer import StagingHooks
+from kvlake.graveler.writer import Writer
 from kvlake.kv import Store
 
 
@@ -64,10 +64,9 @@ class HistoryOperations:
         clock: Callable[[], float],
         value_size: Callable[[Value], int],
         blockstore: BlockStore | None,
-        staging_hooks: StagingHooks | None,
+        writer: Writer,
     ) -> None:
         self._resolver = resolver = RefResolver(refs)
-        self._protection = BranchProtectionRules(store)
         self._log = CommitLog(refs=refs, resolver=resolver, committed=committed)
         self._differ = Differ(
             refs=refs,
@@ -89,7 +88,7 @@ class HistoryOperations:
             committed=committed,
             resolver=resolver,
             drop_tokens=drop_tokens,
-            hooks=staging_hooks,
+            writer=writer,
         )
         self._dumper = None
         if blockstore is not None:

@@ -108,7 +108,10 @@ class ConsumedToken(msgspec.Struct, frozen=True, kw_only=True):
     it through `Graveler.staging_token_states` instead of walking history.
     """
 
-    commit_ids: tuple[str, ...]
+    commit_ids: tuple[str, ...] = ()
+    empty_over: tuple[str, ...] = ()
+    """Parents over which a commit found these tokens (with older sealed ones) to change
+    nothing, and unsealed them: not consumed, so their blobs are logged as dropped."""
 
 
 class BranchProtection(msgspec.Struct, frozen=True, kw_only=True):

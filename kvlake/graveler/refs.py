@@ -16,6 +16,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from typing import Final, TypeVar
 
+import msgspec
+
 from kvlake.errors import (
     BranchNotFoundError,
     CommitNotFoundError,
@@ -180,10 +182,12 @@ class Refs:
     # -- consumed staging tokens --------------------------------------------------
 
     def record_consumed(
-        self, repository: Repository, tokens: Iterable[str], commit_id: str
+        self, repository: Repository, tokens: Iterable[str], commit_id: str, *, empty: bool = False
     ) -> None:
         """Add `commit_id` to the commits about to publish these tokens (before its swap).
 
+        With `empty`, `commit_id` is instead the parent over which these tokens
+        were found to change nothing (a commit unsealing them, see commits.py).
         Compare-and-swap per token, so a racing commit's claim is kept, not overwritten.
         """
         partition = partition_of(repository)
@@ -193,13 +197,16 @@ class Refs:
                 try:
                     raw, predicate = self._store.get(partition, key)
                 except KeyNotFoundError:
-                    ids: tuple[str, ...] = ()
-                    expected: Predicate | None = None
+                    record, expected = ConsumedToken(), None
                 else:
-                    ids, expected = decode_consumed_token(raw).commit_ids, predicate
+                    record, expected = decode_consumed_token(raw), predicate
+                ids = record.empty_over if empty else record.commit_ids
                 if commit_id in ids:
                     break
-                record = ConsumedToken(commit_ids=(*ids, commit_id))
+                if empty:
+                    record = msgspec.structs.replace(record, empty_over=(*ids, commit_id))
+                else:
+                    record = msgspec.structs.replace(record, commit_ids=(*ids, commit_id))
                 try:
                     self._store.set_if(partition, key, encode(record), expected)
                     break
@@ -212,16 +219,16 @@ class Refs:
 
     def consumed_by(
         self, repository: Repository, tokens: Iterable[str]
-    ) -> dict[str, tuple[str, ...]]:
-        """The commits recorded as consuming each token; tokens no commit claimed are absent."""
-        found: dict[str, tuple[str, ...]] = {}
+    ) -> dict[str, ConsumedToken]:
+        """The consumed-token record of each token that has one."""
+        found: dict[str, ConsumedToken] = {}
         partition = partition_of(repository)
         for token in tokens:
             try:
                 raw, _ = self._store.get(partition, keys.consumed_token_key(token))
             except KeyNotFoundError:
                 continue
-            found[token] = decode_consumed_token(raw).commit_ids
+            found[token] = decode_consumed_token(raw)
         return found
 
     # -- commits ----------------------------------------------------------------

@@ -10,9 +10,9 @@ are deleted from the branch's current token, and keys a running commit has
 sealed (which nothing may edit) are shadowed by staging their committed value,
 or a tombstone, over them (where the current token is still unstaged there, so
 a racing write wins). A commit may seal the current token meanwhile, so the
-branch is read again afterwards and the reset repeated on the new token, as
-writers do (writer.py), shadowing also the keys removed from the token that
-commit sealed. Removed values are announced to `StagingHooks.before_unstage`
+branch is read again afterwards and the reset repeated on the new token: the
+writer flow's loop (`Writer.run`), shadowing also the keys removed from the
+token that commit sealed. Removed values are announced to `StagingHooks.before_unstage`
 first (the layer above logs their blobs, invariant 4), and committed values
 staged as shadows to `before_restage` (they are then in two places).
 """
@@ -32,7 +32,7 @@ from kvlake.graveler.records import Branch, Repository, decode_value, encode
 from kvlake.graveler.refexpr import RefResolver
 from kvlake.graveler.refs import Refs
 from kvlake.graveler.staging import TOMBSTONE, Staging
-from kvlake.graveler.writer import StagingHooks
+from kvlake.graveler.writer import Writer
 from kvlake.kv import Store
 
 DropTokens = Callable[[Repository, Sequence[str]], None]
@@ -52,7 +52,7 @@ class Resetter:
         committed: CommittedManager,
         resolver: RefResolver,
         drop_tokens: DropTokens,
-        hooks: StagingHooks | None,
+        writer: Writer,
     ) -> None:
         self._store = store
         self._refs = refs
@@ -60,7 +60,8 @@ class Resetter:
         self._committed = committed
         self._resolver = resolver
         self._drop_tokens = drop_tokens
-        self._hooks = hooks
+        self._writer = writer
+        self._hooks = writer.hooks
 
     def reset_branch(self, repository: Repository, branch: str) -> None:
         """Drop every uncommitted change on the branch (a clean branch is left as it is).
@@ -132,22 +133,20 @@ class Resetter:
     def _reset_window(
         self, repository: Repository, name: str, start: bytes, stop: bytes | None
     ) -> None:
-        """Drop the staged changes with keys in [start, stop)."""
-        removed: dict[str, set[bytes]] = {}  # by token: what we removed from tokens now sealed
-        for _ in range(_MAX_TRIES):
-            branch, _ = self._refs.load_branch(repository, name)
-            token = branch.staging_token
-            removed_here = self._remove(repository, token, start, stop)
-            # A commit that sealed a token before our deletes may have read what we
-            # removed from it: shadow those keys too while that commit is running.
+        """Drop the staged changes with keys in [start, stop), through the writer flow's loop."""
+        removed: dict[str, set[bytes]] = {}  # by token: what we removed from it
+
+        def reset_on(token: str, branch: Branch | None, again: bool) -> None:
+            assert branch is not None  # the loop read it: we pass no token
+            # A commit that sealed a token after we removed entries from it may have
+            # read them: shadow those keys too while that commit is running.
             read = set().union(*(removed[t] for t in branch.sealed_tokens if t in removed))
+            removed[token] = self._remove(repository, token, start, stop)
             if branch.sealed_tokens:
                 self._stage_shadows(repository, branch, start, stop, read)
-            if self._refs.load_branch(repository, name)[0].staging_token == token:
-                return
-            # Sealed under us: do it again on the new token, as writers do.
-            removed[token] = removed_here
-        raise TooManyTriesError(f"resetting branch {name!r} kept racing commits; retry")
+
+        # The protection rules were checked by the caller, before the key.
+        self._writer.run(repository, name, reset_on, check_protection=False)
 
     def _remove(
         self, repository: Repository, token: str, start: bytes, stop: bytes | None

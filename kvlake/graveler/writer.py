@@ -25,7 +25,7 @@ conditional writes exactly one succeeds.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Final, Protocol
 
 from kvlake.errors import (
@@ -44,6 +44,9 @@ from kvlake.kv import Predicate, Store
 
 WRITE_TRIES: Final = 10
 """Seals a write may race (and compare-and-swaps it may lose) before giving up."""
+
+Step = Callable[[str, Branch | None, bool], None]
+"""One pass of an operation on a staging token: (token, branch read, again after a seal)."""
 
 
 class StagingHooks(Protocol):
@@ -118,25 +121,56 @@ class Writer:
             BranchNotFoundError: no such branch.
             TooManyTriesError: racing commits or writers kept winning; retry.
         """
-        self._protection.check(repository, branch, "staging_write")
         encoded = TOMBSTONE if value is None else encode(value)
-        below: Branch | None = None
-        if if_absent or not token:
-            below = self._refs.load_branch(repository, branch)[0]
-            token = below.staging_token
         tried = [] if attempted is None else attempted
+
+        def stage(token: str, current: Branch | None, again: bool) -> None:
+            if again and value is not None and self.hooks is not None:
+                # Also in the sealed token, which its commit may publish: shared now.
+                self.hooks.before_restage(repository, [value])
+            below = current if if_absent else None
+            self._swap(repository, branch, token, key, value, encoded, below, tried)
+
+        self.run(repository, branch, stage, token="" if if_absent else token)
+
+    def run(
+        self,
+        repository: Repository,
+        branch: str,
+        step: Step,
+        *,
+        token: str = "",
+        check_protection: bool = True,
+    ) -> None:
+        """The writer flow's loop: run `step` on the branch's staging token until it ran on
+        a token that was still the staging token after it (invariant 2).
+
+        `step(token, branch, again)` gets the branch record it was read from (None
+        for a `token` the caller read moments ago) and whether an earlier run's
+        token was sealed meanwhile; it must be safe to repeat. Resets use it too.
+
+        Raises:
+            ProtectedBranchError: a rule blocks writes to the branch (nothing done),
+                unless the caller checked already (`check_protection=False`).
+            BranchNotFoundError: no such branch.
+            TooManyTriesError: racing commits kept sealing the token; retry.
+        """
+        if check_protection:
+            self._protection.check(repository, branch, "staging_write")
+        current: Branch | None = None
+        if not token:
+            current = self._refs.load_branch(repository, branch)[0]
+            token = current.staging_token
+        again = False
         for _ in range(WRITE_TRIES):
-            conditional = below if if_absent else None
-            self._swap(repository, branch, token, key, value, encoded, conditional, tried)
+            step(token, current, again)
             current = self._refs.load_branch(repository, branch)[0]
             if current.staging_token == token:
                 return
-            # Invariant 2: a commit sealed the token between our read and our write
-            # and may have read it already, or a later writer replaced our value in
-            # it: write again to the new token.
-            if value is not None and self.hooks is not None:
-                self.hooks.before_restage(repository, [value])
-            token, below = current.staging_token, current
+            # Invariant 2: a commit sealed the token between our read and our step and
+            # may have read it already (or a later writer replaced our value in it):
+            # do it again on the new token. Always: that writer may die before it does.
+            token, again = current.staging_token, True
         raise TooManyTriesError(
             f"writing to branch {branch!r} kept racing commits; retry the write"
         )

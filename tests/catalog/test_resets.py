@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import threading
 
+import pytest
+
 from kvlake.blockstore.memory import MemoryBlockStore
 from kvlake.catalog import ObjectStat
-from kvlake.errors import NoChangesError
+from kvlake.errors import EntryNotFoundError, NoChangesError
 from kvlake.graveler import keys
 from kvlake.graveler.graveler import Graveler
 from kvlake.kv import Store
@@ -139,6 +141,8 @@ def test_a_reset_that_read_the_branch_before_a_seal_never_gets_a_committed_blob_
         thread.join(60)
         resetting.at_call = None
         assert not errors, errors
+        with pytest.raises(EntryNotFoundError):  # reset, whatever the commit published
+            lake.catalog.stat(repo, "main", path.decode())
     lake.settle()
     for ref in [commit.id for commit in lake.graveler.log(repo, "main").commits]:
         for stat in lake.catalog.list_objects(lake.repository, ref).results:

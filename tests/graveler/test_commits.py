@@ -21,6 +21,7 @@ from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.records import Repository, Value
 from kvlake.graveler.refs import commit_id
+from kvlake.kv.faults import Call
 from kvlake.kv.memory import MemoryStore
 from tests.graveler.helpers import NAMESPACE, FakeClock, all_keys, value
 from tests.graveler.stepping import calls_of, paused_graveler, run_paused
@@ -356,3 +357,35 @@ def test_a_commit_whose_tokens_a_racing_commit_published_returns_that_commit(
         assert graveler.get(repo, result, key) == value("v"), n
         head = graveler.get_branch(repo, "main")
         assert head.sealed_tokens == () and result in (head.commit_id, *racing)
+
+
+def test_a_commit_whose_tokens_a_later_empty_commit_unsealed_reports_no_changes(
+    any_graveler: Graveler, clock: FakeClock
+) -> None:
+    """A write and its revert, sealed by two commits: the later one finds nothing to commit
+    and unseals both; the earlier one must say "no changes", not "reset" (there was none)."""
+    graveler = any_graveler
+    repo = graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+    paused, stepping = paused_graveler(graveler, clock)
+    graveler.set(repo, "main", b"a", value("1"))
+    head = graveler.get_branch(repo, "main").commit_id
+    later: list[BaseException] = []
+
+    def revert_and_commit(call: Call) -> None:
+        if graveler.get_branch(repo, "main").sealed_tokens and not later:
+            graveler.delete(repo, "main", b"a")  # reverts the sealed write
+            with pytest.raises(NoChangesError) as raised:
+                graveler.commit(repo, "main", committer="t", message="later")
+            later.append(raised.value)
+
+    with pytest.raises(NoChangesError):
+        run_paused(
+            stepping,
+            lambda: paused.commit(repo, "main", committer="t", message="earlier"),
+            at_each_call=revert_and_commit,
+        )
+    assert later
+    branch = graveler.get_branch(repo, "main")
+    assert branch.commit_id == head and branch.sealed_tokens == ()
+    with pytest.raises(EntryNotFoundError):
+        graveler.get(repo, "main", b"a")

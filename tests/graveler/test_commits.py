@@ -389,3 +389,55 @@ def test_a_commit_whose_tokens_a_later_empty_commit_unsealed_reports_no_changes(
     assert branch.commit_id == head and branch.sealed_tokens == ()
     with pytest.raises(EntryNotFoundError):
         graveler.get(repo, "main", b"a")
+
+
+def test_a_commit_whose_tokens_two_racing_commits_published_in_parts_returns_the_newer(
+    any_graveler: Graveler, clock: FakeClock
+) -> None:
+    """C0 sealed Tb and runs; C1 seals Ta (so it commits Ta and Tb); C0 publishes Tb and C2
+    publishes Ta before C1's publish: C1 must return C2, which holds all of its data,
+    not report a reset (no single commit took both tokens)."""
+    graveler = any_graveler
+    repo = graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+    c0, s0 = paused_graveler(graveler, clock)
+    c1, s1 = paused_graveler(graveler, clock)
+    graveler.set(repo, "main", b"b", value("b"))
+    sealed, resume = threading.Event(), threading.Event()
+    published: list[str] = []
+
+    def pause_after_seal(call: Call) -> None:
+        if graveler.get_branch(repo, "main").sealed_tokens and not sealed.is_set():
+            sealed.set()
+            resume.wait(60)
+
+    def run_c0() -> None:
+        published.append(
+            run_paused(
+                s0,
+                lambda: c0.commit(repo, "main", committer="t", message="c0"),
+                at_each_call=pause_after_seal,
+            )
+        )
+
+    thread = threading.Thread(target=run_c0)
+    thread.start()
+    assert sealed.wait(60)
+    graveler.set(repo, "main", b"a", value("a"))
+
+    def before_publish(call: Call) -> None:
+        if call.op == "set_many" and call.partition == keys.DROPPED_TOKENS and not resume.is_set():
+            resume.set()
+            thread.join(60)  # C0 publishes the older token
+            graveler.set(repo, "main", b"c", value("c"))
+            published.append(graveler.commit(repo, "main", committer="t", message="c2"))
+
+    result = run_paused(
+        s1,
+        lambda: c1.commit(repo, "main", committer="t", message="c1"),
+        at_each_call=before_publish,
+    )
+    resume.set()
+    thread.join(60)
+    assert len(published) == 2 and result == published[1]
+    for key in (b"a", b"b", b"c"):
+        assert graveler.get(repo, result, key) == value(key.decode())

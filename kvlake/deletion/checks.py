@@ -21,7 +21,11 @@ each group is checked against the KV as it is now:
    hold it, so staging records keep it and leave it to garbage collection.
    Read after staging: a copy marks before it re-reads its source, so a copy
    whose entry our staging read missed had marked before we look.
-4. Committed data (staging records): every commit reachable from a branch or
+4. Committed data (staging records): a commit that consumed the record's
+   token (graveler's consumed-token records) and holds the blob at the path
+   keeps it, for good: committed blobs are garbage collection's, and such a
+   commit stays readable by id after a hard reset or a branch deletion. Then
+   every commit reachable from a branch or
    tag and created after the entry's mtime (less `CLOCK_SKEW`) is looked up at
    the path; a match keeps the blob (it is GC's). Entries move between paths only
    by copy (step 3), so the path is enough. Not checked: commits no branch or tag
@@ -266,6 +270,11 @@ class ReferenceChecker:
         staging = [
             i for i, r in enumerate(records) if verdicts[i] is None and r.origin in STAGING_ORIGINS
         ]
+        for index in self._published(instance, records, staging):
+            verdicts[index] = Verdict(
+                "kept", "a commit that consumed its staging token holds it: garbage collection's"
+            )
+        staging = [i for i in staging if verdicts[i] is None]
         shared = self._shared(instance, [records[i] for i in staging])
         unshared = [i for i in staging if records[i].address not in shared]
         for index in staging:
@@ -279,6 +288,38 @@ class ReferenceChecker:
         for index in unshared:
             verdicts[index] = self._committed(instance, records[index])
         return [verdict or DELETE for verdict in verdicts]
+
+    def _published(
+        self, instance: _Instance, records: list[PendingDelete], indexes: list[int]
+    ) -> set[int]:
+        """Records whose blob a commit that consumed the record's token holds at its path.
+
+        Committed data is garbage collection's alone: such a commit stays readable by
+        its id after a hard reset or a branch deletion, which no walk from the refs
+        sees. The commits come from graveler's consumed-token records, so this costs
+        a lookup per record, not a history walk.
+        """
+        repository = instance.repository
+        tokens = {records[i].staging_token for i in indexes if records[i].path}
+        if repository is None or not tokens - {""}:
+            return set()
+        claims = self._graveler.refs.consumed_by(repository, tokens - {""})
+        published: set[int] = set()
+        for index in indexes:
+            record = records[index]
+            claim = claims.get(record.staging_token)
+            for commit_id in claim.commit_ids if claim is not None and record.path else ():
+                try:
+                    metarange_id = self._graveler.get_commit(repository, commit_id).metarange_id
+                    value = self._graveler.committed.get(
+                        repository.storage_namespace, metarange_id, record.path
+                    )
+                except NotFoundError:
+                    continue  # a claim whose commit was never stored, or no entry there
+                if self._entry_of(value).address == record.address:
+                    published.add(index)
+                    break
+        return published
 
     def _staged_hits(self, instance: _Instance, records: list[PendingDelete]) -> dict[int, Verdict]:
         """Records whose blob a staged entry references, or a commit in progress may."""

@@ -66,6 +66,19 @@ class AuthSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     lookup (0 to 1; 0: none). A revoked key or detached policy takes effect within it."""
 
 
+class ServerSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """What one server process lets its clients hold: connections, body memory, idle time."""
+
+    max_connections: Annotated[int, msgspec.Meta(ge=1)] = 512
+    """KVLAKE_SERVER_MAX_CONNECTIONS: open connections per process; more get 503."""
+    body_budget: Annotated[int, msgspec.Meta(ge=1 << 20)] = 64 << 20
+    """KVLAKE_SERVER_BODY_BUDGET: bytes of request bodies a process holds at once; a request
+    that would exceed it waits briefly, then gets 503 (retry later)."""
+    body_read_timeout: Annotated[float, msgspec.Meta(gt=0)] = 60.0
+    """KVLAKE_SERVER_BODY_READ_TIMEOUT: seconds a request body may send nothing before it is
+    answered 408 and whatever it had written is disposed of."""
+
+
 class InstallationSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """The first admin user, created on the first start (scripts and tests set known keys)."""
 
@@ -100,6 +113,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     """KVLAKE_AUTH_*: credential protection; see `AuthSettings`."""
     installation: InstallationSettings = msgspec.field(default_factory=InstallationSettings)
     """KVLAKE_INSTALLATION_*: the first admin user; see `InstallationSettings`."""
+    server: ServerSettings = msgspec.field(default_factory=ServerSettings)
+    """KVLAKE_SERVER_*: per-process limits on clients; see `ServerSettings`."""
 
     def __post_init__(self) -> None:
         data_dir = Path(self.data_dir).expanduser().absolute()

@@ -22,6 +22,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from kvlake.api import errors, openapi
+from kvlake.api.body import ClientGoneError
 from kvlake.api.routes import (
     branches,
     commits,
@@ -37,7 +38,7 @@ from kvlake.api.routes import (
     uploads,
     users,
 )
-from kvlake.api.routing import Executors, Operation, routes
+from kvlake.api.routing import BodyLimits, Executors, Operation, routes
 from kvlake.api.services import Services
 from kvlake.config import Settings, load_settings
 from kvlake.errors import KvlakeError
@@ -91,7 +92,7 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         services = Services.open(settings)
-        executors = Executors()
+        executors = Executors(settings.server.max_connections)
         try:
             print_installation(services)
             if cleaner_interval is not None:
@@ -104,15 +105,18 @@ def create_app(
             services.close()
             print("kvlake: stopped: requests finished, cleaner stopped, stores closed", flush=True)
 
-    return Starlette(
+    app = Starlette(
         routes=[routes(operations), Route("/api/v1/openapi.json", openapi_json)],
         exception_handlers={
+            ClientGoneError: errors.client_gone,
             KvlakeError: errors.kvlake_error,
             HTTPException: errors.http_error,
             Exception: errors.internal_error,
         },
         lifespan=lifespan,
     )
+    app.state.body_limits = BodyLimits(settings.server)
+    return app
 
 
 def app_from_environment() -> Starlette:

@@ -19,6 +19,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from kvlake import errors
+from kvlake.api.body import BodyBudgetFullError, BodyTimeoutError
 from kvlake.api.wire.common import Error
 
 log = logging.getLogger(__name__)
@@ -37,6 +38,7 @@ STATUS: Final[dict[type[errors.KvlakeError], int]] = {
     errors.UnavailableError: 503,
     errors.ClosedError: 503,
     errors.ConfigError: 500,
+    BodyTimeoutError: 408,
 }
 """Error class -> status; the most specific class in an error's MRO wins."""
 
@@ -63,6 +65,10 @@ def error_response(status: int, message: str, headers: dict[str, str] | None = N
 
 async def kvlake_error(request: Request, exc: Exception) -> Response:
     status = status_of(exc)
+    if isinstance(exc, BodyBudgetFullError):
+        # Expected under load, and a client could provoke it at will: no traceback.
+        log.warning("%s %s refused: %s", request.method, request.url.path, exc)
+        return error_response(status, str(exc))
     if status >= 500:
         log.error("%s %s failed: %s", request.method, request.url.path, exc, exc_info=exc)
         message = INTERNAL_MESSAGE if status == 500 else str(exc)
@@ -75,6 +81,13 @@ async def http_error(request: Request, exc: Exception) -> Response:
     """Starlette's own errors (no such route, method not allowed) in lakeFS's error shape."""
     assert isinstance(exc, HTTPException)
     return error_response(exc.status_code, str(exc.detail), dict(exc.headers or {}))
+
+
+async def client_gone(request: Request, exc: Exception) -> Response:
+    """A client that left mid-body: one info line, never a traceback (a writer could flood
+    the log with them). The answer goes nowhere; it only ends the request."""
+    log.info("%s %s: %s", request.method, request.url.path, exc)
+    return error_response(400, str(exc))
 
 
 async def internal_error(request: Request, exc: Exception) -> Response:

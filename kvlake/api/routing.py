@@ -14,8 +14,10 @@ as a stat's own work. Requests run on `REQUEST_THREADS` threads: handlers are
 mostly Python holding the GIL, and with Starlette's 40 threads they queued for
 it (measured on 2 cores: stat 3,700 -> 4,200 req/s, p99 44 -> 26 ms with 8).
 A request whose body is still streaming in holds its thread until the client
-has sent it all, so those run on `STREAM_THREADS` others, and slow uploads
-cannot starve the rest. A request whose client goes away is not waited for;
+has sent it all, so those run on a pool with a thread per allowed connection,
+and slow uploads cannot starve the rest. A request with a body is
+authenticated from its headers before the body is read, and the body is read
+within the process's `BodyLimits`. A request whose client goes away is not waited for;
 its thread finishes the handler anyway.
 `OperationRoutes` indexes the routes by their segments, so a request tries the
 regex of only the few routes it could match.
@@ -40,6 +42,7 @@ from kvlake.api import body as bodies
 from kvlake.api import params
 from kvlake.api.services import Services
 from kvlake.auth import SESSION_COOKIE, Permission, User
+from kvlake.config import ServerSettings
 from kvlake.errors import InvalidInputError
 
 STREAM: Final = "stream"
@@ -51,8 +54,15 @@ MAX_HEADER_BYTES: Final = 16 * 1024
 REQUEST_THREADS: Final = 8
 """Threads per process running handlers whose request body is already read."""
 
-STREAM_THREADS: Final = 40
-"""Threads per process running uploads whose body streams in while they run."""
+
+class BodyLimits:
+    """One process's body budget and read timeout (`ServerSettings`), kept in `app.state`."""
+
+    def __init__(self, settings: ServerSettings | None = None) -> None:
+        settings = settings or ServerSettings()
+        self.budget = bodies.BodyBudget(settings.body_budget)
+        self.read_timeout = settings.body_read_timeout
+
 
 _encode = msgspec.json.Encoder().encode
 
@@ -88,11 +98,17 @@ Permissions = Callable[[Call], Sequence[Permission]]
 
 
 class Executors:
-    """The request and stream thread pools of one process. `shutdown` waits for their work."""
+    """The request and stream thread pools of one process. `shutdown` waits for their work.
 
-    def __init__(self) -> None:
+    A streaming upload holds its thread while its client sends, so the stream pool
+    has one thread per connection the server accepts (`max_connections`): held-open
+    uploads can never take the last thread from another upload. Threads start
+    only when needed, and a stalled one is freed by the body read timeout.
+    """
+
+    def __init__(self, stream_threads: int) -> None:
         self.requests = ThreadPoolExecutor(REQUEST_THREADS, thread_name_prefix="kvlake-request")
-        self.streams = ThreadPoolExecutor(STREAM_THREADS, thread_name_prefix="kvlake-stream")
+        self.streams = ThreadPoolExecutor(stream_threads, thread_name_prefix="kvlake-stream")
 
     def shutdown(self) -> None:
         self.streams.shutdown(wait=True)
@@ -130,13 +146,17 @@ def no_content() -> Response:
     return Response(status_code=204)
 
 
+def _authenticate(call: Call) -> User:
+    call.user = call.services.authenticator.authenticate(
+        call.request.headers.get("authorization"), call.request.cookies.get(SESSION_COOKIE)
+    )
+    return call.user
+
+
 def _run(operation: Operation, call: Call) -> Response:
     if not operation.public:
-        authenticator = call.services.authenticator
-        call.user = authenticator.authenticate(
-            call.request.headers.get("authorization"), call.request.cookies.get(SESSION_COOKIE)
-        )
-        authenticator.authorize(call.user, operation.permissions(call))
+        user = call.user if call.user is not None else _authenticate(call)
+        call.services.authenticator.authorize(user, operation.permissions(call))
     return operation.handler(call)
 
 
@@ -145,21 +165,31 @@ def endpoint(operation: Operation) -> Callable[[Request], Any]:
         if sum(len(k) + len(v) for k, v in request.scope["headers"]) > MAX_HEADER_BYTES:
             raise InvalidInputError(f"request headers are over {MAX_HEADER_BYTES} bytes")
         query = params.parse(operation.params, request.query_params.multi_items(), request.headers)
-        services: Services = request.app.state.services
-        source = None
-        body = None
-        if operation.body == STREAM:
-            source = await bodies.upload_source(request)
-        elif operation.body is not None:
-            assert not isinstance(operation.body, str)
-            body = await bodies.read_json(request, operation.body, optional=operation.optional_body)
-        call = Call(request, query, body, services, source)
+        call = Call(request, query, None, request.app.state.services)
+        loop = asyncio.get_running_loop()
         executors: Executors | None = getattr(request.app.state, "executors", None)
-        executor = None  # asyncio's default pool: an app served without its lifespan (tests)
-        if executors is not None:
-            streaming = isinstance(source, bodies.ThreadBodyReader)
-            executor = executors.streams if streaming else executors.requests
-        return await asyncio.get_running_loop().run_in_executor(executor, _run, operation, call)
+        # Without the lifespan (tests) asyncio's default pool runs the handlers.
+        requests = executors.requests if executors is not None else None
+        if operation.body is None:
+            return await loop.run_in_executor(requests, _run, operation, call)
+        if not operation.public:
+            # Issue 10: a caller is known from its headers before one byte of its body is
+            # read, so an anonymous client cannot make the server buffer anything.
+            await loop.run_in_executor(requests, _authenticate, call)
+        limits: BodyLimits = getattr(request.app.state, "body_limits", None) or BodyLimits()
+        stream = operation.body == STREAM
+        async with limits.budget.hold(bodies.body_share(request, stream=stream)):
+            timeout = limits.read_timeout
+            if stream:
+                call.source = await bodies.upload_source(request, timeout=timeout)
+            else:
+                call.body = await bodies.read_json(
+                    request, operation.body, optional=operation.optional_body, timeout=timeout
+                )
+            executor = requests
+            if executors is not None and isinstance(call.source, bodies.ThreadBodyReader):
+                executor = executors.streams
+            return await loop.run_in_executor(executor, _run, operation, call)
 
     serve.__name__ = operation.operation_id
     return serve

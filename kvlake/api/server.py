@@ -46,6 +46,7 @@ def serve(settings: Settings, *, workers: int = 1) -> None:
         port=settings.port,
         workers=workers,
         timeout_graceful_shutdown=GRACEFUL_SECONDS,
+        limit_concurrency=settings.server.max_connections,
         log_level="warning",
         access_log=False,
         server_header=False,

@@ -80,7 +80,7 @@ def _content(kind: Any) -> dict[str, Any]:
 def _operation(operation: Operation) -> dict[str, Any]:
     described: dict[str, Any] = {
         "operationId": operation.operation_id,
-        "tags": [operation.tag],
+        "tags": [operation.openapi_tag],
         "summary": operation.summary or operation.operation_id,
         "parameters": _parameters(operation),
         "security": [] if operation.public else _SECURITY,

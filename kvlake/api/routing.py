@@ -125,7 +125,8 @@ class Operation:
     method: str
     path: str
     handler: Handler
-    tag: str
+    openapi_tag: str
+    """The OpenAPI tag grouping it in the document (lakeFS's), not a ref tag."""
     summary: str = ""
     params: tuple[params.Param, ...] = ()
     body: Any = None
@@ -138,7 +139,9 @@ class Operation:
     """An empty body is allowed and reaches the handler as None."""
 
 
-def json(value: object, status: int = 200, headers: Mapping[str, str] | None = None) -> Response:
+def json_response(
+    value: object, status: int = 200, headers: Mapping[str, str] | None = None
+) -> Response:
     return Response(_encode(value), status, headers, media_type="application/json")
 
 

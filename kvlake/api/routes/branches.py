@@ -10,12 +10,12 @@ from starlette.responses import Response
 from kvlake.api import convert, params
 from kvlake.api.needs import on_branch, on_repository
 from kvlake.api.pages import page
-from kvlake.api.routing import Call, Operation, json, no_content
+from kvlake.api.routing import Call, Operation, json_response, no_content
 from kvlake.api.wire import refs as wire
 from kvlake.auth import Permission, branch_arn
 from kvlake.errors import InvalidInputError
 
-TAG: Final = "branches"
+API_GROUP: Final = "branches"
 BRANCH: Final = "/repositories/{repository}/branches/{branch}"
 
 
@@ -31,7 +31,7 @@ def list_branches(call: Call) -> Response:
     results, pagination = page(
         branches, call.query.amount(), lambda ref: ref.id, prefix=call.query.text("prefix")
     )
-    return json(wire.RefList(pagination=pagination, results=results))
+    return json_response(wire.RefList(pagination=pagination, results=results))
 
 
 def create_branch(call: Call) -> Response:
@@ -48,7 +48,7 @@ def get_branch(call: Call) -> Response:
     graveler = call.services.graveler
     repository = graveler.get_repository(call.path["repository"])
     branch = graveler.get_branch(repository, call.path["branch"])
-    return json(wire.Ref(id=call.path["branch"], commit_id=branch.commit_id))
+    return json_response(wire.Ref(id=call.path["branch"], commit_id=branch.commit_id))
 
 
 def delete_branch(call: Call) -> Response:
@@ -75,7 +75,7 @@ def commit(call: Call) -> Response:
         allow_empty=bool(request.allow_empty),
     )
     record = graveler.get_commit(repository, commit_id)
-    return json(convert.commit(commit_id, record), 201)
+    return json_response(convert.commit(commit_id, record), 201)
 
 
 def _create_needs(call: Call) -> Sequence[Permission]:
@@ -89,7 +89,7 @@ OPERATIONS: Final = (
         "GET",
         "/repositories/{repository}/branches",
         list_branches,
-        TAG,
+        API_GROUP,
         params=(*params.PAGE, params.flag("show_hidden", "include hidden branches")),
         responses={200: wire.RefList},
         permissions=on_repository("fs:ListBranches"),
@@ -99,7 +99,7 @@ OPERATIONS: Final = (
         "POST",
         "/repositories/{repository}/branches",
         create_branch,
-        TAG,
+        API_GROUP,
         body=wire.BranchCreation,
         responses={201: "text", 409: None},
         permissions=_create_needs,
@@ -109,7 +109,7 @@ OPERATIONS: Final = (
         "GET",
         BRANCH,
         get_branch,
-        TAG,
+        API_GROUP,
         responses={200: wire.Ref, 404: None},
         permissions=on_branch("fs:ReadBranch"),
     ),
@@ -118,7 +118,7 @@ OPERATIONS: Final = (
         "DELETE",
         BRANCH,
         delete_branch,
-        TAG,
+        API_GROUP,
         params=(params.flag("force", "delete even if protected"),),
         responses={204: None, 404: None},
         permissions=on_branch("fs:DeleteBranch"),

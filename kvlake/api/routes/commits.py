@@ -8,17 +8,17 @@ from starlette.responses import Response
 
 from kvlake.api import convert
 from kvlake.api.needs import on_repository
-from kvlake.api.routing import Call, Operation, json
+from kvlake.api.routing import Call, Operation, json_response
 from kvlake.api.wire import refs as wire
 
-TAG: Final = "commits"
+API_GROUP: Final = "commits"
 
 
 def get_commit(call: Call) -> Response:
     graveler = call.services.graveler
     repository = graveler.get_repository(call.path["repository"])
     resolved = graveler.resolve_ref(repository, call.path["commitId"])
-    return json(convert.commit(resolved.commit_id, resolved.commit))
+    return json_response(convert.commit(resolved.commit_id, resolved.commit))
 
 
 OPERATIONS: Final = (
@@ -27,7 +27,7 @@ OPERATIONS: Final = (
         "GET",
         "/repositories/{repository}/commits/{commitId}",
         get_commit,
-        TAG,
+        API_GROUP,
         responses={200: wire.Commit, 404: None},
         permissions=on_repository("fs:ReadCommit"),
     ),

@@ -13,14 +13,14 @@ from starlette.responses import Response
 
 from kvlake.api import convert, params
 from kvlake.api.needs import on_repository
-from kvlake.api.routing import Call, Operation, json
+from kvlake.api.routing import Call, Operation, json_response
 from kvlake.api.wire import refs as wire
 from kvlake.api.wire.common import pagination
 from kvlake.catalog.records import from_value
 from kvlake.errors import InvalidInputError
 from kvlake.graveler.records import DiffPage
 
-TAG: Final = "refs"
+API_GROUP: Final = "refs"
 BRANCH: Final = "/repositories/{repository}/branches/{branch}"
 _DIFF_PARAMS: Final = (
     params.text("after", "return items after this path"),
@@ -69,7 +69,7 @@ def diff_branch(call: Call) -> Response:
         after=query.text("after").encode(),
         amount=query.amount(),
     )
-    return json(_diff_list(page))
+    return json_response(_diff_list(page))
 
 
 def diff_refs(call: Call) -> Response:
@@ -88,7 +88,7 @@ def diff_refs(call: Call) -> Response:
         after=query.text("after").encode(),
         amount=query.amount(),
     )
-    return json(_diff_list(page, right_stats=query.flag("include_right_stats")))
+    return json_response(_diff_list(page, right_stats=query.flag("include_right_stats")))
 
 
 def _since(text: str) -> float | None:
@@ -117,7 +117,7 @@ def log_commits(call: Call) -> Response:
         prefixes=[p.encode() for p in query.items("prefixes")],
     )
     results = [convert.commit(record.id, record.commit) for record in page.commits]
-    return json(
+    return json_response(
         wire.CommitList(
             pagination=pagination(
                 len(results), has_more=page.has_more, next_offset=page.next_offset
@@ -144,7 +144,7 @@ OPERATIONS: Final = (
         "GET",
         "/repositories/{repository}/refs/{ref}/commits",
         log_commits,
-        TAG,
+        API_GROUP,
         params=_LOG_PARAMS,
         responses={200: wire.CommitList, 404: None},
         permissions=on_repository("fs:ReadCommit"),
@@ -154,7 +154,7 @@ OPERATIONS: Final = (
         "GET",
         "/repositories/{repository}/refs/{leftRef}/diff/{rightRef}",
         diff_refs,
-        TAG,
+        API_GROUP,
         params=(
             *_DIFF_PARAMS,
             params.text("type", "two_dot or three_dot (default)"),

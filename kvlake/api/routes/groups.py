@@ -11,11 +11,11 @@ from kvlake.api import params
 from kvlake.api.needs import on_all
 from kvlake.api.pages import page
 from kvlake.api.routes.auth_common import group, on_group, on_policy, policy, user
-from kvlake.api.routing import Call, Operation, json, no_content
+from kvlake.api.routing import Call, Operation, json_response, no_content
 from kvlake.api.wire import auth as wire
 from kvlake.auth import Permission, group_arn
 
-TAG: Final = "auth"
+API_GROUP: Final = "auth"
 GROUP: Final = "/auth/groups/{groupId}"
 
 
@@ -23,17 +23,17 @@ def list_groups(call: Call) -> Response:
     query = call.query
     groups = call.services.auth.list_groups(prefix=query.text("prefix"), after=query.text("after"))
     results, pagination = page(groups, query.amount(), lambda g: g.id)
-    return json(wire.GroupList(pagination=pagination, results=[group(g) for g in results]))
+    return json_response(wire.GroupList(pagination=pagination, results=[group(g) for g in results]))
 
 
 def create_group(call: Call) -> Response:
     request: wire.GroupCreation = call.body
     made = call.services.auth.create_group(request.id, description=request.description)
-    return json(group(made), 201)
+    return json_response(group(made), 201)
 
 
 def get_group(call: Call) -> Response:
-    return json(group(call.services.auth.get_group(call.path["groupId"])))
+    return json_response(group(call.services.auth.get_group(call.path["groupId"])))
 
 
 def delete_group(call: Call) -> Response:
@@ -45,7 +45,7 @@ def list_group_members(call: Call) -> Response:
     auth, query = call.services.auth, call.query
     ids = auth.group_members(call.path["groupId"], after=query.text("after"))
     results, pagination = page(ids, query.amount(), lambda i: i, prefix=query.text("prefix"))
-    return json(
+    return json_response(
         wire.UserList(pagination=pagination, results=[user(auth.get_user(i)) for i in results])
     )
 
@@ -65,7 +65,7 @@ def list_group_policies(call: Call) -> Response:
     ids = auth.group_policies(call.path["groupId"], after=query.text("after"))
     results, pagination = page(ids, query.amount(), lambda i: i, prefix=query.text("prefix"))
     policies = [policy(auth.get_policy(i)) for i in results]
-    return json(wire.PolicyList(pagination=pagination, results=policies))
+    return json_response(wire.PolicyList(pagination=pagination, results=policies))
 
 
 def attach_policy_to_group(call: Call) -> Response:
@@ -91,7 +91,7 @@ OPERATIONS: Final = (
         "GET",
         "/auth/groups",
         list_groups,
-        TAG,
+        API_GROUP,
         params=params.PAGE,
         responses={200: wire.GroupList},
         permissions=on_all("auth:ListGroups"),
@@ -101,7 +101,7 @@ OPERATIONS: Final = (
         "POST",
         "/auth/groups",
         create_group,
-        TAG,
+        API_GROUP,
         body=wire.GroupCreation,
         responses={201: wire.Group, 409: None},
         permissions=_create_needs,
@@ -111,7 +111,7 @@ OPERATIONS: Final = (
         "GET",
         GROUP,
         get_group,
-        TAG,
+        API_GROUP,
         responses={200: wire.Group, 404: None},
         permissions=on_group("auth:ReadGroup"),
     ),
@@ -120,7 +120,7 @@ OPERATIONS: Final = (
         "DELETE",
         GROUP,
         delete_group,
-        TAG,
+        API_GROUP,
         responses={204: None, 404: None},
         permissions=on_group("auth:DeleteGroup"),
     ),
@@ -129,7 +129,7 @@ OPERATIONS: Final = (
         "GET",
         GROUP + "/members",
         list_group_members,
-        TAG,
+        API_GROUP,
         params=params.PAGE,
         responses={200: wire.UserList, 404: None},
         permissions=on_group("auth:ReadGroup"),
@@ -139,7 +139,7 @@ OPERATIONS: Final = (
         "PUT",
         MEMBER,
         add_group_membership,
-        TAG,
+        API_GROUP,
         responses={201: None, 404: None},
         permissions=on_group("auth:AddGroupMember"),
     ),
@@ -148,7 +148,7 @@ OPERATIONS: Final = (
         "DELETE",
         MEMBER,
         delete_group_membership,
-        TAG,
+        API_GROUP,
         responses={204: None, 404: None},
         permissions=on_group("auth:RemoveGroupMember"),
     ),
@@ -157,7 +157,7 @@ OPERATIONS: Final = (
         "GET",
         GROUP + "/policies",
         list_group_policies,
-        TAG,
+        API_GROUP,
         params=params.PAGE,
         responses={200: wire.PolicyList, 404: None},
         permissions=on_group("auth:ReadGroup"),
@@ -167,7 +167,7 @@ OPERATIONS: Final = (
         "PUT",
         POLICY,
         attach_policy_to_group,
-        TAG,
+        API_GROUP,
         responses={201: None, 404: None},
         permissions=on_policy("auth:AttachPolicy"),
     ),
@@ -176,7 +176,7 @@ OPERATIONS: Final = (
         "DELETE",
         POLICY,
         detach_policy_from_group,
-        TAG,
+        API_GROUP,
         responses={204: None, 404: None},
         permissions=on_policy("auth:DetachPolicy"),
     ),

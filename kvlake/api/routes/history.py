@@ -14,12 +14,12 @@ from starlette.responses import Response
 
 from kvlake.api import convert, params
 from kvlake.api.needs import on_branch, on_repository
-from kvlake.api.routing import Call, Operation, json, no_content
+from kvlake.api.routing import Call, Operation, json_response, no_content
 from kvlake.api.wire import refs as wire
 from kvlake.auth import Permission, branch_arn
 from kvlake.errors import InvalidInputError, NotFoundError
 
-TAG: Final = "refs"
+API_GROUP: Final = "refs"
 BRANCH: Final = "/repositories/{repository}/branches/{branch}"
 MERGE: Final = "/repositories/{repository}/refs/{sourceRef}/merge/{destinationBranch}"
 
@@ -44,7 +44,7 @@ def merge_into_branch(call: Call) -> Response:
         squash=bool(request.squash_merge),
         allow_empty=bool(request.allow_empty),
     )
-    return json(wire.MergeResult(reference=commit_id))
+    return json_response(wire.MergeResult(reference=commit_id))
 
 
 def find_merge_base(call: Call) -> Response:
@@ -54,7 +54,7 @@ def find_merge_base(call: Call) -> Response:
     base = graveler.merge_base(repository, source, destination)
     if base is None:
         raise NotFoundError(f"{source!r} and {destination!r} have no common ancestor")
-    return json(
+    return json_response(
         wire.FindMergeBaseResult(
             source_commit_id=graveler.resolve_ref(repository, source).commit_id,
             destination_commit_id=graveler.resolve_ref(repository, destination).commit_id,
@@ -120,7 +120,7 @@ def cherry_pick(call: Call) -> Response:
         committer=call.user_id,
         parent_number=request.parent_number or 0,
     )
-    return json(convert.commit(commit_id, graveler.get_commit(repository, commit_id)), 201)
+    return json_response(convert.commit(commit_id, graveler.get_commit(repository, commit_id)), 201)
 
 
 def _merge_needs(call: Call) -> Sequence[Permission]:
@@ -134,7 +134,7 @@ OPERATIONS: Final = (
         "POST",
         MERGE,
         merge_into_branch,
-        TAG,
+        API_GROUP,
         body=wire.Merge,
         optional_body=True,
         responses={200: wire.MergeResult, 400: None, 403: None, 404: None, 409: None},
@@ -145,7 +145,7 @@ OPERATIONS: Final = (
         "GET",
         MERGE,
         find_merge_base,
-        TAG,
+        API_GROUP,
         responses={200: wire.FindMergeBaseResult, 404: None},
         permissions=on_repository("fs:ListCommits"),
     ),

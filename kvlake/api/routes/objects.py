@@ -16,7 +16,7 @@ from kvlake.api import convert, params
 from kvlake.api.errors import error_response, status_of
 from kvlake.api.needs import on_object, on_repository
 from kvlake.api.ranges import ByteRange, parse_range
-from kvlake.api.routing import Call, Operation, json, no_content
+from kvlake.api.routing import Call, Operation, json_response, no_content
 from kvlake.api.wire import objects as wire
 from kvlake.api.wire.common import pagination
 from kvlake.auth import Permission, object_arn
@@ -24,7 +24,7 @@ from kvlake.blockstore import READ_CHUNK
 from kvlake.catalog import CommonPrefix, ObjectStat
 from kvlake.errors import InvalidInputError
 
-TAG: Final = "objects"
+API_GROUP: Final = "objects"
 READ: Final = "/repositories/{repository}/refs/{ref}/objects"
 WRITE: Final = "/repositories/{repository}/branches/{branch}/objects"
 _SMALL: Final = 1 << 20
@@ -97,7 +97,7 @@ def stat_object(call: Call) -> Response:
     stat = call.services.catalog.stat(repository, call.path["ref"], call.query.text("path"))
     user_metadata = call.query.flag("user_metadata", True)
     namespace = repository.storage_namespace
-    return json(convert.object_stats(stat, namespace, user_metadata=user_metadata))
+    return json_response(convert.object_stats(stat, namespace, user_metadata=user_metadata))
 
 
 def list_objects(call: Call) -> Response:
@@ -121,7 +121,7 @@ def list_objects(call: Call) -> Response:
         for row in listing.results
     ]
     page = pagination(len(results), has_more=listing.has_more, next_offset=listing.next_offset)
-    return json(wire.ObjectStatsList(pagination=page, results=results))
+    return json_response(wire.ObjectStatsList(pagination=page, results=results))
 
 
 def _refuse_no_tombstone(call: Call) -> None:
@@ -145,7 +145,7 @@ def delete_objects(call: Call) -> Response:
         wire.ObjectError(status_code=status_of(exc), message=str(exc), path=path)
         for path, exc in failures
     ]
-    return json(wire.ObjectErrorList(errors=errors))
+    return json_response(wire.ObjectErrorList(errors=errors))
 
 
 def copy_object(call: Call) -> Response:
@@ -159,7 +159,7 @@ def copy_object(call: Call) -> Response:
         branch,
         call.query.text("dest_path"),
     )
-    return json(convert.object_stats(stat, repository.storage_namespace), 201)
+    return json_response(convert.object_stats(stat, repository.storage_namespace), 201)
 
 
 def _delete_many_needs(call: Call) -> Sequence[Permission]:
@@ -187,7 +187,7 @@ OPERATIONS: Final = (
         "GET",
         READ,
         get_object,
-        TAG,
+        API_GROUP,
         params=(params.PATH, _RANGE, params.header("If-None-Match", "ETag"), _NO_PRESIGN),
         responses={200: "binary", 206: "binary", 404: None, 416: None},
         permissions=on_object("fs:ReadObject"),
@@ -197,7 +197,7 @@ OPERATIONS: Final = (
         "HEAD",
         READ,
         head_object,
-        TAG,
+        API_GROUP,
         params=(params.PATH, _RANGE),
         responses={200: None, 206: None, 404: None, 416: None},
         permissions=on_object("fs:ReadObject"),
@@ -207,7 +207,7 @@ OPERATIONS: Final = (
         "GET",
         READ + "/stat",
         stat_object,
-        TAG,
+        API_GROUP,
         params=(params.PATH, params.flag("user_metadata", "include user metadata"), _NO_PRESIGN),
         responses={200: wire.ObjectStats, 404: None},
         permissions=on_object("fs:ReadObject"),
@@ -217,7 +217,7 @@ OPERATIONS: Final = (
         "GET",
         READ + "/ls",
         list_objects,
-        TAG,
+        API_GROUP,
         params=(
             *params.PAGE,
             params.text("delimiter", "fold paths at this delimiter into common prefixes"),
@@ -232,7 +232,7 @@ OPERATIONS: Final = (
         "DELETE",
         WRITE,
         delete_object,
-        TAG,
+        API_GROUP,
         params=(params.PATH, _FORCE, _NO_TOMBSTONE),
         responses={204: None, 404: None},
         permissions=on_object("fs:DeleteObject"),
@@ -242,7 +242,7 @@ OPERATIONS: Final = (
         "POST",
         WRITE + "/delete",
         delete_objects,
-        TAG,
+        API_GROUP,
         params=(_FORCE, _NO_TOMBSTONE),
         body=wire.PathList,
         responses={200: wire.ObjectErrorList, 404: None},
@@ -253,7 +253,7 @@ OPERATIONS: Final = (
         "POST",
         WRITE + "/copy",
         copy_object,
-        TAG,
+        API_GROUP,
         params=(params.object_path("dest_path", "destination path"),),
         body=wire.ObjectCopyCreation,
         responses={201: wire.ObjectStats, 404: None},

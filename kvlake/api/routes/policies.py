@@ -11,12 +11,12 @@ from kvlake.api import params
 from kvlake.api.needs import on_all
 from kvlake.api.pages import page
 from kvlake.api.routes.auth_common import on_policy, policy, statements
-from kvlake.api.routing import Call, Operation, json, no_content
+from kvlake.api.routing import Call, Operation, json_response, no_content
 from kvlake.api.wire import auth as wire
 from kvlake.auth import Permission, policy_arn
 from kvlake.errors import InvalidInputError
 
-TAG: Final = "auth"
+API_GROUP: Final = "auth"
 POLICY: Final = "/auth/policies/{policyId}"
 
 
@@ -24,16 +24,20 @@ def list_policies(call: Call) -> Response:
     query = call.query
     found = call.services.auth.list_policies(prefix=query.text("prefix"), after=query.text("after"))
     results, pagination = page(found, query.amount(), lambda p: p.id)
-    return json(wire.PolicyList(pagination=pagination, results=[policy(p) for p in results]))
+    return json_response(
+        wire.PolicyList(pagination=pagination, results=[policy(p) for p in results])
+    )
 
 
 def create_policy(call: Call) -> Response:
     request: wire.Policy = call.body
-    return json(policy(call.services.auth.create_policy(request.id, statements(request))), 201)
+    return json_response(
+        policy(call.services.auth.create_policy(request.id, statements(request))), 201
+    )
 
 
 def get_policy(call: Call) -> Response:
-    return json(policy(call.services.auth.get_policy(call.path["policyId"])))
+    return json_response(policy(call.services.auth.get_policy(call.path["policyId"])))
 
 
 def update_policy(call: Call) -> Response:
@@ -44,7 +48,7 @@ def update_policy(call: Call) -> Response:
             " path; a policy cannot be renamed"
         )
     updated = call.services.auth.update_policy(request.id, statements(request))
-    return json(policy(updated))
+    return json_response(policy(updated))
 
 
 def delete_policy(call: Call) -> Response:
@@ -63,7 +67,7 @@ OPERATIONS: Final = (
         "GET",
         "/auth/policies",
         list_policies,
-        TAG,
+        API_GROUP,
         params=params.PAGE,
         responses={200: wire.PolicyList},
         permissions=on_all("auth:ListPolicies"),
@@ -73,7 +77,7 @@ OPERATIONS: Final = (
         "POST",
         "/auth/policies",
         create_policy,
-        TAG,
+        API_GROUP,
         body=wire.Policy,
         responses={201: wire.Policy, 409: None},
         permissions=_create_needs,
@@ -83,7 +87,7 @@ OPERATIONS: Final = (
         "GET",
         POLICY,
         get_policy,
-        TAG,
+        API_GROUP,
         responses={200: wire.Policy, 404: None},
         permissions=on_policy("auth:ReadPolicy"),
     ),
@@ -92,7 +96,7 @@ OPERATIONS: Final = (
         "PUT",
         POLICY,
         update_policy,
-        TAG,
+        API_GROUP,
         body=wire.Policy,
         responses={200: wire.Policy, 404: None},
         permissions=on_policy("auth:UpdatePolicy"),
@@ -102,7 +106,7 @@ OPERATIONS: Final = (
         "DELETE",
         POLICY,
         delete_policy,
-        TAG,
+        API_GROUP,
         responses={204: None, 404: None},
         permissions=on_policy("auth:DeletePolicy"),
     ),

@@ -11,13 +11,13 @@ from starlette.responses import Response
 from kvlake.api import params
 from kvlake.api.needs import on_all, on_repository
 from kvlake.api.pages import page
-from kvlake.api.routing import Call, Operation, json, no_content
+from kvlake.api.routing import Call, Operation, json_response, no_content
 from kvlake.api.wire import refs as wire
 from kvlake.auth import Permission, repository_arn
 from kvlake.errors import InvalidInputError
 from kvlake.graveler.records import Repository
 
-TAG: Final = "repositories"
+API_GROUP: Final = "repositories"
 SAMPLE_FILES: Final = {
     "README.md": b"# Sample repository\n\nCreated by kvlake with sample data: try a branch,"
     b" change `data/lakes.csv`, commit, diff and merge.\n",
@@ -46,7 +46,9 @@ def list_repositories(call: Call) -> Response:
     results, pagination = page(
         repositories, query.amount(), lambda r: r.name, prefix=query.text("prefix")
     )
-    return json(wire.RepositoryList(pagination=pagination, results=[to_wire(r) for r in results]))
+    return json_response(
+        wire.RepositoryList(pagination=pagination, results=[to_wire(r) for r in results])
+    )
 
 
 def create_repository(call: Call) -> Response:
@@ -73,11 +75,11 @@ def create_repository(call: Call) -> Response:
         graveler.commit(
             repository, default_branch, committer=call.user_id, message="Add sample data"
         )
-    return json(to_wire(repository), 201)
+    return json_response(to_wire(repository), 201)
 
 
 def get_repository(call: Call) -> Response:
-    return json(to_wire(call.services.graveler.get_repository(call.path["repository"])))
+    return json_response(to_wire(call.services.graveler.get_repository(call.path["repository"])))
 
 
 def delete_repository(call: Call) -> Response:
@@ -88,7 +90,7 @@ def delete_repository(call: Call) -> Response:
 
 def get_repository_metadata(call: Call) -> Response:
     call.services.graveler.get_repository(call.path["repository"])
-    return json({})
+    return json_response({})
 
 
 def _create(call: Call) -> Sequence[Permission]:
@@ -105,7 +107,7 @@ OPERATIONS: Final = (
         "GET",
         "/repositories",
         list_repositories,
-        TAG,
+        API_GROUP,
         params=(*params.PAGE, params.text("search", "only repositories whose name contains it")),
         responses={200: wire.RepositoryList},
         permissions=on_all("fs:ListRepositories"),
@@ -115,7 +117,7 @@ OPERATIONS: Final = (
         "POST",
         "/repositories",
         create_repository,
-        TAG,
+        API_GROUP,
         params=(params.flag("bare", "create without an initial commit and branch"),),
         body=wire.RepositoryCreation,
         responses={201: wire.Repository, 409: None},
@@ -126,7 +128,7 @@ OPERATIONS: Final = (
         "GET",
         "/repositories/{repository}",
         get_repository,
-        TAG,
+        API_GROUP,
         responses={200: wire.Repository, 404: None},
         permissions=on_repository("fs:ReadRepository"),
     ),
@@ -135,7 +137,7 @@ OPERATIONS: Final = (
         "DELETE",
         "/repositories/{repository}",
         delete_repository,
-        TAG,
+        API_GROUP,
         params=(
             params.flag("force", "ignored: kvlake has no read-only repositories"),
             params.flag("purge", "also delete every blob of the storage namespace (kvlake)"),
@@ -148,7 +150,7 @@ OPERATIONS: Final = (
         "GET",
         "/repositories/{repository}/metadata",
         get_repository_metadata,
-        TAG,
+        API_GROUP,
         responses={200: "metadata", 404: None},
         permissions=on_repository("fs:ReadRepository"),
     ),

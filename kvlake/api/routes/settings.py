@@ -19,12 +19,12 @@ from starlette.responses import Response
 
 from kvlake.api import params
 from kvlake.api.needs import on_repository
-from kvlake.api.routing import Call, Operation, json, no_content
+from kvlake.api.routing import Call, Operation, json_response, no_content
 from kvlake.api.wire import refs as wire
 from kvlake.errors import InvalidInputError, PreconditionFailedError
 from kvlake.graveler.protection import Rules
 
-TAG: Final = "repositories"
+API_GROUP: Final = "repositories"
 RULES: Final = "/repositories/{repository}/settings/branch_protection"
 BLOCKED: Final = ("staging_write", "commit", "delete")
 
@@ -39,7 +39,7 @@ def get_rules(call: Call) -> Response:
     repository = graveler.get_repository(call.path["repository"])
     rules = graveler.get_branch_protection_rules(repository)
     body = [wire.BranchProtectionRule(pattern=p) for p in sorted(rules)]
-    return json(body, headers={"ETag": _etag(rules)})
+    return json_response(body, headers={"ETag": _etag(rules)})
 
 
 def set_rules(call: Call) -> Response:
@@ -64,7 +64,7 @@ def dump_refs(call: Call) -> Response:
     graveler = call.services.graveler
     manifest = graveler.dump_refs(graveler.get_repository(call.path["repository"]))
     dump_id = manifest.dump_id
-    return json(
+    return json_response(
         wire.RefsDump(
             commits_meta_range_id=dump_id,
             tags_meta_range_id=dump_id,
@@ -96,7 +96,7 @@ OPERATIONS: Final = (
         "GET",
         RULES,
         get_rules,
-        TAG,
+        API_GROUP,
         responses={200: list[wire.BranchProtectionRule], 404: None},
         permissions=on_repository("fs:GetBranchProtectionRules"),
     ),
@@ -105,7 +105,7 @@ OPERATIONS: Final = (
         "PUT",
         RULES,
         set_rules,
-        TAG,
+        API_GROUP,
         params=(params.header("If-Match", "the ETag of a read: replace only if unchanged"),),
         body=list[wire.BranchProtectionRule],
         responses={204: None, 404: None, 412: None},

@@ -7,13 +7,13 @@ from typing import Final
 from starlette.responses import Response
 
 from kvlake import __version__
-from kvlake.api.routing import Call, Operation, json, no_content
+from kvlake.api.routing import Call, Operation, json_response, no_content
 from kvlake.api.wire import auth as wire_auth
 from kvlake.api.wire import setup as wire
 from kvlake.auth import SESSION_COOKIE, install, is_installed
 from kvlake.auth.credentials import SESSION_SECONDS
 
-TAG: Final = "setup"
+API_GROUP: Final = "setup"
 
 
 def health_check(call: Call) -> Response:
@@ -33,7 +33,7 @@ def storage_config(call: Call) -> wire.StorageConfig:
 
 def get_config(call: Call) -> Response:
     storage = storage_config(call)
-    return json(
+    return json_response(
         wire.Config(
             version_config=wire.VersionConfig(version=__version__),
             storage_config=storage,
@@ -44,16 +44,16 @@ def get_config(call: Call) -> Response:
 
 
 def get_storage_config(call: Call) -> Response:
-    return json(storage_config(call))
+    return json_response(storage_config(call))
 
 
 def get_version(call: Call) -> Response:
-    return json(wire.VersionConfig(version=__version__))
+    return json_response(wire.VersionConfig(version=__version__))
 
 
 def get_setup_state(call: Call) -> Response:
     installed = is_installed(call.services.auth)
-    return json(wire.SetupState(state="initialized" if installed else "not_initialized"))
+    return json_response(wire.SetupState(state="initialized" if installed else "not_initialized"))
 
 
 def setup(call: Call) -> Response:
@@ -66,7 +66,7 @@ def setup(call: Call) -> Response:
         secret=key.secret_access_key if key else "",
     )
     credential = call.services.auth.get_credential(made.access_key_id)
-    return json(
+    return json_response(
         wire_auth.CredentialsWithSecret(
             access_key_id=made.access_key_id,
             secret_access_key=made.secret,
@@ -80,7 +80,7 @@ def login(call: Call) -> Response:
     token, expiry = call.services.authenticator.login(
         request.access_key_id, request.secret_access_key
     )
-    response = json(wire.AuthenticationToken(token=token, token_expiration=expiry))
+    response = json_response(wire.AuthenticationToken(token=token, token_expiration=expiry))
     response.set_cookie(
         SESSION_COOKIE, token, max_age=SESSION_SECONDS, httponly=True, samesite="strict"
     )
@@ -96,7 +96,7 @@ def logout(call: Call) -> Response:
 def get_current_user(call: Call) -> Response:
     assert call.user is not None
     user = call.user
-    return json(
+    return json_response(
         wire_auth.CurrentUser(
             user=wire_auth.User(
                 id=user.id,
@@ -110,15 +110,21 @@ def get_current_user(call: Call) -> Response:
 
 OPERATIONS: Final = (
     Operation(
-        "healthCheck", "GET", "/healthcheck", health_check, TAG, public=True, responses={204: None}
+        "healthCheck",
+        "GET",
+        "/healthcheck",
+        health_check,
+        API_GROUP,
+        public=True,
+        responses={204: None},
     ),
-    Operation("getConfig", "GET", "/config", get_config, TAG, responses={200: wire.Config}),
+    Operation("getConfig", "GET", "/config", get_config, API_GROUP, responses={200: wire.Config}),
     Operation(
         "getStorageConfig",
         "GET",
         "/config/storage",
         get_storage_config,
-        TAG,
+        API_GROUP,
         responses={200: wire.StorageConfig},
     ),
     Operation(
@@ -126,7 +132,7 @@ OPERATIONS: Final = (
         "GET",
         "/config/version",
         get_version,
-        TAG,
+        API_GROUP,
         responses={200: wire.VersionConfig},
     ),
     Operation(
@@ -134,7 +140,7 @@ OPERATIONS: Final = (
         "GET",
         "/setup_lakefs",
         get_setup_state,
-        TAG,
+        API_GROUP,
         public=True,
         responses={200: wire.SetupState},
     ),
@@ -143,7 +149,7 @@ OPERATIONS: Final = (
         "POST",
         "/setup_lakefs",
         setup,
-        TAG,
+        API_GROUP,
         public=True,
         body=wire.Setup,
         responses={200: wire_auth.CredentialsWithSecret, 409: None},

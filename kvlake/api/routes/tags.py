@@ -10,11 +10,11 @@ from starlette.responses import Response
 from kvlake.api import params
 from kvlake.api.needs import on_repository, on_tag
 from kvlake.api.pages import page
-from kvlake.api.routing import Call, Operation, json, no_content
+from kvlake.api.routing import Call, Operation, json_response, no_content
 from kvlake.api.wire import refs as wire
 from kvlake.auth import Permission, tag_arn
 
-TAG: Final = "tags"
+API_GROUP: Final = "tags"
 ONE: Final = "/repositories/{repository}/tags/{tag}"
 
 
@@ -28,7 +28,7 @@ def list_tags(call: Call) -> Response:
     results, pagination = page(
         tags, call.query.amount(), lambda ref: ref.id, prefix=call.query.text("prefix")
     )
-    return json(wire.RefList(pagination=pagination, results=results))
+    return json_response(wire.RefList(pagination=pagination, results=results))
 
 
 def create_tag(call: Call) -> Response:
@@ -36,14 +36,14 @@ def create_tag(call: Call) -> Response:
     graveler = call.services.graveler
     repository = graveler.get_repository(call.path["repository"])
     commit_id = graveler.create_tag(repository, request.id, request.ref)
-    return json(wire.Ref(id=request.id, commit_id=commit_id), 201)
+    return json_response(wire.Ref(id=request.id, commit_id=commit_id), 201)
 
 
 def get_tag(call: Call) -> Response:
     graveler = call.services.graveler
     repository = graveler.get_repository(call.path["repository"])
     commit_id = graveler.get_tag(repository, call.path["tag"])
-    return json(wire.Ref(id=call.path["tag"], commit_id=commit_id))
+    return json_response(wire.Ref(id=call.path["tag"], commit_id=commit_id))
 
 
 def delete_tag(call: Call) -> Response:
@@ -64,7 +64,7 @@ OPERATIONS: Final = (
         "GET",
         "/repositories/{repository}/tags",
         list_tags,
-        TAG,
+        API_GROUP,
         params=params.PAGE,
         responses={200: wire.RefList},
         permissions=on_repository("fs:ListTags"),
@@ -74,7 +74,7 @@ OPERATIONS: Final = (
         "POST",
         "/repositories/{repository}/tags",
         create_tag,
-        TAG,
+        API_GROUP,
         body=wire.TagCreation,
         responses={201: wire.Ref, 409: None},
         permissions=_create_needs,
@@ -84,7 +84,7 @@ OPERATIONS: Final = (
         "GET",
         ONE,
         get_tag,
-        TAG,
+        API_GROUP,
         responses={200: wire.Ref, 404: None},
         permissions=on_tag("fs:ReadTag"),
     ),
@@ -93,7 +93,7 @@ OPERATIONS: Final = (
         "DELETE",
         ONE,
         delete_tag,
-        TAG,
+        API_GROUP,
         params=(params.flag("force", "delete even if protected"),),
         responses={204: None, 404: None},
         permissions=on_tag("fs:DeleteTag"),

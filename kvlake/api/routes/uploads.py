@@ -14,7 +14,7 @@ from starlette.responses import Response
 from kvlake.api import convert, params
 from kvlake.api.multipart import MultipartFileReader, boundary_of
 from kvlake.api.needs import on_object
-from kvlake.api.routing import STREAM, Call, Operation, json
+from kvlake.api.routing import STREAM, Call, Operation, json_response
 from kvlake.api.wire import objects as wire
 from kvlake.errors import InvalidInputError
 
@@ -57,7 +57,7 @@ def upload_object(call: Call) -> Response:
         metadata=user_metadata(call.request.headers),
         if_absent=if_none_match == "*",
     )
-    return json(convert.object_stats(stat, repository.storage_namespace), 201)
+    return json_response(convert.object_stats(stat, repository.storage_namespace), 201)
 
 
 OPERATIONS: Final = (

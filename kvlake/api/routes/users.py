@@ -11,11 +11,11 @@ from kvlake.api import params
 from kvlake.api.needs import on_all
 from kvlake.api.pages import page
 from kvlake.api.routes.auth_common import group, on_policy, on_user, policy, user
-from kvlake.api.routing import Call, Operation, json, no_content
+from kvlake.api.routing import Call, Operation, json_response, no_content
 from kvlake.api.wire import auth as wire
 from kvlake.auth import Permission, user_arn
 
-TAG: Final = "auth"
+API_GROUP: Final = "auth"
 USER: Final = "/auth/users/{userId}"
 
 
@@ -23,16 +23,16 @@ def list_users(call: Call) -> Response:
     query = call.query
     users = call.services.auth.list_users(prefix=query.text("prefix"), after=query.text("after"))
     results, pagination = page(users, query.amount(), lambda u: u.id)
-    return json(wire.UserList(pagination=pagination, results=[user(u) for u in results]))
+    return json_response(wire.UserList(pagination=pagination, results=[user(u) for u in results]))
 
 
 def create_user(call: Call) -> Response:
     request: wire.UserCreation = call.body
-    return json(user(call.services.auth.create_user(request.id)), 201)
+    return json_response(user(call.services.auth.create_user(request.id)), 201)
 
 
 def get_user(call: Call) -> Response:
-    return json(user(call.services.auth.get_user(call.path["userId"])))
+    return json_response(user(call.services.auth.get_user(call.path["userId"])))
 
 
 def delete_user(call: Call) -> Response:
@@ -50,12 +50,12 @@ def list_user_credentials(call: Call) -> Response:
         wire.Credentials(access_key_id=i, creation_date=auth.get_credential(i).creation_date)
         for i in results
     ]
-    return json(wire.CredentialsList(pagination=pagination, results=credentials))
+    return json_response(wire.CredentialsList(pagination=pagination, results=credentials))
 
 
 def create_credentials(call: Call) -> Response:
     credential, secret = call.services.auth.create_credentials(call.path["userId"])
-    return json(
+    return json_response(
         wire.CredentialsWithSecret(
             access_key_id=credential.access_key_id,
             secret_access_key=secret,
@@ -67,7 +67,7 @@ def create_credentials(call: Call) -> Response:
 
 def get_credentials(call: Call) -> Response:
     credential = call.services.auth.user_credential(call.path["userId"], call.path["accessKeyId"])
-    return json(
+    return json_response(
         wire.Credentials(
             access_key_id=credential.access_key_id, creation_date=credential.creation_date
         )
@@ -84,7 +84,7 @@ def list_user_groups(call: Call) -> Response:
     ids = auth.user_groups(call.path["userId"], after=query.text("after"))
     results, pagination = page(ids, query.amount(), lambda i: i, prefix=query.text("prefix"))
     groups = [group(auth.get_group(i)) for i in results]
-    return json(wire.GroupList(pagination=pagination, results=groups))
+    return json_response(wire.GroupList(pagination=pagination, results=groups))
 
 
 def list_user_policies(call: Call) -> Response:
@@ -100,7 +100,9 @@ def list_user_policies(call: Call) -> Response:
         ids = auth.user_policies(user_id, after=query.text("after"))
         names, pagination = page(ids, query.amount(), lambda i: i, prefix=query.text("prefix"))
         results = [auth.get_policy(i) for i in names]
-    return json(wire.PolicyList(pagination=pagination, results=[policy(p) for p in results]))
+    return json_response(
+        wire.PolicyList(pagination=pagination, results=[policy(p) for p in results])
+    )
 
 
 def attach_policy_to_user(call: Call) -> Response:
@@ -124,7 +126,7 @@ OPERATIONS: Final = (
         "GET",
         "/auth/users",
         list_users,
-        TAG,
+        API_GROUP,
         params=params.PAGE,
         responses={200: wire.UserList},
         permissions=on_all("auth:ListUsers"),
@@ -134,7 +136,7 @@ OPERATIONS: Final = (
         "POST",
         "/auth/users",
         create_user,
-        TAG,
+        API_GROUP,
         body=wire.UserCreation,
         responses={201: wire.User, 409: None},
         permissions=_create_needs,
@@ -144,7 +146,7 @@ OPERATIONS: Final = (
         "GET",
         USER,
         get_user,
-        TAG,
+        API_GROUP,
         responses={200: wire.User, 404: None},
         permissions=on_user("auth:ReadUser"),
     ),
@@ -153,7 +155,7 @@ OPERATIONS: Final = (
         "DELETE",
         USER,
         delete_user,
-        TAG,
+        API_GROUP,
         responses={204: None, 404: None},
         permissions=on_user("auth:DeleteUser"),
     ),
@@ -162,7 +164,7 @@ OPERATIONS: Final = (
         "GET",
         USER + "/credentials",
         list_user_credentials,
-        TAG,
+        API_GROUP,
         params=params.PAGE,
         responses={200: wire.CredentialsList, 404: None},
         permissions=on_user("auth:ListCredentials"),
@@ -172,7 +174,7 @@ OPERATIONS: Final = (
         "POST",
         USER + "/credentials",
         create_credentials,
-        TAG,
+        API_GROUP,
         responses={201: wire.CredentialsWithSecret, 404: None},
         permissions=on_user("auth:CreateCredentials"),
     ),
@@ -181,7 +183,7 @@ OPERATIONS: Final = (
         "GET",
         USER + "/credentials/{accessKeyId}",
         get_credentials,
-        TAG,
+        API_GROUP,
         responses={200: wire.Credentials, 404: None},
         permissions=on_user("auth:ReadCredentials"),
     ),
@@ -190,7 +192,7 @@ OPERATIONS: Final = (
         "DELETE",
         USER + "/credentials/{accessKeyId}",
         delete_credentials,
-        TAG,
+        API_GROUP,
         responses={204: None, 404: None},
         permissions=on_user("auth:DeleteCredentials"),
     ),
@@ -199,7 +201,7 @@ OPERATIONS: Final = (
         "GET",
         USER + "/groups",
         list_user_groups,
-        TAG,
+        API_GROUP,
         params=params.PAGE,
         responses={200: wire.GroupList, 404: None},
         permissions=on_user("auth:ReadUser"),
@@ -209,7 +211,7 @@ OPERATIONS: Final = (
         "GET",
         USER + "/policies",
         list_user_policies,
-        TAG,
+        API_GROUP,
         params=(*params.PAGE, params.flag("effective", "include the groups' policies")),
         responses={200: wire.PolicyList, 404: None},
         permissions=on_user("auth:ReadUser"),
@@ -219,7 +221,7 @@ OPERATIONS: Final = (
         "PUT",
         USER + "/policies/{policyId}",
         attach_policy_to_user,
-        TAG,
+        API_GROUP,
         responses={201: None, 404: None},
         permissions=on_policy("auth:AttachPolicy"),
     ),
@@ -228,7 +230,7 @@ OPERATIONS: Final = (
         "DELETE",
         USER + "/policies/{policyId}",
         detach_policy_from_user,
-        TAG,
+        API_GROUP,
         responses={204: None, 404: None},
         permissions=on_policy("auth:DetachPolicy"),
     ),

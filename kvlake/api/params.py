@@ -33,6 +33,8 @@ class Param(NamedTuple):
     maximum: int | None = None
     where: Literal["query", "header"] = "query"
     description: str = ""
+    unsupported: str = ""
+    """Why kvlake cannot honour this flag: accepted when false, a 400 naming it when true."""
 
 
 def text(name: str, description: str = "", *, required: bool = False) -> Param:
@@ -43,6 +45,15 @@ def flag(name: str, description: str = "") -> Param:
     return Param(name, "bool", description=description)
 
 
+def unsupported(name: str, reason: str) -> Param:
+    """A lakeFS flag kvlake declares (clients send it) but refuses when true, saying why.
+
+    The one way an operation declares what it cannot do: `parse` refuses it, so
+    no handler checks it again.
+    """
+    return Param(name, "bool", description=f"must be false: {reason}", unsupported=reason)
+
+
 def header(name: str, description: str = "") -> Param:
     return Param(name, "str", where="header", description=description)
 
@@ -51,6 +62,13 @@ def object_path(name: str, description: str, *, required: bool = True) -> Param:
     """An object path: text without NUL and without '..' segments (no traversal)."""
     return Param(name, "path", required, description=description)
 
+
+FORCE: Final = flag(
+    "force",
+    "lakeFS: bypass a read-only repository. kvlake has no read-only repositories, so it"
+    " changes nothing; branch protection applies as in lakeFS",
+)
+"""lakeFS's `force` overrides only read-only repositories, never branch protection."""
 
 PATH: Final = object_path("path", "object path relative to the ref")
 PAGE: Final = (
@@ -118,6 +136,11 @@ def parse(
         if name in values:
             raise InvalidInputError(f"query parameter {name!r} is given twice; give it once")
         values[name] = _convert(param, raw)
+        if param.unsupported and values[name] is True:
+            raise InvalidInputError(
+                f"query parameter {name!r} is not supported: {param.unsupported};"
+                " leave it out or set it to false"
+            )
     for param in declared:
         if param.where == "header":
             raw_header = headers.get(param.name)

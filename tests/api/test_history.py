@@ -200,3 +200,28 @@ def test_protected_branches_refuse_direct_uploads(sdk: LakeFSClient, repo: str) 
     with pytest.raises(ApiException) as refused:
         sdk.objects_api.upload_object(repo, "main", "direct", content=b"x")
     assert refused.value.status == 403
+
+
+def test_force_bypasses_no_branch_protection_as_in_lakefs(
+    sdk: LakeFSClient, http: httpx.Client, repo: str
+) -> None:
+    """lakeFS's `force` overrides read-only repositories only; kvlake has none."""
+    _branch(sdk, repo, "kept")
+    sdk.repositories_api.set_branch_protection_rules(
+        repo,
+        [
+            lakefs_sdk.BranchProtectionRule(pattern="main"),
+            lakefs_sdk.BranchProtectionRule(pattern="kept"),
+        ],
+    )
+    forced = {"force": "true"}
+    upload = http.post(
+        f"/repositories/{repo}/branches/main/objects",
+        params={"path": "p", **forced},
+        content=b"x",
+    )
+    assert upload.status_code == 403, upload.text
+    deleted = http.delete(f"/repositories/{repo}/branches/kept", params=forced)
+    assert deleted.status_code == 403, deleted.text
+    sdk.repositories_api.set_branch_protection_rules(repo, [])
+    assert http.delete(f"/repositories/{repo}/branches/kept", params=forced).status_code == 204

@@ -195,3 +195,13 @@ def test_missing_object_and_repository_are_404(sdk: LakeFSClient, repo: str) -> 
     with pytest.raises(ApiException) as raised:
         sdk.objects_api.get_object("no-such-repo", "main", "missing")
     assert raised.value.status == 404
+
+
+def test_presign_true_is_refused_naming_the_parameter(http: httpx.Client, repo: str) -> None:
+    for path in ("/objects", "/objects/stat", "/objects/ls"):
+        params = {"presign": "true"} | ({} if path.endswith("ls") else {"path": "p"})
+        response = http.get(f"/repositories/{repo}/refs/main{path}", params=params)
+        assert response.status_code == 400, (path, response.text)
+        assert "'presign' is not supported" in response.json()["message"]
+        params["presign"] = "false"
+        assert http.get(f"/repositories/{repo}/refs/main{path}", params=params).status_code != 400

@@ -57,3 +57,10 @@ def test_ranges(header: str, expected: ByteRange) -> None:
 def test_unsatisfiable_range_names_the_size() -> None:
     assert parse_range("bytes=0-", 0).content_range() == "bytes */0"
     assert parse_range("bytes=2-4", 10).content_range() == "bytes 2-4/10"
+
+
+def test_an_unsupported_flag_is_refused_only_when_true_naming_it() -> None:
+    declared = (params.unsupported("presign", "no presigned URLs here"),)
+    assert not params.parse(declared, [("presign", "false")], {}).flag("presign")
+    with pytest.raises(InvalidInputError, match="'presign' is not supported: no presigned URLs"):
+        params.parse(declared, [("presign", "true")], {})

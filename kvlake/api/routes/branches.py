@@ -119,7 +119,7 @@ OPERATIONS: Final = (
         BRANCH,
         delete_branch,
         API_GROUP,
-        params=(params.flag("force", "delete even if protected"),),
+        params=(params.FORCE,),
         responses={204: None, 404: None},
         permissions=on_branch("fs:DeleteBranch"),
     ),

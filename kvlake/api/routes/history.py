@@ -167,7 +167,7 @@ OPERATIONS: Final = (
         "branches",
         params=(
             params.text("ref", "the ref to point the branch at", required=True),
-            params.flag("force", "reset even if protected"),
+            params.FORCE,
         ),
         responses={204: None, 403: None, 404: None},
         permissions=on_branch("fs:RevertBranch"),

@@ -28,12 +28,9 @@ API_GROUP: Final = "objects"
 READ: Final = "/repositories/{repository}/refs/{ref}/objects"
 WRITE: Final = "/repositories/{repository}/branches/{branch}/objects"
 _SMALL: Final = 1 << 20
-_NO_PRESIGN: Final = params.flag("presign", "must be false: kvlake has no presigned URLs")
-
-
-def _refuse_presign(call: Call) -> None:
-    if call.query.flag("presign"):
-        raise InvalidInputError("presigned URLs are not supported (pre_sign_support is false)")
+_NO_PRESIGN: Final = params.unsupported(
+    "presign", "kvlake has no presigned URLs (pre_sign_support is false)"
+)
 
 
 def _headers(stat: ObjectStat) -> dict[str, str]:
@@ -54,7 +51,6 @@ def _chunks(reader: BinaryIO) -> Iterator[bytes]:
 
 
 def _read(call: Call, *, with_body: bool) -> Response:
-    _refuse_presign(call)
     catalog = call.services.catalog
     repository = call.services.graveler.get_repository(call.path["repository"])
     ref, path = call.path["ref"], call.query.text("path")
@@ -91,7 +87,6 @@ def head_object(call: Call) -> Response:
 
 
 def stat_object(call: Call) -> Response:
-    _refuse_presign(call)
     # The record is read once and handed down: one KV read, not one per layer.
     repository = call.services.graveler.get_repository(call.path["repository"])
     stat = call.services.catalog.stat(repository, call.path["ref"], call.query.text("path"))
@@ -101,7 +96,6 @@ def stat_object(call: Call) -> Response:
 
 
 def list_objects(call: Call) -> Response:
-    _refuse_presign(call)
     query = call.query
     repository = call.services.graveler.get_repository(call.path["repository"])
     listing = call.services.catalog.list_objects(
@@ -178,7 +172,6 @@ def _copy_needs(call: Call) -> Sequence[Permission]:
 
 
 _RANGE: Final = params.header("Range", "one byte range, e.g. bytes=0-99")
-_FORCE: Final = params.flag("force", "write even if the branch is protected")
 _NO_TOMBSTONE: Final = params.flag("no_tombstone", "not supported: must be false")
 
 OPERATIONS: Final = (
@@ -233,7 +226,7 @@ OPERATIONS: Final = (
         WRITE,
         delete_object,
         API_GROUP,
-        params=(params.PATH, _FORCE, _NO_TOMBSTONE),
+        params=(params.PATH, params.FORCE, _NO_TOMBSTONE),
         responses={204: None, 404: None},
         permissions=on_object("fs:DeleteObject"),
     ),
@@ -243,7 +236,7 @@ OPERATIONS: Final = (
         WRITE + "/delete",
         delete_objects,
         API_GROUP,
-        params=(_FORCE, _NO_TOMBSTONE),
+        params=(params.FORCE, _NO_TOMBSTONE),
         body=wire.PathList,
         responses={200: wire.ObjectErrorList, 404: None},
         permissions=_delete_many_needs,

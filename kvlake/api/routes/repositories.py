@@ -139,7 +139,7 @@ OPERATIONS: Final = (
         delete_repository,
         API_GROUP,
         params=(
-            params.flag("force", "ignored: kvlake has no read-only repositories"),
+            params.FORCE,
             params.flag("purge", "also delete every blob of the storage namespace (kvlake)"),
         ),
         responses={204: None, 404: None},

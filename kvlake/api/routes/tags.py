@@ -94,7 +94,7 @@ OPERATIONS: Final = (
         ONE,
         delete_tag,
         API_GROUP,
-        params=(params.flag("force", "delete even if protected"),),
+        params=(params.FORCE,),
         responses={204: None, 404: None},
         permissions=on_tag("fs:DeleteTag"),
     ),

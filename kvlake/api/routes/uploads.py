@@ -70,7 +70,7 @@ OPERATIONS: Final = (
         params=(
             params.PATH,
             params.text("storageClass", "ignored (deprecated in lakeFS)"),
-            params.flag("force", "write even if the branch is protected"),
+            params.FORCE,
             params.header("If-None-Match", "'*': fail with 412 if the object exists"),
             params.header("If-Match", "not supported"),
         ),

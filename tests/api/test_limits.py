@@ -132,24 +132,27 @@ def test_body_budget_full_is_503_then_frees_when_the_holder_leaves(start: type[S
         content_type="application/json",
         first=b'{"name": ',
     )
-    with server.http() as http:
-        for _ in range(20):  # until the server has read the holder's head and held its share
-            refused = http.post(
-                f"/repositories/{repo}/branches", json={"name": "b", "source": "main"}
-            )
-            if refused.status_code == 503:
-                break
-        assert refused.status_code == 503, refused.text
-        assert "retry" in refused.json()["message"]
-        assert http.get(f"/repositories/{repo}/branches/main").status_code == 200  # no body
-        holder.close()  # the server notices the client gone and returns the share
-        for _ in range(20):
-            created = http.post(
-                f"/repositories/{repo}/branches", json={"name": "b", "source": "main"}
-            )
-            if created.status_code != 503:
-                break
-        assert created.status_code == 201, created.text
+    try:
+        with server.http() as http:
+            for _ in range(20):  # until the server has read the holder's head and held its share
+                refused = http.post(
+                    f"/repositories/{repo}/branches", json={"name": "b", "source": "main"}
+                )
+                if refused.status_code == 503:
+                    break
+            assert refused.status_code == 503, refused.text
+            assert "retry" in refused.json()["message"]
+            assert http.get(f"/repositories/{repo}/branches/main").status_code == 200  # no body
+            holder.close()  # the server notices the client gone and returns the share
+            for _ in range(20):
+                created = http.post(
+                    f"/repositories/{repo}/branches", json={"name": "b", "source": "main"}
+                )
+                if created.status_code != 503:
+                    break
+            assert created.status_code == 201, created.text
+    finally:
+        holder.close()
     output = server.output()
     assert "Traceback" not in output and "bug" not in output, output
 

@@ -10,12 +10,12 @@ deny always wins and nothing is allowed by default.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterable, Sequence
 from typing import Final, NamedTuple
 
 from kvlake.auth.records import Policy, Statement
+from kvlake.auth.wildcard import MAX_PATTERN_LENGTH, match
 from kvlake.errors import InvalidInputError
 
 _ACTION = re.compile(r"(\*|[a-z]+:[A-Za-z*?]+)")
@@ -60,17 +60,6 @@ def policy_arn(policy_id: str) -> str:
 ALL: Final = "*"
 
 
-@functools.lru_cache(maxsize=4096)
-def _pattern(text: str) -> re.Pattern[str]:
-    """A wildcard pattern compiled once: patterns are immutable text, so caching is safe."""
-    parts = (".*" if c == "*" else "." if c == "?" else re.escape(c) for c in text)
-    return re.compile("".join(parts), re.DOTALL)
-
-
-def _matches(pattern: str, value: str) -> bool:
-    return _pattern(pattern).fullmatch(value) is not None
-
-
 def check_statements(statements: Sequence[Statement]) -> None:
     """Refuse statements that could never be evaluated as written (nothing is stored)."""
     if not statements:
@@ -86,10 +75,15 @@ def check_statements(statements: Sequence[Statement]) -> None:
                     f"action {action!r} is invalid; write 'service:Action' such as"
                     " 'fs:ReadObject', 'fs:Read*' or '*'"
                 )
-        if not statement.resource or len(statement.resource) > 2048:
+        if not statement.resource:
             raise InvalidInputError(
                 "a statement needs a resource such as '*' or"
                 " 'arn:lakefs:fs:::repository/<repository>/object/*'"
+            )
+        if len(statement.resource) > MAX_PATTERN_LENGTH:
+            raise InvalidInputError(
+                f"resource {statement.resource[:40]!r}... is {len(statement.resource)}"
+                f" characters long; use at most {MAX_PATTERN_LENGTH}"
             )
 
 
@@ -111,9 +105,9 @@ def is_allowed(policies: Iterable[Policy], needed: Sequence[Permission], *, user
 
 def _statement_matches(statement: Statement, permission: Permission, user_id: str) -> bool:
     resource = statement.resource.replace("${user}", user_id)
-    if not _matches(resource, permission.resource):
+    if not match(resource, permission.resource):
         return False
-    return any(_matches(action, permission.action) for action in statement.action)
+    return any(match(action, permission.action) for action in statement.action)
 
 
 def _statement(actions: tuple[str, ...], resource: str = ALL) -> Statement:

@@ -161,3 +161,27 @@ def test_high_level_client_with_a_viewer(server: Server, sdk: LakeFSClient, repo
     branch = lakefs.Repository(repo, client=client).branch("main")
     with pytest.raises(lakefs.exceptions.NotAuthorizedException):
         branch.object("x").upload(b"no")
+
+
+# A hang detector, not a speed figure: with wildcards as regular expressions this stat
+# froze the server for 35 s, health checks included.
+@pytest.mark.timeout(30)
+def test_a_many_star_policy_and_a_path_of_slashes_answer_at_once(
+    server: Server, sdk: LakeFSClient, repo: str
+) -> None:
+    policy_id = f"p-{uuid.uuid4().hex[:8]}"
+    statement = lakefs_sdk.Statement(
+        effect="allow",
+        action=["fs:ReadObject"],
+        resource=f"arn:lakefs:fs:::repository/{repo}/object/*/*/*/*/*.csv",
+    )
+    sdk.auth_api.create_policy(lakefs_sdk.Policy(id=policy_id, statement=[statement]))
+    user_id, key = _user_in(sdk, None)
+    sdk.auth_api.attach_policy_to_user(user_id, policy_id)
+    reader = server.sdk(key.access_key_id, key.secret_access_key)
+    for _ in range(3):
+        with pytest.raises(ApiException) as denied:
+            reader.objects_api.stat_object(repo, "main", "/" * 1000)
+        assert denied.value.status == 401
+    with pytest.raises(NotFoundException):  # allowed, and simply not there
+        reader.objects_api.stat_object(repo, "main", "a/b/c/d/e.csv")

@@ -1,0 +1,67 @@
+"""Policy wildcards (`*` any run of characters, `?` exactly one), matched without backtracking.
+
+A pattern becomes one regular expression only at the server's peril: `a*/*/*/*.csv`
+against a path of 700 slashes made the regex engine try every way to split the
+path between the stars, freezing the server for seconds per request. Here the
+pattern is split at its stars into fixed-length segments instead. The first
+segment must match at the start, the last at the end, and each one in between
+is matched at its leftmost position after the previous one: leftmost is always
+safe, because a star before and after a segment absorbs whatever the segment
+skipped. No position is ever revisited, so a match costs at most one scan of
+the value per segment (O(len(pattern) * len(value)) in the worst case, done in
+C by `re` over patterns with no quantifiers), whatever the input.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Final
+
+MAX_PATTERN_LENGTH: Final = 2048
+"""Characters a policy pattern may have; longer ones are refused when the policy is written."""
+
+
+class _Segments:
+    """A pattern split at its stars; each segment a quantifier-free regex of fixed length."""
+
+    __slots__ = ("first", "last", "middle", "starred")
+
+    def __init__(self, pattern: str) -> None:
+        parts = pattern.split("*")
+        self.starred = len(parts) > 1
+        self.first = _segment(parts[0])
+        self.last = _segment(parts[-1]) if self.starred else self.first
+        self.middle = tuple(_segment(part) for part in parts[1:-1] if part)
+
+
+def _segment(text: str) -> tuple[re.Pattern[str], int]:
+    literal = "".join("." if char == "?" else re.escape(char) for char in text)
+    return re.compile(literal, re.DOTALL), len(text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _split(pattern: str) -> _Segments:
+    """Split once per pattern: patterns are immutable text, so caching is safe."""
+    return _Segments(pattern)
+
+
+def match(pattern: str, value: str) -> bool:
+    """Whether `value` matches `pattern` as a whole, `*` and `?` being the only wildcards."""
+    segments = _split(pattern)
+    first, first_length = segments.first
+    if not segments.starred:
+        return first.fullmatch(value) is not None
+    last, last_length = segments.last
+    end = len(value) - last_length
+    if first_length > end or first.match(value) is None:
+        return False
+    if last.fullmatch(value, end) is None:
+        return False
+    position = first_length
+    for segment, length in segments.middle:
+        found = segment.search(value, position, end)
+        if found is None:
+            return False
+        position = found.start() + length
+    return True

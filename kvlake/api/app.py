@@ -12,7 +12,7 @@ import contextlib
 import logging
 import os
 from collections.abc import AsyncIterator
-from typing import Final
+from typing import Any, Final
 
 import msgspec
 from starlette.applications import Starlette
@@ -48,7 +48,7 @@ log = logging.getLogger(__name__)
 SETTINGS_ENV: Final = "_KVLAKE_SERVE_SETTINGS"
 """Settings handed from `serve` to uvicorn's worker processes, as JSON."""
 
-OPERATIONS: Final[tuple[Operation, ...]] = (
+OPERATIONS: Final[tuple[Operation[Any], ...]] = (
     *setup.OPERATIONS,
     *repositories.OPERATIONS,
     *branches.OPERATIONS,
@@ -80,7 +80,7 @@ def print_installation(services: Services) -> None:
 def create_app(
     settings: Settings,
     *,
-    operations: tuple[Operation, ...] = OPERATIONS,
+    operations: tuple[Operation[Any], ...] = OPERATIONS,
     cleaner_interval: float | None = 10.0,
 ) -> Starlette:
     """The kvlake HTTP application over the stores `settings` names."""

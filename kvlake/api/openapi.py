@@ -15,7 +15,7 @@ import msgspec
 
 from kvlake import __version__
 from kvlake.api.params import Param
-from kvlake.api.routing import STREAM, Operation
+from kvlake.api.routing import Operation
 from kvlake.api.wire.common import Error
 
 _PATH_PARAM = re.compile(r"{(\w+)}")
@@ -49,7 +49,7 @@ def _param_schema(param: Param) -> dict[str, Any]:
     return {"type": "string"}
 
 
-def _parameters(operation: Operation) -> list[dict[str, Any]]:
+def _parameters(operation: Operation[Any]) -> list[dict[str, Any]]:
     found = [
         {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
         for name in _PATH_PARAM.findall(operation.path)
@@ -77,7 +77,7 @@ def _content(kind: Any) -> dict[str, Any]:
     return {"application/json": {"schema": {"$ref": _REF.format(name=kind.__name__)}}}
 
 
-def _operation(operation: Operation) -> dict[str, Any]:
+def _operation(operation: Operation[Any]) -> dict[str, Any]:
     described: dict[str, Any] = {
         "operationId": operation.operation_id,
         "tags": [operation.openapi_tag],
@@ -85,7 +85,7 @@ def _operation(operation: Operation) -> dict[str, Any]:
         "parameters": _parameters(operation),
         "security": [] if operation.public else _SECURITY,
     }
-    if operation.body == STREAM:
+    if operation.stream:
         described["requestBody"] = {
             "content": {
                 "application/octet-stream": {"schema": {"type": "string", "format": "binary"}},
@@ -115,7 +115,7 @@ def _operation(operation: Operation) -> dict[str, Any]:
     return described
 
 
-def document(operations: Sequence[Operation]) -> dict[str, Any]:
+def document(operations: Sequence[Operation[Any]]) -> dict[str, Any]:
     """The OpenAPI 3.1 document of `operations` (msgspec emits JSON Schema 2020-12)."""
     models: set[Any] = {Error}
     for operation in operations:

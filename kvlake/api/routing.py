@@ -29,7 +29,7 @@ import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, BinaryIO, Final, Generic, TypeVar, cast
 
 import msgspec
 from starlette.datastructures import URLPath
@@ -44,9 +44,7 @@ from kvlake.api.services import Services
 from kvlake.auth import SESSION_COOKIE, Permission, User
 from kvlake.config import ServerSettings
 from kvlake.errors import InvalidInputError
-
-STREAM: Final = "stream"
-"""`Operation.body` for a raw upload body (octet-stream or multipart), read as a stream."""
+from kvlake.graveler.records import Repository
 
 MAX_HEADER_BYTES: Final = 16 * 1024
 """Headers beyond this are refused before anything else is looked at."""
@@ -67,18 +65,22 @@ class BodyLimits:
 _encode = msgspec.json.Encoder().encode
 
 
-class Call:
-    """One request as a handler sees it: validated inputs, the caller, the services."""
+BodyT = TypeVar("BodyT")
+"""The decoded body an operation declares (a wire struct, a list of them), or None."""
 
-    __slots__ = ("request", "path", "query", "body", "services", "user", "source")
+
+class Call(Generic[BodyT]):
+    """One request as a handler sees it: validated inputs, the caller, the services.
+
+    `Call[X]` is the call of an `Operation[X]`: the type checker holds a handler's
+    body type to its operation's declaration. `repository` is read on first use,
+    after authorization, and at most once per request.
+    """
+
+    __slots__ = ("request", "path", "query", "body", "services", "user", "source", "_repository")
 
     def __init__(
-        self,
-        request: Request,
-        query: params.Query,
-        body: Any,
-        services: Services,
-        source: Any = None,
+        self, request: Request, query: params.Query, body: BodyT, services: Services
     ) -> None:
         self.request = request
         self.path: Mapping[str, str] = request.path_params
@@ -86,15 +88,29 @@ class Call:
         self.body = body
         self.services = services
         self.user: User | None = None
-        self.source = source
+        self.source: BinaryIO | None = None
+        """The upload body of a `stream` operation, read from the handler's thread."""
+        self._repository: Repository | None = None
 
     @property
     def user_id(self) -> str:
         return self.user.id if self.user is not None else ""
 
+    @property
+    def repository(self) -> Repository:
+        """The repository the path names, read once per request (NotFoundError if absent)."""
+        if self._repository is None:
+            self._repository = self.services.graveler.get_repository(self.path["repository"])
+        return self._repository
 
-Handler = Callable[[Call], Response]
-Permissions = Callable[[Call], Sequence[Permission]]
+    @property
+    def upload(self) -> BinaryIO:
+        """The body of a `stream` operation."""
+        assert self.source is not None, "only a stream operation's call has an upload"
+        return self.source
+
+
+Permissions = Callable[[Call[Any]], Sequence[Permission]]
 
 
 class Executors:
@@ -115,22 +131,26 @@ class Executors:
         self.requests.shutdown(wait=True)
 
 
-def no_permissions(call: Call) -> Sequence[Permission]:
+def no_permissions(call: Call[Any]) -> Sequence[Permission]:
     return ()
 
 
 @dataclass(frozen=True)
-class Operation:
+class Operation(Generic[BodyT]):
+    """One lakeFS operation: route, checks, OpenAPI entry and permissions, from one place."""
+
     operation_id: str
     method: str
     path: str
-    handler: Handler
+    handler: Callable[[Call[BodyT]], Response]
     openapi_tag: str
     """The OpenAPI tag grouping it in the document (lakeFS's), not a ref tag."""
     summary: str = ""
     params: tuple[params.Param, ...] = ()
-    body: Any = None
-    """A wire model (or list of them), `STREAM`, or None for no body."""
+    body: type[BodyT] | None = None
+    """The JSON body's wire model (or a list of them), or None for no JSON body."""
+    stream: bool = False
+    """The body is a raw upload (octet-stream or multipart), read as `Call.source`."""
     responses: Mapping[int, type[Any] | str | None] = field(default_factory=dict)
     permissions: Permissions = no_permissions
     public: bool = False
@@ -149,43 +169,44 @@ def no_content() -> Response:
     return Response(status_code=204)
 
 
-def _authenticate(call: Call) -> User:
+def _authenticate(call: Call[Any]) -> User:
     call.user = call.services.authenticator.authenticate(
         call.request.headers.get("authorization"), call.request.cookies.get(SESSION_COOKIE)
     )
     return call.user
 
 
-def _run(operation: Operation, call: Call) -> Response:
+def _run(operation: Operation[BodyT], call: Call[BodyT]) -> Response:
     if not operation.public:
         user = call.user if call.user is not None else _authenticate(call)
         call.services.authenticator.authorize(user, operation.permissions(call))
     return operation.handler(call)
 
 
-def endpoint(operation: Operation) -> Callable[[Request], Any]:
+def endpoint(operation: Operation[Any]) -> Callable[[Request], Any]:
     async def serve(request: Request) -> Response:
         if sum(len(k) + len(v) for k, v in request.scope["headers"]) > MAX_HEADER_BYTES:
             raise InvalidInputError(f"request headers are over {MAX_HEADER_BYTES} bytes")
         query = params.parse(operation.params, request.query_params.multi_items(), request.headers)
-        call = Call(request, query, None, request.app.state.services)
+        call: Call[Any] = Call(request, query, None, request.app.state.services)
         loop = asyncio.get_running_loop()
         executors: Executors | None = getattr(request.app.state, "executors", None)
         # Without the lifespan (tests) asyncio's default pool runs the handlers.
         requests = executors.requests if executors is not None else None
-        if operation.body is None:
+        if operation.body is None and not operation.stream:
             return await loop.run_in_executor(requests, _run, operation, call)
         if not operation.public:
             # Issue 10: a caller is known from its headers before one byte of its body is
             # read, so an anonymous client cannot make the server buffer anything.
             await loop.run_in_executor(requests, _authenticate, call)
         limits: BodyLimits = getattr(request.app.state, "body_limits", None) or BodyLimits()
-        stream = operation.body == STREAM
+        stream = operation.stream
         async with limits.budget.hold(bodies.body_share(request, stream=stream)):
             timeout = limits.read_timeout
             if stream:
-                call.source = await bodies.upload_source(request, timeout=timeout)
-            else:
+                # A RawIOBase reads as a binary file; typeshed does not say so.
+                call.source = cast(BinaryIO, await bodies.upload_source(request, timeout=timeout))
+            elif operation.body is not None:
                 call.body = await bodies.read_json(
                     request, operation.body, optional=operation.optional_body, timeout=timeout
                 )
@@ -266,7 +287,7 @@ def _route_path(scope: Scope) -> str:
     return path
 
 
-def routes(operations: Sequence[Operation]) -> OperationRoutes:
+def routes(operations: Sequence[Operation[Any]]) -> OperationRoutes:
     """The operations' routes, HEAD operations first so GET routes do not answer them."""
     ordered = sorted(operations, key=lambda op: op.method != "HEAD")
     return OperationRoutes(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import threading
+import typing
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
@@ -91,3 +92,16 @@ def test_slow_streaming_uploads_do_not_hold_up_other_requests(
         finally:
             release.set()
         assert [future.result() for future in uploads] == [201] * slow
+
+
+def test_every_handler_takes_the_call_of_its_declared_body() -> None:
+    """mypy holds `Operation[X]` to a `Call[X]` handler; this also catches a handler typed
+    for a body its operation never declared (X inferred from the handler alone)."""
+    for operation in OPERATIONS:
+        (declared,) = typing.get_args(typing.get_type_hints(operation.handler)["call"])
+        body = operation.body
+        expected = (
+            type(None) if body is None else (body | None if operation.optional_body else body)
+        )
+        assert declared == expected, operation.operation_id
+        assert not (operation.stream and body is not None), operation.operation_id

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from kvlake.api.needs import Needs
 from kvlake.api.routing import Call
@@ -50,7 +51,7 @@ def statements(request: wire.Policy) -> tuple[Statement, ...]:
 
 
 def _on(action: str, arn: Callable[[str], str], parameter: str) -> Needs:
-    def needed(call: Call) -> Sequence[Permission]:
+    def needed(call: Call[Any]) -> Sequence[Permission]:
         return (Permission(action, arn(call.path[parameter])),)
 
     return needed

@@ -19,9 +19,9 @@ API_GROUP: Final = "branches"
 BRANCH: Final = "/repositories/{repository}/branches/{branch}"
 
 
-def list_branches(call: Call) -> Response:
+def list_branches(call: Call[None]) -> Response:
     graveler = call.services.graveler
-    repository = graveler.get_repository(call.path["repository"])
+    repository = call.repository
     show_hidden = call.query.flag("show_hidden")
     branches = (
         wire.Ref(id=name, commit_id=branch.commit_id)
@@ -34,38 +34,38 @@ def list_branches(call: Call) -> Response:
     return json_response(wire.RefList(pagination=pagination, results=results))
 
 
-def create_branch(call: Call) -> Response:
-    request: wire.BranchCreation = call.body
+def create_branch(call: Call[wire.BranchCreation]) -> Response:
+    request = call.body
     graveler = call.services.graveler
-    repository = graveler.get_repository(call.path["repository"])
+    repository = call.repository
     if request.hidden:
         raise InvalidInputError("hidden branches cannot be created yet; omit 'hidden'")
     branch = graveler.create_branch(repository, request.name, request.source)
     return Response(branch.commit_id, 201, media_type="text/html")
 
 
-def get_branch(call: Call) -> Response:
+def get_branch(call: Call[None]) -> Response:
     graveler = call.services.graveler
-    repository = graveler.get_repository(call.path["repository"])
+    repository = call.repository
     branch = graveler.get_branch(repository, call.path["branch"])
     return json_response(wire.Ref(id=call.path["branch"], commit_id=branch.commit_id))
 
 
-def delete_branch(call: Call) -> Response:
+def delete_branch(call: Call[None]) -> Response:
     graveler = call.services.graveler
-    repository = graveler.get_repository(call.path["repository"])
+    repository = call.repository
     graveler.delete_branch(repository, call.path["branch"])
     return no_content()
 
 
-def commit(call: Call) -> Response:
-    request: wire.CommitCreation = call.body
+def commit(call: Call[wire.CommitCreation]) -> Response:
+    request = call.body
     if call.query.has("source_metarange"):
         raise InvalidInputError("committing a source_metarange is not supported; omit it")
     if request.date is not None:
         raise InvalidInputError("commit 'date' is not supported; kvlake stamps the commit time")
     graveler = call.services.graveler
-    repository = graveler.get_repository(call.path["repository"])
+    repository = call.repository
     commit_id = graveler.commit(
         repository,
         call.path["branch"],
@@ -78,8 +78,8 @@ def commit(call: Call) -> Response:
     return json_response(convert.commit(commit_id, record), 201)
 
 
-def _create_needs(call: Call) -> Sequence[Permission]:
-    request: wire.BranchCreation = call.body
+def _create_needs(call: Call[wire.BranchCreation]) -> Sequence[Permission]:
+    request = call.body
     return (Permission("fs:CreateBranch", branch_arn(call.path["repository"], request.name)),)
 
 

@@ -14,9 +14,9 @@ from kvlake.api.wire import refs as wire
 API_GROUP: Final = "commits"
 
 
-def get_commit(call: Call) -> Response:
+def get_commit(call: Call[None]) -> Response:
     graveler = call.services.graveler
-    repository = graveler.get_repository(call.path["repository"])
+    repository = call.repository
     resolved = graveler.resolve_ref(repository, call.path["commitId"])
     return json_response(convert.commit(resolved.commit_id, resolved.commit))
 

@@ -58,9 +58,9 @@ def _diff_list(page: DiffPage, *, right_stats: bool = False) -> wire.DiffList:
     )
 
 
-def diff_branch(call: Call) -> Response:
+def diff_branch(call: Call[None]) -> Response:
     graveler, query = call.services.graveler, call.query
-    repository = graveler.get_repository(call.path["repository"])
+    repository = call.repository
     page = graveler.diff_uncommitted(
         repository,
         call.path["branch"],
@@ -72,9 +72,9 @@ def diff_branch(call: Call) -> Response:
     return json_response(_diff_list(page))
 
 
-def diff_refs(call: Call) -> Response:
+def diff_refs(call: Call[None]) -> Response:
     graveler, query = call.services.graveler, call.query
-    repository = graveler.get_repository(call.path["repository"])
+    repository = call.repository
     mode = query.text("type", "three_dot")
     if mode not in ("two_dot", "three_dot"):
         raise InvalidInputError(f"diff type {mode!r} is invalid; use two_dot or three_dot")
@@ -100,11 +100,11 @@ def _since(text: str) -> float | None:
         raise InvalidInputError(f"since {text!r} is not an ISO 8601 date-time") from None
 
 
-def log_commits(call: Call) -> Response:
+def log_commits(call: Call[None]) -> Response:
     graveler, query = call.services.graveler, call.query
     if query.has("stop_at"):
         raise InvalidInputError("stop_at is not supported; page with after and amount instead")
-    repository = graveler.get_repository(call.path["repository"])
+    repository = call.repository
     page = graveler.log(
         repository,
         call.path["ref"],

@@ -19,29 +19,29 @@ API_GROUP: Final = "auth"
 GROUP: Final = "/auth/groups/{groupId}"
 
 
-def list_groups(call: Call) -> Response:
+def list_groups(call: Call[None]) -> Response:
     query = call.query
     groups = call.services.auth.list_groups(prefix=query.text("prefix"), after=query.text("after"))
     results, pagination = page(groups, query.amount(), lambda g: g.id)
     return json_response(wire.GroupList(pagination=pagination, results=[group(g) for g in results]))
 
 
-def create_group(call: Call) -> Response:
-    request: wire.GroupCreation = call.body
+def create_group(call: Call[wire.GroupCreation]) -> Response:
+    request = call.body
     made = call.services.auth.create_group(request.id, description=request.description)
     return json_response(group(made), 201)
 
 
-def get_group(call: Call) -> Response:
+def get_group(call: Call[None]) -> Response:
     return json_response(group(call.services.auth.get_group(call.path["groupId"])))
 
 
-def delete_group(call: Call) -> Response:
+def delete_group(call: Call[None]) -> Response:
     call.services.auth.delete_group(call.path["groupId"])
     return no_content()
 
 
-def list_group_members(call: Call) -> Response:
+def list_group_members(call: Call[None]) -> Response:
     auth, query = call.services.auth, call.query
     ids = auth.group_members(call.path["groupId"], after=query.text("after"))
     results, pagination = page(ids, query.amount(), lambda i: i, prefix=query.text("prefix"))
@@ -50,17 +50,17 @@ def list_group_members(call: Call) -> Response:
     )
 
 
-def add_group_membership(call: Call) -> Response:
+def add_group_membership(call: Call[None]) -> Response:
     call.services.auth.add_member(call.path["groupId"], call.path["userId"])
     return Response(status_code=201)
 
 
-def delete_group_membership(call: Call) -> Response:
+def delete_group_membership(call: Call[None]) -> Response:
     call.services.auth.remove_member(call.path["groupId"], call.path["userId"])
     return no_content()
 
 
-def list_group_policies(call: Call) -> Response:
+def list_group_policies(call: Call[None]) -> Response:
     auth, query = call.services.auth, call.query
     ids = auth.group_policies(call.path["groupId"], after=query.text("after"))
     results, pagination = page(ids, query.amount(), lambda i: i, prefix=query.text("prefix"))
@@ -68,18 +68,18 @@ def list_group_policies(call: Call) -> Response:
     return json_response(wire.PolicyList(pagination=pagination, results=policies))
 
 
-def attach_policy_to_group(call: Call) -> Response:
+def attach_policy_to_group(call: Call[None]) -> Response:
     call.services.auth.attach_to_group(call.path["groupId"], call.path["policyId"])
     return Response(status_code=201)
 
 
-def detach_policy_from_group(call: Call) -> Response:
+def detach_policy_from_group(call: Call[None]) -> Response:
     call.services.auth.detach_from_group(call.path["groupId"], call.path["policyId"])
     return no_content()
 
 
-def _create_needs(call: Call) -> Sequence[Permission]:
-    request: wire.GroupCreation = call.body
+def _create_needs(call: Call[wire.GroupCreation]) -> Sequence[Permission]:
+    request = call.body
     return (Permission("auth:CreateGroup", group_arn(request.id)),)
 
 

@@ -24,10 +24,10 @@ BRANCH: Final = "/repositories/{repository}/branches/{branch}"
 MERGE: Final = "/repositories/{repository}/refs/{sourceRef}/merge/{destinationBranch}"
 
 
-def merge_into_branch(call: Call) -> Response:
-    request: wire.Merge = call.body or wire.Merge()
+def merge_into_branch(call: Call[wire.Merge | None]) -> Response:
+    request = call.body or wire.Merge()
     graveler = call.services.graveler
-    repository = graveler.get_repository(call.path["repository"])
+    repository = call.repository
     strategy = request.strategy or "none"
     commit_id = graveler.merge(
         repository,
@@ -47,9 +47,9 @@ def merge_into_branch(call: Call) -> Response:
     return json_response(wire.MergeResult(reference=commit_id))
 
 
-def find_merge_base(call: Call) -> Response:
+def find_merge_base(call: Call[None]) -> Response:
     graveler = call.services.graveler
-    repository = graveler.get_repository(call.path["repository"])
+    repository = call.repository
     source, destination = call.path["sourceRef"], call.path["destinationBranch"]
     base = graveler.merge_base(repository, source, destination)
     if base is None:
@@ -63,10 +63,10 @@ def find_merge_base(call: Call) -> Response:
     )
 
 
-def reset_branch(call: Call) -> Response:
-    request: wire.ResetCreation = call.body
+def reset_branch(call: Call[wire.ResetCreation]) -> Response:
+    request = call.body
     graveler = call.services.graveler
-    repository = graveler.get_repository(call.path["repository"])
+    repository = call.repository
     branch = call.path["branch"]
     if request.type == "reset":
         graveler.reset_branch(repository, branch)
@@ -81,17 +81,17 @@ def reset_branch(call: Call) -> Response:
     return no_content()
 
 
-def hard_reset_branch(call: Call) -> Response:
+def hard_reset_branch(call: Call[None]) -> Response:
     graveler = call.services.graveler
-    repository = graveler.get_repository(call.path["repository"])
+    repository = call.repository
     graveler.reset_hard(repository, call.path["branch"], call.query.text("ref"))
     return no_content()
 
 
-def revert_branch(call: Call) -> Response:
-    request: wire.RevertCreation = call.body
+def revert_branch(call: Call[wire.RevertCreation]) -> Response:
+    request = call.body
     graveler = call.services.graveler
-    repository = graveler.get_repository(call.path["repository"])
+    repository = call.repository
     overrides = request.commit_overrides
     if overrides is not None and overrides.message is not None:
         raise InvalidInputError("commit_overrides.message is not supported on revert; omit it")
@@ -107,12 +107,12 @@ def revert_branch(call: Call) -> Response:
     return no_content()
 
 
-def cherry_pick(call: Call) -> Response:
-    request: wire.CherryPickCreation = call.body
+def cherry_pick(call: Call[wire.CherryPickCreation]) -> Response:
+    request = call.body
     if request.commit_overrides is not None:
         raise InvalidInputError("commit_overrides is not supported on cherry-pick; omit it")
     graveler = call.services.graveler
-    repository = graveler.get_repository(call.path["repository"])
+    repository = call.repository
     commit_id = graveler.cherry_pick(
         repository,
         call.path["branch"],
@@ -123,13 +123,13 @@ def cherry_pick(call: Call) -> Response:
     return json_response(convert.commit(commit_id, graveler.get_commit(repository, commit_id)), 201)
 
 
-def _merge_needs(call: Call) -> Sequence[Permission]:
+def _merge_needs(call: Call[None]) -> Sequence[Permission]:
     arn = branch_arn(call.path["repository"], call.path["destinationBranch"])
     return (Permission("fs:CreateCommit", arn),)
 
 
 OPERATIONS: Final = (
-    Operation(
+    Operation[wire.Merge | None](
         "mergeIntoBranch",
         "POST",
         MERGE,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from email.utils import formatdate
-from typing import BinaryIO, Final
+from typing import Any, BinaryIO, Final
 
 from starlette.responses import Response, StreamingResponse
 
@@ -22,7 +22,6 @@ from kvlake.api.wire.common import pagination
 from kvlake.auth import Permission, object_arn
 from kvlake.blockstore import READ_CHUNK
 from kvlake.catalog import CommonPrefix, ObjectStat
-from kvlake.errors import InvalidInputError
 
 API_GROUP: Final = "objects"
 READ: Final = "/repositories/{repository}/refs/{ref}/objects"
@@ -50,9 +49,9 @@ def _chunks(reader: BinaryIO) -> Iterator[bytes]:
         reader.close()
 
 
-def _read(call: Call, *, with_body: bool) -> Response:
+def _read(call: Call[Any], *, with_body: bool) -> Response:
     catalog = call.services.catalog
-    repository = call.services.graveler.get_repository(call.path["repository"])
+    repository = call.repository
     ref, path = call.path["ref"], call.query.text("path")
     stat = catalog.stat(repository, ref, path)
     headers = _headers(stat)
@@ -78,26 +77,26 @@ def _read(call: Call, *, with_body: bool) -> Response:
     return StreamingResponse(_chunks(reader), status, headers)
 
 
-def get_object(call: Call) -> Response:
+def get_object(call: Call[None]) -> Response:
     return _read(call, with_body=True)
 
 
-def head_object(call: Call) -> Response:
+def head_object(call: Call[None]) -> Response:
     return _read(call, with_body=False)
 
 
-def stat_object(call: Call) -> Response:
+def stat_object(call: Call[None]) -> Response:
     # The record is read once and handed down: one KV read, not one per layer.
-    repository = call.services.graveler.get_repository(call.path["repository"])
+    repository = call.repository
     stat = call.services.catalog.stat(repository, call.path["ref"], call.query.text("path"))
     user_metadata = call.query.flag("user_metadata", True)
     namespace = repository.storage_namespace
     return json_response(convert.object_stats(stat, namespace, user_metadata=user_metadata))
 
 
-def list_objects(call: Call) -> Response:
+def list_objects(call: Call[None]) -> Response:
     query = call.query
-    repository = call.services.graveler.get_repository(call.path["repository"])
+    repository = call.repository
     listing = call.services.catalog.list_objects(
         repository,
         call.path["ref"],
@@ -118,22 +117,15 @@ def list_objects(call: Call) -> Response:
     return json_response(wire.ObjectStatsList(pagination=page, results=results))
 
 
-def _refuse_no_tombstone(call: Call) -> None:
-    if call.query.flag("no_tombstone"):
-        raise InvalidInputError("no_tombstone is not supported; omit it")
-
-
-def delete_object(call: Call) -> Response:
-    _refuse_no_tombstone(call)
-    repository = call.services.graveler.get_repository(call.path["repository"])
+def delete_object(call: Call[None]) -> Response:
+    repository = call.repository
     call.services.catalog.delete_object(repository, call.path["branch"], call.query.text("path"))
     return no_content()
 
 
-def delete_objects(call: Call) -> Response:
-    _refuse_no_tombstone(call)
-    request: wire.PathList = call.body
-    repository = call.services.graveler.get_repository(call.path["repository"])
+def delete_objects(call: Call[wire.PathList]) -> Response:
+    request = call.body
+    repository = call.repository
     failures = call.services.catalog.delete_objects(repository, call.path["branch"], request.paths)
     errors = [
         wire.ObjectError(status_code=status_of(exc), message=str(exc), path=path)
@@ -142,9 +134,9 @@ def delete_objects(call: Call) -> Response:
     return json_response(wire.ObjectErrorList(errors=errors))
 
 
-def copy_object(call: Call) -> Response:
-    request: wire.ObjectCopyCreation = call.body
-    repository = call.services.graveler.get_repository(call.path["repository"])
+def copy_object(call: Call[wire.ObjectCopyCreation]) -> Response:
+    request = call.body
+    repository = call.repository
     branch = call.path["branch"]
     stat = call.services.catalog.copy_object(
         repository,
@@ -156,14 +148,14 @@ def copy_object(call: Call) -> Response:
     return json_response(convert.object_stats(stat, repository.storage_namespace), 201)
 
 
-def _delete_many_needs(call: Call) -> Sequence[Permission]:
-    request: wire.PathList = call.body
+def _delete_many_needs(call: Call[wire.PathList]) -> Sequence[Permission]:
+    request = call.body
     repository = call.path["repository"]
     return [Permission("fs:DeleteObject", object_arn(repository, p)) for p in request.paths]
 
 
-def _copy_needs(call: Call) -> Sequence[Permission]:
-    request: wire.ObjectCopyCreation = call.body
+def _copy_needs(call: Call[wire.ObjectCopyCreation]) -> Sequence[Permission]:
+    request = call.body
     repository = call.path["repository"]
     return (
         Permission("fs:ReadObject", object_arn(repository, request.src_path)),
@@ -172,7 +164,7 @@ def _copy_needs(call: Call) -> Sequence[Permission]:
 
 
 _RANGE: Final = params.header("Range", "one byte range, e.g. bytes=0-99")
-_NO_TOMBSTONE: Final = params.flag("no_tombstone", "not supported: must be false")
+_NO_TOMBSTONE: Final = params.unsupported("no_tombstone", "kvlake always leaves a tombstone")
 
 OPERATIONS: Final = (
     Operation(

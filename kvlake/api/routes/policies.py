@@ -20,7 +20,7 @@ API_GROUP: Final = "auth"
 POLICY: Final = "/auth/policies/{policyId}"
 
 
-def list_policies(call: Call) -> Response:
+def list_policies(call: Call[None]) -> Response:
     query = call.query
     found = call.services.auth.list_policies(prefix=query.text("prefix"), after=query.text("after"))
     results, pagination = page(found, query.amount(), lambda p: p.id)
@@ -29,19 +29,19 @@ def list_policies(call: Call) -> Response:
     )
 
 
-def create_policy(call: Call) -> Response:
-    request: wire.Policy = call.body
+def create_policy(call: Call[wire.Policy]) -> Response:
+    request = call.body
     return json_response(
         policy(call.services.auth.create_policy(request.id, statements(request))), 201
     )
 
 
-def get_policy(call: Call) -> Response:
+def get_policy(call: Call[None]) -> Response:
     return json_response(policy(call.services.auth.get_policy(call.path["policyId"])))
 
 
-def update_policy(call: Call) -> Response:
-    request: wire.Policy = call.body
+def update_policy(call: Call[wire.Policy]) -> Response:
+    request = call.body
     if request.id != call.path["policyId"]:
         raise InvalidInputError(
             f"policy id {request.id!r} in the body differs from {call.path['policyId']!r} in the"
@@ -51,13 +51,13 @@ def update_policy(call: Call) -> Response:
     return json_response(policy(updated))
 
 
-def delete_policy(call: Call) -> Response:
+def delete_policy(call: Call[None]) -> Response:
     call.services.auth.delete_policy(call.path["policyId"])
     return no_content()
 
 
-def _create_needs(call: Call) -> Sequence[Permission]:
-    request: wire.Policy = call.body
+def _create_needs(call: Call[wire.Policy]) -> Sequence[Permission]:
+    request = call.body
     return (Permission("auth:CreatePolicy", policy_arn(request.id)),)
 
 

@@ -37,7 +37,7 @@ def to_wire(repository: Repository) -> wire.Repository:
     )
 
 
-def list_repositories(call: Call) -> Response:
+def list_repositories(call: Call[None]) -> Response:
     query = call.query
     repositories = call.services.graveler.list_repositories(after=query.text("after"))
     search = query.text("search")
@@ -51,8 +51,8 @@ def list_repositories(call: Call) -> Response:
     )
 
 
-def create_repository(call: Call) -> Response:
-    request: wire.RepositoryCreation = call.body
+def create_repository(call: Call[wire.RepositoryCreation]) -> Response:
+    request = call.body
     if request.read_only:
         raise InvalidInputError("read-only repositories are not supported; omit read_only")
     if request.storage_id:
@@ -78,23 +78,23 @@ def create_repository(call: Call) -> Response:
     return json_response(to_wire(repository), 201)
 
 
-def get_repository(call: Call) -> Response:
+def get_repository(call: Call[None]) -> Response:
     return json_response(to_wire(call.services.graveler.get_repository(call.path["repository"])))
 
 
-def delete_repository(call: Call) -> Response:
+def delete_repository(call: Call[None]) -> Response:
     purge = call.query.flag("purge")
     call.services.lake.purges.delete_repository(call.path["repository"], purge=purge)
     return no_content()
 
 
-def get_repository_metadata(call: Call) -> Response:
+def get_repository_metadata(call: Call[None]) -> Response:
     call.services.graveler.get_repository(call.path["repository"])
     return json_response({})
 
 
-def _create(call: Call) -> Sequence[Permission]:
-    request: wire.RepositoryCreation = call.body
+def _create(call: Call[wire.RepositoryCreation]) -> Sequence[Permission]:
+    request = call.body
     return (
         Permission("fs:CreateRepository", repository_arn(request.name)),
         Permission("fs:AttachStorageNamespace", request.storage_namespace),

@@ -34,18 +34,18 @@ def _etag(rules: Rules) -> str:
     return '"' + hashlib.sha256(text.encode()).hexdigest()[:32] + '"'
 
 
-def get_rules(call: Call) -> Response:
+def get_rules(call: Call[None]) -> Response:
     graveler = call.services.graveler
-    repository = graveler.get_repository(call.path["repository"])
+    repository = call.repository
     rules = graveler.get_branch_protection_rules(repository)
     body = [wire.BranchProtectionRule(pattern=p) for p in sorted(rules)]
     return json_response(body, headers={"ETag": _etag(rules)})
 
 
-def set_rules(call: Call) -> Response:
-    wanted: list[wire.BranchProtectionRule] = call.body
+def set_rules(call: Call[list[wire.BranchProtectionRule]]) -> Response:
+    wanted = call.body
     graveler = call.services.graveler
-    repository = graveler.get_repository(call.path["repository"])
+    repository = call.repository
     current = graveler.get_branch_protection_rules(repository)
     if_match = call.query.text("If-Match")
     if if_match and if_match != _etag(current):
@@ -60,9 +60,9 @@ def set_rules(call: Call) -> Response:
     return no_content()
 
 
-def dump_refs(call: Call) -> Response:
+def dump_refs(call: Call[None]) -> Response:
     graveler = call.services.graveler
-    manifest = graveler.dump_refs(graveler.get_repository(call.path["repository"]))
+    manifest = graveler.dump_refs(call.repository)
     dump_id = manifest.dump_id
     return json_response(
         wire.RefsDump(
@@ -74,8 +74,8 @@ def dump_refs(call: Call) -> Response:
     )
 
 
-def restore_refs(call: Call) -> Response:
-    request: wire.RefsRestore = call.body
+def restore_refs(call: Call[wire.RefsRestore]) -> Response:
+    request = call.body
     ids = {
         request.commits_meta_range_id,
         request.tags_meta_range_id,
@@ -86,7 +86,7 @@ def restore_refs(call: Call) -> Response:
             "kvlake restores one dump: give the dump id from dumpRefs in all three fields"
         )
     graveler = call.services.graveler
-    graveler.restore_refs(graveler.get_repository(call.path["repository"]), ids.pop())
+    graveler.restore_refs(call.repository, ids.pop())
     return no_content()
 
 

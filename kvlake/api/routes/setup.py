@@ -16,11 +16,11 @@ from kvlake.auth.credentials import SESSION_SECONDS
 API_GROUP: Final = "setup"
 
 
-def health_check(call: Call) -> Response:
+def health_check(call: Call[None]) -> Response:
     return no_content()
 
 
-def storage_config(call: Call) -> wire.StorageConfig:
+def storage_config(call: Call[None]) -> wire.StorageConfig:
     scheme = call.services.blockstore.scheme
     return wire.StorageConfig(
         blockstore_type=scheme,
@@ -31,7 +31,7 @@ def storage_config(call: Call) -> wire.StorageConfig:
     )
 
 
-def get_config(call: Call) -> Response:
+def get_config(call: Call[None]) -> Response:
     storage = storage_config(call)
     return json_response(
         wire.Config(
@@ -43,21 +43,21 @@ def get_config(call: Call) -> Response:
     )
 
 
-def get_storage_config(call: Call) -> Response:
+def get_storage_config(call: Call[None]) -> Response:
     return json_response(storage_config(call))
 
 
-def get_version(call: Call) -> Response:
+def get_version(call: Call[None]) -> Response:
     return json_response(wire.VersionConfig(version=__version__))
 
 
-def get_setup_state(call: Call) -> Response:
+def get_setup_state(call: Call[None]) -> Response:
     installed = is_installed(call.services.auth)
     return json_response(wire.SetupState(state="initialized" if installed else "not_initialized"))
 
 
-def setup(call: Call) -> Response:
-    request: wire.Setup = call.body
+def setup(call: Call[wire.Setup]) -> Response:
+    request = call.body
     key = request.key
     made = install(
         call.services.auth,
@@ -75,8 +75,8 @@ def setup(call: Call) -> Response:
     )
 
 
-def login(call: Call) -> Response:
-    request: wire.LoginInformation = call.body
+def login(call: Call[wire.LoginInformation]) -> Response:
+    request = call.body
     token, expiry = call.services.authenticator.login(
         request.access_key_id, request.secret_access_key
     )
@@ -87,13 +87,13 @@ def login(call: Call) -> Response:
     return response
 
 
-def logout(call: Call) -> Response:
+def logout(call: Call[None]) -> Response:
     response = no_content()
     response.delete_cookie(SESSION_COOKIE)
     return response
 
 
-def get_current_user(call: Call) -> Response:
+def get_current_user(call: Call[None]) -> Response:
     assert call.user is not None
     user = call.user
     return json_response(

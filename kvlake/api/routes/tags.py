@@ -18,9 +18,9 @@ API_GROUP: Final = "tags"
 ONE: Final = "/repositories/{repository}/tags/{tag}"
 
 
-def list_tags(call: Call) -> Response:
+def list_tags(call: Call[None]) -> Response:
     graveler = call.services.graveler
-    repository = graveler.get_repository(call.path["repository"])
+    repository = call.repository
     tags = (
         wire.Ref(id=name, commit_id=commit_id)
         for name, commit_id in graveler.list_tags(repository, after=call.query.text("after"))
@@ -31,30 +31,30 @@ def list_tags(call: Call) -> Response:
     return json_response(wire.RefList(pagination=pagination, results=results))
 
 
-def create_tag(call: Call) -> Response:
-    request: wire.TagCreation = call.body
+def create_tag(call: Call[wire.TagCreation]) -> Response:
+    request = call.body
     graveler = call.services.graveler
-    repository = graveler.get_repository(call.path["repository"])
+    repository = call.repository
     commit_id = graveler.create_tag(repository, request.id, request.ref)
     return json_response(wire.Ref(id=request.id, commit_id=commit_id), 201)
 
 
-def get_tag(call: Call) -> Response:
+def get_tag(call: Call[None]) -> Response:
     graveler = call.services.graveler
-    repository = graveler.get_repository(call.path["repository"])
+    repository = call.repository
     commit_id = graveler.get_tag(repository, call.path["tag"])
     return json_response(wire.Ref(id=call.path["tag"], commit_id=commit_id))
 
 
-def delete_tag(call: Call) -> Response:
+def delete_tag(call: Call[None]) -> Response:
     graveler = call.services.graveler
-    repository = graveler.get_repository(call.path["repository"])
+    repository = call.repository
     graveler.delete_tag(repository, call.path["tag"])
     return no_content()
 
 
-def _create_needs(call: Call) -> Sequence[Permission]:
-    request: wire.TagCreation = call.body
+def _create_needs(call: Call[wire.TagCreation]) -> Sequence[Permission]:
+    request = call.body
     return (Permission("fs:CreateTag", tag_arn(call.path["repository"], request.id)),)
 
 

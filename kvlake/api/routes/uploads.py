@@ -7,14 +7,14 @@ hashing and storing it. User metadata comes from `x-lakefs-meta-<name>` headers;
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any, BinaryIO, Final, cast
 
 from starlette.responses import Response
 
 from kvlake.api import convert, params
 from kvlake.api.multipart import MultipartFileReader, boundary_of
 from kvlake.api.needs import on_object
-from kvlake.api.routing import STREAM, Call, Operation, json_response
+from kvlake.api.routing import Call, Operation, json_response
 from kvlake.api.wire import objects as wire
 from kvlake.errors import InvalidInputError
 
@@ -33,21 +33,22 @@ def user_metadata(headers: Any) -> dict[str, str]:
     return metadata
 
 
-def upload_object(call: Call) -> Response:
+def upload_object(call: Call[None]) -> Response:
     query = call.query
     if_none_match = query.text("If-None-Match")
     if if_none_match not in ("", "*"):
         raise InvalidInputError("If-None-Match supports only '*' (do not overwrite)")
     if query.has("If-Match"):
         raise InvalidInputError("If-Match is not supported on upload; omit it")
-    repository = call.services.graveler.get_repository(call.path["repository"])
+    repository = call.repository
     branch, path = call.path["branch"], query.text("path")
     content_type = call.request.headers.get("content-type", "")
-    source = call.source
+    source = call.upload
     if content_type.lower().startswith("multipart/form-data"):
         form = MultipartFileReader(source, boundary_of(content_type))
         form.start()
-        source, content_type = form, form.content_type or ""
+        # A RawIOBase reads as a binary file; typeshed does not say so.
+        source, content_type = cast(BinaryIO, form), form.content_type or ""
     stat = call.services.catalog.upload(
         repository,
         branch,
@@ -74,7 +75,7 @@ OPERATIONS: Final = (
             params.header("If-None-Match", "'*': fail with 412 if the object exists"),
             params.header("If-Match", "not supported"),
         ),
-        body=STREAM,
+        stream=True,
         responses={201: wire.ObjectStats, 404: None, 412: None},
         permissions=on_object("fs:WriteObject"),
     ),

@@ -19,28 +19,28 @@ API_GROUP: Final = "auth"
 USER: Final = "/auth/users/{userId}"
 
 
-def list_users(call: Call) -> Response:
+def list_users(call: Call[None]) -> Response:
     query = call.query
     users = call.services.auth.list_users(prefix=query.text("prefix"), after=query.text("after"))
     results, pagination = page(users, query.amount(), lambda u: u.id)
     return json_response(wire.UserList(pagination=pagination, results=[user(u) for u in results]))
 
 
-def create_user(call: Call) -> Response:
-    request: wire.UserCreation = call.body
+def create_user(call: Call[wire.UserCreation]) -> Response:
+    request = call.body
     return json_response(user(call.services.auth.create_user(request.id)), 201)
 
 
-def get_user(call: Call) -> Response:
+def get_user(call: Call[None]) -> Response:
     return json_response(user(call.services.auth.get_user(call.path["userId"])))
 
 
-def delete_user(call: Call) -> Response:
+def delete_user(call: Call[None]) -> Response:
     call.services.auth.delete_user(call.path["userId"])
     return no_content()
 
 
-def list_user_credentials(call: Call) -> Response:
+def list_user_credentials(call: Call[None]) -> Response:
     auth, query = call.services.auth, call.query
     ids = auth.user_credentials(
         call.path["userId"], prefix=query.text("prefix"), after=query.text("after")
@@ -53,7 +53,7 @@ def list_user_credentials(call: Call) -> Response:
     return json_response(wire.CredentialsList(pagination=pagination, results=credentials))
 
 
-def create_credentials(call: Call) -> Response:
+def create_credentials(call: Call[None]) -> Response:
     credential, secret = call.services.auth.create_credentials(call.path["userId"])
     return json_response(
         wire.CredentialsWithSecret(
@@ -65,7 +65,7 @@ def create_credentials(call: Call) -> Response:
     )
 
 
-def get_credentials(call: Call) -> Response:
+def get_credentials(call: Call[None]) -> Response:
     credential = call.services.auth.user_credential(call.path["userId"], call.path["accessKeyId"])
     return json_response(
         wire.Credentials(
@@ -74,12 +74,12 @@ def get_credentials(call: Call) -> Response:
     )
 
 
-def delete_credentials(call: Call) -> Response:
+def delete_credentials(call: Call[None]) -> Response:
     call.services.auth.delete_credentials(call.path["userId"], call.path["accessKeyId"])
     return no_content()
 
 
-def list_user_groups(call: Call) -> Response:
+def list_user_groups(call: Call[None]) -> Response:
     auth, query = call.services.auth, call.query
     ids = auth.user_groups(call.path["userId"], after=query.text("after"))
     results, pagination = page(ids, query.amount(), lambda i: i, prefix=query.text("prefix"))
@@ -87,7 +87,7 @@ def list_user_groups(call: Call) -> Response:
     return json_response(wire.GroupList(pagination=pagination, results=groups))
 
 
-def list_user_policies(call: Call) -> Response:
+def list_user_policies(call: Call[None]) -> Response:
     auth, query = call.services.auth, call.query
     user_id = call.path["userId"]
     if query.flag("effective"):
@@ -105,18 +105,18 @@ def list_user_policies(call: Call) -> Response:
     )
 
 
-def attach_policy_to_user(call: Call) -> Response:
+def attach_policy_to_user(call: Call[None]) -> Response:
     call.services.auth.attach_to_user(call.path["userId"], call.path["policyId"])
     return Response(status_code=201)
 
 
-def detach_policy_from_user(call: Call) -> Response:
+def detach_policy_from_user(call: Call[None]) -> Response:
     call.services.auth.detach_from_user(call.path["userId"], call.path["policyId"])
     return no_content()
 
 
-def _create_needs(call: Call) -> Sequence[Permission]:
-    request: wire.UserCreation = call.body
+def _create_needs(call: Call[wire.UserCreation]) -> Sequence[Permission]:
+    request = call.body
     return (Permission("auth:CreateUser", user_arn(request.id)),)
 
 

@@ -171,9 +171,17 @@ def no_content() -> Response:
 
 def _authenticate(call: Call[Any]) -> User:
     call.user = call.services.authenticator.authenticate(
-        call.request.headers.get("authorization"), call.request.cookies.get(SESSION_COOKIE)
+        call.request.headers.get("authorization"),
+        call.request.cookies.get(SESSION_COOKIE),
+        client=client_address(call),
     )
     return call.user
+
+
+def client_address(call: Call[Any]) -> str:
+    """The peer's address, which failed logins slow down (proxies' headers are not trusted)."""
+    client = call.request.client
+    return client.host if client is not None else ""
 
 
 def _run(operation: Operation[BodyT], call: Call[BodyT]) -> Response:

@@ -2,8 +2,11 @@
 
 Three ways to sign a request, as lakeFS accepts them: HTTP Basic with an access
 key id and its secret, a Bearer JWT from `login`, and the same JWT in the
-`internal_auth_session` cookie. Secrets are checked in constant time and
-failures are rate-limited per access key across all server processes.
+`internal_auth_session` cookie. Secrets are checked in constant time, and
+failures slow down the client address that made them (kvlake.auth.ratelimit),
+across all server processes, without ever locking the key's owner out. A
+session token is bound to the credential that logged in: it stops working when
+that credential or its user is deleted, or when it is logged out.
 
 What a successful check read (the caller, the caller's policies) is kept for
 `cache_ttl` seconds (see `kvlake.auth.cache`): a revoked key or a detached
@@ -22,10 +25,10 @@ from collections.abc import Callable, Sequence
 from typing import Final
 
 from kvlake.auth.cache import MAX_TTL, TtlCache
-from kvlake.auth.credentials import secrets_equal
+from kvlake.auth.credentials import SessionClaims, credential_tag, secrets_equal
 from kvlake.auth.policies import Permission, is_allowed
 from kvlake.auth.ratelimit import LoginLimiter
-from kvlake.auth.records import Policy, User
+from kvlake.auth.records import Credential, Policy, User
 from kvlake.auth.store import AuthStore
 from kvlake.errors import (
     AuthenticationError,
@@ -70,53 +73,80 @@ class Authenticator:
         for cache in (self._callers, self._sessions, self._policies):
             cache.clear()
 
-    def check_secret(self, access_key_id: str, secret: str) -> User:
+    def check_secret(self, access_key_id: str, secret: str, *, client: str = "") -> User:
         """The user owning the key, if `secret` is its secret.
+
+        `client` is the caller's address: failures slow that address down only.
 
         Raises:
             AuthenticationError: unknown key or wrong secret (the same message for both).
-            RateLimitedError: too many recent failures for this key.
+            RateLimitedError: this address failed too often with this key; it must wait.
         """
+        return self._check_secret(access_key_id, secret, client)[0]
+
+    def _check_secret(
+        self, access_key_id: str, secret: str, client: str
+    ) -> tuple[User, Credential]:
         try:
             credential = self.store.get_credential(access_key_id)
         except (NotFoundError, ValueError):
             raise AuthenticationError(_BAD_CREDENTIALS) from None
-        remaining = credential.locked_until - self._clock()
-        if remaining > 0:
-            raise RateLimitedError(
-                f"too many failed logins for this access key; retry in {int(remaining) + 1} s"
-            )
+        now = self._clock()
+        if credential.throttled_until > now:
+            # Before the secret is evaluated: a right guess must wait like a wrong one.
+            wait = self._limiter.wait_seconds(access_key_id, client)
+            if wait > 0:
+                raise RateLimitedError(
+                    f"too many failed logins from this address with this access key;"
+                    f" retry in {int(wait) + 1} s"
+                )
         expected = self.store.server_key.decrypt(credential.encrypted_secret)
         if not secrets_equal(secret, expected):
-            locked_until = self._limiter.record_failure(access_key_id)
-            if locked_until is not None:
-                self.store.lock_credential(access_key_id, locked_until)
+            retry_after = self._limiter.record_failure(access_key_id, client)
+            if retry_after:
+                self.store.throttle_credential(access_key_id, retry_after)
             raise AuthenticationError(_BAD_CREDENTIALS)
+        if now < credential.throttled_until + self._limiter.window:
+            # Some address was slowed down lately: if it was this one, it knows the secret.
+            self._limiter.forget(access_key_id, client)
         try:
-            return self.store.get_user(credential.user_id)
+            return self.store.get_user(credential.user_id), credential
         except NotFoundError:
             raise AuthenticationError(_BAD_CREDENTIALS) from None
 
-    def login(self, access_key_id: str, secret: str) -> tuple[str, int]:
-        """A session token and its expiry (unix seconds) for valid credentials."""
-        user = self.check_secret(access_key_id, secret)
-        now = self._clock()
-        token = self.store.server_key.issue_token(user.id, now=now)
-        return token, self.store.server_key.verify_token(token, now=now)[1]
+    def login(self, access_key_id: str, secret: str, *, client: str = "") -> tuple[str, int]:
+        """A session token and its expiry (unix seconds) for valid credentials.
 
-    def authenticate(self, authorization: str | None, session_cookie: str | None) -> User:
+        The token is bound to this credential: see `ServerKey.issue_token`.
+        """
+        _, credential = self._check_secret(access_key_id, secret, client)
+        now = self._clock()
+        token = self.store.server_key.issue_token(credential, now=now)
+        return token, self.store.server_key.verify_token(token, now=now).expiry
+
+    def logout(self, token: str) -> None:
+        """Refuse this session token from now on; an invalid or expired one needs nothing."""
+        try:
+            session = self.store.server_key.verify_token(token, now=self._clock())
+        except AuthenticationError:
+            return
+        self.store.revoke_session(session)
+
+    def authenticate(
+        self, authorization: str | None, session_cookie: str | None, *, client: str = ""
+    ) -> User:
         """The caller named by the Authorization header, or else the session cookie.
 
         Raises:
             AuthenticationError: no credentials, or bad ones.
-            RateLimitedError: the access key is locked after failed attempts.
+            RateLimitedError: this address failed too often with this access key.
         """
         if authorization:
             scheme, _, value = authorization.strip().partition(" ")
             scheme = scheme.lower()
             if scheme == "basic":
                 access_key_id, secret = _decode_basic(value.strip())
-                return self._user_of_secret(access_key_id, secret)
+                return self._user_of_secret(access_key_id, secret, client)
             if scheme == "bearer":
                 return self._user_of_token(value.strip())
             raise AuthenticationError(
@@ -130,27 +160,46 @@ class Authenticator:
             " secret), a Bearer token from /auth/login, or the session cookie"
         )
 
-    def _user_of_secret(self, access_key_id: str, secret: str) -> User:
+    def _user_of_secret(self, access_key_id: str, secret: str, client: str) -> User:
         key = (access_key_id, hashlib.blake2b(secret.encode(), key=self._salt).digest())
         user = self._callers.get(key)
         if user is None:
             generation = self._callers.generation
-            user = self.check_secret(access_key_id, secret)
+            user = self.check_secret(access_key_id, secret, client=client)
             self._callers.put(key, user, generation)
         return user
 
     def _user_of_token(self, token: str) -> User:
-        # Verified every time (signature and expiry): only the user lookup is cached.
-        user_id, _ = self.store.server_key.verify_token(token, now=self._clock())
+        # Verified every time (signature and expiry); what the KV says is cached.
+        session = self.store.server_key.verify_token(token, now=self._clock())
         user = self._sessions.get(token)
         if user is not None:
             return user
         generation = self._sessions.generation
+        user = self._live_session_user(session)
+        self._sessions.put(token, user, generation)
+        return user
+
+    def _live_session_user(self, session: SessionClaims) -> User:
+        """The session's user, if its credential, its user and the session itself still stand."""
         try:
-            user = self.store.get_user(user_id)
+            credential = self.store.get_credential(session.access_key_id)
+        except (NotFoundError, ValueError):
+            credential = None
+        if (
+            credential is None
+            or credential.user_id != session.user_id
+            or credential_tag(credential) != session.credential_tag
+        ):
+            raise AuthenticationError(
+                "the credential this session logged in with no longer exists; log in again"
+            )
+        try:
+            user = self.store.get_user(session.user_id)
         except (NotFoundError, ValueError):
             raise AuthenticationError("the session's user no longer exists; log in again") from None
-        self._sessions.put(token, user, generation)
+        if self.store.session_revoked(session):
+            raise AuthenticationError("this session was logged out; log in again")
         return user
 
     def _effective_policies(self, user_id: str) -> list[Policy]:

@@ -19,11 +19,12 @@ import os
 import secrets
 import string
 from pathlib import Path
-from typing import Final
+from typing import Final, NamedTuple
 
 import jwt
 from cryptography.fernet import Fernet, InvalidToken
 
+from kvlake.auth.records import Credential
 from kvlake.errors import AuthenticationError, ConfigError
 
 log = logging.getLogger(__name__)
@@ -135,15 +136,35 @@ class ServerKey:
                 f" process the same {KEY_SETTING} (or the same {KEY_FILE_NAME})"
             ) from None
 
-    def issue_token(self, user_id: str, *, now: float, seconds: int = SESSION_SECONDS) -> str:
-        claims = {"sub": user_id, "iat": int(now), "exp": int(now) + seconds, "aud": "kvlake"}
+    def issue_token(
+        self, credential: Credential, *, now: float, seconds: int = SESSION_SECONDS
+    ) -> str:
+        """A session token bound to the credential that logged in (and so to its user).
+
+        It names the access key and a tag of the credential's ciphertext, which is new
+        each time a key is created: a token dies with its credential or its user, and a
+        new user or key made later under the same ids does not revive it.
+        """
+        claims = {
+            "sub": credential.user_id,
+            "iat": int(now),
+            "exp": int(now) + seconds,
+            "aud": "kvlake",
+            "jti": secrets.token_hex(16),
+            "akid": credential.access_key_id,
+            "ctag": credential_tag(credential),
+        }
         return jwt.encode(claims, self._jwt_key, algorithm=_JWT_ALGORITHM)
 
-    def verify_token(self, token: str, *, now: float) -> tuple[str, int]:
-        """The user id and expiry a valid token names, if unexpired at `now`.
+    def verify_token(self, token: str, *, now: float) -> SessionClaims:
+        """What a valid token names, if it is unexpired at `now`.
+
+        Checks the signature and expiry only: whether its credential still exists and
+        it was not logged out is the authenticator's to check against the KV.
 
         Raises:
-            AuthenticationError: bad signature, malformed or expired.
+            AuthenticationError: bad signature, malformed, expired, or issued before
+                sessions were bound to credentials.
         """
         try:
             claims = jwt.decode(
@@ -152,13 +173,37 @@ class ServerKey:
                 algorithms=[_JWT_ALGORITHM],
                 audience="kvlake",
                 # Expiry is checked below against the caller's clock, like everything else.
-                options={"require": ["sub", "exp", "iat"], "verify_exp": False},
+                options={
+                    "require": ["sub", "exp", "iat", "jti", "akid", "ctag"],
+                    "verify_exp": False,
+                },
             )
         except jwt.InvalidTokenError:
             raise AuthenticationError("the session token is invalid; log in again") from None
-        subject, expiry = claims["sub"], claims["exp"]
-        if not isinstance(subject, str) or not isinstance(expiry, int):
+        fields = (claims["sub"], claims["jti"], claims["akid"], claims["ctag"])
+        if not all(isinstance(v, str) for v in fields) or not isinstance(claims["exp"], int):
             raise AuthenticationError("the session token is invalid; log in again")
-        if expiry <= now:
+        if claims["exp"] <= now:
             raise AuthenticationError("the session token has expired; log in again")
-        return subject, expiry
+        return SessionClaims(
+            user_id=claims["sub"],
+            expiry=claims["exp"],
+            token_id=claims["jti"],
+            access_key_id=claims["akid"],
+            credential_tag=claims["ctag"],
+        )
+
+
+class SessionClaims(NamedTuple):
+    """What a verified session token says: who, until when, through which credential."""
+
+    user_id: str
+    expiry: int
+    token_id: str
+    access_key_id: str
+    credential_tag: str
+
+
+def credential_tag(credential: Credential) -> str:
+    """A short fingerprint of one credential's creation (its ciphertext is random each time)."""
+    return hashlib.sha256(credential.encrypted_secret).hexdigest()[:32]

@@ -13,9 +13,17 @@ from collections.abc import Iterator
 import msgspec
 
 from kvlake.auth import keys
-from kvlake.auth.credentials import new_access_key_id, new_secret_access_key
+from kvlake.auth.credentials import SessionClaims, new_access_key_id, new_secret_access_key
 from kvlake.auth.kvrecords import KvRecords
-from kvlake.auth.records import Attachment, Credential, decode_credential, decode_user, encode
+from kvlake.auth.records import (
+    Attachment,
+    Credential,
+    RevokedSession,
+    decode_credential,
+    decode_revoked_session,
+    decode_user,
+    encode,
+)
 from kvlake.errors import ConfigError, KeyNotFoundError, NotFoundError, PreconditionFailedError
 
 _KEY_CHECK_TEXT = "kvlake server key check"
@@ -91,22 +99,52 @@ class CredentialRecords(KvRecords):
             if access_key_id.startswith(prefix):
                 yield access_key_id
 
-    def lock_credential(self, access_key_id: str, until: float) -> None:
-        """Refuse the key until `until` (unix seconds), on every process: it is in the record."""
+    def throttle_credential(self, access_key_id: str, until: float) -> None:
+        """Note that some address waits on this key until `until` (see kvlake.auth.ratelimit)."""
         for _ in range(10):
             try:
                 raw, predicate = self.kv.get(keys.CREDENTIALS, keys.key(access_key_id))
             except KeyNotFoundError:
                 return  # deleted meanwhile: nothing left to lock
             credential = decode_credential(raw)
-            if credential.locked_until >= until:
+            if credential.throttled_until >= until:
                 return
-            locked = msgspec.structs.replace(credential, locked_until=until)
+            locked = msgspec.structs.replace(credential, throttled_until=until)
             try:
                 self._set_if(keys.CREDENTIALS, keys.key(access_key_id), encode(locked), predicate)
                 return
             except PreconditionFailedError:
-                continue  # another process locked or changed it: look again
+                continue  # another process throttled or changed it: look again
+
+    # -- sessions ---------------------------------------------------------------
+
+    def revoke_session(self, session: SessionClaims) -> None:
+        """Refuse this session token from now on (logout), on every process.
+
+        The user's revocations of tokens that have expired meanwhile are forgotten on
+        the way, so a user holds at most one record per live logged-out token.
+        """
+        now = self._now()
+        with self.kv.scan(keys.REVOKED_SESSIONS, keys.pair_prefix(session.user_id)) as scan:
+            stale = [
+                key
+                for key, raw in scan
+                if key.startswith(keys.pair_prefix(session.user_id))
+                and decode_revoked_session(raw).expiry <= now
+            ]
+        for key in stale:
+            self._delete(keys.REVOKED_SESSIONS, key)
+        record = RevokedSession(expiry=session.expiry)
+        self._set(
+            keys.REVOKED_SESSIONS, keys.pair(session.user_id, session.token_id), encode(record)
+        )
+
+    def session_revoked(self, session: SessionClaims) -> bool:
+        try:
+            self.kv.get(keys.REVOKED_SESSIONS, keys.pair(session.user_id, session.token_id))
+        except KeyNotFoundError:
+            return False
+        return True
 
     def delete_credentials(self, user_id: str, access_key_id: str) -> None:
         self.user_credential(user_id, access_key_id)

@@ -42,13 +42,18 @@ class Policy(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Credential(msgspec.Struct, frozen=True, kw_only=True):
-    """An access key; `locked_until` (unix seconds) is set by too many failed logins."""
+    """An access key.
+
+    `throttled_until` (unix seconds) says that some client address is being slowed down
+    after failed logins with this key until then; only while it lies ahead does a login
+    read that address's `LoginFailures` (so an unthrottled key costs no extra query).
+    """
 
     access_key_id: str
     user_id: str
     encrypted_secret: bytes
     creation_date: int
-    locked_until: float = 0.0
+    throttled_until: float = 0.0
 
 
 class Attachment(msgspec.Struct, frozen=True, kw_only=True):
@@ -58,10 +63,21 @@ class Attachment(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class LoginFailures(msgspec.Struct, frozen=True, kw_only=True):
-    """Failed logins of one access key since `window_start` (unix seconds)."""
+    """Failed logins with one access key from one client address.
 
-    window_start: float
+    `count` failures, the last at `last_failure`; no login from that address with
+    that key is evaluated before `retry_after` (unix seconds).
+    """
+
     count: int
+    last_failure: float
+    retry_after: float = 0.0
+
+
+class RevokedSession(msgspec.Struct, frozen=True, kw_only=True):
+    """A logged-out session token, refused until it would have expired anyway."""
+
+    expiry: int
 
 
 _encoder = msgspec.msgpack.Encoder()
@@ -73,3 +89,4 @@ decode_policy = msgspec.msgpack.Decoder(Policy).decode
 decode_credential = msgspec.msgpack.Decoder(Credential).decode
 decode_attachment = msgspec.msgpack.Decoder(Attachment).decode
 decode_login_failures = msgspec.msgpack.Decoder(LoginFailures).decode
+decode_revoked_session = msgspec.msgpack.Decoder(RevokedSession).decode

@@ -61,6 +61,8 @@ class AuthStore(CredentialRecords):
             self.remove_member(group_id, user_id)
         for policy_id in list(self._names(keys.USER_GRANTS, keys.user_policies_prefix(user_id))):
             self.detach_from_user(user_id, policy_id)
+        for token_id in list(self._pairs(keys.REVOKED_SESSIONS, user_id)):
+            self._delete(keys.REVOKED_SESSIONS, keys.pair(user_id, token_id))
         self._delete(keys.USERS, keys.key(user_id))
 
     # -- groups -----------------------------------------------------------------

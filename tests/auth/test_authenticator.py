@@ -7,7 +7,7 @@ import base64
 import pytest
 
 from kvlake.auth import Authenticator, AuthStore, LoginLimiter, Permission, ServerKey, Statement
-from kvlake.auth.ratelimit import MAX_FAILURES, WINDOW_SECONDS
+from kvlake.auth.ratelimit import FREE_FAILURES, MAX_DELAY, WINDOW_SECONDS
 from kvlake.errors import AuthenticationError, PermissionDeniedError, RateLimitedError
 from kvlake.kv.faults import FaultyStore
 from kvlake.kv.memory import MemoryStore
@@ -64,30 +64,115 @@ def test_a_token_of_a_deleted_user_is_refused(
         authenticator.authenticate(f"Bearer {token}", None)
 
 
-def test_failures_lock_the_key_until_the_window_ends(
+GUESSER = "203.0.113.9"
+OWNER = "198.51.100.1"
+
+
+def _fail(authenticator: Authenticator, key: str, times: int = 1) -> None:
+    for _ in range(times):
+        with pytest.raises(AuthenticationError):
+            authenticator.check_secret(key, "wrong", client=GUESSER)
+
+
+def test_a_guessing_address_must_wait_while_the_owner_elsewhere_logs_in_at_once(
     authenticator: Authenticator, keys: tuple[str, str], clock: FakeClock
 ) -> None:
     key, secret = keys
-    for _ in range(MAX_FAILURES):
-        with pytest.raises(AuthenticationError):
-            authenticator.check_secret(key, "wrong")
-    with pytest.raises(RateLimitedError):
-        authenticator.check_secret(key, secret)  # even the right secret, while locked
-    clock.advance(WINDOW_SECONDS + 1)
-    assert authenticator.check_secret(key, secret).id == "ada"
+    _fail(authenticator, key, FREE_FAILURES + 1)
+    with pytest.raises(RateLimitedError, match="retry in"):
+        authenticator.check_secret(key, secret, client=GUESSER)  # even a right guess waits
+    assert authenticator.check_secret(key, secret, client=OWNER).id == "ada"
+    token, _ = authenticator.login(key, secret, client=OWNER)
+    assert authenticator.authenticate(None, token).id == "ada"
+
+
+def test_the_wait_doubles_with_each_failure_up_to_the_cap(
+    authenticator: Authenticator, keys: tuple[str, str], clock: FakeClock
+) -> None:
+    key, _ = keys
+    _fail(authenticator, key, FREE_FAILURES + 1)
+    waits = []
+    for _ in range(12):
+        start = clock()
+        while True:  # probe every 0.5 s until an attempt is evaluated (and fails) again
+            try:
+                authenticator.check_secret(key, "wrong", client=GUESSER)
+            except RateLimitedError:
+                clock.advance(0.5)
+            except AuthenticationError:
+                break
+        waits.append(clock() - start)
+    assert waits[:5] == [1.0, 2.0, 4.0, 8.0, 16.0]
+    assert waits[-1] == MAX_DELAY
+
+
+def test_a_right_secret_after_the_wait_clears_the_address(
+    authenticator: Authenticator, keys: tuple[str, str], clock: FakeClock
+) -> None:
+    key, secret = keys
+    _fail(authenticator, key, FREE_FAILURES + 1)
+    clock.advance(1.0)
+    assert authenticator.check_secret(key, secret, client=GUESSER).id == "ada"
+    _fail(authenticator, key, FREE_FAILURES)  # free failures again: the counter restarted
+    clock.advance(WINDOW_SECONDS)
+    _fail(authenticator, key, FREE_FAILURES)  # and a quiet window forgets them
 
 
 def test_failure_counts_are_shared_by_every_process_on_the_store(
     auth: AuthStore, kv: MemoryStore, keys: tuple[str, str], clock: FakeClock
 ) -> None:
-    key, _ = keys
+    key, secret = keys
     processes = [Authenticator(auth, LoginLimiter(kv, clock=clock), clock=clock) for _ in range(2)]
-    for attempt in range(MAX_FAILURES):
+    for attempt in range(FREE_FAILURES + 1):
         with pytest.raises(AuthenticationError):
-            processes[attempt % 2].check_secret(key, "wrong")
+            processes[attempt % 2].check_secret(key, "wrong", client=GUESSER)
     for process in processes:
         with pytest.raises(RateLimitedError):
-            process.check_secret(key, "wrong")
+            process.check_secret(key, secret, client=GUESSER)
+        assert process.check_secret(key, secret, client=OWNER).id == "ada"
+
+
+# -- sessions are bound to their credential -----------------------------------------------
+
+
+def test_a_logged_out_token_is_refused_and_others_keep_working(
+    authenticator: Authenticator, keys: tuple[str, str]
+) -> None:
+    key, secret = keys
+    first, _ = authenticator.login(key, secret)
+    second, _ = authenticator.login(key, secret)
+    authenticator.logout(first)
+    with pytest.raises(AuthenticationError, match="logged out"):
+        authenticator.authenticate(f"Bearer {first}", None)
+    with pytest.raises(AuthenticationError, match="logged out"):
+        authenticator.authenticate(None, first)
+    assert authenticator.authenticate(None, second).id == "ada"
+    authenticator.logout("not a token")  # nothing to revoke: no error
+
+
+def test_a_token_dies_with_its_credential(
+    authenticator: Authenticator, auth: AuthStore, keys: tuple[str, str]
+) -> None:
+    key, secret = keys
+    token, _ = authenticator.login(key, secret)
+    auth.delete_credentials("ada", key)
+    with pytest.raises(AuthenticationError, match="no longer exists"):
+        authenticator.authenticate(None, token)
+
+
+def test_a_token_does_not_work_for_a_new_user_with_the_same_ids(
+    authenticator: Authenticator, auth: AuthStore, clock: FakeClock
+) -> None:
+    auth.create_user("bob")
+    auth.create_credentials("bob", access_key_id="AKIABOB", secret="same secret")
+    token, _ = authenticator.login("AKIABOB", "same secret")
+    auth.delete_user("bob")
+    auth.create_user("bob")
+    auth.create_credentials("bob", access_key_id="AKIABOB", secret="same secret")
+    with pytest.raises(AuthenticationError, match="no longer exists"):
+        authenticator.authenticate(None, token)
+    fresh, _ = authenticator.login("AKIABOB", "same secret")
+    assert authenticator.authenticate(None, fresh).id == "bob"
 
 
 def test_unknown_keys_are_not_counted(authenticator: Authenticator, kv: MemoryStore) -> None:

@@ -5,10 +5,17 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+import jwt
 import pytest
 
 from kvlake.auth import AuthStore, ServerKey, load_master_key
-from kvlake.auth.credentials import KEY_FILE_NAME, new_access_key_id, secrets_equal
+from kvlake.auth.credentials import (
+    KEY_FILE_NAME,
+    credential_tag,
+    new_access_key_id,
+    secrets_equal,
+)
+from kvlake.auth.records import Credential
 from kvlake.errors import AuthenticationError, ConfigError
 from kvlake.kv.memory import MemoryStore
 
@@ -45,16 +52,35 @@ def test_a_different_server_key_is_refused_at_start(kv: MemoryStore) -> None:
         AuthStore(kv, ServerKey(b"second")).check_server_key()
 
 
+def _credential(key: ServerKey) -> Credential:
+    return Credential(
+        access_key_id="AKIAADA", user_id="ada", encrypted_secret=key.encrypt("s"), creation_date=0
+    )
+
+
 def test_tokens_round_trip_and_expire() -> None:
     key = ServerKey(b"k")
-    token = key.issue_token("ada", now=1000.0, seconds=60)
-    assert key.verify_token(token, now=1059.0) == ("ada", 1060)
+    credential = _credential(key)
+    token = key.issue_token(credential, now=1000.0, seconds=60)
+    session = key.verify_token(token, now=1059.0)
+    assert (session.user_id, session.expiry, session.access_key_id) == ("ada", 1060, "AKIAADA")
+    assert session.credential_tag == credential_tag(credential)
+    again = key.verify_token(key.issue_token(credential, now=1000.0), now=1000.0)
+    assert session.token_id != again.token_id  # each login is its own session
     with pytest.raises(AuthenticationError, match="expired"):
         key.verify_token(token, now=1060.0)
 
 
+def test_a_token_not_bound_to_a_credential_is_refused() -> None:
+    key = ServerKey(b"k")
+    claims = {"sub": "ada", "iat": 1000, "exp": 2000, "aud": "kvlake"}  # the old shape
+    old = jwt.encode(claims, key._jwt_key, algorithm="HS256")
+    with pytest.raises(AuthenticationError, match="log in again"):
+        key.verify_token(old, now=1000.0)
+
+
 def test_tokens_signed_by_another_key_or_tampered_are_refused() -> None:
-    token = ServerKey(b"k1").issue_token("ada", now=1000.0)
+    token = ServerKey(b"k1").issue_token(_credential(ServerKey(b"k1")), now=1000.0)
     with pytest.raises(AuthenticationError):
         ServerKey(b"k2").verify_token(token, now=1000.0)
     with pytest.raises(AuthenticationError):

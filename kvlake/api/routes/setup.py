@@ -7,7 +7,7 @@ from typing import Final
 from starlette.responses import Response
 
 from kvlake import __version__
-from kvlake.api.routing import Call, Operation, json_response, no_content
+from kvlake.api.routing import Call, Operation, client_address, json_response, no_content
 from kvlake.api.wire import auth as wire_auth
 from kvlake.api.wire import setup as wire
 from kvlake.auth import SESSION_COOKIE, install, is_installed
@@ -78,7 +78,7 @@ def setup(call: Call[wire.Setup]) -> Response:
 def login(call: Call[wire.LoginInformation]) -> Response:
     request = call.body
     token, expiry = call.services.authenticator.login(
-        request.access_key_id, request.secret_access_key
+        request.access_key_id, request.secret_access_key, client=client_address(call)
     )
     response = json_response(wire.AuthenticationToken(token=token, token_expiration=expiry))
     response.set_cookie(
@@ -88,6 +88,12 @@ def login(call: Call[wire.LoginInformation]) -> Response:
 
 
 def logout(call: Call[None]) -> Response:
+    """Revoke the session the call carries (cookie or Bearer token), then drop the cookie."""
+    scheme, _, value = call.request.headers.get("authorization", "").strip().partition(" ")
+    tokens = [value.strip()] if scheme.lower() == "bearer" else []
+    tokens.append(call.request.cookies.get(SESSION_COOKIE, ""))
+    for token in filter(None, tokens):
+        call.services.authenticator.logout(token)
     response = no_content()
     response.delete_cookie(SESSION_COOKIE)
     return response

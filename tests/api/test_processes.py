@@ -12,6 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from kvlake.auth.ratelimit import FREE_FAILURES
 from tests.api.server import Server
 
 
@@ -57,7 +58,7 @@ def test_failed_logins_count_across_processes(pair: tuple[Server, Server]) -> No
         a.post("/auth/users", json={"id": "target"})
         key = a.post("/auth/users/target/credentials").json()["access_key_id"]
     attempt = {"access_key_id": key, "secret_access_key": "wrong"}
-    for index in range(10):
+    for index in range(FREE_FAILURES + 1):
         server = (first, second)[index % 2]
         assert httpx.post(f"{server.url}/api/v1/auth/login", json=attempt).status_code == 401
     for server in (first, second):

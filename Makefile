@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: serve test lint bench install
+.PHONY: serve test lint bench install mutations
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -19,9 +19,13 @@ serve: $(STAMP)
 	$(BIN)/kvlake serve
 
 test: $(STAMP)
-	$(BIN)/ruff check kvlake tests benchmarks
+	$(BIN)/ruff check kvlake tests benchmarks scripts
 	$(BIN)/mypy
 	$(BIN)/python -m pytest
+
+# Remove each invariant's guarding line in a scratch copy and check a test fails (minutes).
+mutations: $(STAMP)
+	$(BIN)/python scripts/mutation_check.py
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/kv_bench.py

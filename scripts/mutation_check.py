@@ -1,0 +1,263 @@
+"""Remove the line that guards each invariant, one at a time, and check that a test fails.
+
+A test suite that still passes when the code upholding an invariant is gone
+proves nothing about it. Each entry below names an invariant (DESIGN.md's
+numbers, or the issue that asked for the guard), the exact code that guards it,
+what to put in its place, and the tests that must then fail. Every mutation is
+applied to a fresh copy of the tracked files in a temporary folder (the
+working tree is never touched) and the named tests run there; the script
+prints a line per mutation and exits 1 if any mutation survived (its tests all
+passed) or no longer applies (the guarded code changed: update the entry).
+
+    .venv/bin/python scripts/mutation_check.py            # every mutation
+    .venv/bin/python scripts/mutation_check.py -k writer  # those whose name has "writer"
+    make mutations
+
+PostgreSQL-parametrized tests run too when `KVLAKE_TEST_POSTGRES_DSN` reaches a server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Mutation:
+    name: str
+    guards: str
+    path: str
+    old: str
+    new: str
+    tests: tuple[str, ...]
+
+
+MUTATIONS = (
+    Mutation(
+        "repository-active-check",
+        "invariant 1: only an active repository is usable",
+        "kvlake/graveler/repositories.py",
+        '        if repository.state == "active":\n            return repository\n',
+        "        return repository\n",
+        ("tests/graveler/test_repositories.py",),
+    ),
+    Mutation(
+        "writer-re-read",
+        "invariant 2: a write re-reads the branch and writes again after a seal",
+        "kvlake/graveler/writer.py",
+        "            current = self._refs.load_branch(repository, branch)[0]\n"
+        "            if current.staging_token == token:\n"
+        "                return\n",
+        "            return\n",
+        ("tests/graveler/test_writer.py::test_a_commit_at_any_point_of_a_write_loses_nothing",),
+    ),
+    Mutation(
+        "writer-waits-for-commits",
+        "invariant 3: commits never block writers (a writer that waits for them fails)",
+        "kvlake/graveler/writer.py",
+        "            if current.staging_token == token:\n                return\n",
+        "            if current.staging_token == token and not current.sealed_tokens:\n"
+        "                return\n",
+        (
+            "tests/graveler/test_writer.py"
+            "::test_a_write_finishes_while_a_commit_is_paused_at_any_call",
+        ),
+    ),
+    Mutation(
+        "writer-superseded-shortcut",
+        "invariant 2 (issue 9 defect 6): a write replaced in a sealed token is written again",
+        "kvlake/graveler/writer.py",
+        "            token, again = current.staging_token, True\n",
+        "            if self._read(keys.staging_partition(token), key)[0] not in (b'', encoded):\n"
+        "                return\n"
+        "            token, again = current.staging_token, True\n",
+        ("tests/catalog/test_write_races.py",),
+    ),
+    Mutation(
+        "writer-logs-replaced-blob",
+        "invariant 4: the intent to delete is durable before the staged reference goes",
+        "kvlake/graveler/writer.py",
+        "            if raw and self.hooks is not None:\n"
+        "                self.hooks.before_unstage("
+        "repository, token, [(key, decode_value(raw))], value)\n",
+        "",
+        ("tests/catalog/test_deletion_hooks.py", "tests/catalog/test_catalog.py"),
+    ),
+    Mutation(
+        "writer-marks-restaged-shared",
+        "invariant 4a: a value re-written after a seal (maybe committed) is marked shared",
+        "kvlake/graveler/writer.py",
+        "                self.hooks.before_restage(repository, [value])\n",
+        "                pass\n",
+        ("tests/catalog/test_write_races.py",),
+    ),
+    Mutation(
+        "if-absent-check",
+        "issue 10 item 3: If-None-Match is a compare-and-swap, exactly one winner",
+        "kvlake/graveler/writer.py",
+        "                self._refuse_present("
+        "repository, branch, key, raw, expected, below, encoded)\n",
+        "                pass\n",
+        ("tests/catalog/test_if_absent.py",),
+    ),
+    Mutation(
+        "commit-records-consumed-tokens",
+        "invariant 4a: a commit records the tokens it consumes before publishing",
+        "kvlake/graveler/commits.py",
+        "            self._refs.record_consumed(repository, mine, commit_id)\n",
+        "",
+        ("tests/graveler/test_consumed_tokens.py", "tests/catalog/test_committed_blobs.py"),
+    ),
+    Mutation(
+        "commit-unseals-when-empty",
+        "issue 9 defect 4: a commit with nothing to commit leaves the branch clean",
+        "kvlake/graveler/commits.py",
+        "                self._unseal(repository, branch_name, mine, parent_id)\n",
+        "",
+        ("tests/graveler/test_commits.py",),
+    ),
+    Mutation(
+        "worker-keeps-committed-blobs",
+        "invariant 4a: a blob a commit holds is garbage collection's alone",
+        "kvlake/deletion/checks.py",
+        "        for index in self._published(instance, records, staging):\n",
+        "        for index in []:\n",
+        ("tests/catalog/test_committed_blobs.py",),
+    ),
+    Mutation(
+        "delete-many-validates-first",
+        "invariant 6: bad input changes nothing (every path checked before any is staged)",
+        "kvlake/catalog/catalog.py",
+        "        keys_ = [check_path(path) for path in paths]"
+        "  # validate all before changing any\n",
+        "        keys_ = [path.encode() for path in paths]\n",
+        ("tests/catalog/test_catalog.py", "tests/api/test_bad_input.py"),
+    ),
+    Mutation(
+        "policy-wildcards-without-backtracking",
+        "issue 10 item 1: policy wildcards match in linear time",
+        "kvlake/auth/policies.py",
+        "from kvlake.auth.wildcard import MAX_PATTERN_LENGTH, match\n",
+        "from kvlake.auth.wildcard import MAX_PATTERN_LENGTH\n\n\n"
+        "def match(pattern: str, value: str) -> bool:\n"
+        '    parts = (".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern)\n'
+        '    return re.fullmatch("".join(parts), value, re.DOTALL) is not None\n',
+        ("tests/api/test_auth.py::test_a_many_star_policy_and_a_path_of_slashes_answer_at_once",),
+    ),
+    Mutation(
+        "login-throttle-before-evaluating",
+        "issue 10 item 8: a throttled address waits, even with the right secret",
+        "kvlake/auth/authenticator.py",
+        "            if wait > 0:\n",
+        "            if False:\n",
+        ("tests/auth/test_authenticator.py", "tests/api/test_sessions.py"),
+    ),
+    Mutation(
+        "logout-revokes",
+        "issue 10 item 8: a logged-out session token is refused",
+        "kvlake/auth/authenticator.py",
+        "        if self.store.session_revoked(session):\n",
+        "        if False:\n",
+        ("tests/auth/test_authenticator.py", "tests/api/test_sessions.py"),
+    ),
+    Mutation(
+        "session-bound-to-credential",
+        "issue 10 item 8: a token dies with its credential and its user",
+        "kvlake/auth/authenticator.py",
+        "            or credential_tag(credential) != session.credential_tag\n",
+        "",
+        ("tests/auth/test_authenticator.py",),
+    ),
+    Mutation(
+        "authenticate-before-body",
+        "issue 10 item 4: a caller is authenticated before any byte of its body is read",
+        "kvlake/api/routing.py",
+        "            await loop.run_in_executor(requests, _authenticate, call)\n",
+        "            pass\n",
+        ("tests/api/test_limits.py::test_anonymous_body_is_refused_before_it_is_read",),
+    ),
+)
+
+
+def copy_tree(destination: Path) -> None:
+    """The tracked and untracked (not ignored) files, as the working tree has them."""
+    listed = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    ).stdout.split(b"\0")
+    for raw in filter(None, listed):
+        source = ROOT / raw.decode()
+        if source.is_file():
+            target = destination / raw.decode()
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+
+
+def run_tests(tree: Path, tests: tuple[str, ...], python: str) -> int:
+    """pytest's exit status for `tests` in `tree`: 0 passed, 1 failed, other: not run."""
+    # `python -m pytest` puts the copy first on sys.path, ahead of the editable install.
+    command = [python, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests]
+    environment = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    return subprocess.run(command, cwd=tree, capture_output=True, env=environment).returncode
+
+
+def control(mutations: list[Mutation], python: str) -> bool:
+    """Whether every named test passes unmutated: else a 'kill' would prove nothing."""
+    with tempfile.TemporaryDirectory(prefix="kvlake-mutation-") as folder:
+        copy_tree(Path(folder))
+        tests = tuple(dict.fromkeys(test for m in mutations for test in m.tests))
+        return run_tests(Path(folder), tests, python) == 0
+
+
+def run(mutation: Mutation, python: str) -> tuple[str, float]:
+    """'killed', 'SURVIVED', 'BROKEN' (the mutated tree does not collect) or 'STALE'
+    (the guarded code is not where the entry says)."""
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="kvlake-mutation-") as folder:
+        tree = Path(folder)
+        copy_tree(tree)
+        target = tree / mutation.path
+        text = target.read_text()
+        if text.count(mutation.old) != 1:
+            return "STALE", time.monotonic() - started
+        target.write_text(text.replace(mutation.old, mutation.new))
+        status = run_tests(tree, mutation.tests, python)
+        # Anything but 0 or 1: the mutated tree did not even collect (a broken entry).
+        outcome = {0: "SURVIVED", 1: "killed"}.get(status, "BROKEN")
+    return outcome, time.monotonic() - started
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-k", default="", help="run only mutations whose name contains this")
+    args = parser.parse_args()
+    python = str(ROOT / ".venv" / "bin" / "python")
+    if not Path(python).exists():
+        python = sys.executable
+    chosen = [m for m in MUTATIONS if args.k in m.name]
+    if not control(chosen, python):
+        print("the named tests fail on the unmutated tree: fix them first")
+        return 1
+    print("control: every named test passes on the unmutated tree", flush=True)
+    failures = 0
+    for mutation in chosen:
+        outcome, seconds = run(mutation, python)
+        failures += outcome != "killed"
+        print(f"{outcome:8} {mutation.name:40} {seconds:5.1f} s  {mutation.guards}", flush=True)
+    print(f"{len(chosen) - failures} of {len(chosen)} mutations killed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

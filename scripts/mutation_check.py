@@ -61,6 +61,19 @@ MUTATIONS = (
         ("tests/graveler/test_writer.py::test_a_commit_at_any_point_of_a_write_loses_nothing",),
     ),
     Mutation(
+        "writer-re-read-interleaved",
+        "invariant 2, found by the interleaving harness rather than a hand-placed pause",
+        "kvlake/graveler/writer.py",
+        "            current = self._refs.load_branch(repository, branch)[0]\n"
+        "            if current.staging_token == token:\n"
+        "                return\n",
+        "            return\n",
+        (
+            "tests/interleavings/test_lake.py"
+            "::test_no_interleaving_loses_a_write_or_a_referenced_blob[upload and commit]",
+        ),
+    ),
+    Mutation(
         "writer-waits-for-commits",
         "invariant 3: commits never block writers (a writer that waits for them fails)",
         "kvlake/graveler/writer.py",
@@ -132,6 +145,14 @@ MUTATIONS = (
         "        for index in self._published(instance, records, staging):\n",
         "        for index in []:\n",
         ("tests/catalog/test_committed_blobs.py",),
+    ),
+    Mutation(
+        "worker-keeps-committed-blobs-interleaved",
+        "invariant 4a, found by the interleaving harness (hard reset or branch deletion)",
+        "kvlake/deletion/checks.py",
+        "        for index in self._published(instance, records, staging):\n",
+        "        for index in []:\n",
+        ("tests/interleavings/test_lake.py",),
     ),
     Mutation(
         "delete-many-validates-first",

@@ -1,6 +1,6 @@
 """The cleaner: removes what deleted repositories and finished commits left behind.
 
-One pass (`clean_once`) does three jobs, each safe to re-run after a crash at
+One pass (`clean_once`) does four jobs, each safe to re-run after a crash at
 any point and each moving on to the next item when one fails:
 - abandons repositories stuck `initial` by crashed creations;
 - for every `graveler_deleted` entry, drops the staging partitions of each
@@ -8,7 +8,11 @@ any point and each moving on to the next item when one fails:
   hides a staging partition from the next pass), then the instance partition,
   then the entry;
 - drops queued staging tokens once due, after a fresh check that no branch
-  still references them.
+  still references them;
+- every `sweep_interval` seconds, sweeps partitions nothing references any more
+  (orphans.py: stray keys of stalled writers and creations).
+
+Queues are read in bounded batches, so a pass's memory does not grow with them.
 
 Blobs are not graveler's business, but they lose references here: `CleanerHooks`
 lets a layer above (kvlake/deletion) log them before a staging partition of a
@@ -19,16 +23,19 @@ pass, so what it must log is never lost.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import threading
 from collections import defaultdict
-from typing import Protocol
+from collections.abc import Iterator
+from typing import Final, Protocol
 
 import msgspec
 
 from kvlake.errors import KvlakeError, PreconditionFailedError, RepositoryNotFoundError
 from kvlake.graveler import keys
 from kvlake.graveler.graveler import Graveler
+from kvlake.graveler.orphans import SWEEP_GRACE, OrphanSweep
 from kvlake.graveler.records import (
     DeletedRepository,
     DroppedToken,
@@ -37,8 +44,14 @@ from kvlake.graveler.records import (
     decode_deleted_repository,
     decode_dropped_token,
 )
+from kvlake.kv import Store
 
 log = logging.getLogger(__name__)
+
+BATCH: Final = 1000
+"""Queue entries a pass reads at a time."""
+SWEEP_INTERVAL: Final = 600.0
+"""Seconds between two sweeps for orphaned partitions (each lists every partition)."""
 
 
 class CleanerReport(msgspec.Struct, kw_only=True):
@@ -47,6 +60,8 @@ class CleanerReport(msgspec.Struct, kw_only=True):
     abandoned_creations: int = 0
     repositories_cleaned: int = 0
     tokens_dropped: int = 0
+    orphans_noted: int = 0
+    orphans_dropped: int = 0
     failures: list[str] = msgspec.field(default_factory=list)
 
 
@@ -71,16 +86,38 @@ class CleanerHooks(Protocol):
 class Cleaner:
     """Runs cleaning passes over one KV store; several may run at once (idempotent)."""
 
-    def __init__(self, graveler: Graveler, *, hooks: CleanerHooks | None = None) -> None:
+    def __init__(
+        self,
+        graveler: Graveler,
+        *,
+        hooks: CleanerHooks | None = None,
+        sweep_interval: float = SWEEP_INTERVAL,
+        sweep_grace: float = SWEEP_GRACE,
+    ) -> None:
         self._graveler = graveler
         self._store = graveler.store
         self._hooks = hooks
+        self._sweep = OrphanSweep(
+            graveler.store,
+            graveler.refs,
+            clock=graveler.clock,
+            before_token_drop=hooks.before_token_drop if hooks is not None else None,
+            grace=sweep_grace,
+        )
+        self._sweep_interval = sweep_interval
+        self._last_sweep = float("-inf")
 
     def clean_once(self) -> CleanerReport:
         report = CleanerReport()
         self._abandon_stale_creations(report)
         self._clean_deleted_repositories(report)
         self._drop_due_tokens(report)
+        now = self._graveler.clock()
+        if now - self._last_sweep >= self._sweep_interval:
+            self._last_sweep = now
+            swept = self._sweep.run()
+            report.orphans_noted, report.orphans_dropped = swept.noted, swept.dropped
+            report.failures.extend(swept.failures)
         return report
 
     def run(self, stop: threading.Event, *, interval: float = 10.0) -> None:
@@ -105,9 +142,8 @@ class Cleaner:
                 report.failures.append(f"abandon {repository.name}: {exc}")
 
     def _clean_deleted_repositories(self, report: CleanerReport) -> None:
-        with self._store.scan(keys.DELETED_REPOSITORIES) as scan:
-            entries = [(key, decode_deleted_repository(raw)) for key, raw in scan]
-        for key, entry in entries:
+        for key, raw in _in_batches(self._store, keys.DELETED_REPOSITORIES):
+            entry = decode_deleted_repository(raw)
             try:
                 self.clean_instance(entry.name, entry.instance_uid)
                 if self._hooks is not None:
@@ -135,13 +171,25 @@ class Cleaner:
 
     def _drop_due_tokens(self, report: CleanerReport) -> None:
         now = self._graveler.clock()
-        due: dict[tuple[str, str], list[tuple[bytes, DroppedToken]]] = defaultdict(list)
-        with self._store.scan(keys.DROPPED_TOKENS) as scan:
-            for key, raw in scan:
-                if keys.due_time(key) > now:
-                    break
-                entry = decode_dropped_token(raw)
-                due[entry.repository, entry.instance_uid].append((key, entry))
+        start = b""
+        while True:
+            due: dict[tuple[str, str], list[tuple[bytes, DroppedToken]]] = defaultdict(list)
+            with self._store.scan(keys.DROPPED_TOKENS, start, batch_size=BATCH) as scan:
+                for key, raw in itertools.islice(scan, BATCH):
+                    if keys.due_time(key) > now:
+                        break
+                    entry = decode_dropped_token(raw)
+                    due[entry.repository, entry.instance_uid].append((key, entry))
+                    start = key + b"\0"
+            if not due:
+                return
+            self._drop_batch(due, report)
+
+    def _drop_batch(
+        self,
+        due: dict[tuple[str, str], list[tuple[bytes, DroppedToken]]],
+        report: CleanerReport,
+    ) -> None:
         for (name, instance_uid), entries in due.items():
             try:
                 live, referenced = self._referenced_tokens(name, instance_uid)
@@ -168,6 +216,19 @@ class Cleaner:
         if repository.instance_uid != instance_uid or repository.state in ("deleting", "deleted"):
             return None, set()
         return repository, _tokens_of(self._graveler, repository)
+
+
+def _in_batches(store: Store, partition: bytes) -> Iterator[tuple[bytes, bytes]]:
+    """Every entry of a queue, read `BATCH` at a time: the entries a caller deletes
+    meanwhile are not read again, and no more than a batch is held at once."""
+    start = b""
+    while True:
+        with store.scan(partition, start, batch_size=BATCH) as scan:
+            page = list(itertools.islice(scan, BATCH))
+        yield from page
+        if len(page) < BATCH:
+            return
+        start = page[-1][0] + b"\0"
 
 
 def _tokens_of(graveler: Graveler, repository: Repository) -> set[str]:

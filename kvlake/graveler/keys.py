@@ -10,11 +10,14 @@ repository names).
 from __future__ import annotations
 
 import os
+import re
 import time
 
 REPOSITORIES = b"graveler"
 DELETED_REPOSITORIES = b"graveler_deleted"
 DROPPED_TOKENS = b"graveler_dropped_tokens"
+ORPHANS = b"graveler_orphans"
+"""`<partition name>` -> when the cleaner first found that partition orphaned (see orphans.py)."""
 
 BRANCH_PREFIX = b"branches/"
 COMMIT_PREFIX = b"commits/"
@@ -22,7 +25,10 @@ TAG_PREFIX = b"tags/"
 SETTING_PREFIX = b"settings/"
 CONSUMED_TOKEN_PREFIX = b"consumed_tokens/"
 
+STAGING_PREFIX = b"staging/"
+
 _CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
+_INSTANCE_NAME = re.compile(r"[a-z0-9][a-z0-9-]*")
 UID_LENGTH = 26
 
 
@@ -34,6 +40,27 @@ def new_uid() -> str:
         number, digit = divmod(number, 32)
         chars.append(_CROCKFORD[digit])
     return "".join(reversed(chars))
+
+
+def parse_staging_partition(partition: bytes) -> tuple[str, str] | None:
+    """(instance uid, token) of a staging partition's name, or None for another partition."""
+    if not partition.startswith(STAGING_PREFIX):
+        return None
+    token = partition[len(STAGING_PREFIX) :].decode(errors="replace")
+    instance_uid, _, token_uid = token.partition("_")
+    if len(instance_uid) != UID_LENGTH or len(token_uid) != UID_LENGTH:
+        return None
+    return instance_uid, token
+
+
+def parse_instance_partition(partition: bytes) -> tuple[str, str] | None:
+    """(repository name, instance uid) of an instance partition's name, or None."""
+    name, dash, uid = partition.decode(errors="replace").rpartition("-")
+    if not dash or not _INSTANCE_NAME.fullmatch(name) or len(uid) != UID_LENGTH:
+        return None
+    if any(char not in _CROCKFORD for char in uid):
+        return None
+    return name, uid
 
 
 def repository_key(name: str) -> bytes:
@@ -50,7 +77,7 @@ def instance_partition(name: str, instance_uid: str) -> bytes:
 
 
 def staging_partition(token: str) -> bytes:
-    return b"staging/" + token.encode()
+    return STAGING_PREFIX + token.encode()
 
 
 def new_staging_token(instance_uid: str) -> str:

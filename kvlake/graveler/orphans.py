@@ -1,0 +1,181 @@
+"""Sweeping partitions nothing references: the leaks no other cleaning job can see.
+
+Two races leave keys where no record points any more:
+- a writer that read a branch, stalled past its token's drop, and then wrote,
+  re-creates the dropped staging partition with one stray key (it re-reads the
+  branch and writes again to the live token, so its write is not lost);
+- a repository creation that stalled past the abandonment timeout writes its
+  commit and branch into an instance partition the cleaner already removed.
+
+So the cleaner lists every partition now and then and finds orphans: a staging
+partition of a live instance that no branch references and no drop is queued
+for, a staging partition of an instance that is neither live nor queued for
+cleaning, and an instance partition of such an instance. An orphan is only
+noted the first time (`graveler_orphans`, with the time it was found) and
+dropped on a later pass, at least `grace` seconds on, if it is an orphan still:
+nothing in flight (a creation, a branch record about to name a new token) stays
+unreferenced that long. A live instance's orphaned staging partition goes
+through `CleanerHooks.before_token_drop` first, so the blobs of its stray
+entries are logged like those of any dropped token.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Final, Protocol
+
+from kvlake.errors import KeyNotFoundError, KvlakeError
+from kvlake.graveler import keys
+from kvlake.graveler.records import Repository, decode_deleted_repository, decode_repository
+from kvlake.graveler.refs import Refs
+from kvlake.kv import Store
+
+SWEEP_GRACE: Final = 3600.0
+"""Seconds a partition must stay orphaned between two passes before it is dropped."""
+
+_BATCH: Final = 1000
+
+
+class TokenDropHook(Protocol):
+    def __call__(self, repository: Repository, token: str, queued: float) -> None: ...
+
+
+@dataclass
+class SweepReport:
+    noted: int = 0
+    dropped: int = 0
+    failures: list[str] = field(default_factory=list)
+
+
+class OrphanSweep:
+    """One pass over every partition of the store. Safe to run from several processes."""
+
+    def __init__(
+        self,
+        store: Store,
+        refs: Refs,
+        *,
+        clock: Callable[[], float],
+        before_token_drop: TokenDropHook | None = None,
+        grace: float = SWEEP_GRACE,
+    ) -> None:
+        self._store = store
+        self._refs = refs
+        self._clock = clock
+        self._before_token_drop = before_token_drop
+        self._grace = grace
+
+    def run(self) -> SweepReport:
+        report = SweepReport()
+        now = self._clock()
+        live, cleaning = self._instances()
+        queued = self._queued_tokens()
+        referenced: dict[str, set[str]] = {}
+        orphans: set[bytes] = set()
+        for batch in _batches(self._store.partitions()):
+            for partition in batch:
+                orphan, owner = self._orphan(partition, live, cleaning, queued, referenced)
+                if not orphan:
+                    continue
+                orphans.add(partition)
+                try:
+                    self._note_or_drop(partition, owner, now, report)
+                except KvlakeError as exc:
+                    report.failures.append(f"orphan {partition!r}: {exc}")
+        self._forget_notes(orphans)
+        return report
+
+    def _instances(self) -> tuple[dict[str, Repository], set[str]]:
+        """Live instances by uid (creations and deletions in flight count as live), and
+        the uids queued for the cleaner's instance cleaning."""
+        live: dict[str, Repository] = {}
+        with self._store.scan(keys.REPOSITORIES) as scan:
+            for _, raw in scan:
+                repository = decode_repository(raw)
+                if repository.state != "deleted":
+                    live[repository.instance_uid] = repository
+        with self._store.scan(keys.DELETED_REPOSITORIES) as scan:
+            cleaning = {decode_deleted_repository(raw).instance_uid for _, raw in scan}
+        return live, cleaning
+
+    def _queued_tokens(self) -> set[str]:
+        with self._store.scan(keys.DROPPED_TOKENS) as scan:
+            return {key[14:].decode() for key, _ in scan}
+
+    def _orphan(
+        self,
+        partition: bytes,
+        live: dict[str, Repository],
+        cleaning: set[str],
+        queued: set[str],
+        referenced: dict[str, set[str]],
+    ) -> tuple[bool, Repository | None]:
+        """Whether `partition` is an orphan, and the live instance whose staging partition
+        it is (its blobs must be logged; None for a dead instance's)."""
+        staging = keys.parse_staging_partition(partition)
+        if staging is not None:
+            uid, token = staging
+            if uid in cleaning or token in queued:
+                return False, None  # the cleaner's other jobs will drop it
+            repository = live.get(uid)
+            if repository is None:
+                return True, None
+            if repository.state != "active":
+                return False, None  # being created or deleted: not ours to judge
+            if uid not in referenced:
+                referenced[uid] = self._tokens_of(repository)
+            return token not in referenced[uid], repository
+        instance = keys.parse_instance_partition(partition)
+        if instance is None:
+            return False, None
+        _, uid = instance
+        return uid not in live and uid not in cleaning, None
+
+    def _tokens_of(self, repository: Repository) -> set[str]:
+        tokens: set[str] = set()
+        for _, branch in self._refs.list_branches(repository):
+            tokens.add(branch.staging_token)
+            tokens.update(branch.sealed_tokens)
+        return tokens
+
+    def _note_or_drop(
+        self, partition: bytes, owner: Repository | None, now: float, report: SweepReport
+    ) -> None:
+        noted = self._noted_at(partition)
+        if noted is None:
+            self._store.set(keys.ORPHANS, partition, b"%.3f" % now)
+            report.noted += 1
+            return
+        if now - noted < self._grace:
+            return
+        if owner is not None and self._before_token_drop is not None:
+            token = partition[len(keys.STAGING_PREFIX) :].decode()
+            self._before_token_drop(owner, token, noted)
+        self._store.drop_partition(partition)
+        self._store.delete(keys.ORPHANS, partition)
+        report.dropped += 1
+
+    def _noted_at(self, partition: bytes) -> float | None:
+        try:
+            raw, _ = self._store.get(keys.ORPHANS, partition)
+        except KeyNotFoundError:
+            return None
+        return float(raw)
+
+    def _forget_notes(self, orphans: set[bytes]) -> None:
+        """Drop notes of partitions that are referenced again or gone."""
+        with self._store.scan(keys.ORPHANS) as scan:
+            stale = [key for key, _ in scan if key not in orphans]
+        self._store.delete_many(keys.ORPHANS, stale)
+
+
+def _batches(partitions: Iterator[bytes]) -> Iterator[list[bytes]]:
+    batch: list[bytes] = []
+    for partition in partitions:
+        batch.append(partition)
+        if len(batch) >= _BATCH:
+            yield batch
+            batch = []
+    if batch:
+        yield batch

@@ -1,0 +1,162 @@
+"""The cleaner's sweep for partitions nothing references (issue 9's leaks).
+
+A writer that stalled past its token's drop leaves a stray key in the dropped
+staging partition; a creation that stalled past its abandonment leaves keys in
+an instance partition the cleaner removed. The sweep notes such a partition,
+then drops it a grace period later if it is still an orphan, logging the blobs
+of a live instance's stray entries first.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kvlake.blockstore.memory import MemoryBlockStore
+from kvlake.catalog.records import ObjectEntry, to_value
+from kvlake.graveler import keys
+from kvlake.graveler.cleaner import Cleaner
+from kvlake.graveler.graveler import Graveler
+from kvlake.graveler.orphans import SWEEP_GRACE
+from kvlake.graveler.records import Repository
+from kvlake.graveler.records import encode as encode_value
+from kvlake.kv import Store
+from kvlake.kv.memory import MemoryStore
+from tests.deletion.helpers import Lake
+from tests.graveler.helpers import NAMESPACE, FakeClock, value
+from tests.graveler.stepping import calls_of, paused_graveler, run_paused
+
+
+def _partitions(store: Store) -> set[bytes]:
+    return set(store.partitions())
+
+
+def _dropped_token(graveler: Graveler, repository: Repository, cleaner: Cleaner) -> str:
+    """A token a commit consumed and the cleaner dropped."""
+    graveler.set(repository, "main", b"a", value("a"))
+    token = graveler.get_branch(repository, "main").staging_token
+    graveler.commit(repository, "main", committer="t", message="m")
+    graveler.clock.advance(3600)  # type: ignore[attr-defined]
+    cleaner.clean_once()
+    assert keys.staging_partition(token) not in _partitions(graveler.store)
+    return token
+
+
+@pytest.fixture
+def repository(graveler: Graveler) -> Repository:
+    return graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+
+
+def test_a_stalled_writers_stray_key_is_swept_and_its_write_is_kept(
+    graveler: Graveler, repository: Repository, clock: FakeClock
+) -> None:
+    cleaner = Cleaner(graveler, sweep_interval=0)
+    token = _dropped_token(graveler, repository, cleaner)
+    # The stalled writer read the branch long ago: it writes to the dropped token, then
+    # re-reads the branch and writes again to the live one.
+    graveler.set(repository, "main", b"late", value("late"), token=token)
+    stray = keys.staging_partition(token)
+    assert stray in _partitions(graveler.store)
+    first = cleaner.clean_once()
+    assert first.orphans_noted == 1 and stray in _partitions(graveler.store)
+    clock.advance(SWEEP_GRACE)
+    second = cleaner.clean_once()
+    assert second.orphans_dropped == 1
+    assert stray not in _partitions(graveler.store)
+    assert graveler.get(repository, "main", b"late") == value("late")
+    assert list(graveler.store.scan(keys.ORPHANS)) == []
+
+
+def test_a_stalled_creations_instance_partition_is_swept(
+    graveler: Graveler, clock: FakeClock
+) -> None:
+    cleaner = Cleaner(graveler, sweep_interval=0)
+    dead_uid = keys.new_uid()
+    leftovers = keys.instance_partition("repo9", dead_uid)
+    stray_token = keys.staging_partition(keys.new_staging_token(dead_uid))
+    graveler.store.set(leftovers, keys.branch_key("main"), b"x")
+    graveler.store.set(stray_token, b"k", b"")
+    assert cleaner.clean_once().orphans_noted == 2
+    clock.advance(SWEEP_GRACE / 2)
+    assert cleaner.clean_once().orphans_dropped == 0  # noted, but not for long enough
+    assert {leftovers, stray_token} <= _partitions(graveler.store)
+    clock.advance(SWEEP_GRACE / 2)
+    assert cleaner.clean_once().orphans_dropped == 2
+    assert not {leftovers, stray_token} & _partitions(graveler.store)
+
+
+def test_live_young_and_queued_partitions_are_never_swept(
+    graveler: Graveler, repository: Repository, clock: FakeClock
+) -> None:
+    cleaner = Cleaner(graveler, sweep_interval=0)
+    graveler.set(repository, "main", b"staged", value("s"))
+    graveler.create_branch(repository, "dev", "main")
+    graveler.set(repository, "dev", b"d", value("d"))
+    dev_token = graveler.get_branch(repository, "dev").staging_token
+    graveler.delete_branch(repository, "dev")  # queued: the token-drop job's, not the sweep's
+    graveler.store.set(b"auth/users", b"someone", b"x")  # other layers' partitions
+    assert keys.staging_partition(dev_token) in _partitions(graveler.store)
+    for _ in range(3):
+        report = cleaner.clean_once()
+        assert report.orphans_noted == report.orphans_dropped == 0
+        clock.advance(SWEEP_GRACE)
+    assert b"auth/users" in _partitions(graveler.store)
+    assert graveler.get(repository, "main", b"staged") == value("s")
+
+
+def test_a_partition_referenced_again_before_the_grace_ends_is_kept(
+    graveler: Graveler, clock: FakeClock
+) -> None:
+    """A note alone never drops anything: the partition must still be an orphan later."""
+    cleaner = Cleaner(graveler, sweep_interval=0)
+    repository = graveler.create_repository("repo2", storage_namespace=NAMESPACE + "2")
+    dead_uid = keys.new_uid()
+    stray = keys.staging_partition(keys.new_staging_token(dead_uid))
+    graveler.store.set(stray, b"k", b"")
+    assert cleaner.clean_once().orphans_noted == 1
+    graveler.store.drop_partition(stray)  # gone by itself: its note is forgotten
+    cleaner.clean_once()
+    assert list(graveler.store.scan(keys.ORPHANS)) == []
+    assert graveler.get_branch(repository, "main")
+
+
+def test_a_sweep_at_any_point_of_a_stalled_write_loses_nothing(
+    graveler: Graveler, repository: Repository, clock: FakeClock
+) -> None:
+    cleaner = Cleaner(graveler, sweep_interval=0, sweep_grace=0)
+    paused, stepping = paused_graveler(graveler, clock)
+    token = _dropped_token(graveler, repository, cleaner)
+    total = calls_of(
+        stepping, lambda: paused.set(repository, "main", b"probe", value("p"), token=token)
+    )
+    for n in range(total):
+        key = b"late%d" % n
+        run_paused(
+            stepping,
+            lambda key=key: paused.set(repository, "main", key, value("v"), token=token),  # type: ignore[misc]
+            at_call=n,
+            intruder=lambda: (cleaner.clean_once(), cleaner.clean_once()),
+        )
+        assert graveler.get(repository, "main", key) == value("v"), n
+        cleaner.clean_once()
+        cleaner.clean_once()
+        assert keys.staging_partition(token) not in _partitions(graveler.store), n
+
+
+def test_a_live_instances_stray_blobs_are_logged_and_deleted() -> None:
+    lake = Lake(MemoryStore(), MemoryBlockStore())
+    repository = lake.repository
+    lake.upload("a")
+    token = lake.graveler.get_branch(repository, "main").staging_token
+    lake.commit()
+    lake.settle()
+    blob = "data/stray-blob"
+    lake.blocks.put(lake.namespace, blob, b"stray")
+    entry = ObjectEntry(address=blob, size=5, checksum="x", mtime=lake.clock(), content_type="t")
+    # A stray entry only (its writer died before writing again to the live token).
+    lake.store.set(keys.staging_partition(token), b"stray", encode_value(to_value(entry)))
+    lake.settle()  # notes the orphan
+    lake.clock.advance(SWEEP_GRACE)
+    assert lake.cleaner.clean_once().orphans_dropped == 1  # logged its blob, then dropped
+    lake.settle()
+    assert keys.staging_partition(token) not in _partitions(lake.store)
+    assert blob not in lake.data_blobs()

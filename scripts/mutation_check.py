@@ -187,6 +187,17 @@ MUTATIONS = (
         ("tests/graveler/test_cleaner_batches.py",),
     ),
     Mutation(
+        "log-pages-resume-from-a-cursor",
+        "issue 9 item 8: a log page costs its own commits, not the history before it",
+        "kvlake/graveler/log.py",
+        "    if len(frontier) > MAX_CURSOR_FRONTIER:\n",
+        "    if True:\n",
+        (
+            "tests/graveler/test_log.py"
+            "::test_each_page_reads_its_own_commits_not_the_history_before_it",
+        ),
+    ),
+    Mutation(
         "delete-many-validates-first",
         "invariant 6: bad input changes nothing (every path checked before any is staged)",
         "kvlake/catalog/catalog.py",

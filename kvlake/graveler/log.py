@@ -6,7 +6,18 @@ are whole seconds, so ties are common; the generation tie-break keeps a commit
 ahead of its parents when they share a second, so the walk yields exactly the
 reachable commits sorted by that key (unless clocks went backwards). The order
 is total, so a page boundary named by a commit id (`after`) always lands in the
-same place. Commits are read through
+same place.
+
+A page's `next_offset` is a cursor: the last commit's id, then the walk's
+frontier at that point (the commits queued but not yet yielded). The next page
+resumes the walk from that frontier, so each page costs its own commits, not
+the history before it (re-walking from the ref made paging through N commits
+O(N^2 / page)). Nothing the frontier reaches was yielded before, since parents
+come after their children in the order (only a clock that went backwards could
+repeat a commit on a later page; none is ever lost). A
+plain commit id as `after` (a client's own, or a frontier too wide to encode)
+still works: the walk then starts at the ref and skips up to that commit.
+Commits are read through
 the refs' commit cache, so paging through a long log reads each commit from the
 KV store once. Filtering by paths compares each commit with its first parent
 over just those keys: ranges both share are skipped by id, so a commit that did
@@ -30,6 +41,8 @@ from kvlake.graveler.validation import is_commit_id
 
 MAX_AMOUNT: Final = 1000
 """The most commits one log page returns, as in lakeFS."""
+MAX_CURSOR_FRONTIER: Final = 16
+"""Frontier commits a cursor carries; a wider frontier pages by re-walking instead."""
 
 _REVERSE_HEX = str.maketrans("0123456789abcdef", "fedcba9876543210")
 
@@ -77,23 +90,25 @@ class CommitLog:
         """
         if not isinstance(amount, int) or not 1 <= amount <= MAX_AMOUNT:
             raise InvalidInputError(f"log amount is {amount!r}; ask for 1 to {MAX_AMOUNT} commits")
-        if after and not is_commit_id(after):
-            raise InvalidInputError(
-                f"log after is {after!r}; pass the next_offset of the previous page (a commit id)"
-            )
+        last, frontier = _parse_after(after)
         windows = _windows(paths, prefixes)
         start = self._resolver.resolve(repository, ref).commit_id
-        records = self.walk(repository, start, first_parent=first_parent, since=since)
-        if after:
-            records = _after(records, after)
+        if frontier is not None:
+            walk = _Walk(self._refs, repository, frontier, first_parent=first_parent, since=since)
+        else:
+            walk = _Walk(self._refs, repository, [start], first_parent=first_parent, since=since)
+        records: Iterator[CommitRecord] = iter(walk)
+        if last and frontier is None:
+            records = _after(records, last)
         if windows:
             records = (r for r in records if self._touches(repository, r.commit, windows))
         page: list[CommitRecord] = []
+        cursor = ""
         for record in records:
             if len(page) == amount:
-                has_more = not limit
-                return LogPage(commits=page, has_more=has_more, next_offset=page[-1].id)
+                return LogPage(commits=page, has_more=not limit, next_offset=cursor)
             page.append(record)
+            cursor = _cursor(record.id, walk.frontier())
         return LogPage(commits=page, has_more=False, next_offset="")
 
     def walk(
@@ -105,23 +120,9 @@ class CommitLog:
         since: float | None = None,
     ) -> Iterator[CommitRecord]:
         """Every commit reachable from `commit_id`, newest first, each once."""
-        first = CommitRecord(id=commit_id, commit=self._refs.get_commit(repository, commit_id))
-        queue = [(_order(first), first)]
-        seen = {commit_id}
-        while queue:
-            _, record = heapq.heappop(queue)
-            if since is not None and record.commit.creation_date < since:
-                return
-            yield record
-            parents = record.commit.parents[:1] if first_parent else record.commit.parents
-            for parent_id in parents:
-                if parent_id in seen:
-                    continue
-                seen.add(parent_id)
-                parent = CommitRecord(
-                    id=parent_id, commit=self._refs.get_commit(repository, parent_id)
-                )
-                heapq.heappush(queue, (_order(parent), parent))
+        return iter(
+            _Walk(self._refs, repository, [commit_id], first_parent=first_parent, since=since)
+        )
 
     def _touches(
         self, repository: Repository, commit: Commit, windows: list[tuple[bytes, bytes | None]]
@@ -157,6 +158,70 @@ def _windows(paths: Sequence[bytes], prefixes: Sequence[bytes]) -> list[tuple[by
             raise InvalidInputError(f"log prefix {prefix!r} is invalid; pass non-empty bytes")
         windows.append((prefix, prefix_end(prefix)))
     return windows
+
+
+class _Walk:
+    """The heap walk, resumable: `frontier()` is what is queued after the last yield."""
+
+    def __init__(
+        self,
+        refs: Refs,
+        repository: Repository,
+        starts: Sequence[str],
+        *,
+        first_parent: bool,
+        since: float | None,
+    ) -> None:
+        self._refs = refs
+        self._repository = repository
+        self._first_parent = first_parent
+        self._since = since
+        self._queue: list[tuple[tuple[int, int, str], CommitRecord]] = []
+        self._seen: set[str] = set()
+        for commit_id in starts:
+            self._push(commit_id)
+
+    def _push(self, commit_id: str) -> None:
+        if commit_id in self._seen:
+            return
+        self._seen.add(commit_id)
+        record = CommitRecord(
+            id=commit_id, commit=self._refs.get_commit(self._repository, commit_id)
+        )
+        heapq.heappush(self._queue, (_order(record), record))
+
+    def frontier(self) -> list[str]:
+        return [record.id for _, record in self._queue]
+
+    def __iter__(self) -> Iterator[CommitRecord]:
+        while self._queue:
+            _, record = heapq.heappop(self._queue)
+            if self._since is not None and record.commit.creation_date < self._since:
+                return
+            parents = record.commit.parents
+            for parent_id in parents[:1] if self._first_parent else parents:
+                self._push(parent_id)  # before the yield: `frontier` is then exact
+            yield record
+
+
+def _cursor(last: str, frontier: list[str]) -> str:
+    if len(frontier) > MAX_CURSOR_FRONTIER:
+        return last  # pages on by re-walking up to `last`
+    return "-".join([last, ".".join(frontier)])
+
+
+def _parse_after(after: str) -> tuple[str, list[str] | None]:
+    """The last commit of the previous page, and the frontier if `after` is a cursor."""
+    if not after:
+        return "", None
+    last, dash, rest = after.partition("-")
+    frontier = [i for i in rest.split(".") if i] if dash else None
+    if not is_commit_id(last) or not all(is_commit_id(i) for i in frontier or ()):
+        raise InvalidInputError(
+            f"log after is {after[:80]!r}; pass the next_offset of the previous page"
+            " (or a commit id)"
+        )
+    return last, frontier
 
 
 def _after(records: Iterator[CommitRecord], after: str) -> Iterator[CommitRecord]:

@@ -40,6 +40,26 @@ def test_log_pages_newest_first(sdk: LakeFSClient, repo: str) -> None:
     assert [c.message for c in rest.results] == ["commit 0", "Repository created"]
 
 
+def test_the_wrapper_pages_through_a_merged_history_once_each(
+    server: Server, sdk: LakeFSClient, repo: str
+) -> None:
+    """next_offset is a cursor (the last id and the walk's frontier); clients pass it back."""
+    sdk.branches_api.create_branch(repo, lakefs_sdk.BranchCreation(name="side", source="main"))
+    for i in range(6):
+        _commit(sdk, repo, "main", {f"m{i}": b"x"}, f"main {i}")
+        _commit(sdk, repo, "side", {f"s{i}": b"x"}, f"side {i}")
+    sdk.refs_api.merge_into_branch(repo, "side", "main")
+    whole = [c.id for c in sdk.refs_api.log_commits(repo, "main", amount=1000).results]
+    assert len(whole) == 14  # 6 + 6, the merge and the first commit
+    paged = [
+        c.id
+        for c in lakefs.Repository(repo, client=server.client())
+        .branch("main")
+        .log(max_amount=None, amount=2)
+    ]
+    assert paged == whole
+
+
 def test_log_filtered_by_object(sdk: LakeFSClient, repo: str) -> None:
     _commit(sdk, repo, "main", {"a": b"1"}, "touch a")
     _commit(sdk, repo, "main", {"b": b"1"}, "touch b")

@@ -212,11 +212,11 @@ def bench_raw(
 
 
 @contextlib.contextmanager
-def raw_sqlite(path: str) -> Iterator[Round]:
+def raw_sqlite(path: str, synchronous: str) -> Iterator[Round]:
     """sqlite3 on its own file, configured as the driver configures its connections."""
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute(f"PRAGMA synchronous={synchronous}")
     conn.execute(
         "CREATE TABLE kv (partition BLOB NOT NULL, key BLOB NOT NULL, value BLOB NOT NULL,"
         " PRIMARY KEY (partition, key)) WITHOUT ROWID"
@@ -292,9 +292,12 @@ def run_driver(name: str, w: Workload, tmp: str, dsn: str) -> tuple[Results, Res
         raw: Round | None = None
         if name == "mem":
             url = "mem://"
-        elif name == "sqlite":
+        elif name == "sqlite":  # the default: synchronous=FULL, durable against power loss
             url = f"sqlite://{tmp}/driver.db"
-            raw = stack.enter_context(raw_sqlite(f"{tmp}/raw.db"))
+            raw = stack.enter_context(raw_sqlite(f"{tmp}/raw.db", "FULL"))
+        elif name == "sqlite-normal":  # the faster setting, which a power loss can undo
+            url = f"sqlite://{tmp}/driver-normal.db?synchronous=normal"
+            raw = stack.enter_context(raw_sqlite(f"{tmp}/raw-normal.db", "NORMAL"))
         else:
             suffix = uuid.uuid4().hex[:8]
             tables = [f"kvbench_driver_{suffix}", f"kvbench_raw_{suffix}"]
@@ -320,14 +323,14 @@ def goal_cell(driver: str, op: str, measure: Measure, ratio: float | None) -> st
 
 
 def print_table(results: dict[str, tuple[Results, Results | None]]) -> None:
-    head = f"{'driver':<9}{'op':<9}{'entries':>9}{'ops/s':>11}{'p50 us':>9}{'p99 us':>9}"
+    head = f"{'driver':<14}{'op':<9}{'entries':>9}{'ops/s':>11}{'p50 us':>9}{'p99 us':>9}"
     head += f"{'raw ops/s':>11}{'raw p50':>9}{'raw p99':>9}{'ratio':>7}  goal"
     print(head)
     print("-" * len(head))
     for driver, (ours, raw) in results.items():
         for op in OPS:
             m = ours[op]
-            line = f"{driver:<9}{op:<9}{m.entries:>9}{m.rate:>11,.0f}{m.percentile(50):>9.1f}"
+            line = f"{driver:<14}{op:<9}{m.entries:>9}{m.rate:>11,.0f}{m.percentile(50):>9.1f}"
             line += f"{m.percentile(99):>9.1f}"
             ratio = None
             if raw is not None:
@@ -357,7 +360,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--value-size", type=int, default=100, help="bytes per value")
     parser.add_argument("--scan-rounds", type=int, default=5, help="full scans per round")
     parser.add_argument("--repeat", type=int, default=3, help="rounds; the best is shown")
-    parser.add_argument("--drivers", default="mem,sqlite,postgres", help="comma-separated")
+    parser.add_argument(
+        "--drivers", default="mem,sqlite,sqlite-normal,postgres", help="comma-separated"
+    )
     args = parser.parse_args(argv)
     w = Workload(
         keys=[b"key/%010d" % i for i in range(args.n)],
@@ -379,6 +384,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name}: {args.repeat} rounds ...", file=sys.stderr, flush=True)
             results[name] = run_driver(name, sized, tmp, dsn)
     print_table(results)
+    if "sqlite" in results and "sqlite-normal" in results:
+        full, normal = results["sqlite"][0], results["sqlite-normal"][0]
+        costs = ", ".join(f"{op} {normal[op].rate / full[op].rate:.2f}x" for op in OPS)
+        print(f"\nSQLite durability cost (synchronous=normal over full, ops/s): {costs}")
     return 0
 
 

@@ -26,6 +26,7 @@ from cryptography.fernet import Fernet, InvalidToken
 
 from kvlake.auth.records import Credential
 from kvlake.errors import AuthenticationError, ConfigError
+from kvlake.permissions import create_private_file, make_private_folders
 
 log = logging.getLogger(__name__)
 
@@ -70,9 +71,9 @@ def load_master_key(configured: str, data_dir: str) -> bytes:
     except FileNotFoundError:
         pass
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_private_folders(path.parent)
         temporary = path.with_name(f".{KEY_FILE_NAME}.{secrets.token_hex(8)}")
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        fd = create_private_file(temporary)
         with os.fdopen(fd, "w") as file:
             file.write(secrets.token_hex(32) + "\n")
         try:

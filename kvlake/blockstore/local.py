@@ -33,6 +33,7 @@ from kvlake.errors import (
     KvlakeError,
     UnavailableError,
 )
+from kvlake.permissions import create_private_file, make_private_folders
 
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
@@ -160,7 +161,7 @@ class LocalBlockStore(BlockStore):
 
     def __init__(self, root: str) -> None:
         try:
-            os.makedirs(root, exist_ok=True)
+            make_private_folders(root)
             probe = os.path.join(root, TEMP_PREFIX + secrets.token_hex(8))
             os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
             os.unlink(probe)
@@ -287,7 +288,7 @@ class LocalBlockStore(BlockStore):
         self._make_folder(folder, namespace, key, what)
         temp = os.path.join(folder, TEMP_PREFIX + secrets.token_hex(8))
         with self._os_errors(f"create a temporary file for {what}"):
-            file = open(temp, "xb")  # closed by _write_temp
+            file = os.fdopen(create_private_file(temp), "wb")  # closed by _write_temp
         try:
             size = self._write_temp(file, chunks, what)
             try:
@@ -315,7 +316,7 @@ class LocalBlockStore(BlockStore):
             missing.append(level)
             level = os.path.dirname(level)
         try:
-            os.makedirs(folder, exist_ok=True)
+            make_private_folders(folder)
         except (FileExistsError, NotADirectoryError) as exc:
             raise self._conflict(namespace, key) from exc
         except OSError as exc:

@@ -3,8 +3,11 @@
 Invariant: each single-key operation is one autocommit statement, so it is atomic on its own and
 `set_if` is a true compare-and-swap (an INSERT or UPDATE whose WHERE clause is the predicate,
 judged by its row count), even between processes sharing the file. WAL lets readers run beside
-the one writer and the busy timeout makes writers queue rather than fail. Batches run in
-`BEGIN IMMEDIATE ... COMMIT`, and a failed batch is rolled back before the connection is reused.
+the one writer and the busy timeout makes writers queue rather than fail. `synchronous=FULL`
+(the default) makes every acknowledged write durable against power loss, not only against a
+crash of the process; `?synchronous=normal` trades that for speed (docs/kv.md has the cost).
+Batches run in `BEGIN IMMEDIATE ... COMMIT`, and a failed batch is rolled back before the
+connection is reused.
 """
 
 from __future__ import annotations
@@ -16,14 +19,18 @@ import threading
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Final, Self
+from typing import Final, Literal, Self, cast
 
 from kvlake.errors import ClosedError, ConfigError, KeyNotFoundError, UnavailableError
 from kvlake.kv.store import KeyValue, Predicate, Store, precondition_failed
+from kvlake.permissions import create_private_file, make_private_folders
 
 _log = logging.getLogger(__name__)
 
 _SCHEME: Final = "sqlite://"
+
+Synchronous = Literal["full", "normal"]
+SYNCHRONOUS_MODES: Final = ("full", "normal")
 _SCHEMA: Final = (
     "CREATE TABLE IF NOT EXISTS kv (partition BLOB NOT NULL, key BLOB NOT NULL,"
     " value BLOB NOT NULL, PRIMARY KEY (partition, key)) WITHOUT ROWID"
@@ -65,24 +72,44 @@ class SqliteStore(Store):
     closes them all, and connections of threads that have ended are closed as new ones open.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        busy_timeout: float = 30.0,
+        synchronous: Synchronous = "full",
+    ) -> None:
         """Open (creating if needed) the database at `path`.
 
         Args:
             busy_timeout: seconds a write waits for another writer before UnavailableError.
+            synchronous: "full" (default) syncs the WAL at every commit, so an acknowledged
+                write survives a power loss or an OS crash. "normal" syncs only at
+                checkpoints: faster, and safe against a crash of kvlake alone, but a
+                power loss or OS crash can lose the last acknowledged writes.
 
         Raises:
             ConfigError: the file or its directory cannot be created, opened or written.
             UnavailableError: the database stayed locked or failed with an I/O error.
         """
+        if synchronous not in SYNCHRONOUS_MODES:
+            raise ConfigError(
+                f"SQLite synchronous mode {synchronous!r} is unknown; use"
+                f" {' or '.join(SYNCHRONOUS_MODES)}"
+            )
         self._path = Path(path)
         self._busy_timeout = busy_timeout
+        self._synchronous = synchronous
         self._lock = threading.Lock()
         self._local = _ThreadState()
         self._connections: list[tuple[weakref.ref[threading.Thread], sqlite3.Connection]] = []
         self._closed = False
         try:
-            self._path.parent.mkdir(parents=True, exist_ok=True)
+            make_private_folders(self._path.parent)
+            # Created 0600 before SQLite opens it; its -wal and -shm files take its mode.
+            os.close(create_private_file(self._path))
+        except FileExistsError:
+            pass  # an existing database keeps the mode its owner gave it
         except OSError as exc:
             raise self._unusable(str(exc)) from exc
         try:
@@ -105,12 +132,22 @@ class SqliteStore(Store):
                 "KVLAKE_KV_URL 'sqlite://' names no file; use sqlite:///absolute/path/kv.db"
                 " or sqlite://relative/path/kv.db"
             )
-        if "?" in path:
-            raise ConfigError(
-                f"KVLAKE_KV_URL {url!r} has a query string; SQLite URLs take no parameters,"
-                " remove everything from '?'"
-            )
-        return cls(os.path.expanduser(path))
+        path, _, query = path.partition("?")
+        synchronous = "full"
+        for pair in filter(None, query.split("&")):
+            name, _, value = pair.partition("=")
+            if name != "synchronous" or value not in SYNCHRONOUS_MODES:
+                raise ConfigError(
+                    f"KVLAKE_KV_URL {url!r} has the parameter {pair!r}; SQLite URLs take only"
+                    " synchronous=full (the default: durable) or synchronous=normal"
+                )
+            synchronous = value
+        return cls(os.path.expanduser(path), synchronous=cast(Synchronous, synchronous))
+
+    def synchronous_mode(self) -> str:
+        """The `PRAGMA synchronous` this store's connections run with: "full" or "normal"."""
+        (level,) = self._cursor().execute("PRAGMA synchronous").fetchone()
+        return {1: "normal", 2: "full"}.get(level, str(level))
 
     # -- connections -----------------------------------------------------------
 
@@ -134,7 +171,7 @@ class SqliteStore(Store):
             raise self._open_failed(exc) from exc
         try:
             (mode,) = conn.execute("PRAGMA journal_mode=WAL").fetchone()
-            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute(f"PRAGMA synchronous={self._synchronous.upper()}")
         except sqlite3.Error as exc:
             conn.close()
             raise self._open_failed(exc) from exc

@@ -91,3 +91,10 @@ def test_access_key_ids_look_like_lakefs_ones() -> None:
     key = new_access_key_id()
     assert key.startswith("AKIAJ") and len(key) == 20 and key.isalnum()
     assert secrets_equal("abc", "abc") and not secrets_equal("abc", "abd")
+
+
+def test_the_generated_server_key_and_its_folder_are_private(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    load_master_key("", str(data))
+    assert data.stat().st_mode & 0o777 == 0o700
+    assert (data / KEY_FILE_NAME).stat().st_mode & 0o777 == 0o600

@@ -282,3 +282,14 @@ def test_a_failed_folder_fsync_fails_its_caller_and_the_waiters_run_their_own() 
         thread.join(10)
     assert [str(error) for error in errors] == ["disk gone"]
     assert len(runs) == 2
+
+
+def test_the_root_its_folders_and_blobs_are_private(tmp_path: Path) -> None:
+    """Issue 10 item 10: blobs are the server user's alone (0600 files, 0700 folders)."""
+    root = tmp_path / "lake" / "blocks"
+    store = LocalBlockStore(str(root))
+    store.put("local://repo", "data/2026/blob", b"secret")
+    assert (tmp_path / "lake").stat().st_mode & 0o777 == 0o700
+    for folder in (root, root / "repo", root / "repo" / "data", root / "repo" / "data" / "2026"):
+        assert folder.stat().st_mode & 0o777 == 0o700, folder
+    assert (root / "repo" / "data" / "2026" / "blob").stat().st_mode & 0o777 == 0o600

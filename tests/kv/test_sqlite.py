@@ -104,7 +104,11 @@ def test_the_database_runs_in_wal_mode(db: Path) -> None:
 
 @pytest.mark.parametrize(
     ("url", "fix"),
-    [("sqlite://", "names no file"), ("sqlite:///tmp/kv.db?mode=ro", "no parameters")],
+    [
+        ("sqlite://", "names no file"),
+        ("sqlite:///tmp/kv.db?mode=ro", "take only synchronous"),
+        ("sqlite:///tmp/kv.db?synchronous=off", "take only synchronous"),
+    ],
 )
 def test_a_malformed_url_raises_config_error(url: str, fix: str) -> None:
     with pytest.raises(ConfigError, match=f"KVLAKE_KV_URL.*{fix}"):
@@ -252,3 +256,26 @@ def test_a_batch_failing_midway_is_rolled_back_and_the_store_stays_usable(
     sqlite_store.set(P, b"after", b"v")  # autocommit again: another connection sees it at once
     with raw(db) as other:
         assert other.execute("SELECT value FROM kv WHERE key = x'6166746572'").fetchone() == (b"v",)
+
+
+def test_writes_are_durable_by_default_and_normal_is_a_choice(tmp_path: Path) -> None:
+    """Issue 10 item 9: FULL syncs the WAL at every commit (power-loss safe)."""
+    with SqliteStore(tmp_path / "a.db") as store:
+        assert store.synchronous_mode() == "full"
+    with SqliteStore.from_url(f"sqlite:///{tmp_path}/b.db") as store:
+        assert store.synchronous_mode() == "full"
+    with SqliteStore.from_url(f"sqlite:///{tmp_path}/c.db?synchronous=normal") as store:
+        assert store.synchronous_mode() == "normal"
+        store.set(P, b"k", b"v")
+        assert store.get(P, b"k")[0] == b"v"
+
+
+def test_the_database_and_its_folder_are_private(tmp_path: Path) -> None:
+    """Issue 10 item 10: the metadata is the server user's alone (0600 files, 0700 folders)."""
+    path = tmp_path / "data" / "deeper" / "kv.db"
+    with SqliteStore(path) as store:
+        store.set(P, b"k", b"v")  # the -wal and -shm files exist while the store is open
+        for name in ("kv.db", "kv.db-wal", "kv.db-shm"):
+            assert (path.parent / name).stat().st_mode & 0o777 == 0o600, name
+    for folder in (tmp_path / "data", path.parent):
+        assert folder.stat().st_mode & 0o777 == 0o700, folder

@@ -222,6 +222,14 @@ MUTATIONS = (
         ("tests/blockstore/test_local.py::test_the_root_its_folders_and_blobs_are_private",),
     ),
     Mutation(
+        "failed-creation-frees-the-name",
+        "issue 10 item 7: a creation that fails after its record frees the name at once",
+        "kvlake/graveler/graveler.py",
+        "            self.repositories.release_failed_creation(repository, predicate)\n",
+        "",
+        ("tests/graveler/test_repositories.py",),
+    ),
+    Mutation(
         "delete-many-validates-first",
         "invariant 6: bad input changes nothing (every path checked before any is staged)",
         "kvlake/catalog/catalog.py",

@@ -62,6 +62,13 @@ def _read_chunks(data: BinaryIO | bytes) -> Iterator[bytes]:
         yield bytes(chunk)
 
 
+MAX_NAMESPACE_BYTES: Final = 512
+"""A namespace path's length: what is left of a 1,024-byte S3 key or a 4,096-byte local
+path leaves room for the keys kvlake writes under it."""
+MAX_NAMESPACE_SEGMENT_BYTES: Final = 255
+"""A folder name's length on common filesystems."""
+
+
 class BlockStore(ABC):
     """Blobs in storage namespaces of one URL scheme. Safe for many threads.
 
@@ -218,6 +225,19 @@ class BlockStore(ABC):
             raise InvalidInputError(
                 f"storage namespace {namespace!r} is invalid; use a path without NUL or"
                 f" empty, '.' or '..' segments, such as {example}"
+            )
+        # Checked here, before anything is written: past these, storage fails later with
+        # an error about some blob rather than about the namespace.
+        longest = max(len(s.encode()) for s in path.split("/"))
+        if longest > MAX_NAMESPACE_SEGMENT_BYTES:
+            raise InvalidInputError(
+                f"storage namespace {namespace[:60]!r}... has a segment of {longest} bytes;"
+                f" use at most {MAX_NAMESPACE_SEGMENT_BYTES} bytes between two '/'"
+            )
+        if len(path.encode()) > MAX_NAMESPACE_BYTES:
+            raise InvalidInputError(
+                f"storage namespace {namespace[:60]!r}... is {len(path.encode())} bytes long;"
+                f" use at most {MAX_NAMESPACE_BYTES} bytes"
             )
         return path
 

@@ -45,7 +45,7 @@ from kvlake.graveler.validation import (
     check_tag_name,
 )
 from kvlake.graveler.writer import StagingHooks, Writer
-from kvlake.kv import Store
+from kvlake.kv import Predicate, Store
 
 TOKEN_DROP_DELAY: Final = 60.0
 """Seconds an unreferenced staging token stays readable, for readers that still hold it."""
@@ -122,6 +122,10 @@ class Graveler(HistoryOperations):
     ) -> Repository:
         """Create a repository with its first commit and default branch.
 
+        A creation that fails after writing its record releases the name at once
+        (the half-made instance goes to the cleaner), so a retry is not refused as
+        "already exists" until the abandonment timeout.
+
         Raises:
             InvalidInputError: bad name, namespace or branch name (nothing written).
             ConflictError: the name is taken.
@@ -132,6 +136,15 @@ class Graveler(HistoryOperations):
         repository, predicate = self.repositories.begin_create(
             name, storage_namespace=namespace, default_branch=default_branch
         )
+        try:
+            return self._populate(repository, predicate, namespace, default_branch)
+        except BaseException:
+            self.repositories.release_failed_creation(repository, predicate)
+            raise
+
+    def _populate(
+        self, repository: Repository, predicate: Predicate, namespace: str, default_branch: str
+    ) -> Repository:
         first = Commit(
             committer="",
             message="Repository created",

@@ -19,6 +19,7 @@ import msgspec
 from kvlake.errors import (
     ConflictError,
     KeyNotFoundError,
+    KvlakeError,
     PreconditionFailedError,
     RepositoryDeletingError,
     RepositoryNotFoundError,
@@ -152,6 +153,24 @@ class Repositories:
                 f"{self._initial_timeout:.0f} s and was abandoned; create it again"
             ) from None
         return active
+
+    def release_failed_creation(self, repository: Repository, predicate: Predicate) -> None:
+        """Free the name of a creation that failed, at once: abandon its `initial` record.
+
+        Best effort: the caller re-raises its own error, so a failure here is logged,
+        and the record is abandoned anyway once stale (by the next access or the cleaner).
+        """
+        try:
+            self.abandon(repository, predicate)
+        except PreconditionFailedError:
+            pass  # already moved on (abandoned as stale, or activated)
+        except KvlakeError as exc:
+            log.warning(
+                "repository %s: releasing the failed creation failed (%s); the name stays"
+                " taken until the creation is abandoned as stale",
+                repository.name,
+                exc,
+            )
 
     def delete(self, name: str) -> DeletedRepository:
         """Hide the repository at once and hand its instance to the cleaner.

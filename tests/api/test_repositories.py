@@ -101,3 +101,15 @@ def test_unsupported_repository_options_are_refused(
     )
     assert response.status_code == 400
     assert http.get(f"/repositories/{name}").status_code == 404
+
+
+def test_a_failed_creation_says_why_and_leaves_the_name_free(http: httpx.Client) -> None:
+    """Issue 10 item 7: a too-long namespace blamed a blob and held the name for 120 s."""
+    name = f"r-{uuid.uuid4().hex[:8]}"
+    too_long = {"name": name, "storage_namespace": "local://" + "a" * 300}
+    refused = http.post("/repositories", json=too_long)
+    assert refused.status_code == 400
+    assert "segment of 300 bytes" in refused.json()["message"]
+    assert http.get(f"/repositories/{name}").status_code == 404
+    good = {"name": name, "storage_namespace": f"local://{name}"}
+    assert http.post("/repositories", json=good).status_code == 201

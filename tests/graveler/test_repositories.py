@@ -10,13 +10,15 @@ from kvlake.errors import (
     InvalidInputError,
     RepositoryDeletingError,
     RepositoryNotFoundError,
+    UnavailableError,
 )
 from kvlake.graveler import keys
 from kvlake.graveler.cleaner import Cleaner
 from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.records import Repository, encode
+from kvlake.kv.faults import Fault, FaultyStore
 from kvlake.kv.memory import MemoryStore
-from tests.graveler.helpers import NAMESPACE, FakeClock, all_keys, value
+from tests.graveler.helpers import NAMESPACE, FakeClock, all_keys, make_graveler, value
 
 
 def test_create_makes_an_active_repository_with_first_commit_and_default_branch(
@@ -49,7 +51,10 @@ def test_invalid_repository_name_is_rejected_and_writes_nothing(
     assert all_keys(kv) == {}
 
 
-@pytest.mark.parametrize("namespace", ["", "s3x://bucket", "mem://", "local://x"])
+@pytest.mark.parametrize(
+    "namespace",
+    ["", "s3x://bucket", "mem://", "local://x", "mem://" + "a" * 300, "mem://a/" + "b/" * 300],
+)
 def test_invalid_namespace_is_rejected_and_writes_nothing(
     graveler: Graveler, kv: MemoryStore, namespace: str
 ) -> None:
@@ -163,3 +168,19 @@ def test_bare_repository_is_active_without_branches(graveler: Graveler) -> None:
 
 def _fields(repo: Repository) -> dict[str, object]:
     return {f: getattr(repo, f) for f in repo.__struct_fields__}
+
+
+@pytest.mark.parametrize("skip", [1, 2])
+def test_a_creation_that_fails_midway_frees_the_name_at_once(clock: FakeClock, skip: int) -> None:
+    """Issue 10 item 7: the name was blocked for 120 s ("already exists" while GET said 404)."""
+    kv = FaultyStore(MemoryStore())
+    graveler = make_graveler(kv, clock)
+    # After the record (the first compare-and-swap), a write of the first commit or of
+    # the default branch fails.
+    kv.arm(Fault(op="set_if", skip=skip, times=1))
+    with pytest.raises(UnavailableError):
+        graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+    repository = graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+    assert graveler.get_repository("repo1").instance_uid == repository.instance_uid
+    report = Cleaner(graveler).clean_once()
+    assert report.repositories_cleaned == 1  # the half-made instance, handed to the cleaner

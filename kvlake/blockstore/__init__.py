@@ -1,9 +1,17 @@
 """The blockstore layer: immutable blobs in storage namespaces, adapters chosen by URL."""
 
 from kvlake.blockstore.registry import open_blockstore, register_blockstore
-from kvlake.blockstore.store import READ_CHUNK, BlockStore, check_key
+from kvlake.blockstore.store import (
+    MAX_NAMESPACE_BYTES,
+    MAX_NAMESPACE_SEGMENT_BYTES,
+    READ_CHUNK,
+    BlockStore,
+    check_key,
+)
 
 __all__ = [
+    "MAX_NAMESPACE_BYTES",
+    "MAX_NAMESPACE_SEGMENT_BYTES",
     "READ_CHUNK",
     "BlockStore",
     "check_key",

@@ -230,6 +230,17 @@ MUTATIONS = (
         ("tests/graveler/test_repositories.py",),
     ),
     Mutation(
+        "namespace-permission-on-the-normalised-namespace",
+        "invariant 7: the namespace is normalised once, before any permission check",
+        "kvlake/api/routes/repositories.py",
+        '        Permission("fs:AttachStorageNamespace", namespace),\n',
+        '        Permission("fs:AttachStorageNamespace", request.storage_namespace),\n',
+        (
+            "tests/api/test_auth.py"
+            "::test_a_namespace_deny_holds_for_every_spelling_of_the_namespace",
+        ),
+    ),
+    Mutation(
         "delete-many-validates-first",
         "invariant 6: bad input changes nothing (every path checked before any is staged)",
         "kvlake/catalog/catalog.py",

@@ -214,13 +214,9 @@ class BlockStore(ABC):
                 f"storage namespace {namespace!r} is not served by this {self.scheme} blockstore;"
                 f" use a {marker} namespace such as {example}"
             )
-        path = namespace[len(marker) :]
-        if path.startswith("/"):
-            raise InvalidInputError(
-                f"storage namespace {namespace!r} is absolute; use a path relative to the"
-                f" blockstore root, such as {example}"
-            )
-        path = path.rstrip("/")
+        # Namespaces are always below the blockstore root, so `local:///name` (what clients
+        # build from the `local://` prefix /config/storage reports) is `local://name`.
+        path = namespace[len(marker) :].strip("/")
         if not path or "\0" in path or any(s in ("", ".", "..") for s in path.split("/")):
             raise InvalidInputError(
                 f"storage namespace {namespace!r} is invalid; use a path without NUL or"

@@ -185,3 +185,42 @@ def test_a_many_star_policy_and_a_path_of_slashes_answer_at_once(
         assert denied.value.status == 401
     with pytest.raises(NotFoundException):  # allowed, and simply not there
         reader.objects_api.stat_object(repo, "main", "a/b/c/d/e.csv")
+
+
+def test_a_namespace_deny_holds_for_every_spelling_of_the_namespace(
+    server: Server, sdk: LakeFSClient
+) -> None:
+    """Issue 10 item 2: the check saw the raw string, storage the normalised namespace."""
+    prod = f"prod{uuid.uuid4().hex[:6]}"
+    policy_id = f"p-{uuid.uuid4().hex[:8]}"
+    sdk.auth_api.create_policy(
+        lakefs_sdk.Policy(
+            id=policy_id,
+            statement=[
+                lakefs_sdk.Statement(effect="allow", action=["fs:*"], resource="*"),
+                lakefs_sdk.Statement(
+                    effect="deny",
+                    action=["fs:AttachStorageNamespace"],
+                    resource=f"local://{prod}",
+                ),
+            ],
+        )
+    )
+    user_id, key = _user_in(sdk, None)
+    sdk.auth_api.attach_policy_to_user(user_id, policy_id)
+    with server.http(key.access_key_id, key.secret_access_key) as http:
+        for spelling in (
+            f"local://{prod}",
+            f"local://{prod}/",
+            f"local://{prod}//",
+            f"local:///{prod}",
+        ):
+            name = f"r-{uuid.uuid4().hex[:8]}"
+            answer = http.post("/repositories", json={"name": name, "storage_namespace": spelling})
+            assert answer.status_code == 401, (spelling, answer.text)
+        allowed = f"r-{uuid.uuid4().hex[:8]}"
+        created = http.post(
+            "/repositories", json={"name": allowed, "storage_namespace": f"local:///{allowed}"}
+        )
+        assert created.status_code == 201, created.text
+        assert created.json()["storage_namespace"] == f"local://{allowed}"  # one spelling

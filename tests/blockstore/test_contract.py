@@ -183,8 +183,16 @@ def test_check_namespace_normalises_a_trailing_slash(blockstore: BlockStore) -> 
     assert blockstore.check_namespace(f"{scheme}://lake/repo1/") == f"{scheme}://lake/repo1"
 
 
+def test_a_leading_slash_names_the_same_namespace(blockstore: BlockStore) -> None:
+    """Clients build `{prefix}/{name}` from the `local://` prefix /config/storage reports."""
+    scheme = blockstore.scheme
+    assert blockstore.check_namespace(f"{scheme}:///lake/repo1") == f"{scheme}://lake/repo1"
+    blockstore.put(f"{scheme}:///lake", "k", b"same")
+    assert blockstore.get(f"{scheme}://lake", "k") == b"same"
+
+
 @pytest.mark.parametrize(
-    "path", [None, "", "/", "/abs/path", "..", "a/../b", "a//b", "./a", "a\0b", "../../etc"]
+    "path", [None, "", "/", "//", "..", "a/../b", "a//b", "./a", "a\0b", "../../etc"]
 )
 def test_bad_namespaces_are_refused_everywhere(blockstore: BlockStore, path: str | None) -> None:
     namespace = "lake/repo1" if path is None else f"{blockstore.scheme}://{path}"

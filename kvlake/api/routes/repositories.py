@@ -95,9 +95,12 @@ def get_repository_metadata(call: Call[None]) -> Response:
 
 def _create(call: Call[wire.RepositoryCreation]) -> Sequence[Permission]:
     request = call.body
+    # Checked against the namespace as storage will use it: a deny on `local://prod`
+    # must also hold for `local://prod/`, `local://prod//` and `local:///prod`.
+    namespace = call.services.blockstore.check_namespace(request.storage_namespace)
     return (
         Permission("fs:CreateRepository", repository_arn(request.name)),
-        Permission("fs:AttachStorageNamespace", request.storage_namespace),
+        Permission("fs:AttachStorageNamespace", namespace),
     )
 
 

@@ -241,6 +241,22 @@ MUTATIONS = (
         ),
     ),
     Mutation(
+        "worker-writes-retries-before-removing",
+        "invariant 4: a deletion record goes only after its retry or dead letter is written",
+        "kvlake/deletion/worker.py",
+        "        self._log.reschedule(number, reschedule)\n"
+        "        self._log.store.set_many(keys.DEAD_LETTERS, dead)\n"
+        "        kept_keys = {keys.pending_key(r.not_before, r.id) for r in reschedule}\n"
+        "        self._log.remove(number, (item.key for item in due"
+        " if item.key not in kept_keys))\n",
+        "        kept_keys = {keys.pending_key(r.not_before, r.id) for r in reschedule}\n"
+        "        self._log.remove(number, (item.key for item in due"
+        " if item.key not in kept_keys))\n"
+        "        self._log.reschedule(number, reschedule)\n"
+        "        self._log.store.set_many(keys.DEAD_LETTERS, dead)\n",
+        ("tests/deletion/test_crashes.py::test_a_crash_while_writing_retries_keeps_every_record",),
+    ),
+    Mutation(
         "delete-many-validates-first",
         "invariant 6: bad input changes nothing (every path checked before any is staged)",
         "kvlake/catalog/catalog.py",

@@ -146,3 +146,29 @@ def test_a_blockstore_failing_any_worker_call_never_loses_a_referenced_blob(when
 
         lake.worker(FaultyBlockStore(lake.blocks, fail)).run_once()  # type: ignore[arg-type]
         check_recovery(lake)
+
+
+def test_a_crash_while_writing_retries_keeps_every_record() -> None:
+    """Invariant 4: a record is removed only after its retry is written (issue 9)."""
+    kv = FaultyStore(MemoryStore())
+    lake = Lake(kv, MemoryBlockStore())
+    for path in ("a", "b", "c", "d"):
+        lake.upload(path, b"1")
+        lake.upload(path, b"2")  # logs the first blob: unreferenced, so due for deletion
+    lake.clock.advance(60)
+    pending = lake.pending()
+    assert pending == 4
+
+    def refuse_deletes(call: BlobCall) -> str | None:
+        return "before" if call.op.startswith("delete") else None
+
+    # Every blob delete fails, so every record is to be retried; then writing the
+    # retries fails, as a crash there would: the original records must all remain.
+    kv.arm(Fault(op="set_many", times=None))
+    try:
+        lake.worker(FaultyBlockStore(lake.blocks, refuse_deletes)).run_once()  # type: ignore[arg-type]
+    except KvlakeError:
+        pass  # the worker may give up on the batch; nothing may be lost either way
+    kv.disarm()
+    assert lake.pending() == pending, "records were removed before their retries were written"
+    check_recovery(lake)

@@ -257,6 +257,14 @@ MUTATIONS = (
         ("tests/deletion/test_crashes.py::test_a_crash_while_writing_retries_keeps_every_record",),
     ),
     Mutation(
+        "dropped-consumed-token-logs-nothing",
+        "invariant 4a / issue 9 item 8: a consumed token's entries are GC's, not logged",
+        "kvlake/deletion/hooks.py",
+        '        if state in ("consumed", "sealed", "staging"):\n',
+        '        if state in ("sealed", "staging"):\n',
+        ("tests/graveler/test_cleaner_hooks.py",),
+    ),
+    Mutation(
         "delete-many-validates-first",
         "invariant 6: bad input changes nothing (every path checked before any is staged)",
         "kvlake/catalog/catalog.py",

@@ -2,12 +2,14 @@
 
 Graveler's cleaner knows nothing of blobs (its values are opaque), so it
 calls these hooks at the two moments blobs lose their last reference there:
-- before it drops a staging partition no branch references any more, every
-  entry of it whose blob is not the same at that path in a branch head's
-  commit is logged (`dropped_staging_token`). Entries that match a head are
-  committed data, which only garbage collection may delete; the worker's full
-  check covers the rest of history. Record keys derive from the token's queue
-  time, so a pass retried after a crash rewrites the same keys.
+- before it drops a staging partition no branch references any more: a token a
+  commit consumed hands its entries to garbage collection (they are committed
+  data, or were written again to a live token and marked shared), so nothing is
+  logged; any other token (reset, deleted branch, unsealed) has every entry's
+  blob logged (`dropped_staging_token`), and the worker's check keeps the shared
+  ones. One token-state read per token, then a streamed scan: no lookups in
+  commits. Record keys derive from the token's queue time, so a pass retried
+  after a crash rewrites the same keys.
 - after it removed a deleted instance's metadata, a purge request for that
   instance has its namespace logged (purge.py).
 """
@@ -22,7 +24,6 @@ from kvlake.deletion import keys
 from kvlake.deletion.log import DeletionLog, EntryOf
 from kvlake.deletion.purge import Purges
 from kvlake.deletion.records import PendingDelete
-from kvlake.errors import EntryNotFoundError
 from kvlake.graveler import keys as graveler_keys
 from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.records import DeletedRepository, Repository, decode_value
@@ -53,10 +54,9 @@ class DeletionHooks:
     def _unreferenced(
         self, repository: Repository, token: str, queued: float
     ) -> Iterator[PendingDelete]:
-        heads = {
-            self._graveler.refs.get_commit(repository, branch.commit_id).metarange_id
-            for _, branch in self._graveler.refs.list_branches(repository)
-        }
+        state = self._graveler.staging_token_states(repository, [token])[token]
+        if state in ("consumed", "sealed", "staging"):
+            return  # committed data is garbage collection's; a live token is not dropped
         due = queued + self._log.settings.send_delay
         partition = graveler_keys.staging_partition(token)
         with self._log.store.scan(partition, batch_size=SCAN_BATCH) as scan:
@@ -65,8 +65,6 @@ class DeletionHooks:
                     if not raw:
                         continue  # a tombstone references no blob
                     ref = self._entry_of(decode_value(raw))
-                    if self._in_a_head(repository, heads, key, ref.address):
-                        continue
                     yield self._log.new_record(
                         repository,
                         ref.address,
@@ -77,15 +75,3 @@ class DeletionHooks:
                         record_id=keys.stable_record_id("token", token, key, ref.address),
                         due=due,
                     )
-
-    def _in_a_head(self, repository: Repository, heads: set[str], key: bytes, address: str) -> bool:
-        for metarange_id in heads:
-            try:
-                value = self._graveler.committed.get(
-                    repository.storage_namespace, metarange_id, key
-                )
-            except EntryNotFoundError:
-                continue
-            if self._entry_of(value).address == address:
-                return True
-        return False

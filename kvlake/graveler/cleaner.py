@@ -215,7 +215,8 @@ class Cleaner:
             return None, set()
         if repository.instance_uid != instance_uid or repository.state in ("deleting", "deleted"):
             return None, set()
-        return repository, _tokens_of(self._graveler, repository)
+        staging, sealed = self._graveler.refs.referenced_tokens(repository)
+        return repository, staging | sealed
 
 
 def _in_batches(store: Store, partition: bytes) -> Iterator[tuple[bytes, bytes]]:
@@ -229,11 +230,3 @@ def _in_batches(store: Store, partition: bytes) -> Iterator[tuple[bytes, bytes]]
         if len(page) < BATCH:
             return
         start = page[-1][0] + b"\0"
-
-
-def _tokens_of(graveler: Graveler, repository: Repository) -> set[str]:
-    tokens: set[str] = set()
-    for _, branch in graveler.refs.list_branches(repository):
-        tokens.add(branch.staging_token)
-        tokens.update(branch.sealed_tokens)
-    return tokens

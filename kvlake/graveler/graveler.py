@@ -306,11 +306,7 @@ class Graveler(HistoryOperations):
         a sealed token that a commit then never publishes: its stale consumed record
         only keeps blobs for garbage collection.
         """
-        sealed: set[str] = set()
-        staging: set[str] = set()
-        for _, branch in self.refs.list_branches(repository):
-            staging.add(branch.staging_token)
-            sealed.update(branch.sealed_tokens)
+        staging, sealed = self.refs.referenced_tokens(repository)
         states: dict[str, TokenState] = {}
         for token in tokens:
             if token in sealed:

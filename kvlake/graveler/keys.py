@@ -111,5 +111,10 @@ def dropped_token_key(due: float, token: str) -> bytes:
     return b"%013d/" % int(due * 1000) + token.encode()
 
 
+def dropped_token_of(dropped_key: bytes) -> str:
+    """The token a `dropped_token_key` names."""
+    return dropped_key[14:].decode()
+
+
 def due_time(dropped_key: bytes) -> float:
     return int(dropped_key[:13]) / 1000

@@ -101,7 +101,7 @@ class OrphanSweep:
 
     def _queued_tokens(self) -> set[str]:
         with self._store.scan(keys.DROPPED_TOKENS) as scan:
-            return {key[14:].decode() for key, _ in scan}
+            return {keys.dropped_token_of(key) for key, _ in scan}
 
     def _orphan(
         self,
@@ -124,20 +124,14 @@ class OrphanSweep:
             if repository.state != "active":
                 return False, None  # being created or deleted: not ours to judge
             if uid not in referenced:
-                referenced[uid] = self._tokens_of(repository)
+                current, sealed = self._refs.referenced_tokens(repository)
+                referenced[uid] = current | sealed
             return token not in referenced[uid], repository
         instance = keys.parse_instance_partition(partition)
         if instance is None:
             return False, None
         _, uid = instance
         return uid not in live and uid not in cleaning, None
-
-    def _tokens_of(self, repository: Repository) -> set[str]:
-        tokens: set[str] = set()
-        for _, branch in self._refs.list_branches(repository):
-            tokens.add(branch.staging_token)
-            tokens.update(branch.sealed_tokens)
-        return tokens
 
     def _note_or_drop(
         self, partition: bytes, owner: Repository | None, now: float, report: SweepReport

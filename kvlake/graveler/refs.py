@@ -179,6 +179,15 @@ class Refs:
     def list_tags(self, repository: Repository, *, after: str = "") -> Iterator[tuple[str, Tag]]:
         yield from self._scan_names(repository, keys.TAG_PREFIX, after, decode_tag)
 
+    def referenced_tokens(self, repository: Repository) -> tuple[set[str], set[str]]:
+        """Every branch's staging token, and every branch's sealed tokens: one branch scan."""
+        staging: set[str] = set()
+        sealed: set[str] = set()
+        for _, branch in self.list_branches(repository):
+            staging.add(branch.staging_token)
+            sealed.update(branch.sealed_tokens)
+        return staging, sealed
+
     # -- consumed staging tokens --------------------------------------------------
 
     def record_consumed(

@@ -130,18 +130,25 @@ def test_paths_and_prefixes_keep_only_commits_that_touched_them(
     assert ids(prefixes=[b"docs/"], amount=1) == ["f"]  # type: ignore[arg-type]
 
 
-def test_a_second_log_reads_commits_from_the_cache() -> None:
+def _counted_line(count: int) -> tuple[FaultyStore, Repository, str]:
+    """A line of `count` commits over a store that records its calls; the head's id."""
     store = FaultyStore(MemoryStore())
     graveler = make_graveler(store, FakeClock())
     repo = graveler.create_repository("repo1", storage_namespace=NAMESPACE)
     head = graveler.get_branch(repo, "main").commit_id
-    for n in range(30):
+    for n in range(count):
         head = add_commit(graveler, repo, [head], message=str(n))
+    return store, repo, head
+
+
+def _commit_reads(store: FaultyStore) -> int:
+    return sum(1 for c in store.calls if c.key and c.key.startswith(b"commits/"))
+
+
+def test_a_second_log_reads_commits_from_the_cache() -> None:
+    store, repo, head = _counted_line(30)
     fresh = make_graveler(store, FakeClock())  # an empty cache
-
-    def commit_reads() -> int:
-        return sum(1 for c in store.calls if c.key and c.key.startswith(b"commits/"))
-
+    commit_reads = lambda: _commit_reads(store)  # noqa: E731
     before = commit_reads()
     assert len(fresh.log(repo, head, amount=1000).commits) == 31
     assert commit_reads() - before == 31
@@ -220,16 +227,8 @@ def test_a_plain_commit_id_still_pages_after_it(graveler: Graveler, repo: Reposi
 
 def test_each_page_reads_its_own_commits_not_the_history_before_it() -> None:
     """Issue 9 item 8: paging with `after` re-walked the history from the ref."""
-    store = FaultyStore(MemoryStore())
-    graveler = make_graveler(store, FakeClock())
-    repo = graveler.create_repository("repo1", storage_namespace=NAMESPACE)
-    head = graveler.get_branch(repo, "main").commit_id
-    for n in range(400):
-        head = add_commit(graveler, repo, [head], message=str(n))
-
-    def commit_reads() -> int:
-        return sum(1 for c in store.calls if c.key and c.key.startswith(b"commits/"))
-
+    store, repo, head = _counted_line(400)
+    commit_reads = lambda: _commit_reads(store)  # noqa: E731
     reads: list[int] = []
     after = ""
     for _ in range(7):

@@ -105,6 +105,10 @@ class InvalidInputError(KvlakeError, ValueError):
     """Fix the request; nothing was changed."""
 
 
+class StorageNamespaceInUseError(InvalidInputError):
+    """Another repository holds the storage namespace, or one inside or around it."""
+
+
 class MissingArgumentError(InvalidInputError):
     """A required argument was None or empty; nothing was changed."""
 

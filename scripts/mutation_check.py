@@ -316,6 +316,50 @@ MUTATIONS = (
         "            pass\n",
         ("tests/api/test_limits.py::test_anonymous_body_is_refused_before_it_is_read",),
     ),
+    Mutation(
+        "namespace-nesting-after-claim",
+        "issue 10 item 2: nesting is checked after the claim is written, so racers see each other",
+        "kvlake/graveler/namespaces.py",
+        "        for other, claim in self._nested(namespace):\n"
+        "            if self._holds(claim, taking_over=False):\n"
+        "                self._settle(key, mine, \"free\")\n"
+        "                raise StorageNamespaceInUseError(_in_use(namespace, other, claim))\n",
+        "",
+        ("tests/graveler/test_namespaces.py",),
+    ),
+    Mutation(
+        "namespace-kept-blocks-new-repositories",
+        "issue 10 item 2: a namespace deleted without purge keeps its data from new repositories",
+        "kvlake/graveler/namespaces.py",
+        "        return live or not taking_over  # kept: only a bare repository may take it over\n",
+        "        return live\n",
+        ("tests/graveler/test_namespaces.py",),
+    ),
+    Mutation(
+        "namespace-settled-before-deletion",
+        "issue 10 item 2: a deletion settles the namespace claim while the record is live",
+        "kvlake/graveler/repositories.py",
+        "                before(repository)\n",
+        "                pass\n",
+        ("tests/graveler/test_namespaces.py",),
+    ),
+    Mutation(
+        "purge-released-when-finished",
+        "issue 10 item 2: a finished purge frees its namespace",
+        "kvlake/deletion/purge.py",
+        "            self._graveler.release_namespace("
+        "request.storage_namespace, request.instance_uid)\n",
+        "            pass\n",
+        ("tests/deletion/test_purge.py",),
+    ),
+    Mutation(
+        "purge-keeps-a-reused-namespace",
+        "issue 10 item 2: a purge deletes only what its own instance owns",
+        "kvlake/deletion/checks.py",
+        "            if instance.taken_by:\n",
+        "            if False:\n",
+        ("tests/deletion/test_purge.py",),
+    ),
 )
 
 

@@ -97,6 +97,7 @@ class _Instance:
     walk_bound: float = 0.0
     walk_truncated: bool = False
     shared_with: str | None = None
+    taken_by: str | None = None
 
 
 class ReferenceChecker:
@@ -208,6 +209,17 @@ class ReferenceChecker:
         if instance.kind == "deleted":
             return Verdict("kept", "the repository was deleted without purge, which keeps its data")
         if instance.kind == "purged":
+            if instance.taken_by is None:  # once per batch
+                owner = self._graveler.namespaces.owner(namespace)
+                instance.taken_by = ""
+                if owner and owner.instance_uid != record.instance_uid and owner.state != "free":
+                    instance.taken_by = owner.repository
+            if instance.taken_by:
+                return Verdict(
+                    "kept",
+                    f"the purge finished and namespace {namespace!r} now belongs to"
+                    f" repository {instance.taken_by!r}",
+                )
             if instance.shared_with is None:  # once per batch: a scan of all repositories
                 users = self._purges.live_users(namespace, except_uid=record.instance_uid)
                 instance.shared_with = next((other.name for other in users), "")

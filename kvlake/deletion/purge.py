@@ -103,6 +103,8 @@ class Purges:
         repository, _ = self._graveler.repositories.load(name)
         if repository.state not in ("active", "deleting"):
             raise RepositoryNotFoundError(f"repository {name!r} not found")
+        existing = self.load(name, repository.instance_uid)
+        purge = purge or existing is not None  # a retry never takes a purge back
         request = None
         if purge:
             for other in self.live_users(
@@ -119,7 +121,6 @@ class Purges:
                 storage_namespace=repository.storage_namespace,
                 requested=self._log.clock(),
             )
-            existing = self.load(name, repository.instance_uid)
             if existing is None:
                 # Invariant 4: the intent is durable before the metadata starts to go.
                 self._store.set_if(
@@ -130,7 +131,7 @@ class Purges:
                 )
             else:
                 request = existing[0]
-        self._graveler.delete_repository(name)
+        self._graveler.delete_repository(name, purge=purge)
         return request
 
     def log_namespace(self, entry: DeletedRepository) -> int:
@@ -140,7 +141,10 @@ class Purges:
         the last checkpoint; a finished request is not logged again.
         """
         loaded = self.load(entry.name, entry.instance_uid)
-        if loaded is None or loaded[0].state == "logged":
+        if loaded is None:
+            return 0
+        if loaded[0].state == "logged":  # a retry after a crash: only the release may be left
+            self._release_if_finished(loaded[0], self._counts(entry.name, entry.instance_uid))
             return 0
         request, predicate = loaded
         repository = Repository(
@@ -173,8 +177,9 @@ class Purges:
                 logged += len(chunk)
                 chunk = []
         logged += len(chunk)
-        self._checkpoint(request, predicate, chunk, done=True)
+        request, _ = self._checkpoint(request, predicate, chunk, done=True)
         log.info("purge of %s/%s: %d blobs logged", entry.name, entry.instance_uid, logged)
+        self._release_if_finished(request, self._counts(request.repository, request.instance_uid))
         return logged
 
     def _checkpoint(
@@ -216,12 +221,31 @@ class Purges:
             )
             try:
                 self._store.set_if(keys.PURGES, key, encode(updated), expected)
-                return
             except PreconditionFailedError:
                 continue  # another worker counted first: add to its total
+            loaded = self.load(repository, instance_uid)
+            if loaded is not None:
+                self._release_if_finished(loaded[0], updated)
+            return
         log.warning(
             "purge report of %s/%s: counts lost to racing updates", repository, instance_uid
         )
+
+    def _release_if_finished(self, request: PurgeRequest, counts: PurgeCounts) -> None:
+        """Free the namespace once every logged blob is deleted or dead-lettered.
+
+        The listing and the workers each check after writing their own progress, so
+        whichever finishes last sees both and releases.
+        """
+        if request.state == "logged" and counts.deleted + counts.dead_lettered >= request.logged:
+            self._graveler.release_namespace(request.storage_namespace, request.instance_uid)
+
+    def _counts(self, repository: str, instance_uid: str) -> PurgeCounts:
+        try:
+            raw, _ = self._store.get(keys.PURGES, keys.purge_counts_key(repository, instance_uid))
+        except KeyNotFoundError:
+            return PurgeCounts()
+        return decode_purge_counts(raw)
 
     def reports(self) -> Iterator[PurgeReport]:
         """Every purge request with what workers did so far, by repository then instance."""
@@ -245,8 +269,4 @@ class Purges:
         loaded = self.load(repository, instance_uid)
         if loaded is None:
             return None
-        try:
-            raw, _ = self._store.get(keys.PURGES, keys.purge_counts_key(repository, instance_uid))
-        except KeyNotFoundError:
-            return PurgeReport(loaded[0], PurgeCounts())
-        return PurgeReport(loaded[0], decode_purge_counts(raw))
+        return PurgeReport(loaded[0], self._counts(repository, instance_uid))

@@ -24,6 +24,7 @@ from kvlake.graveler import keys
 from kvlake.graveler.commits import Committer
 from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.history import HistoryOperations
+from kvlake.graveler.namespaces import Namespaces
 from kvlake.graveler.protection import BranchProtectionRules
 from kvlake.graveler.records import (
     Branch,
@@ -45,7 +46,7 @@ from kvlake.graveler.validation import (
     check_tag_name,
 )
 from kvlake.graveler.writer import StagingHooks, Writer
-from kvlake.kv import Predicate, Store
+from kvlake.kv import Store
 
 TOKEN_DROP_DELAY: Final = 60.0
 """Seconds an unreferenced staging token stays readable, for readers that still hold it."""
@@ -85,6 +86,7 @@ class Graveler(HistoryOperations):
         self.clock = clock
         self._token_drop_delay = token_drop_delay
         self.repositories = Repositories(store, clock=clock, initial_timeout=initial_timeout)
+        self.namespaces = Namespaces(store, clock=clock, is_live=self.repositories.is_live)
         self.refs = Refs(store)
         self.staging = Staging(store)
         self._protection = BranchProtectionRules(store)
@@ -122,14 +124,32 @@ class Graveler(HistoryOperations):
     ) -> Repository:
         """Create a repository with its first commit and default branch.
 
-        A creation that fails after writing its record releases the name at once
-        (the half-made instance goes to the cleaner), so a retry is not refused as
-        "already exists" until the abandonment timeout.
+        A creation that fails after writing its record releases the name and the
+        namespace at once (the half-made instance goes to the cleaner), so a retry
+        is not refused as "already exists" until the abandonment timeout.
 
         Raises:
             InvalidInputError: bad name, namespace or branch name (nothing written).
+            StorageNamespaceInUseError: another repository holds the namespace, or
+                one inside or around it.
             ConflictError: the name is taken.
         """
+        return self._create(name, storage_namespace, default_branch, bare=False)
+
+    def create_bare_repository(
+        self, name: str, *, storage_namespace: str, default_branch: str = "main"
+    ) -> Repository:
+        """An active repository with no commit and no branch, for restoring refs into.
+
+        It may take over the namespace of a repository deleted without purge, whose
+        refs it then restores (its data stays where it is); otherwise the namespace
+        rules of `create_repository` apply.
+        """
+        return self._create(name, storage_namespace, default_branch, bare=True)
+
+    def _create(
+        self, name: str, storage_namespace: str, default_branch: str, *, bare: bool
+    ) -> Repository:
         check_repository_name(name)
         check_branch_name(default_branch)
         namespace = self._check_namespace(storage_namespace)
@@ -137,14 +157,15 @@ class Graveler(HistoryOperations):
             name, storage_namespace=namespace, default_branch=default_branch
         )
         try:
-            return self._populate(repository, predicate, namespace, default_branch)
+            self.namespaces.claim(repository, bare=bare)
+            if not bare:
+                self._populate(repository, namespace, default_branch)
+            return self.repositories.activate(repository, predicate)
         except BaseException:
             self.repositories.release_failed_creation(repository, predicate)
             raise
 
-    def _populate(
-        self, repository: Repository, predicate: Predicate, namespace: str, default_branch: str
-    ) -> Repository:
+    def _populate(self, repository: Repository, namespace: str, default_branch: str) -> None:
         first = Commit(
             committer="",
             message="Repository created",
@@ -159,19 +180,6 @@ class Graveler(HistoryOperations):
         self.refs.create_branch(
             repository, default_branch, Branch(commit_id=commit_id, staging_token=token)
         )
-        return self.repositories.activate(repository, predicate)
-
-    def create_bare_repository(
-        self, name: str, *, storage_namespace: str, default_branch: str = "main"
-    ) -> Repository:
-        """An active repository with no commit and no branch, for restoring refs into."""
-        check_repository_name(name)
-        check_branch_name(default_branch)
-        namespace = self._check_namespace(storage_namespace)
-        repository, _ = self.repositories.begin_create(
-            name, storage_namespace=namespace, default_branch=default_branch, bare=True
-        )
-        return repository
 
     def get_repository(self, name: str) -> Repository:
         check_repository_name(name)
@@ -180,10 +188,20 @@ class Graveler(HistoryOperations):
     def list_repositories(self, *, after: str = "") -> Iterator[Repository]:
         return self.repositories.list(after=after)
 
-    def delete_repository(self, name: str) -> None:
-        """Hide the repository now; the cleaner removes its data later."""
+    def delete_repository(self, name: str, *, purge: bool = False) -> None:
+        """Hide the repository now; the cleaner removes its metadata later.
+
+        Its namespace stays taken, by the data kept there, unless `purge` says the
+        data is going (the deletion layer deletes it, then calls `release_namespace`).
+        """
         check_repository_name(name)
-        self.repositories.delete(name)
+        self.repositories.delete(
+            name, before=lambda repository: self.namespaces.settle(repository, purge=purge)
+        )
+
+    def release_namespace(self, namespace: str, instance_uid: str) -> None:
+        """Free the namespace of a purged instance once its purge has finished."""
+        self.namespaces.release(namespace, instance_uid)
 
     # -- branches and tags ----------------------------------------------------------
 

@@ -16,6 +16,8 @@ import time
 REPOSITORIES = b"graveler"
 DELETED_REPOSITORIES = b"graveler_deleted"
 DROPPED_TOKENS = b"graveler_dropped_tokens"
+NAMESPACES = b"graveler_namespaces"
+"""`<normalised namespace>/` -> the repository instance that owns it (see namespaces.py)."""
 ORPHANS = b"graveler_orphans"
 """`<partition name>` -> when the cleaner first found that partition orphaned (see orphans.py)."""
 
@@ -65,6 +67,11 @@ def parse_instance_partition(partition: bytes) -> tuple[str, str] | None:
 
 def repository_key(name: str) -> bytes:
     return b"repos/" + name.encode()
+
+
+def namespace_key(namespace: str) -> bytes:
+    """`<namespace>/`: a namespace nested inside another has a key starting with the outer's."""
+    return namespace.encode() + b"/"
 
 
 def deleted_repository_key(name: str, instance_uid: str) -> bytes:

@@ -93,10 +93,26 @@ class Repositories:
     def is_stale(self, repository: Repository) -> bool:
         return self._clock() - repository.creation_date > self._initial_timeout
 
+    def is_live(self, name: str, instance_uid: str) -> bool:
+        """Whether that instance is active or being created (a stale creation is abandoned)."""
+        try:
+            repository, predicate = self.load(name)
+        except RepositoryNotFoundError:
+            return False
+        if repository.instance_uid != instance_uid:
+            return False
+        if repository.state == "initial" and self.is_stale(repository):
+            try:
+                self.abandon(repository, predicate)
+            except PreconditionFailedError:
+                return True  # it moved meanwhile (activated?): ask again later
+            return False
+        return repository.state in ("initial", "active")
+
     def begin_create(
-        self, name: str, *, storage_namespace: str, default_branch: str, bare: bool = False
+        self, name: str, *, storage_namespace: str, default_branch: str
     ) -> tuple[Repository, Predicate]:
-        """Write a new `initial` record (`active` if bare), replacing a tombstone or abandoned one.
+        """Write a new `initial` record, replacing a tombstone or an abandoned creation.
 
         Raises:
             ConflictError: an active repository (or a creation in progress) has the name.
@@ -124,7 +140,7 @@ class Repositories:
                 storage_namespace=storage_namespace,
                 default_branch=default_branch,
                 creation_date=now,
-                state="active" if bare else "initial",
+                state="initial",
                 instance_uid=keys.new_uid(),
                 state_changed=now,
             )
@@ -172,10 +188,14 @@ class Repositories:
                 exc,
             )
 
-    def delete(self, name: str) -> DeletedRepository:
+    def delete(
+        self, name: str, *, before: Callable[[Repository], None] | None = None
+    ) -> DeletedRepository:
         """Hide the repository at once and hand its instance to the cleaner.
 
-        Retrying after a crash (the record left `deleting`) finishes the deletion.
+        `before` is called with the exact record about to be deleted, unless it is
+        an abandoned creation (the namespace claim is settled there). Retrying
+        after a crash (the record left `deleting`) finishes the deletion.
 
         Raises:
             RepositoryNotFoundError: no repository (or only an unfinished creation) has the name.
@@ -186,6 +206,8 @@ class Repositories:
                 repository.state == "initial" and not self.is_stale(repository)
             ):
                 raise RepositoryNotFoundError(f"repository {name!r} not found")
+            if before is not None and repository.state != "initial":
+                before(repository)
             try:
                 return self.abandon(repository, predicate)
             except PreconditionFailedError:

@@ -185,13 +185,19 @@ def test_dump_and_restore_refs_into_a_bare_repository(
     _commit(sdk, repo, "main", {"f": b"data"}, "data")
     sdk.tags_api.create_tag(repo, lakefs_sdk.TagCreation(id="v1", ref="main"))
     dump = sdk.internal_api.dump_refs(repo)
+    dump_tag = sdk.tags_api.get_tag(repo, "v1").commit_id
     namespace = sdk.repositories_api.get_repository(repo).storage_namespace
     copy = f"copy-{uuid.uuid4().hex[:8]}"
-    created = http.post(
-        "/repositories",
-        params={"bare": "true"},
-        json={"name": copy, "storage_namespace": namespace},
-    )
+    bare = {"name": copy, "storage_namespace": namespace}
+    # A live repository's namespace is its own: a copy there could read its objects,
+    # and deleting the source's branches would delete blobs the copy references.
+    refused = http.post("/repositories", params={"bare": "true"}, json=bare)
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["message"].startswith("storage namespace already in use")
+    assert http.get(f"/repositories/{copy}").status_code == 404
+    # Deleted without purge, its data stays, and a bare repository may take it over.
+    assert http.delete(f"/repositories/{repo}").status_code == 204
+    created = http.post("/repositories", params={"bare": "true"}, json=bare)
     assert created.status_code == 201, created.text
     sdk.internal_api.restore_refs(
         copy,
@@ -201,7 +207,7 @@ def test_dump_and_restore_refs_into_a_bare_repository(
             branches_meta_range_id=dump.branches_meta_range_id,
         ),
     )
-    assert sdk.tags_api.get_tag(copy, "v1").commit_id == sdk.tags_api.get_tag(repo, "v1").commit_id
+    assert sdk.tags_api.get_tag(copy, "v1").commit_id == dump_tag
     assert _read(sdk, copy, "main", "f") == b"data"
 
 

@@ -36,6 +36,15 @@ def test_delete_with_purge_removes_every_blob_of_the_namespace(tmp_path: Path) -
         while _files(namespace) and time.monotonic() < deadline:
             time.sleep(0.5)
         assert _files(namespace) == [], server.output()
+        # Once the purge finishes, the namespace is free for a new repository.
+        with server.http() as http:
+            body = {"name": "again", "storage_namespace": "local://purged"}
+            created = http.post("/repositories", json=body)
+            while created.status_code == 400 and time.monotonic() < deadline:
+                assert "being purged" in created.json()["message"]
+                time.sleep(0.5)
+                created = http.post("/repositories", json=body)
+            assert created.status_code == 201, created.text
     finally:
         server.stop()
 

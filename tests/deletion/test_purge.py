@@ -9,10 +9,17 @@ from kvlake.deletion import DeadLetters, Purges
 from kvlake.deletion import keys as deletion_keys
 from kvlake.deletion import purge as purge_module
 from kvlake.deletion.records import PurgeRequest
-from kvlake.errors import ConflictError, RepositoryNotFoundError, UnavailableError
+from kvlake.errors import (
+    ConflictError,
+    RepositoryNotFoundError,
+    StorageNamespaceInUseError,
+    UnavailableError,
+)
 from kvlake.graveler import keys
+from kvlake.graveler.records import Repository, encode
 from kvlake.kv.faults import Fault, FaultyStore
 from kvlake.kv.memory import MemoryStore
+from tests.deletion.blockstores import BlobCall, FaultyBlockStore
 from tests.deletion.helpers import Lake
 
 
@@ -55,23 +62,63 @@ def test_deleting_without_purge_keeps_the_data(lake: Lake) -> None:
     assert set(lake.blocks.list_keys(lake.namespace)) == everything
 
 
-def test_purge_is_refused_when_another_repository_shares_the_namespace(lake: Lake) -> None:
-    lake.graveler.create_repository("repo2", storage_namespace=lake.namespace + "/inner")
+def test_purge_is_refused_when_a_repository_older_than_namespace_owners_overlaps(
+    lake: Lake,
+) -> None:
+    # Repositories created before namespaces had owners have no claim, so two may
+    # share a namespace; purge still refuses to delete the other one's data.
+    legacy = Repository(
+        name="repo2",
+        storage_namespace=lake.namespace + "/inner",
+        default_branch="main",
+        creation_date=0.0,
+        state="active",
+        instance_uid=keys.new_uid(),
+    )
+    lake.store.set(keys.REPOSITORIES, keys.repository_key("repo2"), encode(legacy))
     with pytest.raises(ConflictError, match="shares storage namespace .* with repository 'repo2'"):
         purges(lake).delete_repository("repo1", purge=True)
     assert lake.graveler.get_repository("repo1").state == "active"
     assert list(purges(lake).reports()) == []
 
 
-def test_a_purged_namespace_reused_by_a_new_repository_is_not_deleted(lake: Lake) -> None:
+def test_a_namespace_being_purged_is_refused_until_the_purge_finishes(lake: Lake) -> None:
+    fill(lake)
+    purges(lake).delete_repository("repo1", purge=True)
+    for create in (lake.graveler.create_repository, lake.graveler.create_bare_repository):
+        with pytest.raises(StorageNamespaceInUseError, match="being purged"):
+            create("repo2", storage_namespace=lake.namespace)
+    lake.cleaner.clean_once()  # the blobs are logged: still purging
+    with pytest.raises(StorageNamespaceInUseError, match="being purged"):
+        lake.graveler.create_repository("repo2", storage_namespace=lake.namespace)
+    lake.settle()
+    assert list(lake.blocks.list_keys(lake.namespace)) == []
+    repo2 = lake.graveler.create_repository("repo2", storage_namespace=lake.namespace)
+    owner = lake.graveler.namespaces.owner(lake.namespace)
+    assert owner is not None and owner.instance_uid == repo2.instance_uid
+
+
+def test_a_purge_record_retried_after_the_namespace_was_reused_deletes_nothing(
+    lake: Lake,
+) -> None:
     fill(lake)
     purges(lake).delete_repository("repo1", purge=True)
     lake.cleaner.clean_once()  # the blobs are logged
-    lake.graveler.create_repository("repo2", storage_namespace=lake.namespace)
-    lake.settle()
-    letters = list(DeadLetters(lake.log).scan())
-    assert letters and all("used by live repository 'repo2'" in x.reason for x in letters)
-    assert lake.data_blobs()  # nothing deleted under the new repository
+
+    def refuse_deletes(call: BlobCall) -> str | None:
+        return "before" if call.op.startswith("delete") else None
+
+    # Every delete fails until the records are dead letters: the purge is finished.
+    lake.settle(lake.worker(FaultyBlockStore(lake.blocks, refuse_deletes)))  # type: ignore[arg-type]
+    letters = DeadLetters(lake.log)
+    assert letters.count() > 0
+    repo2 = lake.graveler.create_repository("repo2", storage_namespace=lake.namespace)
+    everything = set(lake.blocks.list_keys(lake.namespace))
+    letters.requeue()
+    report = lake.settle()
+    assert report.deleted == 0 and report.kept > 0
+    assert set(lake.blocks.list_keys(lake.namespace)) == everything
+    assert lake.graveler.get_repository("repo2") == repo2
 
 
 def test_a_crashed_namespace_listing_resumes_from_its_checkpoint(

@@ -65,7 +65,11 @@ def crashes(
 
 def live_partitions(graveler: Graveler, repository: Repository) -> set[bytes]:
     """Partitions a healthy repository may have: its instance and its branches' tokens."""
-    names = {keys.REPOSITORIES, keys.instance_partition(repository.name, repository.instance_uid)}
+    names = {
+        keys.REPOSITORIES,
+        keys.NAMESPACES,
+        keys.instance_partition(repository.name, repository.instance_uid),
+    }
     for _, branch in graveler.list_branches(repository):
         for token in (branch.staging_token, *branch.sealed_tokens):
             names.add(keys.staging_partition(token))
@@ -121,7 +125,14 @@ def test_crash_during_delete_leaves_repository_whole_or_gone_and_cleaner_removes
         with pytest.raises(RepositoryNotFoundError):
             graveler.get_repository("repo1")
         Cleaner(graveler).clean_once()
-        assert set(all_keys(store.inner)) == {keys.REPOSITORIES}
+        assert set(all_keys(store.inner)) == {keys.REPOSITORIES, keys.NAMESPACES}
+        assert_data_kept(graveler)
+
+
+def assert_data_kept(graveler: Graveler) -> None:
+    """Deleted without purge: the namespace still holds the data, so it stays claimed."""
+    owner = graveler.namespaces.owner(NAMESPACE)
+    assert owner is not None and (owner.repository, owner.state) == ("repo1", "kept")
 
 
 def test_crash_during_commit_loses_no_staged_write_and_retry_commits_all() -> None:
@@ -161,4 +172,5 @@ def test_crash_during_cleaner_pass_is_finished_by_the_next_pass() -> None:
 
     for graveler, store, _, _ in crashes(setup, clean):
         Cleaner(graveler).clean_once()
-        assert set(all_keys(store.inner)) == {keys.REPOSITORIES}
+        assert set(all_keys(store.inner)) == {keys.REPOSITORIES, keys.NAMESPACES}
+        assert_data_kept(graveler)

@@ -127,6 +127,6 @@ def test_rules_belong_to_one_repository_instance(graveler: Graveler, repo: Repos
     other = graveler.create_repository("repo2", storage_namespace=NAMESPACE + "2")
     graveler.set(other, "main", b"x", value("x"))
     graveler.delete_repository("repo1")
-    again = graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+    again = graveler.create_repository("repo1", storage_namespace=NAMESPACE + "3")
     assert graveler.get_branch_protection_rules(again) == {}
     graveler.set(again, "main", b"x", value("x"))

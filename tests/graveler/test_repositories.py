@@ -76,7 +76,7 @@ def test_list_shows_only_active_repositories_in_name_order(
     graveler: Graveler, kv: MemoryStore
 ) -> None:
     for name in ["ccc", "aaa", "bbb"]:
-        graveler.create_repository(name, storage_namespace=NAMESPACE)
+        graveler.create_repository(name, storage_namespace=f"{NAMESPACE}-{name}")
     graveler.delete_repository("bbb")
     initial = Repository(
         name="ddd",
@@ -100,7 +100,7 @@ def test_deleted_name_is_free_at_once_and_new_repository_sees_nothing_old(
     graveler.delete_repository("repo1")
     with pytest.raises(RepositoryNotFoundError):
         graveler.get_repository("repo1")
-    new = graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+    new = graveler.create_repository("repo1", storage_namespace=f"{NAMESPACE}-new")
     assert new.instance_uid != old.instance_uid
     assert list(graveler.list(new, "main")) == []
     with pytest.raises(BranchNotFoundError):

@@ -1,0 +1,63 @@
+"""A storage namespace belongs to one repository: reuse and nesting are refused, in any spelling."""
+
+from __future__ import annotations
+
+import uuid
+
+import httpx
+import pytest
+
+IN_USE = "storage namespace already in use"
+
+
+def _create(http: httpx.Client, name: str, namespace: str, *, bare: bool = False) -> httpx.Response:
+    params = {"bare": "true"} if bare else {}
+    body = {"name": name, "storage_namespace": namespace}
+    return http.post("/repositories", params=params, json=body)
+
+
+def _refused(http: httpx.Client, namespace: str, *, bare: bool = False) -> str:
+    name = f"other-{uuid.uuid4().hex[:8]}"
+    response = _create(http, name, namespace, bare=bare)
+    assert response.status_code == 400, response.text
+    assert http.get(f"/repositories/{name}").status_code == 404
+    message: str = response.json()["message"]
+    assert message.startswith(IN_USE), message
+    return message
+
+
+@pytest.mark.parametrize("bare", [False, True])
+def test_a_live_repositorys_namespace_is_refused_in_every_spelling_and_nesting(
+    http: httpx.Client, repo: str, bare: bool
+) -> None:
+    for spelling in (
+        f"local://{repo}",
+        f"local://{repo}/",
+        f"local://{repo}//",
+        f"local:///{repo}",
+    ):
+        assert f"belongs to repository '{repo}'" in _refused(http, spelling, bare=bare)
+    assert "overlaps" in _refused(http, f"local://{repo}/inner", bare=bare)
+    outer = f"outer-{uuid.uuid4().hex[:8]}"
+    assert _create(http, outer, f"local://{outer}/a/b").status_code == 201
+    assert "overlaps" in _refused(http, f"local://{outer}", bare=bare)
+    assert "overlaps" in _refused(http, f"local://{outer}/a", bare=bare)
+    assert "overlaps" in _refused(http, f"local://{outer}/a/b/c", bare=bare)
+    assert _create(http, f"{outer}-x", f"local://{outer}/a/bc").status_code == 201
+
+
+def test_a_namespace_deleted_without_purge_keeps_its_data_from_new_repositories(
+    http: httpx.Client, repo: str
+) -> None:
+    uploaded = http.post(
+        f"/repositories/{repo}/branches/main/objects",
+        params={"path": "kept"},
+        content=b"data",
+        headers={"Content-Type": "application/octet-stream"},
+    )
+    assert uploaded.status_code == 201, uploaded.text
+    assert http.delete(f"/repositories/{repo}").status_code == 204
+    # A new repository there could be purged later, deleting the deleted one's data.
+    assert "deleted without purge" in _refused(http, f"local://{repo}")
+    assert "overlaps" in _refused(http, f"local://{repo}/inner", bare=True)
+    assert _create(http, repo, f"local://{repo}", bare=True).status_code == 201

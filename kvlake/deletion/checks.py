@@ -24,13 +24,10 @@ each group is checked against the KV as it is now:
 4. Committed data (staging records): a commit that consumed the record's
    token (graveler's consumed-token records) and holds the blob at the path
    keeps it, for good: committed blobs are garbage collection's, and such a
-   commit stays readable by id after a hard reset or a branch deletion. Then
-   every commit reachable from a branch or
-   tag and created after the entry's mtime (less `CLOCK_SKEW`) is looked up at
-   the path; a match keeps the blob (it is GC's). Entries move between paths only
-   by copy (step 3), so the path is enough. Not checked: commits no branch or tag
-   reaches any more (a reset or deleted branch's history), and histories longer
-   than `MAX_WALK` commits (the blob is then kept, conservatively).
+   commit stays readable by id after a hard reset or a branch deletion. No
+   history is walked: a record names the token its entry was in, and an entry
+   reaches a commit only through the token that commit consumed (or by a copy,
+   which step 3 catches), so one lookup per record decides.
 5. GC records: the run's mark set must not hold the address.
 """
 
@@ -48,20 +45,14 @@ from kvlake.deletion.gc import RUN_PROPERTY, GcMarks
 from kvlake.deletion.log import EntryOf
 from kvlake.deletion.purge import Purges
 from kvlake.deletion.records import STAGING_ORIGINS, PendingDelete
-from kvlake.errors import EntryNotFoundError, InvalidInputError, KvlakeError, NotFoundError
+from kvlake.errors import InvalidInputError, KvlakeError, NotFoundError
 from kvlake.graveler import keys as graveler_keys
 from kvlake.graveler.graveler import Graveler
-from kvlake.graveler.records import Commit, Repository, decode_deleted_repository, decode_value
+from kvlake.graveler.records import Repository, decode_deleted_repository, decode_value
 from kvlake.graveler.validation import check_repository_name
 from kvlake.kv import Store
 
 log = logging.getLogger(__name__)
-
-CLOCK_SKEW: Final = 3600.0
-"""Seconds by which commit and upload clocks may disagree; the history walk looks that far back."""
-
-MAX_WALK: Final = 10000
-"""Commits the history walk visits per instance and batch before it gives up (and keeps)."""
 
 Action = Literal["delete", "in_use", "wait", "kept", "invalid", "retry"]
 
@@ -92,10 +83,6 @@ class _Instance:
     repository: Repository | None = None
     tokens: list[str] = field(default_factory=list)
     sealed: set[str] = field(default_factory=set)
-    roots: list[str] = field(default_factory=list)
-    commits: list[tuple[str, Commit]] | None = None
-    walk_bound: float = 0.0
-    walk_truncated: bool = False
     shared_with: str | None = None
     taken_by: str | None = None
 
@@ -260,15 +247,11 @@ class ReferenceChecker:
         return _Instance("deleted", decode_deleted_repository(raw).storage_namespace)
 
     def _read_refs(self, instance: _Instance, repository: Repository) -> None:
-        """Branch tokens and heads, and tag targets: read before any staging or commit lookup."""
-        refs = self._graveler.refs
-        for _, branch in refs.list_branches(repository):
+        """Every branch's staging and sealed tokens: read before any staging lookup."""
+        for _, branch in self._graveler.refs.list_branches(repository):
             instance.tokens.append(branch.staging_token)
             instance.tokens.extend(branch.sealed_tokens)
             instance.sealed.update(branch.sealed_tokens)
-            instance.roots.append(branch.commit_id)
-        for _, tag in refs.list_tags(repository):
-            instance.roots.append(tag.commit_id)
 
     # -- in-use ------------------------------------------------------------------------
 
@@ -288,17 +271,11 @@ class ReferenceChecker:
             )
         staging = [i for i in staging if verdicts[i] is None]
         shared = self._shared(instance, [records[i] for i in staging])
-        unshared = [i for i in staging if records[i].address not in shared]
         for index in staging:
             if records[index].address in shared:
                 verdicts[index] = Verdict(
                     "kept", "a copy shares the address; garbage collection decides on it"
                 )
-        if unshared:
-            # One walk for the batch: from the oldest entry's time on.
-            self._commits(instance, min(records[i].since for i in unshared) - CLOCK_SKEW)
-        for index in unshared:
-            verdicts[index] = self._committed(instance, records[index])
         return [verdict or DELETE for verdict in verdicts]
 
     def _published(
@@ -308,8 +285,8 @@ class ReferenceChecker:
 
         Committed data is garbage collection's alone: such a commit stays readable by
         its id after a hard reset or a branch deletion, which no walk from the refs
-        sees. The commits come from graveler's consumed-token records, so this costs
-        a lookup per record, not a history walk.
+        sees. The commits come from graveler's consumed-token records: a lookup per
+        record, however long the history.
         """
         repository = instance.repository
         tokens = {records[i].staging_token for i in indexes if records[i].path}
@@ -404,50 +381,6 @@ class ReferenceChecker:
         found = _lookup_many(self._store, keys.SHARED, wanted)
         prefix = len(uid) + 1
         return {key[prefix:].decode() for key in found}
-
-    def _committed(self, instance: _Instance, record: PendingDelete) -> Verdict:
-        commits = self._commits(instance, record.since - CLOCK_SKEW)
-        for commit_id, commit in commits:
-            if commit.creation_date < record.since - CLOCK_SKEW:
-                continue
-            try:
-                value = self._graveler.committed.get(
-                    instance.namespace, commit.metarange_id, record.path
-                )
-            except EntryNotFoundError:
-                continue
-            if self._entry_of(value).address == record.address:
-                return Verdict("kept", f"committed in commit {commit_id}; garbage collection's")
-        if instance.walk_truncated:
-            return Verdict(
-                "kept",
-                f"history has more than {MAX_WALK} commits since the entry; garbage collection's",
-            )
-        return DELETE
-
-    def _commits(self, instance: _Instance, bound: float) -> list[tuple[str, Commit]]:
-        """Commits reachable from the roots created at or after `bound` (memoised per batch)."""
-        if instance.commits is not None and instance.walk_bound <= bound:
-            return instance.commits
-        assert instance.repository is not None
-        found: list[tuple[str, Commit]] = []
-        seen: set[str] = set()
-        stack = list(instance.roots)
-        while stack:
-            commit_id = stack.pop()
-            if commit_id in seen:
-                continue
-            seen.add(commit_id)
-            if len(seen) > MAX_WALK:
-                instance.walk_truncated = True
-                break
-            commit = self._graveler.refs.get_commit(instance.repository, commit_id)
-            if commit.creation_date < bound:
-                continue  # its ancestors are older still
-            found.append((commit_id, commit))
-            stack.extend(commit.parents)
-        instance.commits, instance.walk_bound = found, bound
-        return found
 
 
 def _lookup_many(store: Store, partition: bytes, wanted: list[bytes]) -> dict[bytes, bytes]:

@@ -35,10 +35,11 @@ STAGING_ORIGINS: Final = frozenset(
 class PendingDelete(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
     """One blob to delete once nothing references it.
 
-    `since` is the earliest time a commit could hold the entry that referenced
-    the blob (its mtime; 0 when unknown), which bounds how far back the in-use
-    check walks history. `staging_token` and `path` say where the reference
-    was; GC and purge records have none.
+    `staging_token` and `path` say where the reference was (the in-use check
+    looks there, and at the commits that consumed that token); GC and purge
+    records have none. `since` is the entry's mtime (0 when unknown): the check
+    no longer walks history from it, and it stays so that records already
+    stored (array-encoded) still decode and dead letters show it.
     """
 
     id: str

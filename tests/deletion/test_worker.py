@@ -84,24 +84,32 @@ def test_a_record_retried_while_in_use_deletes_the_blob_once_unreferenced(lake: 
 
 
 def test_a_committed_blob_is_never_deleted_by_a_staging_record(lake: Lake) -> None:
+    token = lake.graveler.get_branch(lake.repository, "main").staging_token
     first = lake.upload("a", b"1")
     lake.commit()
     lake.upload("a", b"2")
     lake.commit()  # the head holds b"2"; only history holds the first blob
-    stale_record(lake, first.address, "a", since=first.mtime)
+    # A record of the first blob in the token the first commit consumed, as a
+    # reset or writer that read the branch before the seal leaves one.
+    stale_record(lake, first.address, "a", staging_token=token)
     report = lake.settle()
     # Kept: the stale record. The first token's drop logs nothing: a commit consumed it.
     assert report.kept == 1 and report.deleted == 0
     assert first.address in lake.data_blobs()
 
 
-def test_a_blob_committed_on_another_branch_is_kept(lake: Lake) -> None:
+def test_a_blob_committed_on_another_branch_is_kept_after_the_branch_is_deleted(
+    lake: Lake,
+) -> None:
     lake.graveler.create_branch(lake.repository, "dev", "main")
+    token = lake.graveler.get_branch(lake.repository, "dev").staging_token
     stat = lake.upload("a", b"1", branch="dev")
-    lake.commit("dev")
-    stale_record(lake, stat.address, "a", since=stat.mtime)
+    commit = lake.commit("dev")
+    lake.graveler.delete_branch(lake.repository, "dev")  # only the commit's id reaches it
+    stale_record(lake, stat.address, "a", staging_token=token)
     assert lake.settle().deleted == 0
     assert stat.address in lake.data_blobs()
+    assert lake.graveler.get(lake.repository, commit, b"a")
 
 
 def test_deletes_reach_the_blockstore_in_batches_of_at_most_1000(lake: Lake) -> None:

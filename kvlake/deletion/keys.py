@@ -3,7 +3,7 @@
 Every name is built so that no two different inputs give the same bytes:
 partition numbers and due times are decimal with no sign, due times have a
 fixed width of 13 digits (milliseconds, good until the year 2286) and come
-first, instance uids have graveler's fixed width of 26 characters, and
+first, instance uids have the fixed width of `ids.UID_LENGTH` (26), and
 repository names cannot contain `/`. Nothing outside this module joins a
 partition or key by hand.
 
@@ -24,8 +24,8 @@ import hashlib
 import zlib
 from typing import Final
 
+from kvlake import ids
 from kvlake.errors import InvalidInputError
-from kvlake.graveler import keys as graveler_keys
 
 PENDING_PREFIX: Final = b"deletion/"
 DEAD_LETTERS: Final = b"deletion_dlq"
@@ -37,7 +37,6 @@ PARTITIONS_KEY: Final = b"partitions"
 _LEASE_PREFIX: Final = b"lease/"
 DUE_WIDTH: Final = 13
 _MAX_DUE_MS: Final = 10**DUE_WIDTH - 1
-_CROCKFORD: Final = "0123456789abcdefghjkmnpqrstvwxyz"
 
 
 def pending_partition(number: int) -> bytes:
@@ -73,9 +72,9 @@ def lease_key(number: int) -> bytes:
 
 def shared_key(instance_uid: str, address: str) -> bytes:
     """`<uid>/<address>`: unambiguous because the uid has a fixed width."""
-    if len(instance_uid) != graveler_keys.UID_LENGTH:
+    if len(instance_uid) != ids.UID_LENGTH:
         raise InvalidInputError(
-            f"instance uid {instance_uid!r} is not {graveler_keys.UID_LENGTH} characters;"
+            f"instance uid {instance_uid!r} is not {ids.UID_LENGTH} characters;"
             " pass the repository's instance_uid"
         )
     return instance_uid.encode() + b"/" + address.encode()
@@ -93,7 +92,7 @@ def purge_counts_key(repository: str, instance_uid: str) -> bytes:
 
 def new_record_id() -> str:
     """A random, time-sortable id, the same shape as graveler's uids."""
-    return graveler_keys.new_uid()
+    return ids.new_uid()
 
 
 def stable_record_id(*parts: str | bytes) -> str:
@@ -106,9 +105,4 @@ def stable_record_id(*parts: str | bytes) -> str:
         data = part.encode() if isinstance(part, str) else part
         digest.update(len(data).to_bytes(8, "big"))
         digest.update(data)
-    number = int.from_bytes(digest.digest(), "big") >> 6  # 130 bits: 26 base32 digits
-    chars = []
-    for _ in range(graveler_keys.UID_LENGTH):
-        number, digit = divmod(number, 32)
-        chars.append(_CROCKFORD[digit])
-    return "".join(reversed(chars))
+    return ids.encode_uid(int.from_bytes(digest.digest(), "big") >> 6)  # 136 bits to 130

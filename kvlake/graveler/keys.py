@@ -4,14 +4,14 @@ Every name is built so that no two different inputs give the same bytes:
 repository names use `[a-z0-9-]` and end the partition name before a fixed-width
 instance uid; branch, tag and commit names contain no `/`; staging partitions
 carry a prefix no repository partition can have (`/` is not allowed in
-repository names).
+repository names). The uid encoding itself is kvlake/ids.py's.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import time
+
+from kvlake import ids
 
 REPOSITORIES = b"graveler"
 DELETED_REPOSITORIES = b"graveler_deleted"
@@ -27,19 +27,7 @@ CONSUMED_TOKEN_PREFIX = b"consumed_tokens/"
 
 STAGING_PREFIX = b"staging/"
 
-_CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
 _INSTANCE_NAME = re.compile(r"[a-z0-9][a-z0-9-]*")
-UID_LENGTH = 26
-
-
-def new_uid() -> str:
-    """A random, time-sortable id (48-bit milliseconds + 80 random bits, base32, 26 chars)."""
-    number = (time.time_ns() // 1_000_000) << 80 | int.from_bytes(os.urandom(10), "big")
-    chars = []
-    for _ in range(UID_LENGTH):
-        number, digit = divmod(number, 32)
-        chars.append(_CROCKFORD[digit])
-    return "".join(reversed(chars))
 
 
 def parse_staging_partition(partition: bytes) -> tuple[str, str] | None:
@@ -48,7 +36,7 @@ def parse_staging_partition(partition: bytes) -> tuple[str, str] | None:
         return None
     token = partition[len(STAGING_PREFIX) :].decode(errors="replace")
     instance_uid, _, token_uid = token.partition("_")
-    if len(instance_uid) != UID_LENGTH or len(token_uid) != UID_LENGTH:
+    if len(instance_uid) != ids.UID_LENGTH or len(token_uid) != ids.UID_LENGTH:
         return None
     return instance_uid, token
 
@@ -56,9 +44,7 @@ def parse_staging_partition(partition: bytes) -> tuple[str, str] | None:
 def parse_instance_partition(partition: bytes) -> tuple[str, str] | None:
     """(repository name, instance uid) of an instance partition's name, or None."""
     name, dash, uid = partition.decode(errors="replace").rpartition("-")
-    if not dash or not _INSTANCE_NAME.fullmatch(name) or len(uid) != UID_LENGTH:
-        return None
-    if any(char not in _CROCKFORD for char in uid):
+    if not dash or not _INSTANCE_NAME.fullmatch(name) or not ids.is_uid(uid):
         return None
     return name, uid
 
@@ -82,7 +68,7 @@ def staging_partition(token: str) -> bytes:
 
 def new_staging_token(instance_uid: str) -> str:
     """A fresh token; it embeds the instance uid so leftovers can be traced to their owner."""
-    return instance_uid + "_" + new_uid()
+    return instance_uid + "_" + ids.new_uid()
 
 
 def branch_key(name: str) -> bytes:

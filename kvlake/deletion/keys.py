@@ -1,10 +1,10 @@
 """The deletion log's KV key schema: the only place that spells its partitions and keys.
 
 Every name is built so that no two different inputs give the same bytes:
-partition numbers and due times are decimal with no sign, due times have a
-fixed width of 13 digits (milliseconds, good until the year 2286) and come
-first, instance uids have the fixed width of `ids.UID_LENGTH` (26), and
-repository names cannot contain `/`. Nothing outside this module joins a
+partition numbers are decimal with no sign, due times are `ids.due_key`'s
+fixed width of 13 digits (milliseconds, clamped to the epoch .. the year 2286)
+and come first, instance uids have the fixed width of `ids.UID_LENGTH` (26),
+and repository names cannot contain `/`. Nothing outside this module joins a
 partition or key by hand.
 
 | partition | key | value |
@@ -35,8 +35,6 @@ PURGES: Final = b"deletion_purges"
 
 PARTITIONS_KEY: Final = b"partitions"
 _LEASE_PREFIX: Final = b"lease/"
-DUE_WIDTH: Final = 13
-_MAX_DUE_MS: Final = 10**DUE_WIDTH - 1
 
 
 def pending_partition(number: int) -> bytes:
@@ -53,13 +51,12 @@ def partition_for(address: str, count: int) -> int:
 
 def pending_key(due: float, record_id: str) -> bytes:
     """`<due ms>/<id>`: ordered by due time, so a worker's scan stops at the first not due."""
-    due_ms = min(max(int(due * 1000), 0), _MAX_DUE_MS)
-    return b"%013d/" % due_ms + record_id.encode()
+    return ids.due_key(due) + b"/" + record_id.encode()
 
 
 def due_of(key: bytes) -> float:
     """The due time (seconds) a pending key was written with."""
-    return int(key[:DUE_WIDTH]) / 1000
+    return ids.due_of(key)
 
 
 def dead_letter_key(record_id: str) -> bytes:

@@ -4,7 +4,8 @@ Every name is built so that no two different inputs give the same bytes:
 repository names use `[a-z0-9-]` and end the partition name before a fixed-width
 instance uid; branch, tag and commit names contain no `/`; staging partitions
 carry a prefix no repository partition can have (`/` is not allowed in
-repository names). The uid encoding itself is kvlake/ids.py's.
+repository names); dropped tokens start with a fixed-width due key. The uid and
+due key encodings themselves are kvlake/ids.py's.
 """
 
 from __future__ import annotations
@@ -93,14 +94,18 @@ def consumed_token_key(token: str) -> bytes:
 
 
 def dropped_token_key(due: float, token: str) -> bytes:
-    """Ordered by due time, so the cleaner's scan stops at the first one not yet due."""
-    return b"%013d/" % int(due * 1000) + token.encode()
+    """`<due ms>/<token>`: ordered by due time, so the cleaner's scan stops at the first not due.
+
+    The due time is clamped to what `ids.due_key` can represent.
+    """
+    return ids.due_key(due) + b"/" + token.encode()
 
 
 def dropped_token_of(dropped_key: bytes) -> str:
     """The token a `dropped_token_key` names."""
-    return dropped_key[14:].decode()
+    return dropped_key[ids.DUE_WIDTH + 1 :].decode()
 
 
 def due_time(dropped_key: bytes) -> float:
-    return int(dropped_key[:13]) / 1000
+    """The due time (seconds) a `dropped_token_key` was written with."""
+    return ids.due_of(dropped_key)

@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
+from kvlake import ids
 from kvlake.blockstore import open_blockstore
 from kvlake.catalog.catalog import entry_ref
 from kvlake.config import DeletionSettings
@@ -97,7 +98,7 @@ def make_files(root: Path, count: int, hour: int) -> list[str]:
         folder = f"data/bench{hour + start // PER_FOLDER:05d}"
         (root / folder).mkdir(parents=True, exist_ok=True)
         for _ in range(min(PER_FOLDER, count - start)):
-            key = f"{folder}/{keys.new_uid()}"
+            key = f"{folder}/{ids.new_uid()}"
             with open(root / key, "wb") as file:
                 file.write(b"x")
             made.append(key)

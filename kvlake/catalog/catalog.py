@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import BinaryIO, Final
 
+from kvlake import ids
 from kvlake.blockstore import READ_CHUNK, BlockStore
 from kvlake.catalog.listing import MAX_AMOUNT, list_page
 from kvlake.catalog.records import ListingPage, ObjectEntry, ObjectStat, from_value, to_value
@@ -38,7 +39,6 @@ from kvlake.errors import (
     KvlakeError,
     PreconditionFailedError,
 )
-from kvlake.graveler import keys
 from kvlake.graveler.graveler import TOKEN_DROP_DELAY, Graveler
 from kvlake.graveler.records import Repository, Value
 from kvlake.graveler.validation import check_branch_name, check_path
@@ -82,7 +82,7 @@ class _HashingReader:
 
 def new_address(now: float) -> str:
     """A fresh object address, grouped by hour so listings of the namespace stay shallow."""
-    return time.strftime("data/%Y%m%dT%H/", time.gmtime(now)) + keys.new_uid()
+    return time.strftime("data/%Y%m%dT%H/", time.gmtime(now)) + ids.new_uid()
 
 
 class Catalog:

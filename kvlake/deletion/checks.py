@@ -39,6 +39,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
+from kvlake import ids
 from kvlake.blockstore import BlockStore, check_key
 from kvlake.deletion import keys
 from kvlake.deletion.gc import RUN_PROPERTY, GcMarks
@@ -139,7 +140,7 @@ class ReferenceChecker:
                 seen[name] = f"repository name {name!r} is invalid ({exc})"
         if seen[name]:
             return seen[name]
-        if len(record.instance_uid) != graveler_keys.UID_LENGTH:
+        if len(record.instance_uid) != ids.UID_LENGTH:
             return f"instance uid {record.instance_uid!r} is not a repository instance uid"
         try:
             check_key(record.address)

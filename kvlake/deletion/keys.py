@@ -1,10 +1,10 @@
 """The deletion log's KV key schema: the only place that spells its partitions and keys.
 
 Every name is built so that no two different inputs give the same bytes:
-partition numbers and due times are decimal with no sign, due times have a
-fixed width of 13 digits (milliseconds, good until the year 2286) and come
-first, instance uids have graveler's fixed width of 26 characters, and
-repository names cannot contain `/`. Nothing outside this module joins a
+partition numbers are decimal with no sign, due times are `ids.due_key`'s
+fixed width of 13 digits (milliseconds, clamped to the epoch .. the year 2286)
+and come first, instance uids have the fixed width of `ids.UID_LENGTH` (26),
+and repository names cannot contain `/`. Nothing outside this module joins a
 partition or key by hand.
 
 | partition | key | value |
@@ -24,8 +24,8 @@ import hashlib
 import zlib
 from typing import Final
 
+from kvlake import ids
 from kvlake.errors import InvalidInputError
-from kvlake.graveler import keys as graveler_keys
 
 PENDING_PREFIX: Final = b"deletion/"
 DEAD_LETTERS: Final = b"deletion_dlq"
@@ -35,9 +35,6 @@ PURGES: Final = b"deletion_purges"
 
 PARTITIONS_KEY: Final = b"partitions"
 _LEASE_PREFIX: Final = b"lease/"
-DUE_WIDTH: Final = 13
-_MAX_DUE_MS: Final = 10**DUE_WIDTH - 1
-_CROCKFORD: Final = "0123456789abcdefghjkmnpqrstvwxyz"
 
 
 def pending_partition(number: int) -> bytes:
@@ -54,13 +51,12 @@ def partition_for(address: str, count: int) -> int:
 
 def pending_key(due: float, record_id: str) -> bytes:
     """`<due ms>/<id>`: ordered by due time, so a worker's scan stops at the first not due."""
-    due_ms = min(max(int(due * 1000), 0), _MAX_DUE_MS)
-    return b"%013d/" % due_ms + record_id.encode()
+    return ids.due_key(due) + b"/" + record_id.encode()
 
 
 def due_of(key: bytes) -> float:
     """The due time (seconds) a pending key was written with."""
-    return int(key[:DUE_WIDTH]) / 1000
+    return ids.due_of(key)
 
 
 def dead_letter_key(record_id: str) -> bytes:
@@ -73,9 +69,9 @@ def lease_key(number: int) -> bytes:
 
 def shared_key(instance_uid: str, address: str) -> bytes:
     """`<uid>/<address>`: unambiguous because the uid has a fixed width."""
-    if len(instance_uid) != graveler_keys.UID_LENGTH:
+    if len(instance_uid) != ids.UID_LENGTH:
         raise InvalidInputError(
-            f"instance uid {instance_uid!r} is not {graveler_keys.UID_LENGTH} characters;"
+            f"instance uid {instance_uid!r} is not {ids.UID_LENGTH} characters;"
             " pass the repository's instance_uid"
         )
     return instance_uid.encode() + b"/" + address.encode()
@@ -93,7 +89,7 @@ def purge_counts_key(repository: str, instance_uid: str) -> bytes:
 
 def new_record_id() -> str:
     """A random, time-sortable id, the same shape as graveler's uids."""
-    return graveler_keys.new_uid()
+    return ids.new_uid()
 
 
 def stable_record_id(*parts: str | bytes) -> str:
@@ -106,9 +102,4 @@ def stable_record_id(*parts: str | bytes) -> str:
         data = part.encode() if isinstance(part, str) else part
         digest.update(len(data).to_bytes(8, "big"))
         digest.update(data)
-    number = int.from_bytes(digest.digest(), "big") >> 6  # 130 bits: 26 base32 digits
-    chars = []
-    for _ in range(graveler_keys.UID_LENGTH):
-        number, digit = divmod(number, 32)
-        chars.append(_CROCKFORD[digit])
-    return "".join(reversed(chars))
+    return ids.encode_uid(int.from_bytes(digest.digest(), "big") >> 6)  # 136 bits to 130

@@ -23,6 +23,7 @@ from typing import Final, TypeVar
 
 import msgspec
 
+from kvlake import ids
 from kvlake.blockstore.store import BlockStore
 from kvlake.errors import BlobNotFoundError, InvalidInputError, NotFoundError
 from kvlake.graveler import keys
@@ -77,7 +78,7 @@ class RefsDumper:
 
         Returns the manifest; its `dump_id` names the dump for `restore`.
         """
-        dump_id = keys.new_uid()
+        dump_id = ids.new_uid()
         counts = {"branches": 0, "tags": 0, "commits": 0}
 
         def lines(kind: str, records: Iterator[msgspec.Struct]) -> Iterator[bytes]:
@@ -135,7 +136,7 @@ class RefsDumper:
 
     def load_manifest(self, repository: Repository, dump_id: str) -> RefsManifest:
         """Raises NotFoundError when there is no complete dump `dump_id`."""
-        if not isinstance(dump_id, str) or len(dump_id) != keys.UID_LENGTH or not dump_id.isalnum():
+        if not isinstance(dump_id, str) or len(dump_id) != ids.UID_LENGTH or not dump_id.isalnum():
             raise InvalidInputError(
                 f"refs dump id {dump_id!r} is invalid; pass the dump_id a dump returned"
             )

@@ -32,7 +32,7 @@ from kvlake.graveler.records import (
 from kvlake.graveler.refexpr import RefResolver
 from kvlake.graveler.refs import Refs
 from kvlake.graveler.reset import DropTokens, Resetter
-from kvlake.graveler.revert import Picker
+from kvlake.graveler.revert import ChangeApplier
 from kvlake.graveler.staging import Staging
 from kvlake.graveler.validation import check_branch_name
 from kvlake.graveler.writer import Writer
@@ -48,7 +48,7 @@ class HistoryOperations:
     _log: CommitLog
     _differ: Differ
     _merger: Merger
-    _picker: Picker
+    _applier: ChangeApplier
     _resetter: Resetter
     _dumper: RefsDumper | None
 
@@ -78,7 +78,7 @@ class HistoryOperations:
         self._merger = Merger(
             refs=refs, resolver=resolver, committed=committed, committer=committer, clock=clock
         )
-        self._picker = Picker(
+        self._applier = ChangeApplier(
             refs=refs, resolver=resolver, committed=committed, committer=committer, clock=clock
         )
         self._resetter = Resetter(
@@ -211,9 +211,9 @@ class HistoryOperations:
         metadata: dict[str, str] | None = None,
         allow_empty: bool = False,
     ) -> str:
-        """Commit the inverse of `ref`'s change on `branch` (see `Picker.revert`)."""
+        """Commit the inverse of `ref`'s change on `branch` (see `ChangeApplier.revert`)."""
         self._check_branch(repository, branch, "commit")
-        return self._picker.revert(
+        return self._applier.revert(
             repository,
             branch,
             ref,
@@ -233,9 +233,9 @@ class HistoryOperations:
         parent_number: int = 0,
         allow_empty: bool = False,
     ) -> str:
-        """Commit `ref`'s change again on `branch` (see `Picker.cherry_pick`)."""
+        """Commit `ref`'s change again on `branch` (see `ChangeApplier.cherry_pick`)."""
         self._check_branch(repository, branch, "commit")
-        return self._picker.cherry_pick(
+        return self._applier.cherry_pick(
             repository,
             branch,
             ref,

@@ -4,14 +4,15 @@ Every name is built so that no two different inputs give the same bytes:
 repository names use `[a-z0-9-]` and end the partition name before a fixed-width
 instance uid; branch, tag and commit names contain no `/`; staging partitions
 carry a prefix no repository partition can have (`/` is not allowed in
-repository names).
+repository names); dropped tokens start with a fixed-width due key. The uid and
+due key encodings themselves are kvlake/ids.py's.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import time
+
+from kvlake import ids
 
 REPOSITORIES = b"graveler"
 DELETED_REPOSITORIES = b"graveler_deleted"
@@ -29,19 +30,7 @@ CONSUMED_TOKEN_PREFIX = b"consumed_tokens/"
 
 STAGING_PREFIX = b"staging/"
 
-_CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
 _INSTANCE_NAME = re.compile(r"[a-z0-9][a-z0-9-]*")
-UID_LENGTH = 26
-
-
-def new_uid() -> str:
-    """A random, time-sortable id (48-bit milliseconds + 80 random bits, base32, 26 chars)."""
-    number = (time.time_ns() // 1_000_000) << 80 | int.from_bytes(os.urandom(10), "big")
-    chars = []
-    for _ in range(UID_LENGTH):
-        number, digit = divmod(number, 32)
-        chars.append(_CROCKFORD[digit])
-    return "".join(reversed(chars))
 
 
 def parse_staging_partition(partition: bytes) -> tuple[str, str] | None:
@@ -50,7 +39,7 @@ def parse_staging_partition(partition: bytes) -> tuple[str, str] | None:
         return None
     token = partition[len(STAGING_PREFIX) :].decode(errors="replace")
     instance_uid, _, token_uid = token.partition("_")
-    if len(instance_uid) != UID_LENGTH or len(token_uid) != UID_LENGTH:
+    if len(instance_uid) != ids.UID_LENGTH or len(token_uid) != ids.UID_LENGTH:
         return None
     return instance_uid, token
 
@@ -58,9 +47,7 @@ def parse_staging_partition(partition: bytes) -> tuple[str, str] | None:
 def parse_instance_partition(partition: bytes) -> tuple[str, str] | None:
     """(repository name, instance uid) of an instance partition's name, or None."""
     name, dash, uid = partition.decode(errors="replace").rpartition("-")
-    if not dash or not _INSTANCE_NAME.fullmatch(name) or len(uid) != UID_LENGTH:
-        return None
-    if any(char not in _CROCKFORD for char in uid):
+    if not dash or not _INSTANCE_NAME.fullmatch(name) or not ids.is_uid(uid):
         return None
     return name, uid
 
@@ -89,7 +76,7 @@ def staging_partition(token: str) -> bytes:
 
 def new_staging_token(instance_uid: str) -> str:
     """A fresh token; it embeds the instance uid so leftovers can be traced to their owner."""
-    return instance_uid + "_" + new_uid()
+    return instance_uid + "_" + ids.new_uid()
 
 
 def branch_key(name: str) -> bytes:
@@ -114,14 +101,18 @@ def consumed_token_key(token: str) -> bytes:
 
 
 def dropped_token_key(due: float, token: str) -> bytes:
-    """Ordered by due time, so the cleaner's scan stops at the first one not yet due."""
-    return b"%013d/" % int(due * 1000) + token.encode()
+    """`<due ms>/<token>`: ordered by due time, so the cleaner's scan stops at the first not due.
+
+    The due time is clamped to what `ids.due_key` can represent.
+    """
+    return ids.due_key(due) + b"/" + token.encode()
 
 
 def dropped_token_of(dropped_key: bytes) -> str:
     """The token a `dropped_token_key` names."""
-    return dropped_key[14:].decode()
+    return dropped_key[ids.DUE_WIDTH + 1 :].decode()
 
 
 def due_time(dropped_key: bytes) -> float:
-    return int(dropped_key[:13]) / 1000
+    """The due time (seconds) a `dropped_token_key` was written with."""
+    return ids.due_of(dropped_key)

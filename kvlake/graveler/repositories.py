@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 
 import msgspec
 
+from kvlake import ids
 from kvlake.errors import (
     ConflictError,
     KeyNotFoundError,
@@ -141,7 +142,7 @@ class Repositories:
                 default_branch=default_branch,
                 creation_date=now,
                 state="initial",
-                instance_uid=keys.new_uid(),
+                instance_uid=ids.new_uid(),
                 state_changed=now,
             )
             encoded = encode(record)

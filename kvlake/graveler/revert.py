@@ -24,8 +24,11 @@ CHERRY_PICK_ORIGIN = "cherry-pick-origin"
 CHERRY_PICK_COMMITTER = "cherry-pick-committer"
 
 
-class Picker:
-    """Reverts and cherry-picks commits onto branches. Thread-safe."""
+class ChangeApplier:
+    """Applies one commit's change to a branch: inverted to revert, as is to cherry-pick.
+
+    Thread-safe.
+    """
 
     def __init__(
         self,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from kvlake import ids
 from kvlake.blockstore.memory import MemoryBlockStore
 from kvlake.deletion import DeadLetters, Purges
 from kvlake.deletion import keys as deletion_keys
@@ -73,7 +74,7 @@ def test_purge_is_refused_when_a_repository_older_than_namespace_owners_overlaps
         default_branch="main",
         creation_date=0.0,
         state="active",
-        instance_uid=keys.new_uid(),
+        instance_uid=ids.new_uid(),
     )
     lake.store.set(keys.REPOSITORIES, keys.repository_key("repo2"), encode(legacy))
     with pytest.raises(ConflictError, match="shares storage namespace .* with repository 'repo2'"):

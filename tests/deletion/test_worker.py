@@ -11,7 +11,8 @@ from kvlake.deletion import DeadLetters, PendingDelete
 from kvlake.deletion import keys as deletion_keys
 from kvlake.deletion.leases import Leases
 from kvlake.errors import InvalidInputError, NotFoundError
-from kvlake.graveler.keys import new_staging_token, new_uid, staging_partition
+from kvlake.graveler.keys import new_staging_token, staging_partition
+from kvlake.ids import new_uid
 from kvlake.kv.memory import MemoryStore
 from tests.deletion.blockstores import BlobCall, FaultyBlockStore
 from tests.deletion.helpers import DAY, Lake

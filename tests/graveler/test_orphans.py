@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pytest
 
+from kvlake import ids
 from kvlake.blockstore.memory import MemoryBlockStore
 from kvlake.catalog.records import ObjectEntry, to_value
 from kvlake.graveler import keys
@@ -70,7 +71,7 @@ def test_a_stalled_creations_instance_partition_is_swept(
     graveler: Graveler, clock: FakeClock
 ) -> None:
     cleaner = Cleaner(graveler, sweep_interval=0)
-    dead_uid = keys.new_uid()
+    dead_uid = ids.new_uid()
     leftovers = keys.instance_partition("repo9", dead_uid)
     stray_token = keys.staging_partition(keys.new_staging_token(dead_uid))
     graveler.store.set(leftovers, keys.branch_key("main"), b"x")
@@ -109,7 +110,7 @@ def test_a_partition_referenced_again_before_the_grace_ends_is_kept(
     """A note alone never drops anything: the partition must still be an orphan later."""
     cleaner = Cleaner(graveler, sweep_interval=0)
     repository = graveler.create_repository("repo2", storage_namespace=NAMESPACE + "2")
-    dead_uid = keys.new_uid()
+    dead_uid = ids.new_uid()
     stray = keys.staging_partition(keys.new_staging_token(dead_uid))
     graveler.store.set(stray, b"k", b"")
     assert cleaner.clean_once().orphans_noted == 1

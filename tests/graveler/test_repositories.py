@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from kvlake import ids
 from kvlake.errors import (
     BranchNotFoundError,
     ConflictError,
@@ -84,7 +85,7 @@ def test_list_shows_only_active_repositories_in_name_order(
         default_branch="main",
         creation_date=0,
         state="initial",
-        instance_uid=keys.new_uid(),
+        instance_uid=ids.new_uid(),
     )
     kv.set(keys.REPOSITORIES, keys.repository_key("ddd"), encode(initial))
     assert [r.name for r in graveler.list_repositories()] == ["aaa", "ccc"]

@@ -1,6 +1,6 @@
 """HTTP benchmark: kvlake's API under wrk, beside a bare Starlette endpoint.
 
-Starts `python -m kvlake.api --workers 2` on loopback (SQLite, then PostgreSQL
+Starts `python -m kvlake serve --workers 2` on loopback (SQLite, then PostgreSQL
 when reachable), prepares a repository, and drives it with wrk at 32
 connections: stat, 1 KiB upload, a 1000-entry listing and branch creation. A
 bare Starlette JSON endpoint on 2 uvicorn workers runs in the same script, so
@@ -132,7 +132,7 @@ def bench_kvlake(
     }
     if kv_url:
         env["KVLAKE_KV_URL"] = kv_url
-    command = [sys.executable, "-m", "kvlake.api", "--port", str(port), "--data-dir", data_dir]
+    command = [sys.executable, "-m", "kvlake", "serve", "--port", str(port), "--data-dir", data_dir]
     process = subprocess.Popen(command + ["--workers", "2"], env=env, stdout=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}/api/v1"
     results = []

@@ -29,7 +29,7 @@ def free_port() -> int:
 
 
 class Server:
-    """`python -m kvlake.api` on a free port; `stop()` sends SIGTERM and waits."""
+    """`python -m kvlake serve` on a free port; `stop()` sends SIGTERM and waits."""
 
     def __init__(
         self,
@@ -53,7 +53,7 @@ class Server:
         if kv_url:
             env["KVLAKE_KV_URL"] = kv_url
         env |= extra_env
-        command = [sys.executable, "-m", "kvlake.api", "--port", str(self.port)]
+        command = [sys.executable, "-m", "kvlake", "serve", "--port", str(self.port)]
         command += ["--data-dir", str(data_dir), "--workers", str(workers)]
         with self.log.open("wb") as log:
             self.process = subprocess.Popen(

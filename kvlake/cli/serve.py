@@ -1,0 +1,52 @@
+"""`kvlake serve`: the one way to start the server, its flags mapped onto KVLAKE_* settings.
+
+A flag overrides its variable and nothing else, so a flag and the setting it
+names can never disagree about precedence: the flags are applied as if they
+were variables, then the settings load as they always do.
+"""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from kvlake.config import ENV_PREFIX, load_settings
+
+
+@click.command()
+@click.option("--host", help="Address to listen on (KVLAKE_HOST).")
+@click.option("--port", help="Port to listen on (KVLAKE_PORT).")
+@click.option("--data-dir", help="Where embedded metadata and blobs live (KVLAKE_DATA_DIR).")
+@click.option("--kv", "kv_url", help="Metadata store URL, e.g. postgres://... (KVLAKE_KV_URL).")
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Server processes; they share the KV store and behave as one system.",
+)
+def serve(
+    host: str | None, port: str | None, data_dir: str | None, kv_url: str | None, workers: int
+) -> None:
+    """Run the lakeFS-compatible server (/api/v1) until interrupted.
+
+    With no settings at all it keeps metadata in an embedded SQLite file and
+    blobs in a local folder under ~/.kvlake. On first start it creates an admin
+    user and prints its access key once (or takes it from
+    KVLAKE_INSTALLATION_ACCESS_KEY_ID / KVLAKE_INSTALLATION_SECRET_ACCESS_KEY).
+    """
+    # Imported here so that every other command starts without loading the server stack.
+    from kvlake.api.server import serve as run_server
+
+    overrides = {
+        f"{ENV_PREFIX}{name}": value
+        for name, value in (
+            ("HOST", host),
+            ("PORT", port),
+            ("DATA_DIR", data_dir),
+            ("KV_URL", kv_url),
+        )
+        if value is not None
+    }
+    run_server(load_settings({**os.environ, **overrides}), workers=workers)

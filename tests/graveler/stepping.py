@@ -16,7 +16,8 @@ from typing import TypeVar
 from kvlake.graveler.graveler import Graveler
 from kvlake.kv import Store
 from kvlake.kv.faults import Call, Fault, FaultyStore
-from tests.graveler.helpers import FakeClock, make_graveler
+from tests.graveler.helpers import make_graveler
+from tests.support import FakeClock
 
 _T = TypeVar("_T")
 

@@ -11,7 +11,8 @@ from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.records import Repository
 from kvlake.kv.faults import FaultyStore
 from kvlake.kv.memory import MemoryStore
-from tests.graveler.helpers import NAMESPACE, FakeClock, add_commit, make_graveler, value
+from tests.graveler.helpers import NAMESPACE, add_commit, make_graveler, value
+from tests.support import FakeClock
 
 
 @pytest.fixture

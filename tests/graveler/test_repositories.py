@@ -18,7 +18,8 @@ from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.records import Repository, encode
 from kvlake.kv.faults import Fault, FaultyStore
 from kvlake.kv.memory import MemoryStore
-from tests.graveler.helpers import NAMESPACE, FakeClock, all_keys, make_graveler, value
+from tests.graveler.helpers import NAMESPACE, all_keys, make_graveler, value
+from tests.support import FakeClock
 
 
 def test_create_makes_an_active_repository_with_first_commit_and_default_branch(

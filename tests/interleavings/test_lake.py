@@ -24,7 +24,6 @@ from kvlake.catalog import ObjectStat
 from kvlake.errors import KvlakeError, NoChangesError
 from kvlake.kv import Store, open_store
 from kvlake.kv.memory import MemoryStore
-from tests.conftest import drop_postgres_table
 from tests.deletion.helpers import Lake
 from tests.interleavings.scheduler import (
     Check,
@@ -35,6 +34,7 @@ from tests.interleavings.scheduler import (
     SteppingStore,
     explore,
 )
+from tests.support import drop_postgres_table
 
 Operations = Sequence[Callable[[], object]]
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import httpx
 
 from tests.api.server import Server
+from tests.support import wait_until
 
 WAIT_SECONDS = 90
 
@@ -32,10 +32,12 @@ def test_delete_with_purge_removes_every_blob_of_the_namespace(tmp_path: Path) -
             assert _files(namespace)
             assert http.delete("/repositories/purged", params={"purge": "true"}).status_code == 204
             assert http.get("/repositories/purged").status_code == 404
-        deadline = time.monotonic() + WAIT_SECONDS
-        while _files(namespace) and time.monotonic() < deadline:
-            time.sleep(0.5)
-        assert _files(namespace) == [], server.output()
+        wait_until(
+            lambda: not _files(namespace),
+            timeout=WAIT_SECONDS,
+            interval=0.5,
+            message=lambda: f"the purge to remove {_files(namespace)}:\n{server.output()}",
+        )
     finally:
         server.stop()
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import os
 import threading
-import time
 import tracemalloc
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from kvlake.errors import (
     InvalidInputError,
     UnavailableError,
 )
+from tests.support import wait_until
 
 from .streams import PatternStream, SourceError
 
@@ -218,10 +218,11 @@ def test_a_put_makes_new_folders_durable_in_their_parents(
 
 
 def _wait_for_waiters(syncs: _FolderSyncs, folder: str, count: int) -> None:
-    deadline = time.monotonic() + 10
-    while (state := syncs._folders.get(folder)) is None or state.waiters < count:
-        assert time.monotonic() < deadline, "the sync callers never arrived"
-        time.sleep(0.001)
+    def arrived() -> bool:
+        state = syncs._folders.get(folder)
+        return state is not None and state.waiters >= count
+
+    wait_until(arrived, interval=0.001, message=f"{count} sync callers to arrive")
 
 
 def test_callers_waiting_on_a_running_folder_fsync_share_the_next_one() -> None:

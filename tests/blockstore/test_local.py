@@ -218,11 +218,11 @@ def test_a_put_makes_new_folders_durable_in_their_parents(
 
 
 def _wait_for_waiters(syncs: _FolderSyncs, folder: str, count: int) -> None:
-    def arrived() -> bool:
-        state = syncs._folders.get(folder)
-        return state is not None and state.waiters >= count
-
-    wait_until(arrived, interval=0.001, message=f"{count} sync callers to arrive")
+    wait_until(
+        lambda: syncs.waiters(folder) >= count,
+        interval=0.001,
+        message=f"{count} sync callers to arrive",
+    )
 
 
 def test_callers_waiting_on_a_running_folder_fsync_share_the_next_one() -> None:
@@ -249,7 +249,8 @@ def test_callers_waiting_on_a_running_folder_fsync_share_the_next_one() -> None:
     for thread in (first, *others):
         thread.join(10)
     assert len(runs) == 2  # one more fsync covered all five
-    assert syncs._folders == {}
+    assert syncs.waiters("f") == 0
+    assert syncs.folders_in_use() == 0  # nothing is kept for a folder no one syncs
 
 
 def test_a_failed_folder_fsync_fails_its_caller_and_the_waiters_run_their_own() -> None:

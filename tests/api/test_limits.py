@@ -16,6 +16,7 @@ import socket
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Protocol
 
 import httpx
 import pytest
@@ -31,8 +32,14 @@ HANG_SECONDS = 30.0
 _AUTH = base64.b64encode(f"{ACCESS_KEY_ID}:{SECRET_ACCESS_KEY}".encode()).decode()
 
 
+class Start(Protocol):
+    """Start a server with these KVLAKE_* settings; the fixture stops it after the test."""
+
+    def __call__(self, **env: str) -> Server: ...
+
+
 @pytest.fixture
-def start(tmp_path: Path) -> Iterator[type[Server]]:
+def start(tmp_path: Path) -> Iterator[Start]:
     servers: list[Server] = []
 
     def make(**env: str) -> Server:
@@ -40,7 +47,7 @@ def start(tmp_path: Path) -> Iterator[type[Server]]:
         servers.append(server)
         return server
 
-    yield make  # type: ignore[misc]
+    yield make
     for server in servers:
         server.stop()
 
@@ -102,7 +109,7 @@ def _upload_path(repo: str, path: str) -> str:
     return f"/repositories/{repo}/branches/main/objects?path={path}"
 
 
-def test_anonymous_body_is_refused_before_it_is_read(start: type[Server]) -> None:
+def test_anonymous_body_is_refused_before_it_is_read(start: Start) -> None:
     server = start()
     # The body is never sent: a server that reads it first waits for it until the test fails.
     sock = _open(
@@ -121,7 +128,7 @@ def test_anonymous_body_is_refused_before_it_is_read(start: type[Server]) -> Non
     assert status == 401, data
 
 
-def test_body_budget_full_is_503_then_frees_when_the_holder_leaves(start: type[Server]) -> None:
+def test_body_budget_full_is_503_then_frees_when_the_holder_leaves(start: Start) -> None:
     server = start(KVLAKE_SERVER_BODY_BUDGET=str(1 << 20))
     repo = _repository(server)
     holder = _open(
@@ -157,7 +164,7 @@ def test_body_budget_full_is_503_then_frees_when_the_holder_leaves(start: type[S
     assert "Traceback" not in output and "bug" not in output, output
 
 
-def test_connections_beyond_the_limit_get_503(start: type[Server]) -> None:
+def test_connections_beyond_the_limit_get_503(start: Start) -> None:
     server = start(KVLAKE_SERVER_MAX_CONNECTIONS="4")
     held = [
         socket.create_connection(("127.0.0.1", server.port), timeout=HANG_SECONDS) for _ in range(4)
@@ -179,7 +186,7 @@ def test_connections_beyond_the_limit_get_503(start: type[Server]) -> None:
 
 
 @pytest.mark.parametrize("size", [512 << 10, 4 << 20], ids=["read-whole", "streamed"])
-def test_stalled_upload_gets_408_and_leaves_no_blob(start: type[Server], size: int) -> None:
+def test_stalled_upload_gets_408_and_leaves_no_blob(start: Start, size: int) -> None:
     server = start(KVLAKE_SERVER_BODY_READ_TIMEOUT="1")
     repo = _repository(server)
     sock = _open(server, "POST", _upload_path(repo, "stalled"), size=size, first=b"x" * 70000)
@@ -195,7 +202,7 @@ def test_stalled_upload_gets_408_and_leaves_no_blob(start: type[Server], size: i
     assert [p for p in blobs if repo in str(p) and "data" in p.parts] == []
 
 
-def test_held_open_uploads_do_not_starve_other_requests(start: type[Server]) -> None:
+def test_held_open_uploads_do_not_starve_other_requests(start: Start) -> None:
     server = start()
     repo = _repository(server)
     held = [
@@ -217,7 +224,7 @@ def test_held_open_uploads_do_not_starve_other_requests(start: type[Server]) -> 
             sock.close()
 
 
-def test_client_leaving_mid_upload_is_one_quiet_line(start: type[Server]) -> None:
+def test_client_leaving_mid_upload_is_one_quiet_line(start: Start) -> None:
     server = start()
     repo = _repository(server)
     for i in range(3):

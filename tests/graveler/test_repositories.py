@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
 from kvlake.errors import (
@@ -121,7 +122,7 @@ def test_repository_left_deleting_reads_as_being_deleted_and_retry_finishes(
     graveler: Graveler, kv: MemoryStore
 ) -> None:
     repo = graveler.create_repository("repo1", storage_namespace=NAMESPACE)
-    deleting = Repository(**{**_fields(repo), "state": "deleting"})
+    deleting = msgspec.structs.replace(repo, state="deleting")
     kv.set(keys.REPOSITORIES, keys.repository_key("repo1"), encode(deleting))
     with pytest.raises(RepositoryDeletingError, match="being deleted"):
         graveler.get_repository("repo1")
@@ -165,10 +166,6 @@ def test_bare_repository_is_active_without_branches(graveler: Graveler) -> None:
     repo = graveler.create_bare_repository("repo1", storage_namespace=NAMESPACE)
     assert graveler.get_repository("repo1").state == "active"
     assert list(graveler.list_branches(repo)) == []
-
-
-def _fields(repo: Repository) -> dict[str, object]:
-    return {f: getattr(repo, f) for f in repo.__struct_fields__}
 
 
 @pytest.mark.parametrize("skip", [1, 2])

@@ -3,8 +3,7 @@
 Each test starts its own server with small limits and drives it over raw
 sockets, so a request can be left half sent. Nothing here measures time: a
 limit that does not hold shows as a socket timing out (the tests' own bound),
-and the few waits for the server to notice a held request retry a bounded
-number of times.
+and the few waits for the server to notice a held request are wait_until's.
 """
 
 from __future__ import annotations
@@ -25,6 +24,7 @@ from starlette.requests import Request
 from kvlake.api import errors
 from kvlake.api.body import ClientGoneError
 from tests.api.server import ACCESS_KEY_ID, SECRET_ACCESS_KEY, Server
+from tests.support import wait_until
 
 HANG_SECONDS = 30.0
 """A socket read that takes this long means the server hung: the test fails."""
@@ -141,23 +141,23 @@ def test_body_budget_full_is_503_then_frees_when_the_holder_leaves(start: Start)
     )
     try:
         with server.http() as http:
-            for _ in range(20):  # until the server has read the holder's head and held its share
-                refused = http.post(
-                    f"/repositories/{repo}/branches", json={"name": "b", "source": "main"}
+            answers: list[httpx.Response] = []
+
+            def branch_answer() -> int:
+                answers.append(
+                    http.post(
+                        f"/repositories/{repo}/branches", json={"name": "b", "source": "main"}
+                    )
                 )
-                if refused.status_code == 503:
-                    break
-            assert refused.status_code == 503, refused.text
-            assert "retry" in refused.json()["message"]
+                return answers[-1].status_code
+
+            # Until the server has read the holder's head and held its share.
+            wait_until(lambda: branch_answer() == 503, message="the body budget to be full")
+            assert "retry" in answers[-1].json()["message"]
             assert http.get(f"/repositories/{repo}/branches/main").status_code == 200  # no body
             holder.close()  # the server notices the client gone and returns the share
-            for _ in range(20):
-                created = http.post(
-                    f"/repositories/{repo}/branches", json={"name": "b", "source": "main"}
-                )
-                if created.status_code != 503:
-                    break
-            assert created.status_code == 201, created.text
+            wait_until(lambda: branch_answer() != 503, message="the budget to be freed")
+            assert answers[-1].status_code == 201, answers[-1].text
     finally:
         holder.close()
     output = server.output()
@@ -169,20 +169,17 @@ def test_connections_beyond_the_limit_get_503(start: Start) -> None:
     held = [
         socket.create_connection(("127.0.0.1", server.port), timeout=HANG_SECONDS) for _ in range(4)
     ]
+
+    def health() -> int:
+        return httpx.get(f"{server.url}/api/v1/healthcheck", timeout=HANG_SECONDS).status_code
+
     try:
-        for _ in range(20):  # until the server has accepted the held connections
-            response = httpx.get(f"{server.url}/api/v1/healthcheck", timeout=HANG_SECONDS)
-            if response.status_code == 503:
-                break
-        assert response.status_code == 503
+        # Until the server has accepted the held connections.
+        wait_until(lambda: health() == 503, message="the held connections to fill the limit")
     finally:
         for sock in held:
             sock.close()
-    for _ in range(20):
-        response = httpx.get(f"{server.url}/api/v1/healthcheck", timeout=HANG_SECONDS)
-        if response.status_code == 204:
-            break
-    assert response.status_code == 204
+    wait_until(lambda: health() == 204, message="the closed connections to free the limit")
 
 
 @pytest.mark.parametrize("size", [512 << 10, 4 << 20], ids=["read-whole", "streamed"])

@@ -1,9 +1,10 @@
-# The two commands of the README: `make serve` and `make test`. Each creates or
-# reuses the virtual environment in .venv by itself.
+# The two commands of the README: `make serve` and `make test` (which runs `make lint`,
+# then pytest). Each creates or reuses the virtual environment in .venv by itself.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+PY_DIRS := kvlake tests benchmarks scripts
 
 .PHONY: serve test lint bench install mutations
 
@@ -18,10 +19,16 @@ install: $(STAMP)
 serve: $(STAMP)
 	$(BIN)/kvlake serve
 
-test: $(STAMP)
-	$(BIN)/ruff check kvlake tests benchmarks scripts
-	$(BIN)/mypy
+# Lint first: a style or type error fails in seconds, before the minutes of pytest.
+test: lint
 	$(BIN)/python -m pytest
+
+# ruff check and ruff format --check on every Python folder; mypy --strict on kvlake and
+# tests (which packages, in pyproject.toml's [tool.mypy]).
+lint: $(STAMP)
+	$(BIN)/ruff check $(PY_DIRS)
+	$(BIN)/ruff format --check $(PY_DIRS)
+	$(BIN)/mypy
 
 # Remove each invariant's guarding line in a scratch copy and check a test fails (minutes).
 mutations: $(STAMP)

@@ -322,7 +322,7 @@ MUTATIONS = (
         "kvlake/graveler/namespaces.py",
         "        for other, claim in self._nested(namespace):\n"
         "            if self._holds(claim, taking_over=False):\n"
-        "                self._settle(key, mine, \"free\")\n"
+        '                self._settle(key, mine, "free")\n'
         "                raise StorageNamespaceInUseError(_in_use(namespace, other, claim))\n",
         "",
         ("tests/graveler/test_namespaces.py",),

@@ -1,4 +1,7 @@
-"""Fixtures every layer's tests share: a PostgreSQL database for driver-parametrized suites.
+"""Fixtures every layer's tests share: a clock, KV stores, and a PostgreSQL database.
+
+`kv` is the memory store; `any_store` a fresh store of each driver in turn, for
+the tests that must hold on every one.
 
 Invariant: PostgreSQL tests never vanish silently in CI. Locally a missing server skips them with
 a message saying how to enable them; with CI=true it fails the run instead.
@@ -9,23 +12,39 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import psycopg
 import pytest
-from psycopg import sql
-from psycopg.conninfo import conninfo_to_dict
 
-POSTGRES_DSN_VARIABLE = "KVLAKE_TEST_POSTGRES_DSN"
-DEFAULT_POSTGRES_DSN = "postgresql://postgres@127.0.0.1:5432/test"
+from kvlake.kv import Store, open_store
+from kvlake.kv.memory import MemoryStore
+from tests.support import STORES, FakeClock, drop_postgres_table, store_params
+from tests.support.postgres import DEFAULT_POSTGRES_DSN, POSTGRES_DSN_VARIABLE, postgres_target
 
 
-def postgres_target(dsn: str) -> str:
-    """host:port/db of a DSN: never the DSN itself, which may carry a password."""
-    try:
-        params = conninfo_to_dict(dsn)
-    except psycopg.Error:
-        return f"(an invalid {POSTGRES_DSN_VARIABLE})"
-    return f"{params.get('host', 'localhost')}:{params.get('port', 5432)}/{params.get('dbname')}"
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def kv() -> Iterator[MemoryStore]:
+    with MemoryStore() as store:
+        yield store
+
+
+@pytest.fixture(params=store_params(*sorted(STORES)))
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The URL of a fresh, empty store of each driver in turn."""
+    return STORES[request.param](request, tmp_path)
+
+
+@pytest.fixture
+def any_store(store_url: str) -> Iterator[Store]:
+    """A fresh, empty store of each driver in turn (memory, PostgreSQL, SQLite)."""
+    with open_store(store_url) as opened:
+        yield opened
 
 
 @pytest.fixture(scope="session")
@@ -45,11 +64,6 @@ def postgres_dsn() -> str:
             pytest.fail(message)
         pytest.skip(message)
     return dsn
-
-
-def drop_postgres_table(dsn: str, table: str) -> None:
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(table)))
 
 
 @pytest.fixture

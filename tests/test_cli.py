@@ -8,7 +8,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 
@@ -25,6 +24,7 @@ from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.records import Repository
 from kvlake.kv import open_store
+from tests.support import wait_until
 
 
 @pytest.fixture(autouse=True)
@@ -160,22 +160,22 @@ def test_serve_answers_health_checks_and_stops_cleanly_on_interrupt(tmp_path: Pa
         text=True,
     )
     try:
-        status = 0
-        for _ in range(300):
-            try:
-                url = f"http://127.0.0.1:{port}/api/v1/healthcheck"
-                with urllib.request.urlopen(url, timeout=1) as response:
-                    status = response.status
-                    break
-            except OSError:
-                time.sleep(0.1)
-        assert status == 204
+        wait_until(lambda: _healthcheck(port) == 204, interval=0.1, message="the server to answer")
         assert (tmp_path / "data" / "kv.db").exists()  # embedded defaults, no configuration
     finally:
         server.send_signal(signal.SIGINT)
         output, _ = server.communicate(timeout=30)
     assert server.returncode == 0, output
     assert "access key" in output.lower()  # the first start prints the admin's key once
+
+
+def _healthcheck(port: int) -> int | None:
+    """The status of the server's healthcheck, or None while nothing answers on the port."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v1/healthcheck", timeout=1) as r:
+            return int(r.status)
+    except OSError:
+        return None
 
 
 def test_serve_with_an_unwritable_store_is_a_one_line_error() -> None:

@@ -124,6 +124,17 @@ class _FolderSyncs:
                 if not state.waiters:
                     del self._folders[folder]  # memory stays bounded by the folders in use
 
+    def waiters(self, folder: str) -> int:
+        """How many callers are in `sync` for this folder now, running an fsync or waiting."""
+        with self._cond:
+            state = self._folders.get(folder)
+            return 0 if state is None else state.waiters
+
+    def folders_in_use(self) -> int:
+        """How many folders have a caller in `sync` now: state is kept for no other folder."""
+        with self._cond:
+            return len(self._folders)
+
     def _run(self, state: _Folder, fsync: Callable[[], None]) -> None:
         """Run one fsync with the lock released; on success it covers all numbers so far."""
         state.running = True

@@ -17,7 +17,7 @@ import pytest
 from lakefs_sdk.client import LakeFSClient
 
 from tests.api.server import Server
-from tests.conftest import drop_postgres_table
+from tests.support import drop_postgres_table
 
 BACKENDS = [
     pytest.param("sqlite"),

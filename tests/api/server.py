@@ -7,7 +7,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Final
 
@@ -15,6 +14,8 @@ import httpx
 import lakefs
 import lakefs_sdk
 from lakefs_sdk.client import LakeFSClient
+
+from tests.support import wait_until
 
 ACCESS_KEY_ID: Final = "AKIAIOSFODNN7EXAMPLE"
 SECRET_ACCESS_KEY: Final = "wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY"
@@ -62,17 +63,24 @@ class Server:
         self._wait_ready()
 
     def _wait_ready(self) -> None:
-        deadline = time.monotonic() + START_SECONDS
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"server exited at start:\n{self.output()}")
-            try:
-                if httpx.get(f"{self.url}/api/v1/healthcheck", timeout=1).status_code == 204:
-                    return
-            except httpx.TransportError:
-                time.sleep(0.1)
-        self.stop()
-        raise RuntimeError(f"server did not answer within {START_SECONDS} s:\n{self.output()}")
+        try:
+            wait_until(
+                self._ready,
+                timeout=START_SECONDS,
+                interval=0.1,
+                message=lambda: f"the server to answer its healthcheck:\n{self.output()}",
+            )
+        except AssertionError:
+            self.stop()
+            raise
+
+    def _ready(self) -> bool:
+        if self.process.poll() is not None:
+            raise RuntimeError(f"server exited at start:\n{self.output()}")
+        try:
+            return httpx.get(f"{self.url}/api/v1/healthcheck", timeout=1).status_code == 204
+        except httpx.TransportError:
+            return False
 
     def output(self) -> str:
         return self.log.read_text(errors="replace")

@@ -3,8 +3,7 @@
 Each test starts its own server with small limits and drives it over raw
 sockets, so a request can be left half sent. Nothing here measures time: a
 limit that does not hold shows as a socket timing out (the tests' own bound),
-and the few waits for the server to notice a held request retry a bounded
-number of times.
+and the few waits for the server to notice a held request are wait_until's.
 """
 
 from __future__ import annotations
@@ -16,6 +15,7 @@ import socket
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Protocol
 
 import httpx
 import pytest
@@ -24,6 +24,7 @@ from starlette.requests import Request
 from kvlake.api import errors
 from kvlake.api.body import ClientGoneError
 from tests.api.server import ACCESS_KEY_ID, SECRET_ACCESS_KEY, Server
+from tests.support import wait_until
 
 HANG_SECONDS = 30.0
 """A socket read that takes this long means the server hung: the test fails."""
@@ -31,8 +32,14 @@ HANG_SECONDS = 30.0
 _AUTH = base64.b64encode(f"{ACCESS_KEY_ID}:{SECRET_ACCESS_KEY}".encode()).decode()
 
 
+class Start(Protocol):
+    """Start a server with these KVLAKE_* settings; the fixture stops it after the test."""
+
+    def __call__(self, **env: str) -> Server: ...
+
+
 @pytest.fixture
-def start(tmp_path: Path) -> Iterator[type[Server]]:
+def start(tmp_path: Path) -> Iterator[Start]:
     servers: list[Server] = []
 
     def make(**env: str) -> Server:
@@ -40,7 +47,7 @@ def start(tmp_path: Path) -> Iterator[type[Server]]:
         servers.append(server)
         return server
 
-    yield make  # type: ignore[misc]
+    yield make
     for server in servers:
         server.stop()
 
@@ -102,7 +109,7 @@ def _upload_path(repo: str, path: str) -> str:
     return f"/repositories/{repo}/branches/main/objects?path={path}"
 
 
-def test_anonymous_body_is_refused_before_it_is_read(start: type[Server]) -> None:
+def test_anonymous_body_is_refused_before_it_is_read(start: Start) -> None:
     server = start()
     # The body is never sent: a server that reads it first waits for it until the test fails.
     sock = _open(
@@ -121,7 +128,7 @@ def test_anonymous_body_is_refused_before_it_is_read(start: type[Server]) -> Non
     assert status == 401, data
 
 
-def test_body_budget_full_is_503_then_frees_when_the_holder_leaves(start: type[Server]) -> None:
+def test_body_budget_full_is_503_then_frees_when_the_holder_leaves(start: Start) -> None:
     server = start(KVLAKE_SERVER_BODY_BUDGET=str(1 << 20))
     repo = _repository(server)
     holder = _open(
@@ -134,52 +141,49 @@ def test_body_budget_full_is_503_then_frees_when_the_holder_leaves(start: type[S
     )
     try:
         with server.http() as http:
-            for _ in range(20):  # until the server has read the holder's head and held its share
-                refused = http.post(
-                    f"/repositories/{repo}/branches", json={"name": "b", "source": "main"}
+            answers: list[httpx.Response] = []
+
+            def branch_answer() -> int:
+                answers.append(
+                    http.post(
+                        f"/repositories/{repo}/branches", json={"name": "b", "source": "main"}
+                    )
                 )
-                if refused.status_code == 503:
-                    break
-            assert refused.status_code == 503, refused.text
-            assert "retry" in refused.json()["message"]
+                return answers[-1].status_code
+
+            # Until the server has read the holder's head and held its share.
+            wait_until(lambda: branch_answer() == 503, message="the body budget to be full")
+            assert "retry" in answers[-1].json()["message"]
             assert http.get(f"/repositories/{repo}/branches/main").status_code == 200  # no body
             holder.close()  # the server notices the client gone and returns the share
-            for _ in range(20):
-                created = http.post(
-                    f"/repositories/{repo}/branches", json={"name": "b", "source": "main"}
-                )
-                if created.status_code != 503:
-                    break
-            assert created.status_code == 201, created.text
+            wait_until(lambda: branch_answer() != 503, message="the budget to be freed")
+            assert answers[-1].status_code == 201, answers[-1].text
     finally:
         holder.close()
     output = server.output()
     assert "Traceback" not in output and "bug" not in output, output
 
 
-def test_connections_beyond_the_limit_get_503(start: type[Server]) -> None:
+def test_connections_beyond_the_limit_get_503(start: Start) -> None:
     server = start(KVLAKE_SERVER_MAX_CONNECTIONS="4")
     held = [
         socket.create_connection(("127.0.0.1", server.port), timeout=HANG_SECONDS) for _ in range(4)
     ]
+
+    def health() -> int:
+        return httpx.get(f"{server.url}/api/v1/healthcheck", timeout=HANG_SECONDS).status_code
+
     try:
-        for _ in range(20):  # until the server has accepted the held connections
-            response = httpx.get(f"{server.url}/api/v1/healthcheck", timeout=HANG_SECONDS)
-            if response.status_code == 503:
-                break
-        assert response.status_code == 503
+        # Until the server has accepted the held connections.
+        wait_until(lambda: health() == 503, message="the held connections to fill the limit")
     finally:
         for sock in held:
             sock.close()
-    for _ in range(20):
-        response = httpx.get(f"{server.url}/api/v1/healthcheck", timeout=HANG_SECONDS)
-        if response.status_code == 204:
-            break
-    assert response.status_code == 204
+    wait_until(lambda: health() == 204, message="the closed connections to free the limit")
 
 
 @pytest.mark.parametrize("size", [512 << 10, 4 << 20], ids=["read-whole", "streamed"])
-def test_stalled_upload_gets_408_and_leaves_no_blob(start: type[Server], size: int) -> None:
+def test_stalled_upload_gets_408_and_leaves_no_blob(start: Start, size: int) -> None:
     server = start(KVLAKE_SERVER_BODY_READ_TIMEOUT="1")
     repo = _repository(server)
     sock = _open(server, "POST", _upload_path(repo, "stalled"), size=size, first=b"x" * 70000)
@@ -195,7 +199,7 @@ def test_stalled_upload_gets_408_and_leaves_no_blob(start: type[Server], size: i
     assert [p for p in blobs if repo in str(p) and "data" in p.parts] == []
 
 
-def test_held_open_uploads_do_not_starve_other_requests(start: type[Server]) -> None:
+def test_held_open_uploads_do_not_starve_other_requests(start: Start) -> None:
     server = start()
     repo = _repository(server)
     held = [
@@ -217,7 +221,7 @@ def test_held_open_uploads_do_not_starve_other_requests(start: type[Server]) -> 
             sock.close()
 
 
-def test_client_leaving_mid_upload_is_one_quiet_line(start: type[Server]) -> None:
+def test_client_leaving_mid_upload_is_one_quiet_line(start: Start) -> None:
     server = start()
     repo = _repository(server)
     for i in range(3):

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import httpx
 
 from tests.api.server import Server
+from tests.support import wait_until
 
 WAIT_SECONDS = 90
 
@@ -32,19 +32,25 @@ def test_delete_with_purge_removes_every_blob_of_the_namespace(tmp_path: Path) -
             assert _files(namespace)
             assert http.delete("/repositories/purged", params={"purge": "true"}).status_code == 204
             assert http.get("/repositories/purged").status_code == 404
-        deadline = time.monotonic() + WAIT_SECONDS
-        while _files(namespace) and time.monotonic() < deadline:
-            time.sleep(0.5)
-        assert _files(namespace) == [], server.output()
+        wait_until(
+            lambda: not _files(namespace),
+            timeout=WAIT_SECONDS,
+            interval=0.5,
+            message=lambda: f"the purge to remove {_files(namespace)}:\n{server.output()}",
+        )
         # Once the purge finishes, the namespace is free for a new repository.
         with server.http() as http:
             body = {"name": "again", "storage_namespace": "local://purged"}
-            created = http.post("/repositories", json=body)
-            while created.status_code == 400 and time.monotonic() < deadline:
-                assert "being purged" in created.json()["message"]
-                time.sleep(0.5)
-                created = http.post("/repositories", json=body)
-            assert created.status_code == 201, created.text
+
+            def namespace_free() -> bool:
+                response = http.post("/repositories", json=body)
+                if response.status_code == 400:
+                    assert "being purged" in response.json()["message"]
+                    return False
+                assert response.status_code == 201, response.text
+                return True
+
+            wait_until(namespace_free, timeout=WAIT_SECONDS, interval=0.5, message="the namespace")
     finally:
         server.stop()
 

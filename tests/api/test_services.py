@@ -11,6 +11,7 @@ from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.graveler import Graveler
 from kvlake.kv.faults import Fault, FaultyStore
 from kvlake.kv.memory import MemoryStore
+from tests.support import wait_until
 
 
 def test_a_failing_pass_is_retried_and_stop_ends_the_loop() -> None:
@@ -23,11 +24,14 @@ def test_a_failing_pass_is_retried_and_stop_ends_the_loop() -> None:
         target=_keep_running,
         args=("cleaner", lambda stop, interval: cleaner.run(stop, interval=interval), stop, 0.01),
     )
+
+    def retried() -> bool:
+        assert thread.is_alive(), "the cleaner thread died on a store failure"
+        return len(store.injected) >= 3 and store.count("scan") >= 6
+
     thread.start()
     try:
-        while len(store.injected) < 3 or store.count("scan") < 6:
-            assert thread.is_alive(), "the cleaner thread died on a store failure"
-            stop.wait(0.01)
+        wait_until(retried, interval=0.01, message="three failed passes and three good ones")
     finally:
         stop.set()
         thread.join(10)

@@ -18,9 +18,11 @@ def test_health_check_needs_no_credentials(server: Server) -> None:
 
 def test_config_reports_a_numeric_version_and_local_storage(sdk: LakeFSClient) -> None:
     config = sdk.config_api.get_config()
+    assert config.version_config is not None and config.version_config.version is not None
     major, minor, patch = config.version_config.version.split(".")
     assert all(part.isdigit() for part in (major, minor, patch))
     storage = config.storage_config
+    assert storage is not None
     assert storage.blockstore_type == "local"
     assert storage.pre_sign_support is False
     assert storage.default_namespace_prefix == "local://"
@@ -51,7 +53,8 @@ def test_login_returns_a_jwt_usable_as_bearer_and_cookie(server: Server) -> None
             access_key_id=ACCESS_KEY_ID, secret_access_key=SECRET_ACCESS_KEY
         )
     )
-    assert token.token.count(".") == 2 and token.token_expiration > 0
+    assert token.token.count(".") == 2
+    assert token.token_expiration is not None and token.token_expiration > 0
     bearer = LakeFSClient(
         lakefs_sdk.Configuration(host=f"{server.url}/api/v1", access_token=token.token)
     )

@@ -1,25 +1,12 @@
-"""Auth over the real memory KV store, with a clock tests move."""
+"""Auth over the real memory KV store (`kv`), with a clock tests move (`clock`)."""
 
 from __future__ import annotations
-
-from collections.abc import Iterator
 
 import pytest
 
 from kvlake.auth import Authenticator, AuthStore, LoginLimiter, ServerKey
 from kvlake.kv.memory import MemoryStore
-from tests.graveler.helpers import FakeClock
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
-def kv() -> Iterator[MemoryStore]:
-    with MemoryStore() as store:
-        yield store
+from tests.support import FakeClock
 
 
 @pytest.fixture

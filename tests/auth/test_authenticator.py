@@ -11,7 +11,7 @@ from kvlake.auth.ratelimit import FREE_FAILURES, MAX_DELAY, WINDOW_SECONDS
 from kvlake.errors import AuthenticationError, PermissionDeniedError, RateLimitedError
 from kvlake.kv.faults import FaultyStore
 from kvlake.kv.memory import MemoryStore
-from tests.graveler.helpers import FakeClock
+from tests.support import FakeClock
 
 
 def _basic(key: str, secret: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kvlake.auth.cache import MAX_TTL, TtlCache
-from tests.graveler.helpers import FakeClock
+from tests.support import FakeClock
 
 
 def test_an_entry_is_kept_for_the_ttl_and_then_forgotten(clock: FakeClock) -> None:

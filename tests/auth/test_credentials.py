@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import threading
 from pathlib import Path
 
 import jwt
 import pytest
+from jwt.types import Options
 
 from kvlake.auth import AuthStore, ServerKey, load_master_key
 from kvlake.auth.credentials import (
@@ -73,8 +76,16 @@ def test_tokens_round_trip_and_expire() -> None:
 
 def test_a_token_not_bound_to_a_credential_is_refused() -> None:
     key = ServerKey(b"k")
+    # Session tokens are signed with a key derived from the master key; a token of
+    # the old shape, signed the same way, has a valid signature and is still refused.
+    signing_key = hmac.new(b"k", b"kvlake session tokens", hashlib.sha256).digest()
+    issued = key.issue_token(_credential(key), now=1000.0)
+    no_expiry: Options = {"verify_exp": False}  # check the signature: it expired in 1970
+    assert jwt.decode(
+        issued, signing_key, algorithms=["HS256"], audience="kvlake", options=no_expiry
+    )
     claims = {"sub": "ada", "iat": 1000, "exp": 2000, "aud": "kvlake"}  # the old shape
-    old = jwt.encode(claims, key._jwt_key, algorithm="HS256")
+    old = jwt.encode(claims, signing_key, algorithm="HS256")
     with pytest.raises(AuthenticationError, match="log in again"):
         key.verify_token(old, now=1000.0)
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import os
 import threading
-import time
 import tracemalloc
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from kvlake.errors import (
     InvalidInputError,
     UnavailableError,
 )
+from tests.support import wait_until
 
 from .streams import PatternStream, SourceError
 
@@ -218,10 +218,11 @@ def test_a_put_makes_new_folders_durable_in_their_parents(
 
 
 def _wait_for_waiters(syncs: _FolderSyncs, folder: str, count: int) -> None:
-    deadline = time.monotonic() + 10
-    while (state := syncs._folders.get(folder)) is None or state.waiters < count:
-        assert time.monotonic() < deadline, "the sync callers never arrived"
-        time.sleep(0.001)
+    wait_until(
+        lambda: syncs.waiters(folder) >= count,
+        interval=0.001,
+        message=f"{count} sync callers to arrive",
+    )
 
 
 def test_callers_waiting_on_a_running_folder_fsync_share_the_next_one() -> None:
@@ -248,7 +249,8 @@ def test_callers_waiting_on_a_running_folder_fsync_share_the_next_one() -> None:
     for thread in (first, *others):
         thread.join(10)
     assert len(runs) == 2  # one more fsync covered all five
-    assert syncs._folders == {}
+    assert syncs.waiters("f") == 0
+    assert syncs.folders_in_use() == 0  # nothing is kept for a folder no one syncs
 
 
 def test_a_failed_folder_fsync_fails_its_caller_and_the_waiters_run_their_own() -> None:

@@ -10,8 +10,7 @@ from typing import Self
 
 import pytest
 
-import kvlake.blockstore
-from kvlake.blockstore import open_blockstore, register_blockstore, registry, store
+from kvlake.blockstore import open_blockstore, register_blockstore, registry
 from kvlake.blockstore.local import LocalBlockStore
 from kvlake.blockstore.memory import MemoryBlockStore
 from kvlake.errors import ConfigError
@@ -97,19 +96,3 @@ def test_importing_the_package_imports_no_adapter() -> None:
         "assert not loaded, loaded\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
-
-
-def test_package_all_is_sorted_and_complete() -> None:
-    exported = kvlake.blockstore.__all__
-    # Sorted as isort and kvlake.kv do: CONSTANTS, then Classes, then functions.
-    assert exported == sorted(exported, key=lambda n: (not n.isupper(), not n[0].isupper(), n))
-    public = {
-        name
-        for module in (store, registry)
-        for name, value in vars(module).items()
-        if not name.startswith("_")
-        and getattr(value, "__module__", None) in (module.__name__, None)
-        and not isinstance(value, type(sys))
-    }
-    public.discard("annotations")
-    assert set(exported) == public

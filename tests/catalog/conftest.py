@@ -1,7 +1,6 @@
 """A catalog over a real local blockstore in a temporary folder and the memory KV store.
 
-`any_store` gives a fresh store of each KV driver in turn, for the tests of
-write races that must hold on every one.
+The write races that must hold on every KV driver take `any_store` (tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -15,9 +14,7 @@ from kvlake.blockstore import open_blockstore
 from kvlake.catalog import Catalog
 from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.graveler import Graveler
-from kvlake.kv import Store, open_store
 from kvlake.kv.memory import MemoryStore
-from tests.kv.conftest import STORES, store_params
 
 NAMESPACE = "local://lake/repo1"
 
@@ -33,10 +30,3 @@ def catalog(tmp_path: Path) -> Iterator[Catalog]:
     yield Catalog(graveler, blocks)
     store.close()
     blocks.close()
-
-
-@pytest.fixture(params=store_params(*sorted(STORES)))
-def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    """A fresh, empty store of each driver in turn (memory, PostgreSQL, SQLite)."""
-    with open_store(STORES[request.param](request, tmp_path)) as opened:
-        yield opened

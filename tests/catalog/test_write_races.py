@@ -35,7 +35,7 @@ def test_a_write_replaced_in_a_sealed_token_by_a_writer_that_died_is_written_aga
     sealed = lake.graveler.get_branch(repo, "main").staging_token
     staging = keys.staging_partition(sealed)
     branch_key = keys.branch_key("main")
-    wrote = []
+    wrote: list[str] = []
 
     def race(call: Call) -> None:
         if call.op == "set_if" and call.partition == staging and not wrote:

@@ -22,7 +22,7 @@ from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.records import Repository, decode_commit, decode_value
 from kvlake.kv import Store
-from tests.graveler.helpers import FakeClock
+from tests.support import FakeClock
 
 NAMESPACE = "mem://lake/repo1"
 DAY = 86400.0

@@ -27,7 +27,7 @@ from kvlake.errors import EntryNotFoundError, NoChangesError
 from kvlake.kv import open_store
 from kvlake.kv.memory import MemoryStore
 from tests.deletion.helpers import Lake
-from tests.graveler.helpers import FakeClock
+from tests.support import FakeClock
 
 WRITERS = 4
 WRITES_EACH = 80

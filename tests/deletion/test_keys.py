@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import inspect
-
 import pytest
 
-import kvlake.deletion
 from kvlake.deletion import keys
 from kvlake.errors import InvalidInputError
 from kvlake.ids import new_uid
@@ -58,15 +55,3 @@ def test_stable_ids_depend_on_every_part_and_its_boundaries() -> None:
     assert len(keys.new_record_id()) == 26
     # On disk as record keys: the encoding must never change.
     assert keys.stable_record_id("token", "t", b"k", "addr") == "yzv7ptdaawtyp2nnv0rhfv2xz9"
-
-
-def test_package_all_is_sorted_and_complete() -> None:
-    exported = kvlake.deletion.__all__
-    # Sorted as isort and kvlake.kv do: CONSTANTS, then Classes, then functions.
-    assert exported == sorted(exported, key=lambda n: (not n.isupper(), not n[0].isupper(), n))
-    public = {
-        name
-        for name, value in vars(kvlake.deletion).items()
-        if not name.startswith("_") and not inspect.ismodule(value)
-    }
-    assert public == set(exported)

@@ -21,7 +21,7 @@ from kvlake.deletion import Lease
 from kvlake.deletion.leases import Leases
 from kvlake.kv import open_store
 from tests.deletion.helpers import Lake
-from tests.graveler.helpers import FakeClock
+from tests.support import FakeClock
 
 OBJECTS = 120
 KILL_AT_DELETE = 70
@@ -35,7 +35,7 @@ from kvlake.config import DeletionSettings
 from kvlake.kv import open_store
 from tests.deletion.blockstores import FaultyBlockStore
 from tests.deletion.helpers import Lake
-from tests.graveler.helpers import FakeClock
+from tests.support import FakeClock
 
 kv_url, blocks_url, now, kill_at = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4])
 deletes = 0

@@ -1,4 +1,4 @@
-"""Shared test helpers for graveler: a clock tests move, values, a real graveler."""
+"""Test helpers for graveler: values, a real graveler, commits and staging set up fast."""
 
 from __future__ import annotations
 
@@ -10,21 +10,9 @@ from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.records import Commit, Repository, Value, encode
 from kvlake.kv import Store
+from tests.support import FakeClock
 
 NAMESPACE = "mem://lake/repo"
-
-
-class FakeClock:
-    """Time that moves only when a test says so (starts at a fixed, realistic epoch)."""
-
-    def __init__(self) -> None:
-        self.now = 1_750_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
 
 
 def value(text: str) -> Value:

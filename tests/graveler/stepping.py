@@ -16,7 +16,8 @@ from typing import TypeVar
 from kvlake.graveler.graveler import Graveler
 from kvlake.kv import Store
 from kvlake.kv.faults import Call, Fault, FaultyStore
-from tests.graveler.helpers import FakeClock, make_graveler
+from tests.graveler.helpers import make_graveler
+from tests.support import FakeClock
 
 _T = TypeVar("_T")
 
@@ -52,10 +53,11 @@ def run_paused(
     *,
     at_each_call: Callable[[Call], None] | None = None,
     at_call: int | None = None,
-    intruder: Callable[[], None] | None = None,
+    intruder: Callable[[], object] | None = None,
 ) -> _T:
     """Run `operation`, calling `at_each_call(call)` before every KV call it makes, and
-    `intruder` once, before its call number `at_call` (0-based, counted from now).
+    `intruder` once, before its call number `at_call` (0-based, counted from now); what
+    `intruder` returns is ignored.
 
     The callbacks' own KV calls are not stepped (they may use the same store).
     """

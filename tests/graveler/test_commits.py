@@ -23,8 +23,9 @@ from kvlake.graveler.records import Repository, Value
 from kvlake.graveler.refs import commit_id
 from kvlake.kv.faults import Call
 from kvlake.kv.memory import MemoryStore
-from tests.graveler.helpers import NAMESPACE, FakeClock, all_keys, value
+from tests.graveler.helpers import NAMESPACE, all_keys, value
 from tests.graveler.stepping import calls_of, paused_graveler, run_paused
+from tests.support import FakeClock
 
 
 @pytest.fixture

@@ -7,7 +7,8 @@ import threading
 from kvlake.errors import NoChangesError
 from kvlake.graveler.graveler import Graveler
 from kvlake.kv.memory import MemoryStore
-from tests.graveler.helpers import NAMESPACE, FakeClock, make_graveler, value
+from tests.graveler.helpers import NAMESPACE, make_graveler, value
+from tests.support import FakeClock
 
 WRITERS = 4
 WRITES_EACH = 150

@@ -13,8 +13,9 @@ from kvlake.graveler import keys
 from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.records import Repository, decode_consumed_token
 from kvlake.graveler.refs import partition_of
-from tests.graveler.helpers import NAMESPACE, FakeClock, value
+from tests.graveler.helpers import NAMESPACE, value
 from tests.graveler.stepping import paused_graveler, run_paused
+from tests.support import FakeClock
 
 
 @pytest.fixture

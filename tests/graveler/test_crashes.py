@@ -28,7 +28,8 @@ from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.records import Repository
 from kvlake.kv.faults import Fault, FaultyStore
 from kvlake.kv.memory import MemoryStore
-from tests.graveler.helpers import NAMESPACE, FakeClock, all_keys, make_graveler, value
+from tests.graveler.helpers import NAMESPACE, all_keys, make_graveler, value
+from tests.support import FakeClock
 
 _S = TypeVar("_S")
 

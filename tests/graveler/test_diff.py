@@ -14,14 +14,8 @@ from kvlake.graveler.committed import Chunking, CommittedManager
 from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.records import DiffEntry, DiffPage, Repository, Value
 from kvlake.kv.memory import MemoryStore
-from tests.graveler.helpers import (
-    NAMESPACE,
-    FakeClock,
-    add_commit,
-    make_graveler,
-    stage_many,
-    value,
-)
+from tests.graveler.helpers import NAMESPACE, add_commit, make_graveler, stage_many, value
+from tests.support import FakeClock
 
 PATHS = [p.encode() for p in ["a", "b", "d1/x", "d1/y", "d1/z/q", "d2/x", "e", "f/g/h"]]
 

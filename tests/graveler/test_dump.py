@@ -12,7 +12,8 @@ from kvlake.graveler.dump import dump_key
 from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.records import CommitRecord, Repository
 from kvlake.kv.memory import MemoryStore
-from tests.graveler.helpers import NAMESPACE, FakeClock, all_keys, contents, make_graveler, value
+from tests.graveler.helpers import NAMESPACE, all_keys, contents, make_graveler, value
+from tests.support import FakeClock
 
 
 def _history(graveler: Graveler) -> Repository:

@@ -11,7 +11,8 @@ from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.records import Repository
 from kvlake.kv.faults import FaultyStore
 from kvlake.kv.memory import MemoryStore
-from tests.graveler.helpers import NAMESPACE, FakeClock, add_commit, make_graveler, value
+from tests.graveler.helpers import NAMESPACE, add_commit, make_graveler, value
+from tests.support import FakeClock
 
 
 @pytest.fixture
@@ -148,12 +149,11 @@ def _commit_reads(store: FaultyStore) -> int:
 def test_a_second_log_reads_commits_from_the_cache() -> None:
     store, repo, head = _counted_line(30)
     fresh = make_graveler(store, FakeClock())  # an empty cache
-    commit_reads = lambda: _commit_reads(store)  # noqa: E731
-    before = commit_reads()
+    before = _commit_reads(store)
     assert len(fresh.log(repo, head, amount=1000).commits) == 31
-    assert commit_reads() - before == 31
+    assert _commit_reads(store) - before == 31
     assert len(fresh.log(repo, head, amount=1000).commits) == 31
-    assert commit_reads() - before == 31
+    assert _commit_reads(store) - before == 31
 
 
 @pytest.mark.parametrize(
@@ -228,13 +228,12 @@ def test_a_plain_commit_id_still_pages_after_it(graveler: Graveler, repo: Reposi
 def test_each_page_reads_its_own_commits_not_the_history_before_it() -> None:
     """Issue 9 item 8: paging with `after` re-walked the history from the ref."""
     store, repo, head = _counted_line(400)
-    commit_reads = lambda: _commit_reads(store)  # noqa: E731
     reads: list[int] = []
     after = ""
     for _ in range(7):
         fresh = make_graveler(store, FakeClock())  # a cold cache: every read is counted
-        before = commit_reads()
+        before = _commit_reads(store)
         page = fresh.log(repo, head, after=after, amount=50)
-        reads.append(commit_reads() - before)
+        reads.append(_commit_reads(store) - before)
         after = page.next_offset
     assert max(reads) <= 50 + 3, reads  # the page, its frontier and the previous last

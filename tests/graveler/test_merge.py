@@ -21,7 +21,6 @@ from kvlake.graveler.records import Repository, Value
 from kvlake.kv.memory import MemoryStore
 from tests.graveler.helpers import (
     NAMESPACE,
-    FakeClock,
     add_commit,
     all_keys,
     contents,
@@ -29,6 +28,7 @@ from tests.graveler.helpers import (
     stage_many,
     value,
 )
+from tests.support import FakeClock
 
 
 @pytest.fixture

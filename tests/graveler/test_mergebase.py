@@ -12,7 +12,8 @@ from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.mergebase import find_merge_base
 from kvlake.graveler.records import Repository
 from kvlake.kv.memory import MemoryStore
-from tests.graveler.helpers import NAMESPACE, FakeClock, add_commit, make_graveler
+from tests.graveler.helpers import NAMESPACE, add_commit, make_graveler
+from tests.support import FakeClock
 
 
 @pytest.fixture

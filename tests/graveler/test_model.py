@@ -7,7 +7,8 @@ from hypothesis import strategies as st
 
 from kvlake.errors import EntryNotFoundError, NoChangesError
 from kvlake.kv.memory import MemoryStore
-from tests.graveler.helpers import NAMESPACE, FakeClock, make_graveler, value
+from tests.graveler.helpers import NAMESPACE, make_graveler, value
+from tests.support import FakeClock
 
 keys_ = st.binary(min_size=1, max_size=3)
 operations = st.lists(

@@ -23,8 +23,9 @@ from kvlake.graveler.records import encode as encode_value
 from kvlake.kv import Store
 from kvlake.kv.memory import MemoryStore
 from tests.deletion.helpers import Lake
-from tests.graveler.helpers import NAMESPACE, FakeClock, value
+from tests.graveler.helpers import NAMESPACE, value
 from tests.graveler.stepping import calls_of, paused_graveler, run_paused
+from tests.support import FakeClock
 
 
 def _partitions(store: Store) -> set[bytes]:

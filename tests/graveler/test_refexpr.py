@@ -8,7 +8,8 @@ from kvlake.errors import InvalidInputError, RefNotFoundError
 from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.records import Commit, Repository
 from kvlake.graveler.refexpr import parse_ref
-from tests.graveler.helpers import NAMESPACE, FakeClock, all_keys, value
+from tests.graveler.helpers import NAMESPACE, all_keys, value
+from tests.support import FakeClock
 
 
 @pytest.fixture

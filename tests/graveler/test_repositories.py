@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
 from kvlake import ids
@@ -19,7 +20,8 @@ from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.records import Repository, encode
 from kvlake.kv.faults import Fault, FaultyStore
 from kvlake.kv.memory import MemoryStore
-from tests.graveler.helpers import NAMESPACE, FakeClock, all_keys, make_graveler, value
+from tests.graveler.helpers import NAMESPACE, all_keys, make_graveler, value
+from tests.support import FakeClock
 
 
 def test_create_makes_an_active_repository_with_first_commit_and_default_branch(
@@ -121,7 +123,7 @@ def test_repository_left_deleting_reads_as_being_deleted_and_retry_finishes(
     graveler: Graveler, kv: MemoryStore
 ) -> None:
     repo = graveler.create_repository("repo1", storage_namespace=NAMESPACE)
-    deleting = Repository(**{**_fields(repo), "state": "deleting"})
+    deleting = msgspec.structs.replace(repo, state="deleting")
     kv.set(keys.REPOSITORIES, keys.repository_key("repo1"), encode(deleting))
     with pytest.raises(RepositoryDeletingError, match="being deleted"):
         graveler.get_repository("repo1")
@@ -165,10 +167,6 @@ def test_bare_repository_is_active_without_branches(graveler: Graveler) -> None:
     repo = graveler.create_bare_repository("repo1", storage_namespace=NAMESPACE)
     assert graveler.get_repository("repo1").state == "active"
     assert list(graveler.list_branches(repo)) == []
-
-
-def _fields(repo: Repository) -> dict[str, object]:
-    return {f: getattr(repo, f) for f in repo.__struct_fields__}
 
 
 @pytest.mark.parametrize("skip", [1, 2])

@@ -13,7 +13,8 @@ from kvlake.errors import (
 from kvlake.graveler.commits import Committer
 from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.records import Commit, Repository
-from tests.graveler.helpers import NAMESPACE, FakeClock, all_keys, contents, value
+from tests.graveler.helpers import NAMESPACE, all_keys, contents, value
+from tests.support import FakeClock
 
 
 @pytest.fixture

@@ -13,8 +13,9 @@ from kvlake.errors import NoChangesError
 from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.records import Repository
 from kvlake.kv.faults import Call
-from tests.graveler.helpers import NAMESPACE, FakeClock, value
+from tests.graveler.helpers import NAMESPACE, value
 from tests.graveler.stepping import calls_of, paused_graveler, run_paused
+from tests.support import FakeClock
 
 
 @pytest.fixture

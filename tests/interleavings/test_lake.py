@@ -24,7 +24,6 @@ from kvlake.catalog import ObjectStat
 from kvlake.errors import KvlakeError, NoChangesError
 from kvlake.kv import Store, open_store
 from kvlake.kv.memory import MemoryStore
-from tests.conftest import drop_postgres_table
 from tests.deletion.helpers import Lake
 from tests.interleavings.scheduler import (
     Check,
@@ -35,6 +34,7 @@ from tests.interleavings.scheduler import (
     SteppingStore,
     explore,
 )
+from tests.support import drop_postgres_table
 
 Operations = Sequence[Callable[[], object]]
 
@@ -236,9 +236,18 @@ def durable_store(
             stores.append(open_store(f"{dsn}{joiner}table={tables[-1]}"))
             return stores[-1]
 
-        request.addfinalizer(lambda: [drop_postgres_table(dsn, t) for t in tables])
+        def drop_tables() -> None:
+            for table in tables:
+                drop_postgres_table(dsn, table)
+
+        request.addfinalizer(drop_tables)
     monkeypatch.setattr(sys.modules[__name__], "_new_store", factory)
-    request.addfinalizer(lambda: [store.close() for store in stores])
+
+    def close_stores() -> None:
+        for store in stores:
+            store.close()
+
+    request.addfinalizer(close_stores)
 
 
 @pytest.mark.usefixtures("durable_store")

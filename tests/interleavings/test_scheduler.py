@@ -11,7 +11,7 @@ from kvlake.graveler import keys
 from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.records import encode
 from kvlake.kv.memory import MemoryStore
-from tests.graveler.helpers import NAMESPACE, FakeClock, make_graveler, value
+from tests.graveler.helpers import NAMESPACE, make_graveler, value
 from tests.interleavings.scheduler import (
     Check,
     Outcome,
@@ -21,6 +21,7 @@ from tests.interleavings.scheduler import (
     explore,
     schedules,
 )
+from tests.support import FakeClock
 
 
 def test_a_schedule_decides_the_order_of_store_calls() -> None:

@@ -14,7 +14,7 @@ import pytest
 
 from kvlake.errors import PreconditionFailedError
 from kvlake.kv import Store, open_store
-from tests.kv.conftest import store_params
+from tests.support import store_params
 
 P = b"counters"
 KEY = b"counter"

@@ -16,7 +16,7 @@ from kvlake.kv import Store, open_store
 from kvlake.kv.faults import Fault, FaultyStore
 from kvlake.kv.migrate import MigrationReport, Phase, migrate
 from kvlake.kv.store import MAX_BATCH_SIZE
-from tests.conftest import drop_postgres_table
+from tests.support import drop_postgres_table
 
 DRIVERS = ("mem", "sqlite", "postgres")
 

@@ -13,7 +13,7 @@ import pytest
 from kvlake.errors import ClosedError, ConfigError, UnavailableError
 from kvlake.kv import MUST_EXIST, Store, open_store
 from kvlake.kv.postgres import PostgresStore
-from tests.conftest import drop_postgres_table
+from tests.support import drop_postgres_table
 
 P = b"partition"
 SECRET = "s3cr3t-pa55"

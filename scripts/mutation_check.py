@@ -144,7 +144,7 @@ MUTATIONS = (
         "kvlake/deletion/checks.py",
         "        for index in self._published(instance, records, staging):\n",
         "        for index in []:\n",
-        ("tests/catalog/test_committed_blobs.py",),
+        ("tests/catalog/test_committed_blobs.py", "tests/deletion/test_worker.py"),
     ),
     Mutation(
         "worker-keeps-committed-blobs-interleaved",

@@ -47,11 +47,9 @@ from kvlake.deletion.log import EntryOf
 from kvlake.deletion.purge import Purges
 from kvlake.deletion.records import STAGING_ORIGINS, PendingDelete
 from kvlake.errors import InvalidInputError, KvlakeError, NotFoundError
-from kvlake.graveler import keys as graveler_keys
 from kvlake.graveler.graveler import Graveler
-from kvlake.graveler.records import Repository, decode_deleted_repository, decode_value
+from kvlake.graveler.records import Repository
 from kvlake.graveler.validation import check_repository_name
-from kvlake.kv import Store
 
 log = logging.getLogger(__name__)
 
@@ -101,11 +99,12 @@ class ReferenceChecker:
         gc_marks: GcMarks | None = None,
     ) -> None:
         self._graveler = graveler
-        self._store = graveler.store
+        self._references = graveler.references
+        self._store = purges.store
         self._blockstore = blockstore
         self._purges = purges
         self._entry_of = entry_of
-        self._gc_marks = gc_marks or GcMarks(graveler.store)
+        self._gc_marks = gc_marks or GcMarks(purges.store)
 
     def check(self, records: Sequence[PendingDelete]) -> list[Verdict]:
         """One verdict per record, in order. A group whose reads fail gets `retry` verdicts."""
@@ -198,7 +197,7 @@ class ReferenceChecker:
             return Verdict("kept", "the repository was deleted without purge, which keeps its data")
         if instance.kind == "purged":
             if instance.taken_by is None:  # once per batch
-                owner = self._graveler.namespaces.owner(namespace)
+                owner = self._references.namespace_owner(namespace)
                 instance.taken_by = ""
                 if owner and owner.instance_uid != record.instance_uid and owner.state != "free":
                     instance.taken_by = owner.repository
@@ -223,10 +222,7 @@ class ReferenceChecker:
         return DELETE
 
     def _instance(self, name: str, uid: str) -> _Instance:
-        try:
-            repository, _ = self._graveler.repositories.load(name)
-        except NotFoundError:
-            repository = None
+        repository = self._references.repository_record(name)
         if repository is not None and repository.instance_uid == uid:
             if repository.state == "active":
                 instance = _Instance("live", repository.storage_namespace, repository)
@@ -239,20 +235,15 @@ class ReferenceChecker:
             return _Instance("purged", self._blockstore.check_namespace(purge[0].storage_namespace))
         if repository is not None and repository.instance_uid == uid:
             return _Instance("deleted", repository.storage_namespace)
-        try:
-            raw, _ = self._store.get(
-                graveler_keys.DELETED_REPOSITORIES, graveler_keys.deleted_repository_key(name, uid)
-            )
-        except NotFoundError:
+        deleted = self._references.deleted_instance(name, uid)
+        if deleted is None:
             return _Instance("unknown")
-        return _Instance("deleted", decode_deleted_repository(raw).storage_namespace)
+        return _Instance("deleted", deleted.storage_namespace)
 
     def _read_refs(self, instance: _Instance, repository: Repository) -> None:
         """Every branch's staging and sealed tokens: read before any staging lookup."""
-        for _, branch in self._graveler.refs.list_branches(repository):
-            instance.tokens.append(branch.staging_token)
-            instance.tokens.extend(branch.sealed_tokens)
-            instance.sealed.update(branch.sealed_tokens)
+        live = self._references.live_tokens(repository)
+        instance.tokens, instance.sealed = live.all, live.sealed
 
     # -- in-use ------------------------------------------------------------------------
 
@@ -293,17 +284,14 @@ class ReferenceChecker:
         tokens = {records[i].staging_token for i in indexes if records[i].path}
         if repository is None or not tokens - {""}:
             return set()
-        claims = self._graveler.refs.consumed_by(repository, tokens - {""})
+        claims = self._references.consumers(repository, tokens - {""})
         published: set[int] = set()
         for index in indexes:
             record = records[index]
             claim = claims.get(record.staging_token)
             for commit_id in claim.commit_ids if claim is not None and record.path else ():
                 try:
-                    metarange_id = self._graveler.get_commit(repository, commit_id).metarange_id
-                    value = self._graveler.committed.get(
-                        repository.storage_namespace, metarange_id, record.path
-                    )
+                    value = self._references.committed_value(repository, commit_id, record.path)
                 except NotFoundError:
                     continue  # a claim whose commit was never stored, or no entry there
                 if self._entry_of(value).address == record.address:
@@ -326,13 +314,13 @@ class ReferenceChecker:
                     by_token[token].append(index)
         for token, indexes in by_token.items():
             paths = sorted({records[i].path for i in indexes})
-            found = _lookup_many(self._store, graveler_keys.staging_partition(token), paths)
+            found = self._references.staged_values(token, paths)
             for index in indexes:
                 record = records[index]
                 if record.path not in found:
                     continue
-                raw = found[record.path]
-                if raw and self._entry_of(decode_value(raw)).address == record.address:
+                value = found[record.path]  # None: a tombstone
+                if value is not None and self._entry_of(value).address == record.address:
                     where = f"staged at {record.path!r} in staging token {token}"
                     hits[index] = Verdict("in_use", where)
                 elif token in instance.sealed and index not in hits:
@@ -344,13 +332,12 @@ class ReferenceChecker:
                 pathless[record.address].append(index)
         if pathless:
             for token in instance.tokens:
-                with self._store.scan(graveler_keys.staging_partition(token)) as scan:
-                    for page in scan.batches():
-                        for key, raw in page:
-                            address = self._entry_of(decode_value(raw)).address if raw else ""
-                            for index in pathless.get(address, ()):
-                                where = f"staged at {key!r} in staging token {token}"
-                                hits[index] = Verdict("in_use", where)
+                for page in self._references.staged_pages(token):
+                    for key, value in page:
+                        address = self._entry_of(value).address if value is not None else ""
+                        for index in pathless.get(address, ()):
+                            where = f"staged at {key!r} in staging token {token}"
+                            hits[index] = Verdict("in_use", where)
         return hits
 
     def _check_gc(
@@ -379,42 +366,6 @@ class ReferenceChecker:
     def _shared(self, instance: _Instance, records: Iterable[PendingDelete]) -> set[str]:
         uid = instance.repository.instance_uid if instance.repository else ""
         wanted = sorted({keys.shared_key(uid, r.address) for r in records})
-        found = _lookup_many(self._store, keys.SHARED, wanted)
+        found = self._store.get_many(keys.SHARED, wanted)
         prefix = len(uid) + 1
         return {key[prefix:].decode() for key in found}
-
-
-def _lookup_many(store: Store, partition: bytes, wanted: list[bytes]) -> dict[bytes, bytes]:
-    """Values of the sorted keys `wanted` that exist: a bounded scan, then point gets.
-
-    One scan page answers a small or empty partition in one call; a scan that
-    reads far more keys than wanted stops, and the rest are fetched by `get`.
-    """
-    found: dict[bytes, bytes] = {}
-    if not wanted:
-        return found
-    budget = 4 * len(wanted) + 64
-    position, scanned, finished = 0, 0, False
-    with store.scan(partition, wanted[0], batch_size=min(budget, 1000)) as scan:
-        for key, raw in scan:
-            scanned += 1
-            while position < len(wanted) and wanted[position] < key:
-                position += 1
-            if position == len(wanted):
-                finished = True
-                break
-            if wanted[position] == key:
-                found[key] = raw
-                position += 1
-            if position == len(wanted) or scanned >= budget:
-                finished = position == len(wanted)
-                break
-        else:
-            finished = True
-    if not finished:
-        for key in wanted[position:]:
-            try:
-                found[key] = store.get(partition, key)[0]
-            except NotFoundError:
-                continue
-    return found

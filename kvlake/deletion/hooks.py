@@ -24,9 +24,8 @@ from kvlake.deletion import keys
 from kvlake.deletion.log import DeletionLog, EntryOf
 from kvlake.deletion.purge import Purges
 from kvlake.deletion.records import PendingDelete
-from kvlake.graveler import keys as graveler_keys
 from kvlake.graveler.graveler import Graveler
-from kvlake.graveler.records import DeletedRepository, Repository, decode_value
+from kvlake.graveler.records import DeletedRepository, Repository
 
 SCAN_BATCH: Final = 1000
 
@@ -58,20 +57,18 @@ class DeletionHooks:
         if state in ("consumed", "sealed", "staging"):
             return  # committed data is garbage collection's; a live token is not dropped
         due = queued + self._log.settings.send_delay
-        partition = graveler_keys.staging_partition(token)
-        with self._log.store.scan(partition, batch_size=SCAN_BATCH) as scan:
-            for page in scan.batches():
-                for key, raw in page:
-                    if not raw:
-                        continue  # a tombstone references no blob
-                    ref = self._entry_of(decode_value(raw))
-                    yield self._log.new_record(
-                        repository,
-                        ref.address,
-                        "dropped_staging_token",
-                        staging_token=token,
-                        path=key,
-                        since=ref.since,
-                        record_id=keys.stable_record_id("token", token, key, ref.address),
-                        due=due,
-                    )
+        for page in self._graveler.references.staged_pages(token, batch_size=SCAN_BATCH):
+            for key, value in page:
+                if value is None:
+                    continue  # a tombstone references no blob
+                ref = self._entry_of(value)
+                yield self._log.new_record(
+                    repository,
+                    ref.address,
+                    "dropped_staging_token",
+                    staging_token=token,
+                    path=key,
+                    since=ref.since,
+                    record_id=keys.stable_record_id("token", token, key, ref.address),
+                    due=due,
+                )

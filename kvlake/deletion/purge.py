@@ -39,9 +39,8 @@ from kvlake.errors import (
     PreconditionFailedError,
     RepositoryNotFoundError,
 )
-from kvlake.graveler import keys as graveler_keys
 from kvlake.graveler.graveler import Graveler
-from kvlake.graveler.records import DeletedRepository, Repository, decode_repository
+from kvlake.graveler.records import DeletedRepository, Repository
 from kvlake.kv import Predicate
 
 log = logging.getLogger(__name__)
@@ -69,13 +68,14 @@ class Purges:
 
     def __init__(self, log: DeletionLog, graveler: Graveler, blockstore: BlockStore) -> None:
         self._log = log
-        self._store = log.store
+        self.store = log.store
+        """The deletion layer's store (the KV the whole lake shares)."""
         self._graveler = graveler
         self._blockstore = blockstore
 
     def load(self, repository: str, instance_uid: str) -> tuple[PurgeRequest, Predicate] | None:
         try:
-            raw, predicate = self._store.get(keys.PURGES, keys.purge_key(repository, instance_uid))
+            raw, predicate = self.store.get(keys.PURGES, keys.purge_key(repository, instance_uid))
         except KeyNotFoundError:
             return None
         return decode_purge(raw), predicate
@@ -83,13 +83,11 @@ class Purges:
     def live_users(self, namespace: str, *, except_uid: str = "") -> Iterator[Repository]:
         """Repositories not yet deleted whose namespace overlaps `namespace`."""
         wanted = self._blockstore.check_namespace(namespace)
-        with self._store.scan(graveler_keys.REPOSITORIES) as scan:
-            for _, raw in scan:
-                repository = decode_repository(raw)
-                if repository.state == "deleted" or repository.instance_uid == except_uid:
-                    continue
-                if overlaps(wanted, repository.storage_namespace):
-                    yield repository
+        for repository in self._graveler.references.repository_records():
+            if repository.state == "deleted" or repository.instance_uid == except_uid:
+                continue
+            if overlaps(wanted, repository.storage_namespace):
+                yield repository
 
     def delete_repository(self, name: str, *, purge: bool) -> PurgeRequest | None:
         """Delete a repository; with `purge`, first record that its namespace must go.
@@ -100,8 +98,8 @@ class Purges:
             RepositoryNotFoundError: no such repository.
             ConflictError: with purge, another repository uses the same storage namespace.
         """
-        repository, _ = self._graveler.repositories.load(name)
-        if repository.state not in ("active", "deleting"):
+        repository = self._graveler.references.repository_record(name)
+        if repository is None or repository.state not in ("active", "deleting"):
             raise RepositoryNotFoundError(f"repository {name!r} not found")
         existing = self.load(name, repository.instance_uid)
         purge = purge or existing is not None  # a retry never takes a purge back
@@ -123,7 +121,7 @@ class Purges:
             )
             if existing is None:
                 # Invariant 4: the intent is durable before the metadata starts to go.
-                self._store.set_if(
+                self.store.set_if(
                     keys.PURGES,
                     keys.purge_key(name, repository.instance_uid),
                     encode(request),
@@ -200,7 +198,7 @@ class Purges:
         )
         encoded = encode(updated)
         key = keys.purge_key(request.repository, request.instance_uid)
-        self._store.set_if(keys.PURGES, key, encoded, predicate)
+        self.store.set_if(keys.PURGES, key, encoded, predicate)
         return updated, Predicate(encoded)
 
     def count(
@@ -210,7 +208,7 @@ class Purges:
         key = keys.purge_counts_key(repository, instance_uid)
         for _ in range(_MAX_TRIES):
             try:
-                raw, predicate = self._store.get(keys.PURGES, key)
+                raw, predicate = self.store.get(keys.PURGES, key)
             except KeyNotFoundError:
                 counts, expected = PurgeCounts(), None
             else:
@@ -220,7 +218,7 @@ class Purges:
                 dead_lettered=counts.dead_lettered + dead_lettered,
             )
             try:
-                self._store.set_if(keys.PURGES, key, encode(updated), expected)
+                self.store.set_if(keys.PURGES, key, encode(updated), expected)
             except PreconditionFailedError:
                 continue  # another worker counted first: add to its total
             loaded = self.load(repository, instance_uid)
@@ -242,7 +240,7 @@ class Purges:
 
     def _counts(self, repository: str, instance_uid: str) -> PurgeCounts:
         try:
-            raw, _ = self._store.get(keys.PURGES, keys.purge_counts_key(repository, instance_uid))
+            raw, _ = self.store.get(keys.PURGES, keys.purge_counts_key(repository, instance_uid))
         except KeyNotFoundError:
             return PurgeCounts()
         return decode_purge_counts(raw)
@@ -250,7 +248,7 @@ class Purges:
     def reports(self) -> Iterator[PurgeReport]:
         """Every purge request with what workers did so far, by repository then instance."""
         request: PurgeRequest | None = None
-        with self._store.scan(keys.PURGES) as scan:
+        with self.store.scan(keys.PURGES) as scan:
             for key, raw in scan:
                 if key.endswith(b"/counts"):
                     if request is not None and key == keys.purge_counts_key(

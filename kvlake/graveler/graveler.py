@@ -36,6 +36,7 @@ from kvlake.graveler.records import (
     Value,
     encode,
 )
+from kvlake.graveler.references import References
 from kvlake.graveler.refexpr import ResolvedRef
 from kvlake.graveler.refs import Refs
 from kvlake.graveler.repositories import INITIAL_TIMEOUT, Repositories
@@ -88,6 +89,8 @@ class Graveler(HistoryOperations):
         self.repositories = Repositories(store, clock=clock, initial_timeout=initial_timeout)
         self.namespaces = Namespaces(store, clock=clock, is_live=self.repositories.is_live)
         self.refs = Refs(store)
+        self.references = References(store, self.refs, committed, self.namespaces)
+        """Reads for the deletion layer: instances, live tokens, staged entries, commits."""
         self.staging = Staging(store)
         self._protection = BranchProtectionRules(store)
         self._writer = Writer(

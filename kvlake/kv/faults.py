@@ -37,6 +37,7 @@ OPS: Final = (
     "delete_many",
     "drop_partition",
     "get",
+    "get_many",
     "partitions",
     "scan",
     "set",
@@ -265,6 +266,15 @@ class FaultyStore(Store):
 
     def _partitions(self) -> Iterator[bytes]:
         return self._run("partitions", None, None, self._inner._partitions)
+
+    def _get_many(self, partition: bytes, keys: list[bytes]) -> dict[bytes, bytes]:
+        return self._run(
+            "get_many",
+            partition,
+            None,
+            lambda: self._inner._get_many(partition, keys),
+            len(keys),
+        )
 
     def _set_many(self, partition: bytes, items: list[KeyValue]) -> None:
         self._run(

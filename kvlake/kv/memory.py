@@ -59,6 +59,13 @@ class MemoryStore(Store):
                 raise KeyNotFoundError(f"KV key {key!r} not found in partition {partition!r}")
             return part.values[key]
 
+    def _get_many(self, partition: bytes, keys: list[bytes]) -> dict[bytes, bytes]:
+        with self._lock:
+            part = self._partition(partition, create=False)
+            if part is None:
+                return {}
+            return {key: part.values[key] for key in keys if key in part.values}
+
     def _put(self, part: _Partition, key: bytes, value: bytes) -> None:
         if key not in part.values:
             part.sorted_keys = None

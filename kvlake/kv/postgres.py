@@ -64,6 +64,9 @@ _SET_MANY: Final = (
     " SELECT %s, k, v FROM unnest(%s::bytea[], %s::bytea[]) AS u(k, v)"
     " ON CONFLICT (partition, key) DO UPDATE SET value = EXCLUDED.value"
 )
+_GET_MANY: Final = (
+    'SELECT key, value FROM "{table}" WHERE partition = %s AND key = ANY(%s::bytea[])'
+)
 _DELETE_MANY: Final = 'DELETE FROM "{table}" WHERE partition = %s AND key = ANY(%s::bytea[])'
 _DROP_PARTITION: Final = 'DELETE FROM "{table}" WHERE partition = %s'
 
@@ -178,6 +181,7 @@ class PostgresStore(Store):
         self._scan_after_sql = _SCAN_AFTER.format_map(sql)
         self._next_partition_sql = _NEXT_PARTITION.format_map(sql)
         self._set_many_sql = _SET_MANY.format_map(sql)
+        self._get_many_sql = _GET_MANY.format_map(sql)
         self._delete_many_sql = _DELETE_MANY.format_map(sql)
         self._drop_partition_sql = _DROP_PARTITION.format_map(sql)
 
@@ -281,6 +285,10 @@ class PostgresStore(Store):
             raise KeyNotFoundError(f"KV key {key!r} not found in partition {partition!r}")
         value: bytes = row[0]
         return value
+
+    def _get_many(self, partition: bytes, keys: list[bytes]) -> dict[bytes, bytes]:
+        rows = self._run("read keys", self._get_many_sql, (partition, keys), _fetch_all)
+        return {bytes(key): bytes(value) for key, value in rows}
 
     def _set(self, partition: bytes, key: bytes, value: bytes) -> None:
         self._run("write a key", self._set_sql, (partition, key, value), _row_count)

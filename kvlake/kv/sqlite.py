@@ -251,6 +251,15 @@ class SqliteStore(Store):
         value: bytes = row[0]
         return value
 
+    def _get_many(self, partition: bytes, keys: list[bytes]) -> dict[bytes, bytes]:
+        marks = ", ".join("?" * len(keys))
+        query = f"SELECT key, value FROM kv WHERE partition = ? AND key IN ({marks})"
+        try:
+            rows = self._cursor().execute(query, (partition, *keys)).fetchall()
+        except sqlite3.Error as exc:
+            raise self._failed("read keys", exc) from exc
+        return {bytes(key): bytes(value) for key, value in rows}
+
     def _set(self, partition: bytes, key: bytes, value: bytes) -> None:
         try:
             self._cursor().execute(_SET, (partition, key, value))

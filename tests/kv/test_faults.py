@@ -16,7 +16,7 @@ from kvlake.errors import (
 )
 from kvlake.kv import Store, open_store
 from kvlake.kv.faults import Call, Fault, FaultyStore, When
-from kvlake.kv.store import WRITE_CHUNK
+from kvlake.kv.store import READ_CHUNK, WRITE_CHUNK
 
 P = b"part"
 WHENS: tuple[When, ...] = ("before", "after")
@@ -147,6 +147,16 @@ def test_set_many_is_one_faultable_call_per_chunk(inner: Store) -> None:
         store.set_many(P, items)
     assert [(c.op, c.size) for c in store.calls] == [("set_many", WRITE_CHUNK), ("set_many", 5)]
     assert len(keys_of(inner)) == WRITE_CHUNK  # the first chunk landed, the second did not
+
+
+def test_get_many_is_one_faultable_call_per_chunk(inner: Store) -> None:
+    inner.set(P, b"000001", b"v")
+    store = FaultyStore(inner, [Fault(op="get_many", skip=1)])
+    wanted = [b"%06d" % i for i in range(READ_CHUNK + 5)]
+    with pytest.raises(UnavailableError):
+        store.get_many(P, wanted)
+    assert [(c.op, c.size) for c in store.calls] == [("get_many", READ_CHUNK), ("get_many", 5)]
+    assert store.get_many(P, wanted[:3]) == {b"000001": b"v"}
 
 
 @pytest.mark.parametrize("when", WHENS)

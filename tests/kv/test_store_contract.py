@@ -14,7 +14,7 @@ from kvlake.errors import (
     PreconditionFailedError,
 )
 from kvlake.kv import MUST_EXIST, Store
-from kvlake.kv.store import WRITE_CHUNK
+from kvlake.kv.store import READ_CHUNK, WRITE_CHUNK
 
 P = b"partition"
 NONE: Any = None  # passed where the types forbid it, as careless callers do
@@ -306,6 +306,21 @@ def test_set_many_with_a_bad_item_writes_nothing_of_its_chunk(store: Store) -> N
     with pytest.raises(MissingArgumentError):
         store.set_many(P, [(b"a", b"1"), (b"b", NONE)])
     assert keys(store) == []
+
+
+def test_get_many_returns_the_existing_keys_across_chunks_and_leaves_out_missing_ones(
+    store: Store,
+) -> None:
+    items = numbered(READ_CHUNK * 2 + 5)
+    store.set_many(P, items)
+    store.set(b"other", items[0][0], b"elsewhere")
+    store.set(P, b"empty", b"")
+    wanted = [key for key, _ in items[::2]] + [b"missing", b"empty", b"\x00\xff"]
+    assert store.get_many(P, iter(wanted)) == {**dict(items[::2]), b"empty": b""}
+    assert store.get_many(P, []) == {}
+    assert store.get_many(b"never existed", [b"a"]) == {}
+    with pytest.raises(MissingArgumentError):
+        store.get_many(P, [b"a", b""])
 
 
 def test_delete_many_removes_the_keys_across_chunks_and_ignores_missing_ones(store: Store) -> None:

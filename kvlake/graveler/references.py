@@ -1,0 +1,114 @@
+"""What references a blob, read for the deletion layer without it knowing graveler's keys.
+
+The deletion worker must decide from the KV as it is now whether a logged blob
+is still referenced, and the purge must know which repository instances exist.
+These reads are graveler's to spell (its key schema is private to it), so they
+live here, as `Graveler.references`, and the deletion layer calls them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterator, Sequence
+from dataclasses import dataclass, field
+
+from kvlake.errors import KeyNotFoundError
+from kvlake.graveler import keys
+from kvlake.graveler.committed import CommittedManager
+from kvlake.graveler.namespaces import NamespaceClaim, Namespaces
+from kvlake.graveler.records import (
+    ConsumedToken,
+    DeletedRepository,
+    Repository,
+    Value,
+    decode_deleted_repository,
+    decode_repository,
+    decode_value,
+)
+from kvlake.graveler.refs import Refs
+from kvlake.kv import Store
+
+StagedPage = list[tuple[bytes, Value | None]]
+"""Staged entries of one token, in key order; a tombstone's value is None."""
+
+
+@dataclass(slots=True)
+class LiveTokens:
+    """Every branch's staging and sealed tokens, read in one scan of the branches."""
+
+    all: list[str] = field(default_factory=list)
+    sealed: set[str] = field(default_factory=set)
+
+
+class References:
+    """Reads of repository instances, live tokens, staged entries and commits. Thread-safe."""
+
+    def __init__(
+        self, store: Store, refs: Refs, committed: CommittedManager, namespaces: Namespaces
+    ) -> None:
+        self._store = store
+        self._refs = refs
+        self._committed = committed
+        self._namespaces = namespaces
+
+    # -- repository instances ---------------------------------------------------------
+
+    def repository_record(self, name: str) -> Repository | None:
+        """The record under `name` in any state (`deleted` tombstones included), or None."""
+        try:
+            raw, _ = self._store.get(keys.REPOSITORIES, keys.repository_key(name))
+        except KeyNotFoundError:
+            return None
+        return decode_repository(raw)
+
+    def repository_records(self) -> Iterator[Repository]:
+        """Every repository record in any state, in name order."""
+        with self._store.scan(keys.REPOSITORIES, keys.repository_key("")) as scan:
+            for _, raw in scan:
+                yield decode_repository(raw)
+
+    def deleted_instance(self, name: str, instance_uid: str) -> DeletedRepository | None:
+        """The instance if it awaits the cleaner, else None."""
+        try:
+            raw, _ = self._store.get(
+                keys.DELETED_REPOSITORIES, keys.deleted_repository_key(name, instance_uid)
+            )
+        except KeyNotFoundError:
+            return None
+        return decode_deleted_repository(raw)
+
+    def namespace_owner(self, namespace: str) -> NamespaceClaim | None:
+        """Who holds a (normalised) storage namespace, in what state; None if never claimed."""
+        return self._namespaces.owner(namespace)
+
+    # -- tokens, staged entries and commits ------------------------------------------
+
+    def live_tokens(self, repository: Repository) -> LiveTokens:
+        """Each branch's staging token and sealed tokens, hidden branches included."""
+        live = LiveTokens()
+        for _, branch in self._refs.list_branches(repository):
+            live.all.append(branch.staging_token)
+            live.all.extend(branch.sealed_tokens)
+            live.sealed.update(branch.sealed_tokens)
+        return live
+
+    def consumers(
+        self, repository: Repository, tokens: Collection[str]
+    ) -> dict[str, ConsumedToken]:
+        """The consumed-token record of each token that has one."""
+        return self._refs.consumed_by(repository, tokens)
+
+    def committed_value(self, repository: Repository, commit_id: str, key: bytes) -> Value:
+        """The value at `key` in that commit. Raises a NotFoundError subclass if none."""
+        commit = self._refs.get_commit(repository, commit_id)
+        return self._committed.get(repository.storage_namespace, commit.metarange_id, key)
+
+    def staged_values(self, token: str, paths: Sequence[bytes]) -> dict[bytes, Value | None]:
+        """The entries of `token` at those paths that exist (a tombstone as None)."""
+        found = self._store.get_many(keys.staging_partition(token), paths)
+        return {path: (decode_value(raw) if raw else None) for path, raw in found.items()}
+
+    def staged_pages(self, token: str, *, batch_size: int = 1000) -> Iterator[StagedPage]:
+        """Every entry of `token`, a page at a time, so callers hold one page."""
+        with self._store.scan(keys.staging_partition(token), batch_size=batch_size) as scan:
+            for page in scan.batches():
+                yield [(key, decode_value(raw) if raw else None) for key, raw in page]

@@ -106,7 +106,7 @@ def diff_all(graveler: Graveler, repo: Repository, left: str, right: str) -> int
     """Every page of a two-dot diff, as a client pages through it."""
     count, after = 0, b""
     while True:
-        page = graveler.diff(repo, left, right, mode="two_dot", after=after, amount=1000)
+        page = graveler.diffs.diff(repo, left, right, mode="two_dot", after=after, amount=1000)
         count += len(page.entries)
         if not page.has_more:
             return count
@@ -182,7 +182,7 @@ def bench_log(lake: Lake, repo: Repository, count: int) -> None:
     def walk(g: Graveler, *, amount: int = 1000, by_id: bool = False) -> int:
         seen, after = 0, ""
         while True:
-            page = g.log(repo, "long", after=after, amount=amount)
+            page = g.history.log(repo, "long", after=after, amount=amount)
             seen += len(page.commits)
             if not page.has_more:
                 return seen

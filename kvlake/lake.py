@@ -23,9 +23,7 @@ from kvlake.deletion import (
     Purges,
     StagingLogHooks,
 )
-from kvlake.graveler.cleaner import Cleaner
-from kvlake.graveler.committed import CommittedManager
-from kvlake.graveler.graveler import Graveler
+from kvlake.graveler import Cleaner, CommittedManager, Graveler
 from kvlake.kv import Store, open_store
 
 

@@ -225,7 +225,7 @@ MUTATIONS = (
         "failed-creation-frees-the-name",
         "issue 10 item 7: a creation that fails after its record frees the name at once",
         "kvlake/graveler/graveler.py",
-        "            self.repositories.release_failed_creation(repository, predicate)\n",
+        "            self._repositories.release_failed_creation(repository, predicate)\n",
         "",
         ("tests/graveler/test_repositories.py",),
     ),

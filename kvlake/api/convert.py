@@ -5,7 +5,7 @@ from __future__ import annotations
 from kvlake.api.wire import objects as wire_objects
 from kvlake.api.wire import refs as wire_refs
 from kvlake.catalog import ObjectStat
-from kvlake.graveler.records import Commit
+from kvlake.graveler import Commit
 
 
 def commit(commit_id: str, record: Commit) -> wire_refs.Commit:

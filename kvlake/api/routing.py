@@ -44,7 +44,7 @@ from kvlake.api.services import Services
 from kvlake.auth import SESSION_COOKIE, Permission, User
 from kvlake.config import ServerSettings
 from kvlake.errors import InvalidInputError
-from kvlake.graveler.records import Repository
+from kvlake.graveler import Repository
 
 MAX_HEADER_BYTES: Final = 16 * 1024
 """Headers beyond this are refused before anything else is looked at."""

@@ -39,9 +39,14 @@ from kvlake.errors import (
     KvlakeError,
     PreconditionFailedError,
 )
-from kvlake.graveler.graveler import TOKEN_DROP_DELAY, Graveler
-from kvlake.graveler.records import Repository, Value
-from kvlake.graveler.validation import check_branch_name, check_path
+from kvlake.graveler import (
+    TOKEN_DROP_DELAY,
+    Graveler,
+    Repository,
+    Value,
+    check_branch_name,
+    check_path,
+)
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from kvlake.catalog.records import CommonPrefix, ListingPage, ObjectStat, from_value
-from kvlake.graveler.records import Value
+from kvlake.graveler import Value
 
 MAX_AMOUNT = 1000
 """The most rows one listing page returns, as in lakeFS."""

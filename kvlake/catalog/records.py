@@ -11,7 +11,7 @@ import hashlib
 
 import msgspec
 
-from kvlake.graveler.records import Value
+from kvlake.graveler import Value
 
 
 class ObjectEntry(msgspec.Struct, frozen=True, kw_only=True):

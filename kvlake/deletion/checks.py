@@ -47,9 +47,7 @@ from kvlake.deletion.log import EntryOf
 from kvlake.deletion.purge import Purges
 from kvlake.deletion.records import STAGING_ORIGINS, PendingDelete
 from kvlake.errors import InvalidInputError, KvlakeError, NotFoundError
-from kvlake.graveler.graveler import Graveler
-from kvlake.graveler.records import Repository
-from kvlake.graveler.validation import check_repository_name
+from kvlake.graveler import Graveler, Repository, check_repository_name
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from typing import Final
 from kvlake.deletion.log import DeletionLog
 from kvlake.deletion.records import PendingDelete
 from kvlake.errors import InvalidInputError, KeyNotFoundError, NotFoundError
-from kvlake.graveler.records import Repository
+from kvlake.graveler import Repository
 from kvlake.kv import Store
 
 GC_PREFIX: Final = b"deletion_gc/"

@@ -24,8 +24,7 @@ from kvlake.deletion import keys
 from kvlake.deletion.log import DeletionLog, EntryOf
 from kvlake.deletion.purge import Purges
 from kvlake.deletion.records import PendingDelete
-from kvlake.graveler.graveler import Graveler
-from kvlake.graveler.records import DeletedRepository, Repository
+from kvlake.graveler import DeletedRepository, Graveler, Repository
 
 SCAN_BATCH: Final = 1000
 

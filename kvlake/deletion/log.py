@@ -25,7 +25,7 @@ from kvlake.deletion.records import (
     encode,
 )
 from kvlake.errors import KeyNotFoundError, PreconditionFailedError
-from kvlake.graveler.records import Repository, Value
+from kvlake.graveler import Repository, Value
 from kvlake.kv import KeyValue, Store
 
 log = logging.getLogger(__name__)

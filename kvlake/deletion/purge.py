@@ -39,8 +39,7 @@ from kvlake.errors import (
     PreconditionFailedError,
     RepositoryNotFoundError,
 )
-from kvlake.graveler.graveler import Graveler
-from kvlake.graveler.records import DeletedRepository, Repository
+from kvlake.graveler import DeletedRepository, Graveler, Repository
 from kvlake.kv import Predicate
 
 log = logging.getLogger(__name__)

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 from kvlake.deletion.log import DeletionLog, EntryOf
 from kvlake.deletion.records import Origin, PendingDelete
-from kvlake.graveler.records import Repository, Value
+from kvlake.graveler import Repository, Value
 
 
 class StagingLogHooks:

@@ -34,7 +34,7 @@ from kvlake.deletion.log import DeletionLog, DueRecord, EntryOf
 from kvlake.deletion.purge import Purges
 from kvlake.deletion.records import DeadLetter, PendingDelete, encode
 from kvlake.errors import KvlakeError
-from kvlake.graveler.graveler import Graveler
+from kvlake.graveler import Graveler
 from kvlake.kv import KeyValue
 
 log = logging.getLogger(__name__)

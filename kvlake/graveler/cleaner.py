@@ -99,7 +99,7 @@ class Cleaner:
         self._hooks = hooks
         self._sweep = OrphanSweep(
             graveler.store,
-            graveler.refs,
+            graveler._refs,
             clock=graveler.clock,
             before_token_drop=hooks.before_token_drop if hooks is not None else None,
             grace=sweep_grace,
@@ -131,7 +131,7 @@ class Cleaner:
             stop.wait(interval)
 
     def _abandon_stale_creations(self, report: CleanerReport) -> None:
-        repositories = self._graveler.repositories
+        repositories = self._graveler._repositories
         for repository, predicate in repositories.stale_creations():
             try:
                 repositories.abandon(repository, predicate)
@@ -165,7 +165,7 @@ class Cleaner:
                     break
                 branch = decode_branch(raw)
                 for token in (branch.staging_token, *branch.sealed_tokens):
-                    self._graveler.staging.drop(token)
+                    self._graveler._staging.drop(token)
                 self._store.delete(partition, key)
         self._store.drop_partition(partition)
 
@@ -199,7 +199,7 @@ class Cleaner:
                     if entry.token not in referenced:
                         if live is not None and self._hooks is not None:
                             self._hooks.before_token_drop(live, entry.token, keys.due_time(key))
-                        self._graveler.staging.drop(entry.token)
+                        self._graveler._staging.drop(entry.token)
                         report.tokens_dropped += 1
                     self._store.delete(keys.DROPPED_TOKENS, key)
             except KvlakeError as exc:
@@ -210,12 +210,12 @@ class Cleaner:
     ) -> tuple[Repository | None, set[str]]:
         """The live instance and its branches' tokens; (None, empty) if the instance is gone."""
         try:
-            repository, _ = self._graveler.repositories.load(name)
+            repository, _ = self._graveler._repositories.load(name)
         except RepositoryNotFoundError:
             return None, set()
         if repository.instance_uid != instance_uid or repository.state in ("deleting", "deleted"):
             return None, set()
-        staging, sealed = self._graveler.refs.referenced_tokens(repository)
+        staging, sealed = self._graveler._refs.referenced_tokens(repository)
         return repository, staging | sealed
 
 

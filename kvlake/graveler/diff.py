@@ -21,6 +21,7 @@ from kvlake.graveler.records import DiffEntry, DiffPage, DiffType, Repository, V
 from kvlake.graveler.refexpr import RefResolver
 from kvlake.graveler.refs import Refs
 from kvlake.graveler.staging import Staging
+from kvlake.graveler.validation import check_branch_name
 
 MAX_AMOUNT: Final = 1000
 """The most entries one diff page returns, as in lakeFS."""
@@ -238,8 +239,9 @@ class Differ:
 
         Raises:
             BranchNotFoundError: no such branch.
-            InvalidInputError: a bad amount or delimiter.
+            InvalidInputError: a bad branch name, amount or delimiter.
         """
+        check_branch_name(branch)
         check_page(amount, delimiter)
         current, _ = self._refs.load_branch(repository, branch)
         metarange_id = self._refs.get_commit(repository, current.commit_id).metarange_id

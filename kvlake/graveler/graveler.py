@@ -16,6 +16,7 @@ from typing import Final
 
 from kvlake.blockstore.store import BlockStore
 from kvlake.errors import (
+    ConfigError,
     EntryNotFoundError,
     InvalidInputError,
     KeyNotFoundError,
@@ -23,7 +24,10 @@ from kvlake.errors import (
 from kvlake.graveler import keys
 from kvlake.graveler.commits import Committer
 from kvlake.graveler.committed import CommittedManager
-from kvlake.graveler.history import HistoryOperations
+from kvlake.graveler.diff import Differ
+from kvlake.graveler.dump import RefsDumper
+from kvlake.graveler.log import CommitLog
+from kvlake.graveler.merge import Merger
 from kvlake.graveler.namespaces import Namespaces
 from kvlake.graveler.protection import BranchProtectionRules
 from kvlake.graveler.records import (
@@ -37,9 +41,11 @@ from kvlake.graveler.records import (
     encode,
 )
 from kvlake.graveler.references import References
-from kvlake.graveler.refexpr import ResolvedRef
+from kvlake.graveler.refexpr import RefResolver, ResolvedRef
 from kvlake.graveler.refs import Refs
 from kvlake.graveler.repositories import INITIAL_TIMEOUT, Repositories
+from kvlake.graveler.reset import Resetter
+from kvlake.graveler.revert import ChangeApplier
 from kvlake.graveler.staging import Staging, overlay
 from kvlake.graveler.validation import (
     check_branch_name,
@@ -60,12 +66,15 @@ def data_size(value: Value) -> int:
     return len(value.data)
 
 
-class Graveler(HistoryOperations):
+class Graveler:
     """Repositories, branches, tags, commits, entries and their history. Thread-safe.
 
-    The only in-process state is caches of immutable things (commits, ranges).
-    `value_size` tells diffs the size of an entry (the catalog decodes its
-    object size); `blockstore` is needed only to dump and restore refs.
+    Repositories, branches, tags, commits and entries are its methods; history
+    operations are its engines (`history`, `diffs`, `merges`, `changes`, `resets`,
+    `protection`, `dumps`), each documented where it is implemented. The only
+    in-process state is caches of immutable things (commits, ranges).
+    `value_size` tells diffs the size of an entry (the catalog decodes its object
+    size); `blockstore` is needed only to dump and restore refs.
     """
 
     def __init__(
@@ -82,43 +91,91 @@ class Graveler(HistoryOperations):
         staging_hooks: StagingHooks | None = None,
     ) -> None:
         self.store = store
-        self.committed = committed
-        self._check_namespace = check_namespace
+        """The KV store this graveler was given (shared with the rest of the lake)."""
         self.clock = clock
+        self._check_namespace = check_namespace
         self._token_drop_delay = token_drop_delay
-        self.repositories = Repositories(store, clock=clock, initial_timeout=initial_timeout)
-        self.namespaces = Namespaces(store, clock=clock, is_live=self.repositories.is_live)
-        self.refs = Refs(store)
-        self.references = References(store, self.refs, committed, self.namespaces)
-        """Reads for the deletion layer: instances, live tokens, staged entries, commits."""
-        self.staging = Staging(store)
-        self._protection = BranchProtectionRules(store)
+        self._blockstore = blockstore
+        # Storage internals: graveler's own modules (the cleaner) reach them, nobody else.
+        self._repositories = Repositories(store, clock=clock, initial_timeout=initial_timeout)
+        self._namespaces = Namespaces(store, clock=clock, is_live=self._repositories.is_live)
+        self._refs = Refs(store)
+        self._staging = Staging(store)
+        self._resolver = resolver = RefResolver(self._refs)
+        self.protection = protection = BranchProtectionRules(store)
+        """Branch protection rules: get, set, delete, check."""
         self._writer = Writer(
             store=store,
-            refs=self.refs,
+            refs=self._refs,
             committed=committed,
-            protection=self._protection,
+            protection=protection,
             hooks=staging_hooks,
         )
-        self._committer = Committer(
-            refs=self.refs,
-            staging=self.staging,
+        self._committer = committer = Committer(
+            refs=self._refs,
+            staging=self._staging,
             committed=committed,
             drop_tokens=self.queue_token_drops,
             clock=clock,
         )
-        self._init_history(
-            store=store,
-            refs=self.refs,
-            staging=self.staging,
+        # The engines: each method's contract is documented where it is implemented.
+        self.committed = committed
+        """Committed ranges and metaranges (immutable, cached)."""
+        self.history = CommitLog(refs=self._refs, resolver=resolver, committed=committed)
+        """`log`: pages of commits reachable from a ref."""
+        self.diffs = Differ(
+            refs=self._refs,
+            resolver=resolver,
+            staging=self._staging,
             committed=committed,
-            committer=self._committer,
-            drop_tokens=self.queue_token_drops,
-            clock=clock,
             value_size=value_size,
-            blockstore=blockstore,
-            writer=self._writer,
         )
+        """`diff` between refs and `diff_uncommitted` of a branch."""
+        self.merges = Merger(
+            refs=self._refs,
+            resolver=resolver,
+            committed=committed,
+            committer=committer,
+            clock=clock,
+        )
+        """`merge` (allowed on protected branches: it is how they are meant to change) and
+        `merge_base`."""
+        self.changes = ChangeApplier(
+            refs=self._refs,
+            resolver=resolver,
+            committed=committed,
+            committer=committer,
+            protection=protection,
+            clock=clock,
+        )
+        """`revert` and `cherry_pick`: one commit's change applied to a branch."""
+        self.resets = Resetter(
+            store=store,
+            refs=self._refs,
+            staging=self._staging,
+            committed=committed,
+            resolver=resolver,
+            drop_tokens=self.queue_token_drops,
+            writer=self._writer,
+            protection=protection,
+        )
+        """`reset_branch`, `reset_key`, `reset_prefix` (uncommitted changes) and `reset_hard`."""
+        self.references = References(store, self._refs, committed, self._namespaces)
+        """Reads for the deletion layer: instances, live tokens, staged entries, commits."""
+
+    @property
+    def dumps(self) -> RefsDumper:
+        """`dump` refs to the storage namespace and `restore` them into a bare repository.
+
+        Raises:
+            ConfigError: this graveler was made without a blockstore.
+        """
+        if self._blockstore is None:
+            raise ConfigError(
+                "this Graveler was made without a blockstore, so it cannot dump or restore "
+                "refs; pass blockstore= when making it"
+            )
+        return RefsDumper(refs=self._refs, blockstore=self._blockstore, clock=self.clock)
 
     # -- repositories -------------------------------------------------------------
 
@@ -156,16 +213,16 @@ class Graveler(HistoryOperations):
         check_repository_name(name)
         check_branch_name(default_branch)
         namespace = self._check_namespace(storage_namespace)
-        repository, predicate = self.repositories.begin_create(
+        repository, predicate = self._repositories.begin_create(
             name, storage_namespace=namespace, default_branch=default_branch
         )
         try:
-            self.namespaces.claim(repository, bare=bare)
+            self._namespaces.claim(repository, bare=bare)
             if not bare:
                 self._populate(repository, namespace, default_branch)
-            return self.repositories.activate(repository, predicate)
+            return self._repositories.activate(repository, predicate)
         except BaseException:
-            self.repositories.release_failed_creation(repository, predicate)
+            self._repositories.release_failed_creation(repository, predicate)
             raise
 
     def _populate(self, repository: Repository, namespace: str, default_branch: str) -> None:
@@ -178,18 +235,18 @@ class Graveler(HistoryOperations):
             metadata={},
             generation=1,
         )
-        commit_id = self.refs.add_commit(repository, first)
+        commit_id = self._refs.add_commit(repository, first)
         token = keys.new_staging_token(repository.instance_uid)
-        self.refs.create_branch(
+        self._refs.create_branch(
             repository, default_branch, Branch(commit_id=commit_id, staging_token=token)
         )
 
     def get_repository(self, name: str) -> Repository:
         check_repository_name(name)
-        return self.repositories.get(name)
+        return self._repositories.get(name)
 
     def list_repositories(self, *, after: str = "") -> Iterator[Repository]:
-        return self.repositories.list(after=after)
+        return self._repositories.list(after=after)
 
     def delete_repository(self, name: str, *, purge: bool = False) -> None:
         """Hide the repository now; the cleaner removes its metadata later.
@@ -198,13 +255,13 @@ class Graveler(HistoryOperations):
         data is going (the deletion layer deletes it, then calls `release_namespace`).
         """
         check_repository_name(name)
-        self.repositories.delete(
-            name, before=lambda repository: self.namespaces.settle(repository, purge=purge)
+        self._repositories.delete(
+            name, before=lambda repository: self._namespaces.settle(repository, purge=purge)
         )
 
     def release_namespace(self, namespace: str, instance_uid: str) -> None:
         """Free the namespace of a purged instance once its purge has finished."""
-        self.namespaces.release(namespace, instance_uid)
+        self._namespaces.release(namespace, instance_uid)
 
     # -- branches and tags ----------------------------------------------------------
 
@@ -215,48 +272,48 @@ class Graveler(HistoryOperations):
             commit_id=resolved.commit_id,
             staging_token=keys.new_staging_token(repository.instance_uid),
         )
-        self.refs.create_branch(repository, name, branch)
+        self._refs.create_branch(repository, name, branch)
         return branch
 
     def get_branch(self, repository: Repository, name: str) -> Branch:
         check_branch_name(name)
-        return self.refs.load_branch(repository, name)[0]
+        return self._refs.load_branch(repository, name)[0]
 
     def list_branches(
         self, repository: Repository, *, after: str = ""
     ) -> Iterator[tuple[str, Branch]]:
-        return self.refs.list_branches(repository, after=after)
+        return self._refs.list_branches(repository, after=after)
 
     def delete_branch(self, repository: Repository, name: str) -> None:
         """Delete a branch; its staged data is queued for dropping first."""
         check_branch_name(name)
-        self._protection.check(repository, name, "delete")
+        self.protection.check(repository, name, "delete")
         if name == repository.default_branch:
             raise InvalidInputError(
                 f"branch {name!r} is the default branch of {repository.name!r};"
                 " make another branch the default before deleting it"
             )
-        branch, _ = self.refs.load_branch(repository, name)
+        branch, _ = self._refs.load_branch(repository, name)
         self.queue_token_drops(repository, (branch.staging_token, *branch.sealed_tokens))
-        self.refs.delete_branch_record(repository, name)
+        self._refs.delete_branch_record(repository, name)
 
     def create_tag(self, repository: Repository, name: str, ref: str) -> str:
         check_tag_name(name)
         commit_id = self.resolve_ref(repository, ref).commit_id
-        self.refs.create_tag(repository, name, Tag(commit_id=commit_id))
+        self._refs.create_tag(repository, name, Tag(commit_id=commit_id))
         return commit_id
 
     def get_tag(self, repository: Repository, name: str) -> str:
         check_tag_name(name)
-        return self.refs.get_tag(repository, name).commit_id
+        return self._refs.get_tag(repository, name).commit_id
 
     def list_tags(self, repository: Repository, *, after: str = "") -> Iterator[tuple[str, str]]:
-        for name, tag in self.refs.list_tags(repository, after=after):
+        for name, tag in self._refs.list_tags(repository, after=after):
             yield name, tag.commit_id
 
     def delete_tag(self, repository: Repository, name: str) -> None:
         check_tag_name(name)
-        self.refs.delete_tag(repository, name)
+        self._refs.delete_tag(repository, name)
 
     # -- refs and commits -------------------------------------------------------------
 
@@ -270,7 +327,7 @@ class Graveler(HistoryOperations):
         return self._resolver.resolve(repository, ref)
 
     def get_commit(self, repository: Repository, commit_id: str) -> Commit:
-        return self.refs.get_commit(repository, commit_id)
+        return self._refs.get_commit(repository, commit_id)
 
     def commit(
         self,
@@ -283,7 +340,7 @@ class Graveler(HistoryOperations):
         allow_empty: bool = False,
     ) -> str:
         check_branch_name(branch)
-        self._protection.check(repository, branch, "commit")
+        self.protection.check(repository, branch, "commit")
         return self._committer.commit(
             repository,
             branch,
@@ -327,7 +384,7 @@ class Graveler(HistoryOperations):
         a sealed token that a commit then never publishes: its stale consumed record
         only keeps blobs for garbage collection.
         """
-        staging, sealed = self.refs.referenced_tokens(repository)
+        staging, sealed = self._refs.referenced_tokens(repository)
         states: dict[str, TokenState] = {}
         for token in tokens:
             if token in sealed:
@@ -335,7 +392,7 @@ class Graveler(HistoryOperations):
             elif token in staging:
                 states[token] = "staging"
         rest = [token for token in tokens if token not in states]
-        records = self.refs.consumed_by(repository, rest)
+        records = self._refs.consumed_by(repository, rest)
         for token in rest:
             consumed = token in records and records[token].commit_ids
             states[token] = "consumed" if consumed else "dropped"
@@ -397,7 +454,7 @@ class Graveler(HistoryOperations):
         resolved = self.resolve_ref(repository, ref)
         if resolved.staging_tokens:
             try:
-                staged = self.staging.get(resolved.staging_tokens, key)
+                staged = self._staging.get(resolved.staging_tokens, key)
             except KeyNotFoundError:
                 pass
             else:
@@ -423,7 +480,7 @@ class Graveler(HistoryOperations):
         if not resolved.staging_tokens:
             yield from committed
             return
-        staged = self.staging.scan(resolved.staging_tokens, start)
+        staged = self._staging.scan(resolved.staging_tokens, start)
         for key, value in overlay([staged, committed]):
             if value is not None:
                 yield key, value

@@ -135,6 +135,12 @@ class Merger:
         self._committer = committer
         self._clock = clock
 
+    def merge_base(self, repository: Repository, left: str, right: str) -> str | None:
+        """The best common ancestor of two refs' commits, or None when they are unrelated."""
+        left_id = self._resolver.resolve(repository, left).commit_id
+        right_id = self._resolver.resolve(repository, right).commit_id
+        return find_merge_base(self._refs, repository, left_id, right_id)
+
     def merge(
         self,
         repository: Repository,

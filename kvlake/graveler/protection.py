@@ -34,6 +34,7 @@ from kvlake.graveler.records import (
     encode,
 )
 from kvlake.graveler.refs import partition_of
+from kvlake.graveler.validation import check_branch_name
 from kvlake.kv import Predicate, Store
 
 Rules = dict[str, tuple[ProtectedAction, ...]]
@@ -91,8 +92,22 @@ class BranchProtectionRules:
 
         self._update(repository, without)
 
+    def guard(self, repository: Repository, branch: str, action: ProtectedAction) -> None:
+        """Check the branch name, then that no rule blocks `action` on it.
+
+        Raises:
+            InvalidInputError: a malformed branch name.
+            ProtectedBranchError: a rule blocks the action.
+        """
+        check_branch_name(branch)
+        self.check(repository, branch, action)
+
     def check(self, repository: Repository, branch: str, action: ProtectedAction) -> None:
-        """Raise ProtectedBranchError if a rule blocks `action` on `branch`."""
+        """Raise ProtectedBranchError if a rule blocks `action` on `branch`.
+
+        The writer flow and every guarded operation check it themselves; this is
+        for callers that must refuse before doing expensive work of their own.
+        """
         for pattern, blocked in self._load(repository)[0].rules.items():
             if action in blocked and fnmatchcase(branch, pattern):
                 raise ProtectedBranchError(

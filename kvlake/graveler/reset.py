@@ -28,6 +28,7 @@ from kvlake.graveler import keys
 from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.compare import SortedLookup
 from kvlake.graveler.diff import prefix_end
+from kvlake.graveler.protection import BranchProtectionRules
 from kvlake.graveler.records import Branch, Repository, decode_value, encode
 from kvlake.graveler.refexpr import RefResolver
 from kvlake.graveler.refs import Refs
@@ -53,7 +54,9 @@ class Resetter:
         resolver: RefResolver,
         drop_tokens: DropTokens,
         writer: Writer,
+        protection: BranchProtectionRules,
     ) -> None:
+        self._protection = protection
         self._store = store
         self._refs = refs
         self._staging = staging
@@ -69,15 +72,19 @@ class Resetter:
         Raises:
             BranchNotFoundError: no such branch.
             TooManyTriesError: the branch kept changing underneath.
+            ProtectedBranchError: a rule blocks staging writes on the branch.
         """
+        self._protection.guard(repository, branch, "staging_write")
         self._replace(repository, branch, None)
 
     def reset_hard(self, repository: Repository, branch: str, ref: str) -> str:
         """Point the branch at the commit `ref` names and drop its uncommitted changes.
 
         Returns the commit id. Raises RefNotFoundError / InvalidInputError for a
-        bad ref, BranchNotFoundError for a missing branch.
+        bad ref, BranchNotFoundError for a missing branch, ProtectedBranchError if a
+        rule blocks commits on it.
         """
+        self._protection.guard(repository, branch, "commit")
         self._refs.load_branch(repository, branch)  # a missing branch fails before the ref
         commit_id = self._resolver.resolve(repository, ref).commit_id
         self._replace(repository, branch, commit_id)
@@ -111,8 +118,13 @@ class Resetter:
         """Drop the uncommitted change of one object, if any.
 
         Raises:
+            InvalidInputError: an empty key.
             BranchNotFoundError: no such branch.
+            ProtectedBranchError: a rule blocks staging writes on the branch.
         """
+        self._protection.guard(repository, branch, "staging_write")
+        if not isinstance(key, bytes) or not key:
+            raise InvalidInputError(f"reset key is {key!r}; pass the non-empty key of an entry")
         self._reset_window(repository, branch, key, key + b"\0")
 
     def reset_prefix(self, repository: Repository, branch: str, prefix: bytes) -> None:
@@ -121,7 +133,9 @@ class Resetter:
         Raises:
             InvalidInputError: an empty prefix (use `reset_branch` to drop all).
             BranchNotFoundError: no such branch.
+            ProtectedBranchError: a rule blocks staging writes on the branch.
         """
+        self._protection.guard(repository, branch, "staging_write")
         if not isinstance(prefix, bytes) or not prefix:
             raise InvalidInputError(
                 f"reset prefix is {prefix!r}; name a folder, or reset the whole branch instead"

@@ -16,6 +16,7 @@ from kvlake.errors import InvalidInputError, NoChangesError
 from kvlake.graveler.commits import Committer
 from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.merge import merge_metaranges
+from kvlake.graveler.protection import BranchProtectionRules
 from kvlake.graveler.records import Commit, Repository
 from kvlake.graveler.refexpr import RefResolver
 from kvlake.graveler.refs import Refs
@@ -37,8 +38,10 @@ class ChangeApplier:
         resolver: RefResolver,
         committed: CommittedManager,
         committer: Committer,
+        protection: BranchProtectionRules,
         clock: Callable[[], float],
     ) -> None:
+        self._protection = protection
         self._refs = refs
         self._resolver = resolver
         self._committed = committed
@@ -64,7 +67,9 @@ class ChangeApplier:
             DirtyBranchError: the branch has uncommitted changes.
             MergeConflictError: later commits changed the same paths differently.
             NoChangesError: nothing would change, and `allow_empty` is false.
+            ProtectedBranchError: a rule blocks commits on the branch.
         """
+        self._protection.guard(repository, branch, "commit")
         _, commit, parent = self._change_of(repository, ref, parent_number, "revert")
         return self._apply(
             repository,
@@ -96,6 +101,7 @@ class ChangeApplier:
         Raises:
             The same as `revert`.
         """
+        self._protection.guard(repository, branch, "commit")
         commit_id, commit, parent = self._change_of(repository, ref, parent_number, "cherry-pick")
         metadata = {
             **commit.metadata,

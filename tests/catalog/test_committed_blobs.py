@@ -14,7 +14,7 @@ def test_a_commit_a_hard_reset_left_behind_stays_readable(any_store: Store) -> N
     repo = lake.repository
     stat = lake.upload("a", b"committed")
     commit = lake.commit()
-    lake.graveler.reset_hard(repo, "main", "main~1")
+    lake.graveler.resets.reset_hard(repo, "main", "main~1")
     lake.settle()
     assert lake.catalog.stat(repo, commit, "a").address == stat.address
     assert stat.address in lake.data_blobs()

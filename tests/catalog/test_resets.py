@@ -34,10 +34,10 @@ def test_resets_of_a_key_a_folder_and_everything_log_the_blobs_they_drop(
     lake.commit()
     for path in ("a", "b/x", "b/y", "c", "kept"):
         lake.upload(path, b"staged " + path.encode())
-    lake.graveler.reset_key(repo, "main", b"a")
-    lake.graveler.reset_prefix(repo, "main", b"b")
+    lake.graveler.resets.reset_key(repo, "main", b"a")
+    lake.graveler.resets.reset_prefix(repo, "main", b"b")
     assert lake.pending() == 3  # logged before they left staging
-    lake.graveler.reset_branch(repo, "main")  # "c" and the staged "kept": the cleaner's
+    lake.graveler.resets.reset_branch(repo, "main")  # "c" and the staged "kept": the cleaner's
     lake.settle()
     assert lake.data_blobs() == {committed.address} == lake.referenced()
     assert lake.catalog.stat(lake.repository, "main", "kept").address == committed.address
@@ -58,7 +58,7 @@ def test_a_reset_of_a_key_at_any_point_of_a_commit_deletes_no_committed_blob(
         lake.upload(path, b"v")
 
         def reset_then_work(path: str = path) -> None:
-            lake.graveler.reset_key(repo, "main", path.encode())
+            lake.graveler.resets.reset_key(repo, "main", path.encode())
             lake.clock.advance(3600)  # past the send delay: the worker decides now
             lake.worker().run_once()
 
@@ -89,7 +89,7 @@ def test_a_reset_that_read_the_branch_before_a_seal_never_gets_a_committed_blob_
     committing = SteppingStore(any_store)
     committer = _graveler(lake, committing)
     lake.upload("probe", b"p")
-    total = calls_of(resetting, lambda: resetter.reset_key(repo, "main", b"probe"))
+    total = calls_of(resetting, lambda: resetter.resets.reset_key(repo, "main", b"probe"))
     for n in range(total):
         path = f"k{n}".encode()
         lake.upload(path.decode(), b"v")
@@ -113,7 +113,7 @@ def test_a_reset_that_read_the_branch_before_a_seal_never_gets_a_committed_blob_
 
         def reset(path: bytes = path, errors: list[BaseException] = errors) -> None:
             try:
-                resetter.reset_key(repo, "main", path)
+                resetter.resets.reset_key(repo, "main", path)
             except BaseException as exc:  # noqa: BLE001 - re-raised in the test thread
                 errors.append(exc)
             finally:
@@ -144,7 +144,7 @@ def test_a_reset_that_read_the_branch_before_a_seal_never_gets_a_committed_blob_
         with pytest.raises(EntryNotFoundError):  # reset, whatever the commit published
             lake.catalog.stat(repo, "main", path.decode())
     lake.settle()
-    for ref in [commit.id for commit in lake.graveler.log(repo, "main").commits]:
+    for ref in [commit.id for commit in lake.graveler.history.log(repo, "main").commits]:
         for stat in lake.catalog.list_objects(lake.repository, ref).results:
             assert isinstance(stat, ObjectStat)
             assert stat.address in lake.data_blobs(), (ref, stat.path)
@@ -178,13 +178,13 @@ def test_a_committed_value_a_reset_restages_over_a_sealed_key_is_never_deleted(
     def reset_while_sealed(call: Call) -> None:
         if lake.graveler.get_branch(repo, "main").sealed_tokens:
             stepping.at_call = None
-            lake.graveler.reset_key(repo, "main", b"a")
+            lake.graveler.resets.reset_key(repo, "main", b"a")
 
     run_paused(stepping, lake.commit, at_each_call=reset_while_sealed)
     assert lake.catalog.stat(lake.repository, "main", "a").address == first.address  # the shadow
     assert first.address in lake.shared_addresses()
     lake.upload("a", b"3")  # replaces the shadow in place
     lake.settle()
-    oldest = lake.graveler.log(repo, "main").commits[-2].id
+    oldest = lake.graveler.history.log(repo, "main").commits[-2].id
     assert lake.catalog.stat(lake.repository, oldest, "a").address == first.address
     assert first.address in lake.data_blobs()

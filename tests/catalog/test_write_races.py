@@ -99,7 +99,7 @@ def test_a_commit_racing_a_hard_reset_leaves_every_referenced_blob_readable(
                     stepping,
                     lake.commit,
                     at_call=n,
-                    intruder=lambda: lake.graveler.reset_hard(repo, "main", target),  # noqa: B023
+                    intruder=lambda: lake.graveler.resets.reset_hard(repo, "main", target),  # noqa: B023
                 )
             )
         except PreconditionFailedError:

@@ -95,7 +95,7 @@ def test_a_namespace_being_purged_is_refused_until_the_purge_finishes(lake: Lake
     lake.settle()
     assert list(lake.blocks.list_keys(lake.namespace)) == []
     repo2 = lake.graveler.create_repository("repo2", storage_namespace=lake.namespace)
-    owner = lake.graveler.namespaces.owner(lake.namespace)
+    owner = lake.graveler.references.namespace_owner(lake.namespace)
     assert owner is not None and owner.instance_uid == repo2.instance_uid
 
 
@@ -150,7 +150,8 @@ def test_a_purge_whose_deletion_crashed_is_finished_by_a_retry() -> None:
     store.arm(Fault(op="set", partition=keys.DELETED_REPOSITORIES))
     with pytest.raises(UnavailableError):
         purges(lake).delete_repository("repo1", purge=True)
-    assert lake.graveler.repositories.load("repo1")[0].state == "deleting"
+    record = lake.graveler.references.repository_record("repo1")
+    assert record is not None and record.state == "deleting"
     request = purges(lake).delete_repository("repo1", purge=True)
     assert request is not None
     with pytest.raises(RepositoryNotFoundError):

@@ -12,6 +12,7 @@ from kvlake.deletion import keys as deletion_keys
 from kvlake.deletion.leases import Leases
 from kvlake.errors import InvalidInputError, NotFoundError
 from kvlake.graveler.keys import new_staging_token, staging_partition
+from kvlake.graveler.refs import Refs
 from kvlake.ids import new_uid
 from kvlake.kv.memory import MemoryStore
 from tests.deletion.blockstores import BlobCall, FaultyBlockStore
@@ -262,14 +263,14 @@ def test_a_record_waits_without_spending_attempts_while_a_commit_may_hold_its_bl
 ) -> None:
     stat = lake.upload("a")
     repository = lake.repository
-    branch, predicate = lake.graveler.refs.load_branch(repository, "main")
+    branch, predicate = Refs(lake.store).load_branch(repository, "main")
     sealed = msgspec.structs.replace(
         branch,
         staging_token=new_staging_token(repository.instance_uid),
         sealed_tokens=(branch.staging_token,),
     )
     # Mid-commit: the token is sealed, and a late writer replaced the blob in it.
-    predicate = lake.graveler.refs.swap_branch(repository, "main", sealed, predicate)
+    predicate = Refs(lake.store).swap_branch(repository, "main", sealed, predicate)
     lake.store.set(staging_partition(branch.staging_token), b"a", b"")
     stale_record(lake, stat.address, "a", staging_token=branch.staging_token)
     for _ in range(12):  # more rounds than max_attempts
@@ -279,7 +280,7 @@ def test_a_record_waits_without_spending_attempts_while_a_commit_may_hold_its_bl
     assert item.record is not None and item.record.attempts == 0
     assert "a commit in progress may hold" in item.record.last_error
     published = msgspec.structs.replace(sealed, sealed_tokens=())  # the commit gave up
-    lake.graveler.refs.swap_branch(repository, "main", published, predicate)
+    Refs(lake.store).swap_branch(repository, "main", published, predicate)
     lake.clock.advance(DAY)
     assert lake.worker().run_once().deleted == 1
     assert stat.address not in lake.data_blobs()

@@ -8,7 +8,10 @@ from kvlake.blockstore.memory import MemoryBlockStore
 from kvlake.graveler import keys
 from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.graveler import Graveler
+from kvlake.graveler.namespaces import Namespaces
 from kvlake.graveler.records import Commit, Repository, Value, encode
+from kvlake.graveler.refs import Refs
+from kvlake.graveler.repositories import Repositories
 from kvlake.kv import Store
 from tests.support import FakeClock
 
@@ -64,7 +67,7 @@ def add_commit(
     generation = 1 + max(
         (graveler.get_commit(repository, p).generation for p in parents), default=0
     )
-    return graveler.refs.add_commit(
+    return Refs(graveler.store).add_commit(
         repository,
         Commit(
             committer="t",
@@ -80,3 +83,12 @@ def add_commit(
 
 def contents(graveler: Graveler, repository: Repository, ref: str) -> dict[bytes, Value]:
     return dict(graveler.list(repository, ref))
+
+
+def lifecycle(graveler: Graveler) -> tuple[Repositories, Namespaces]:
+    """Graveler's repository and namespace engines over its store, to stop a creation or a
+    deletion between two of its steps (as a crash would)."""
+    repositories = Repositories(graveler.store, clock=graveler.clock)
+    return repositories, Namespaces(
+        graveler.store, clock=graveler.clock, is_live=repositories.is_live
+    )

@@ -288,7 +288,7 @@ def test_a_commit_that_finds_nothing_after_sealing_leaves_the_branch_clean(
         assert branch.sealed_tokens == ()
     graveler.set(repo, "dev", b"b", value("2"))
     graveler.commit(repo, "dev", committer="t", message="m")
-    graveler.merge(repo, "dev", "main", committer="t")  # not refused as dirty
+    graveler.merges.merge(repo, "dev", "main", committer="t")  # not refused as dirty
     assert graveler.get(repo, "main", b"b") == value("2")
 
 
@@ -314,7 +314,7 @@ def test_a_hard_reset_at_any_point_of_a_commit_never_makes_it_claim_the_reset_ta
                 stepping,
                 lambda: paused.commit(repo, "main", committer="t", message=f"{n}"),  # noqa: B023
                 at_call=n,
-                intruder=lambda: graveler.reset_hard(repo, "main", target),  # noqa: B023
+                intruder=lambda: graveler.resets.reset_hard(repo, "main", target),  # noqa: B023
             )
         except PreconditionFailedError as exc:
             assert str(exc) == "branch 'main' was reset while committing; nothing was committed"

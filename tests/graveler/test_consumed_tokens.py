@@ -12,7 +12,7 @@ import pytest
 from kvlake.graveler import keys
 from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.records import Repository, decode_consumed_token
-from kvlake.graveler.refs import partition_of
+from kvlake.graveler.refs import Refs, partition_of
 from tests.graveler.helpers import NAMESPACE, value
 from tests.graveler.stepping import paused_graveler, run_paused
 from tests.support import FakeClock
@@ -77,6 +77,6 @@ def test_a_commit_that_loses_to_a_hard_reset_leaves_a_stale_record_only(
     graveler = any_graveler
     graveler.set(repo, "main", b"a", value("1"))
     token = graveler.get_branch(repo, "main").staging_token
-    graveler.refs.record_consumed(repo, [token], "0" * 64)
-    graveler.reset_hard(repo, "main", "main")
+    Refs(graveler.store).record_consumed(repo, [token], "0" * 64)
+    graveler.resets.reset_hard(repo, "main", "main")
     assert graveler.staging_token_states(repo, [token]) == {token: "consumed"}

@@ -132,7 +132,7 @@ def test_crash_during_delete_leaves_repository_whole_or_gone_and_cleaner_removes
 
 def assert_data_kept(graveler: Graveler) -> None:
     """Deleted without purge: the namespace still holds the data, so it stays claimed."""
-    owner = graveler.namespaces.owner(NAMESPACE)
+    owner = graveler.references.namespace_owner(NAMESPACE)
     assert owner is not None and (owner.repository, owner.state) == ("repo1", "kept")
 
 

@@ -104,9 +104,9 @@ def test_two_dot_three_dot_and_uncommitted_diffs_match_the_model(
     main, dev = _contents(graveler, repo, "main"), _contents(graveler, repo, "dev@")
     staged = _contents(graveler, repo, "dev")
     expectations: list[tuple[Fetch, list[DiffEntry]]] = [
-        (partial(graveler.diff, repo, "main", "dev", mode="two_dot"), _model_diff(main, dev)),
-        (partial(graveler.diff, repo, "main", "dev"), _model_diff(base, dev)),
-        (partial(graveler.diff_uncommitted, repo, "dev"), _model_diff(dev, staged)),
+        (partial(graveler.diffs.diff, repo, "main", "dev", mode="two_dot"), _model_diff(main, dev)),
+        (partial(graveler.diffs.diff, repo, "main", "dev"), _model_diff(base, dev)),
+        (partial(graveler.diffs.diff_uncommitted, repo, "dev"), _model_diff(dev, staged)),
     ]
     for fetch, expected in expectations:
         assert fetch(amount=1000).entries == expected
@@ -128,21 +128,21 @@ def test_diff_entries_say_type_size_and_value(graveler: Graveler, repo: Reposito
     graveler.delete(repo, "dev", b"removed")
     graveler.set(repo, "dev", b"same", value("s"))
     graveler.delete(repo, "dev", b"same")  # a staged add then delete: no change
-    page = graveler.diff_uncommitted(repo, "dev")
+    page = graveler.diffs.diff_uncommitted(repo, "dev")
     assert [(e.type, e.path, e.size, e.value) for e in page.entries] == [
         ("added", b"added", 3, value("333")),
         ("changed", b"changed", 4, value("4444")),
         ("removed", b"removed", 0, None),
     ]
     graveler.commit(repo, "dev", committer="t", message="d")
-    assert graveler.diff(repo, "main", "dev").entries == page.entries
+    assert graveler.diffs.diff(repo, "main", "dev").entries == page.entries
 
 
 def test_same_content_at_another_address_is_no_change(graveler: Graveler, repo: Repository) -> None:
     graveler.set(repo, "main", b"k", Value(identity=b"id", data=b"address-1"))
     graveler.commit(repo, "main", committer="t", message="m")
     graveler.set(repo, "main", b"k", Value(identity=b"id", data=b"address-2"))
-    assert graveler.diff_uncommitted(repo, "main").entries == []
+    assert graveler.diffs.diff_uncommitted(repo, "main").entries == []
 
 
 def test_three_dot_diff_of_unrelated_refs_asks_for_two_dot(
@@ -151,8 +151,8 @@ def test_three_dot_diff_of_unrelated_refs_asks_for_two_dot(
     root = add_commit(graveler, repo, [], message="another root")
     graveler.create_branch(repo, "other", root)
     with pytest.raises(InvalidInputError, match="two-dot"):
-        graveler.diff(repo, "main", "other")
-    assert graveler.diff(repo, "main", "other", mode="two_dot").entries == []
+        graveler.diffs.diff(repo, "main", "other")
+    assert graveler.diffs.diff(repo, "main", "other", mode="two_dot").entries == []
 
 
 @pytest.mark.parametrize(
@@ -163,16 +163,16 @@ def test_bad_diff_arguments_are_invalid_input(
     graveler: Graveler, repo: Repository, options: dict[str, object]
 ) -> None:
     with pytest.raises(InvalidInputError):
-        graveler.diff(repo, "main", "main", **options)  # type: ignore[arg-type]
+        graveler.diffs.diff(repo, "main", "main", **options)  # type: ignore[arg-type]
 
 
 def test_diff_of_unknown_refs_is_not_found(graveler: Graveler, repo: Repository) -> None:
     with pytest.raises(RefNotFoundError):
-        graveler.diff(repo, "main", "nope")
+        graveler.diffs.diff(repo, "main", "nope")
     with pytest.raises(BranchNotFoundError):
-        graveler.diff_uncommitted(repo, "nope")
+        graveler.diffs.diff_uncommitted(repo, "nope")
     with pytest.raises(InvalidInputError):
-        graveler.diff_uncommitted(repo, "main~1")
+        graveler.diffs.diff_uncommitted(repo, "main~1")
 
 
 def _big(count: int) -> list[tuple[bytes, Value]]:
@@ -199,7 +199,7 @@ def test_diff_of_100k_entry_branches_differing_in_10_reads_only_changed_ranges()
     main_ranges = {r.id for r in cold.committed.ranges(NAMESPACE, _metarange(cold, repo, "main"))}
     dev_ranges = {r.id for r in cold.committed.ranges(NAMESPACE, _metarange(cold, repo, "dev"))}
     assert len(main_ranges) > 50
-    page = cold.diff(repo, "main", "dev", amount=1000)
+    page = cold.diffs.diff(repo, "main", "dev", amount=1000)
     assert [e.path for e in page.entries] == [b"data/file-%07d" % n for n in changed]
     assert cold.committed.stats.range_reads == len(main_ranges ^ dev_ranges) <= 20
 

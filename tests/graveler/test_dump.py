@@ -11,6 +11,7 @@ from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.dump import dump_key
 from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.records import CommitRecord, Repository
+from kvlake.graveler.refs import Refs
 from kvlake.kv.memory import MemoryStore
 from tests.graveler.helpers import NAMESPACE, all_keys, contents, make_graveler, value
 from tests.support import FakeClock
@@ -26,7 +27,7 @@ def _history(graveler: Graveler) -> Repository:
     graveler.create_tag(repo, "v1", "dev")
     graveler.set(repo, "main", b"c", value("3"))
     graveler.commit(repo, "main", committer="alice", message="three")
-    graveler.merge(repo, "dev", "main", committer="carol")
+    graveler.merges.merge(repo, "dev", "main", committer="carol")
     graveler.set(repo, "main", b"staged", value("not dumped"))
     return repo
 
@@ -36,7 +37,7 @@ def _state(graveler: Graveler, repo: Repository) -> dict[str, object]:
     return {
         "branches": branches,
         "tags": dict(graveler.list_tags(repo)),
-        "commits": dict(graveler.refs.list_commits(repo)),
+        "commits": dict(Refs(graveler.store).list_commits(repo)),
         "contents": {n: contents(graveler, repo, f"{n}@") for n in branches},
     }
 
@@ -45,27 +46,27 @@ def test_dump_restored_into_another_store_gives_identical_history_and_contents()
     blocks = MemoryBlockStore()
     source = make_graveler(MemoryStore(), FakeClock(), blocks)
     repo = _history(source)
-    manifest = source.dump_refs(repo)
+    manifest = source.dumps.dump(repo)
     assert (manifest.branches, manifest.tags, manifest.commits) == (2, 1, 5)
 
     target = make_graveler(MemoryStore(), FakeClock(), blocks)
     bare = target.create_bare_repository("copy", storage_namespace=NAMESPACE)
-    assert target.restore_refs(bare, manifest.dump_id) == manifest
+    assert target.dumps.restore(bare, manifest.dump_id) == manifest
     assert _state(target, bare) == _state(source, repo)
     # Staging is not dumped: the restored branch is the source's committed state.
     assert contents(target, bare, "main") == contents(source, repo, "main@")
-    log = [r.id for r in target.log(bare, "main").commits]
-    assert log == [r.id for r in source.log(repo, "main").commits]
+    log = [r.id for r in target.history.log(bare, "main").commits]
+    assert log == [r.id for r in source.history.log(repo, "main").commits]
     target.set(bare, "main", b"new", value("works"))
     target.commit(bare, "main", committer="t", message="after restore")
 
 
 def test_restore_refuses_a_repository_that_is_not_bare(graveler: Graveler) -> None:
     repo = _history(graveler)
-    manifest = graveler.dump_refs(repo)
+    manifest = graveler.dumps.dump(repo)
     before = all_keys(graveler.store)
     with pytest.raises(InvalidInputError, match="bare"):
-        graveler.restore_refs(repo, manifest.dump_id)
+        graveler.dumps.restore(repo, manifest.dump_id)
     assert all_keys(graveler.store) == before
 
 
@@ -73,24 +74,24 @@ def test_inconsistent_or_missing_dumps_restore_nothing() -> None:
     blocks = MemoryBlockStore()
     graveler = make_graveler(MemoryStore(), FakeClock(), blocks)
     repo = _history(graveler)
-    manifest = graveler.dump_refs(repo)
+    manifest = graveler.dumps.dump(repo)
     graveler.delete_repository(repo.name)  # its data stays: a bare repository may take it over
     bare = graveler.create_bare_repository("copy", storage_namespace=NAMESPACE)
     before = all_keys(graveler.store)
     with pytest.raises(NotFoundError, match="no complete refs dump"):
-        graveler.restore_refs(bare, "0" * 26)
+        graveler.dumps.restore(bare, "0" * 26)
     with pytest.raises(InvalidInputError):
-        graveler.restore_refs(bare, "../../etc")
+        graveler.dumps.restore(bare, "../../etc")
     key = dump_key(manifest.dump_id, "commits.jsonl")
     lines = blocks.get(NAMESPACE, key).splitlines(keepends=True)
     record = msgspec.json.decode(lines[0], type=CommitRecord)
     forged = CommitRecord(id=record.id, commit=msgspec.structs.replace(record.commit, message="x"))
     blocks.put(NAMESPACE, key, msgspec.json.encode(forged) + b"\n" + b"".join(lines[1:]))
     with pytest.raises(InvalidInputError, match="does not match its content"):
-        graveler.restore_refs(bare, manifest.dump_id)
+        graveler.dumps.restore(bare, manifest.dump_id)
     blocks.put(NAMESPACE, key, b"".join(lines[1:]))  # a commit a ref may name is gone
     with pytest.raises(InvalidInputError, match="inconsistent"):
-        graveler.restore_refs(bare, manifest.dump_id)
+        graveler.dumps.restore(bare, manifest.dump_id)
     assert all_keys(graveler.store) == before
 
 
@@ -101,4 +102,4 @@ def test_dump_needs_a_blockstore() -> None:
     )
     repo = graveler.create_repository("repo1", storage_namespace=NAMESPACE)
     with pytest.raises(ConfigError, match="blockstore"):
-        graveler.dump_refs(repo)
+        graveler.dumps.dump(repo)

@@ -57,10 +57,10 @@ def test_log_lists_reachable_commits_newest_first_then_by_generation_then_id(
     rng = random.Random(seed)
     model = _random_dag(graveler, repo, rng, 60)
     head = list(model)[-1]
-    page = graveler.log(repo, head, amount=1000)
+    page = graveler.history.log(repo, head, amount=1000)
     assert [r.id for r in page.commits] == _expected(model, head)
     assert not page.has_more
-    first = graveler.log(repo, head, amount=1000, first_parent=True)
+    first = graveler.history.log(repo, head, amount=1000, first_parent=True)
     assert [r.id for r in first.commits] == _expected(model, head, first_parent=True)
 
 
@@ -70,7 +70,7 @@ def test_a_commit_comes_before_its_parent_when_both_share_a_second(
     root = add_commit(graveler, repo, [], date=5)
     children = [add_commit(graveler, repo, [root], message=str(n), date=5) for n in range(6)]
     head = add_commit(graveler, repo, children, date=5)
-    got = [r.id for r in graveler.log(repo, head).commits]
+    got = [r.id for r in graveler.history.log(repo, head).commits]
     assert got == [head, *sorted(children, reverse=True), root]
 
 
@@ -83,17 +83,17 @@ def test_pages_chain_through_next_offset_and_limit_stops_paging(
     got: list[str] = []
     after = ""
     while True:
-        page = graveler.log(repo, head, after=after, amount=10)
+        page = graveler.history.log(repo, head, after=after, amount=10)
         got += [r.id for r in page.commits]
         if not page.has_more:
             break
         assert page.next_offset.split("-")[0] == got[-1]  # a cursor starting at the last id
         after = page.next_offset
     assert got == expected
-    limited = graveler.log(repo, head, amount=10, limit=True)
+    limited = graveler.history.log(repo, head, amount=10, limit=True)
     assert [r.id for r in limited.commits] == expected[:10]
     assert (limited.has_more, limited.next_offset) == (False, "")
-    exact = graveler.log(repo, head, amount=len(expected))
+    exact = graveler.history.log(repo, head, amount=len(expected))
     assert not exact.has_more  # exactly as many as there are: no empty last page
 
 
@@ -101,8 +101,8 @@ def test_since_stops_at_the_first_older_commit(graveler: Graveler, repo: Reposit
     root = add_commit(graveler, repo, [], date=100)
     one = add_commit(graveler, repo, [root], date=200)
     two = add_commit(graveler, repo, [one], date=300)
-    assert [r.id for r in graveler.log(repo, two, since=200).commits] == [two, one]
-    assert [r.id for r in graveler.log(repo, two, since=301).commits] == []
+    assert [r.id for r in graveler.history.log(repo, two, since=200).commits] == [two, one]
+    assert [r.id for r in graveler.history.log(repo, two, since=301).commits] == []
 
 
 def test_paths_and_prefixes_keep_only_commits_that_touched_them(
@@ -119,7 +119,7 @@ def test_paths_and_prefixes_keep_only_commits_that_touched_them(
     commits["e"] = graveler.commit(repo, "main", committer="t", message="e")
 
     def ids(**options: list[bytes]) -> list[str]:
-        return [r.commit.message for r in graveler.log(repo, "main", **options).commits]  # type: ignore[arg-type]
+        return [r.commit.message for r in graveler.history.log(repo, "main", **options).commits]  # type: ignore[arg-type]
 
     assert ids(paths=[b"src/b"]) == ["d", "b"]
     assert ids(prefixes=[b"docs/"]) == ["c", "a"]
@@ -150,9 +150,9 @@ def test_a_second_log_reads_commits_from_the_cache() -> None:
     store, repo, head = _counted_line(30)
     fresh = make_graveler(store, FakeClock())  # an empty cache
     before = _commit_reads(store)
-    assert len(fresh.log(repo, head, amount=1000).commits) == 31
+    assert len(fresh.history.log(repo, head, amount=1000).commits) == 31
     assert _commit_reads(store) - before == 31
-    assert len(fresh.log(repo, head, amount=1000).commits) == 31
+    assert len(fresh.history.log(repo, head, amount=1000).commits) == 31
     assert _commit_reads(store) - before == 31
 
 
@@ -172,12 +172,12 @@ def test_bad_log_arguments_are_invalid_input(
     graveler: Graveler, repo: Repository, options: dict[str, object]
 ) -> None:
     with pytest.raises(InvalidInputError):
-        graveler.log(repo, "main", **options)  # type: ignore[arg-type]
+        graveler.history.log(repo, "main", **options)  # type: ignore[arg-type]
 
 
 def test_log_of_unknown_ref_is_not_found(graveler: Graveler, repo: Repository) -> None:
     with pytest.raises(RefNotFoundError):
-        graveler.log(repo, "nope")
+        graveler.history.log(repo, "nope")
 
 
 def _backbone_dag(graveler: Graveler, repo: Repository, size: int, seed: int) -> list[str]:
@@ -200,7 +200,7 @@ def _pages(
     got: list[str] = []
     after = ""
     while True:
-        page = graveler.log(repo, head, after=after, amount=amount, **options)  # type: ignore[arg-type]
+        page = graveler.history.log(repo, head, after=after, amount=amount, **options)  # type: ignore[arg-type]
         got += [r.id for r in page.commits]
         if not page.has_more:
             return got
@@ -212,7 +212,7 @@ def test_cursor_pages_list_exactly_what_one_walk_lists(
     graveler: Graveler, repo: Repository, first_parent: bool
 ) -> None:
     head = _backbone_dag(graveler, repo, 120, seed=3)[-1]
-    whole = graveler.log(repo, head, amount=1000, first_parent=first_parent)
+    whole = graveler.history.log(repo, head, amount=1000, first_parent=first_parent)
     expected = [r.id for r in whole.commits]
     for amount in (1, 7, 50):
         assert _pages(graveler, repo, head, amount, first_parent=first_parent) == expected
@@ -220,8 +220,8 @@ def test_cursor_pages_list_exactly_what_one_walk_lists(
 
 def test_a_plain_commit_id_still_pages_after_it(graveler: Graveler, repo: Repository) -> None:
     ids = _backbone_dag(graveler, repo, 30, seed=4)
-    expected = [r.id for r in graveler.log(repo, ids[-1], amount=1000).commits]
-    page = graveler.log(repo, ids[-1], after=expected[9], amount=5)
+    expected = [r.id for r in graveler.history.log(repo, ids[-1], amount=1000).commits]
+    page = graveler.history.log(repo, ids[-1], after=expected[9], amount=5)
     assert [r.id for r in page.commits] == expected[10:15]
 
 
@@ -233,7 +233,7 @@ def test_each_page_reads_its_own_commits_not_the_history_before_it() -> None:
     for _ in range(7):
         fresh = make_graveler(store, FakeClock())  # a cold cache: every read is counted
         before = _commit_reads(store)
-        page = fresh.log(repo, head, after=after, amount=50)
+        page = fresh.history.log(repo, head, after=after, amount=50)
         reads.append(_commit_reads(store) - before)
         after = page.next_offset
     assert max(reads) <= 50 + 3, reads  # the page, its frontier and the previous last

@@ -77,7 +77,7 @@ def test_every_kind_of_overlapping_change_is_a_conflict_unless_both_agree(
     head = graveler.get_branch(repo, "main").commit_id
     before = all_keys(graveler.store)
     with pytest.raises(MergeConflictError) as caught:
-        graveler.merge(repo, "src", "main", committer="t")
+        graveler.merges.merge(repo, "src", "main", committer="t")
     conflicting = {k.encode() for k, (*_, conflict) in OVERLAPS.items() if conflict}
     assert set(caught.value.paths) == conflicting
     assert "both add different" in str(caught.value)
@@ -90,7 +90,7 @@ def test_strategies_settle_conflicts_and_keep_agreed_changes(
     graveler: Graveler, repo: Repository, strategy: str
 ) -> None:
     _overlap(graveler, repo)
-    graveler.merge(repo, "src", "main", committer="t", strategy=strategy)  # type: ignore[arg-type]
+    graveler.merges.merge(repo, "src", "main", committer="t", strategy=strategy)  # type: ignore[arg-type]
     expected: dict[bytes, Value] = {}
     for key, (base, source, dest, conflict) in OVERLAPS.items():
         if conflict:
@@ -114,7 +114,7 @@ def test_merge_commit_has_both_parents_metadata_and_a_lakefs_message(
     source = _commit(graveler, repo, "feature", {"b": "2"})
     head = _commit(graveler, repo, "main", {"c": "3"})
     clock.advance(5)
-    merged = graveler.merge(repo, "feature", "main", committer="alice", metadata={"k": "v"})
+    merged = graveler.merges.merge(repo, "feature", "main", committer="alice", metadata={"k": "v"})
     commit = graveler.get_commit(repo, merged)
     assert commit.parents == (head, source)
     assert commit.message == "Merge 'feature' into 'main'"
@@ -127,8 +127,8 @@ def test_merge_commit_has_both_parents_metadata_and_a_lakefs_message(
         b"c": value("3"),
     }
     with pytest.raises(NoChangesError):  # already merged
-        graveler.merge(repo, "feature", "main", committer="t")
-    again = graveler.merge(repo, "feature", "main", committer="t", allow_empty=True)
+        graveler.merges.merge(repo, "feature", "main", committer="t")
+    again = graveler.merges.merge(repo, "feature", "main", committer="t", allow_empty=True)
     assert graveler.get_commit(repo, again).parents == (merged, source)
 
 
@@ -139,7 +139,9 @@ def test_squash_merge_has_only_the_destination_as_parent(
     _commit(graveler, repo, "feature", {"a": "1"})
     _commit(graveler, repo, "feature", {"b": "2"})
     head = graveler.get_branch(repo, "main").commit_id
-    merged = graveler.merge(repo, "feature", "main", committer="t", squash=True, message="sq")
+    merged = graveler.merges.merge(
+        repo, "feature", "main", committer="t", squash=True, message="sq"
+    )
     commit = graveler.get_commit(repo, merged)
     assert (commit.parents, commit.message) == ((head,), "sq")
     assert contents(graveler, repo, "main") == {b"a": value("1"), b"b": value("2")}
@@ -150,7 +152,7 @@ def test_fast_forward_shaped_merge_takes_the_source_contents(
 ) -> None:
     graveler.create_branch(repo, "feature", "main")
     source = _commit(graveler, repo, "feature", {"a": "1"})
-    merged = graveler.merge(repo, f"{source[:8]}", "main", committer="t")
+    merged = graveler.merges.merge(repo, f"{source[:8]}", "main", committer="t")
     assert graveler.get_commit(repo, merged).metarange_id == (
         graveler.get_commit(repo, source).metarange_id
     )
@@ -164,7 +166,7 @@ def test_merge_into_a_dirty_branch_is_refused_and_changes_nothing(
     graveler.set(repo, "main", b"staged", value("x"))
     before = all_keys(graveler.store)
     with pytest.raises(DirtyBranchError, match=r"uncommitted changes \(dirty branch\)"):
-        graveler.merge(repo, "feature", "main", committer="t")
+        graveler.merges.merge(repo, "feature", "main", committer="t")
     assert all_keys(graveler.store) == before
 
 
@@ -178,20 +180,20 @@ def test_merge_into_a_tag_or_commit_or_nothing_is_refused(
     before = all_keys(graveler.store)
     for destination in ("v1", head, "main~0", "main@"):
         with pytest.raises(InvalidInputError, match="not a branch|only a branch"):
-            graveler.merge(repo, "feature", destination, committer="t")
+            graveler.merges.merge(repo, "feature", destination, committer="t")
     with pytest.raises(BranchNotFoundError):
-        graveler.merge(repo, "feature", "nope", committer="t")
+        graveler.merges.merge(repo, "feature", "nope", committer="t")
     with pytest.raises(RefNotFoundError):
-        graveler.merge(repo, "nope", "main", committer="t")
+        graveler.merges.merge(repo, "nope", "main", committer="t")
     with pytest.raises(InvalidInputError):
-        graveler.merge(repo, "feature", "main", committer="t", strategy="ours")  # type: ignore[arg-type]
+        graveler.merges.merge(repo, "feature", "main", committer="t", strategy="ours")  # type: ignore[arg-type]
     assert all_keys(graveler.store) == before
 
 
 def test_merge_of_unrelated_histories_is_refused(graveler: Graveler, repo: Repository) -> None:
     root = add_commit(graveler, repo, [], message="another root")
     with pytest.raises(InvalidInputError, match="share no history"):
-        graveler.merge(repo, root, "main", committer="t")
+        graveler.merges.merge(repo, root, "main", committer="t")
 
 
 @pytest.mark.parametrize("seed", range(15))
@@ -216,7 +218,7 @@ def test_random_non_conflicting_merges_match_the_model(
         else:
             expected.pop(key.encode(), None)
     try:
-        graveler.merge(repo, "src", "main", committer="t")
+        graveler.merges.merge(repo, "src", "main", committer="t")
     except NoChangesError:
         assert contents(graveler, repo, "main") == expected
     assert contents(graveler, repo, "main") == expected
@@ -243,7 +245,7 @@ def test_merge_of_100k_entry_branches_differing_in_10_reads_only_changed_ranges(
     cold = make_graveler(store, clock, blocks, committed)
     ids = {ref: _range_ids(cold, repo, ref) for ref in ("main~1", "dev", "main")}
     assert len(ids["main"]) > 50
-    cold.merge(repo, "dev", "main", committer="t")
+    cold.merges.merge(repo, "dev", "main", committer="t")
     # Read: the base and source ranges that differ, and destination ranges the changes land in.
     changed = (ids["main~1"] ^ ids["dev"]) | (ids["main"] - ids["main~1"])
     assert 0 < committed.stats.range_reads <= len(changed) <= 30
@@ -268,7 +270,7 @@ def test_a_change_made_on_both_sides_is_skipped_by_range_id_without_reading() ->
     committed = CommittedManager(blocks)
     cold = make_graveler(store, FakeClock(), blocks, committed)
     with pytest.raises(NoChangesError):
-        cold.merge(repo, "dev", "main", committer="t")
+        cold.merges.merge(repo, "dev", "main", committer="t")
     assert committed.stats.range_reads == 0
 
 

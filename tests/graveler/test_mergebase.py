@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.mergebase import find_merge_base
 from kvlake.graveler.records import Repository
+from kvlake.graveler.refs import Refs
 from kvlake.kv.memory import MemoryStore
 from tests.graveler.helpers import NAMESPACE, add_commit, make_graveler
 from tests.support import FakeClock
@@ -42,9 +43,9 @@ def test_linear_history_base_is_the_older_commit(graveler: Graveler, repo: Repos
     root = add_commit(graveler, repo, [])
     one = add_commit(graveler, repo, [root])
     two = add_commit(graveler, repo, [one])
-    assert find_merge_base(graveler.refs, repo, one, two) == one
-    assert find_merge_base(graveler.refs, repo, two, one) == one
-    assert find_merge_base(graveler.refs, repo, two, two) == two
+    assert find_merge_base(Refs(graveler.store), repo, one, two) == one
+    assert find_merge_base(Refs(graveler.store), repo, two, one) == one
+    assert find_merge_base(Refs(graveler.store), repo, two, two) == two
 
 
 def test_forked_history_base_is_the_fork_point_even_after_merges(
@@ -54,10 +55,10 @@ def test_forked_history_base_is_the_fork_point_even_after_merges(
     fork = add_commit(graveler, repo, [root])
     left = add_commit(graveler, repo, [fork], message="l")
     right = add_commit(graveler, repo, [fork], message="r")
-    assert find_merge_base(graveler.refs, repo, left, right) == fork
+    assert find_merge_base(Refs(graveler.store), repo, left, right) == fork
     merged = add_commit(graveler, repo, [left, right])  # right merged into left
     right2 = add_commit(graveler, repo, [right], message="r2")
-    assert find_merge_base(graveler.refs, repo, merged, right2) == right
+    assert find_merge_base(Refs(graveler.store), repo, merged, right2) == right
 
 
 def test_criss_cross_merges_have_two_best_bases_and_one_is_chosen_stably(
@@ -68,9 +69,9 @@ def test_criss_cross_merges_have_two_best_bases_and_one_is_chosen_stably(
     b = add_commit(graveler, repo, [root], message="b")
     a2 = add_commit(graveler, repo, [a, b], message="a2")  # b merged into a
     b2 = add_commit(graveler, repo, [b, a], message="b2")  # a merged into b
-    base = find_merge_base(graveler.refs, repo, a2, b2)
+    base = find_merge_base(Refs(graveler.store), repo, a2, b2)
     assert base in {a, b}
-    assert find_merge_base(graveler.refs, repo, b2, a2) == base
+    assert find_merge_base(Refs(graveler.store), repo, b2, a2) == base
     assert base == max(a, b)  # equal generation and date: the highest id wins
 
 
@@ -79,7 +80,7 @@ def test_unrelated_roots_have_no_merge_base(graveler: Graveler, repo: Repository
     second = add_commit(graveler, repo, [], message="2")
     one = add_commit(graveler, repo, [first])
     two = add_commit(graveler, repo, [second])
-    assert find_merge_base(graveler.refs, repo, one, two) is None
+    assert find_merge_base(Refs(graveler.store), repo, one, two) is None
 
 
 def test_merge_base_of_refs_through_the_facade(graveler: Graveler, repo: Repository) -> None:
@@ -87,8 +88,8 @@ def test_merge_base_of_refs_through_the_facade(graveler: Graveler, repo: Reposit
     graveler.create_branch(repo, "dev", "main")
     graveler.commit(repo, "dev", committer="t", message="d", allow_empty=True)
     graveler.commit(repo, "main", committer="t", message="m", allow_empty=True)
-    assert graveler.merge_base(repo, "main", "dev") == root
-    assert graveler.merge_base(repo, "main~1", "dev") == root
+    assert graveler.merges.merge_base(repo, "main", "dev") == root
+    assert graveler.merges.merge_base(repo, "main~1", "dev") == root
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -109,10 +110,10 @@ def test_random_histories_match_the_model(seed: int, size: int, roots: int) -> N
         ids.append(commit_id)
     for _ in range(10):
         a, b = rng.choice(ids), rng.choice(ids)
-        base = find_merge_base(graveler.refs, repo, a, b)
+        base = find_merge_base(Refs(graveler.store), repo, a, b)
         best = _best_common_ancestors(parents, a, b)
         if not best:
             assert base is None
         else:
             assert base in best
-            assert find_merge_base(graveler.refs, repo, b, a) == base
+            assert find_merge_base(Refs(graveler.store), repo, b, a) == base

@@ -9,7 +9,7 @@ import pytest
 from kvlake.errors import RepositoryNotFoundError, StorageNamespaceInUseError
 from kvlake.graveler.graveler import Graveler
 from kvlake.kv.memory import MemoryStore
-from tests.graveler.helpers import NAMESPACE, make_graveler, value
+from tests.graveler.helpers import NAMESPACE, lifecycle, make_graveler, value
 from tests.interleavings.scheduler import Check, Outcome, Scheduler, SteppingStore, explore
 from tests.support import FakeClock
 
@@ -25,7 +25,7 @@ def test_a_live_repositorys_namespace_is_refused_to_any_other_creation(
         graveler.get_repository("repo2")
     # The refused creations freed their name at once and claim nothing.
     graveler.create_repository("repo2", storage_namespace=NAMESPACE + "2")
-    owner = graveler.namespaces.owner(NAMESPACE)
+    owner = graveler.references.namespace_owner(NAMESPACE)
     assert owner is not None and owner.repository == "repo1"
 
 
@@ -63,7 +63,7 @@ def test_deleting_without_purge_keeps_the_namespace_for_a_bare_restore_only(
     with pytest.raises(StorageNamespaceInUseError, match="overlaps"):
         graveler.create_bare_repository("inner", storage_namespace=NAMESPACE + "/inner")
     bare = graveler.create_bare_repository("repo1", storage_namespace=NAMESPACE)
-    owner = graveler.namespaces.owner(NAMESPACE)
+    owner = graveler.references.namespace_owner(NAMESPACE)
     assert owner is not None and owner.instance_uid == bare.instance_uid != old.instance_uid
     with pytest.raises(StorageNamespaceInUseError, match="belongs to repository 'repo1'"):
         graveler.create_bare_repository("repo2", storage_namespace=NAMESPACE)
@@ -87,21 +87,23 @@ def test_a_deletion_retried_with_purge_settles_the_namespace_as_purging(
 ) -> None:
     graveler.create_repository("repo1", storage_namespace=NAMESPACE)
     repository = graveler.get_repository("repo1")
-    graveler.namespaces.settle(repository, purge=False)  # a first deletion crashed here
+    _, namespaces = lifecycle(graveler)
+    namespaces.settle(repository, purge=False)  # a first deletion crashed here
     graveler.delete_repository("repo1", purge=True)
-    owner = graveler.namespaces.owner(NAMESPACE)
+    owner = graveler.references.namespace_owner(NAMESPACE)
     assert owner is not None and owner.state == "purging"
-    graveler.namespaces.settle(repository, purge=False)
-    assert graveler.namespaces.owner(NAMESPACE) == owner
+    namespaces.settle(repository, purge=False)
+    assert graveler.references.namespace_owner(NAMESPACE) == owner
 
 
 def test_a_crashed_creations_claim_holds_nothing_once_it_is_abandoned(
     graveler: Graveler, clock: FakeClock
 ) -> None:
-    repository, _ = graveler.repositories.begin_create(
+    repositories, namespaces = lifecycle(graveler)
+    repository, _ = repositories.begin_create(
         "repo1", storage_namespace=NAMESPACE, default_branch="main"
     )
-    graveler.namespaces.claim(repository, bare=False)  # then the creator crashed
+    namespaces.claim(repository, bare=False)  # then the creator crashed
     with pytest.raises(StorageNamespaceInUseError, match="belongs to repository 'repo1'"):
         graveler.create_repository("repo2", storage_namespace=NAMESPACE)
     clock.advance(121)
@@ -127,7 +129,7 @@ def _racing(
                     assert isinstance(outcome.error, StorageNamespaceInUseError), outcome.error
             live = [r for r in graveler.list_repositories()]
             for repository in live:
-                owner = graveler.namespaces.owner(repository.storage_namespace)
+                owner = graveler.references.namespace_owner(repository.storage_namespace)
                 assert owner is not None and owner.instance_uid == repository.instance_uid
             for first in live:
                 for second in live:

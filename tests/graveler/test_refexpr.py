@@ -8,6 +8,7 @@ from kvlake.errors import InvalidInputError, RefNotFoundError
 from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.records import Commit, Repository
 from kvlake.graveler.refexpr import parse_ref
+from kvlake.graveler.refs import Refs
 from tests.graveler.helpers import NAMESPACE, all_keys, value
 from tests.support import FakeClock
 
@@ -32,7 +33,7 @@ def history(graveler: Graveler, repo: Repository, clock: FakeClock) -> dict[str,
     b = _commit(graveler, repo, "main", b"k", "b")
     x = _commit(graveler, repo, "dev", b"d", "x")
     clock.advance(1)
-    m = graveler.merge(repo, "dev", "main", committer="t")
+    m = graveler.merges.merge(repo, "dev", "main", committer="t")
     return {"root": root, "a": a, "b": b, "x": x, "m": m}
 
 
@@ -112,7 +113,7 @@ def test_ambiguous_commit_prefix_is_refused(graveler: Graveler, repo: Repository
             metadata={},
             generation=1,
         )
-        commit_id = graveler.refs.add_commit(repo, commit)
+        commit_id = Refs(graveler.store).add_commit(repo, commit)
         if commit_id[:4] in by_prefix:
             break
         by_prefix[commit_id[:4]] = commit_id

@@ -20,7 +20,7 @@ from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.records import Repository, encode
 from kvlake.kv.faults import Fault, FaultyStore
 from kvlake.kv.memory import MemoryStore
-from tests.graveler.helpers import NAMESPACE, all_keys, make_graveler, value
+from tests.graveler.helpers import NAMESPACE, all_keys, lifecycle, make_graveler, value
 from tests.support import FakeClock
 
 
@@ -138,7 +138,8 @@ def test_repository_left_deleting_reads_as_being_deleted_and_retry_finishes(
 def test_fresh_initial_record_reads_as_not_found_and_blocks_the_name(
     graveler: Graveler, kv: MemoryStore, clock: FakeClock
 ) -> None:
-    graveler.repositories.begin_create("repo1", storage_namespace=NAMESPACE, default_branch="main")
+    repositories, _ = lifecycle(graveler)
+    repositories.begin_create("repo1", storage_namespace=NAMESPACE, default_branch="main")
     with pytest.raises(RepositoryNotFoundError):
         graveler.get_repository("repo1")
     with pytest.raises(ConflictError):
@@ -151,13 +152,14 @@ def test_fresh_initial_record_reads_as_not_found_and_blocks_the_name(
 def test_stale_initial_record_is_abandoned_on_access_and_cleaned(
     graveler: Graveler, kv: MemoryStore, clock: FakeClock, cleaner: Cleaner
 ) -> None:
-    stale, _ = graveler.repositories.begin_create(
+    repositories, _ = lifecycle(graveler)
+    stale, _ = repositories.begin_create(
         "repo1", storage_namespace=NAMESPACE, default_branch="main"
     )
     clock.advance(121)
     with pytest.raises(RepositoryNotFoundError):
         graveler.get_repository("repo1")
-    assert graveler.repositories.load("repo1")[0].state == "deleted"
+    assert repositories.load("repo1")[0].state == "deleted"
     report = cleaner.clean_once()
     assert report.repositories_cleaned == 1
     assert keys.instance_partition("repo1", stale.instance_uid) not in all_keys(kv)

@@ -9,6 +9,7 @@ from kvlake.graveler import keys
 from kvlake.graveler.cleaner import Cleaner
 from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.records import Branch, Repository, decode_dropped_token
+from kvlake.graveler.refs import Refs
 from tests.graveler.helpers import NAMESPACE, all_keys, contents, value
 from tests.graveler.test_crashes import crashes, live_partitions
 
@@ -38,7 +39,7 @@ def test_reset_branch_drops_all_staged_changes_and_queues_the_token(
     committed = contents(graveler, repo, "main")
     _stage(graveler, repo)
     old = graveler.get_branch(repo, "main")
-    graveler.reset_branch(repo, "main")
+    graveler.resets.reset_branch(repo, "main")
     new = graveler.get_branch(repo, "main")
     assert contents(graveler, repo, "main") == committed
     assert (new.commit_id, new.sealed_tokens) == (old.commit_id, ())
@@ -46,22 +47,22 @@ def test_reset_branch_drops_all_staged_changes_and_queues_the_token(
     assert old.staging_token in _queued(graveler)
     Cleaner(graveler).clean_once()
     assert keys.staging_partition(old.staging_token) not in all_keys(graveler.store)
-    graveler.reset_branch(repo, "main")  # a clean branch stays as it is
+    graveler.resets.reset_branch(repo, "main")  # a clean branch stays as it is
     assert graveler.get_branch(repo, "main") == new
 
 
 def test_reset_key_and_prefix_drop_only_their_changes(graveler: Graveler, repo: Repository) -> None:
     committed = contents(graveler, repo, "main")
     _stage(graveler, repo)
-    graveler.reset_key(repo, "main", b"a")
-    graveler.reset_key(repo, "main", b"never-staged")
-    graveler.reset_prefix(repo, "main", b"d1")  # means the folder d1/, not d1x
+    graveler.resets.reset_key(repo, "main", b"a")
+    graveler.resets.reset_key(repo, "main", b"never-staged")
+    graveler.resets.reset_prefix(repo, "main", b"d1")  # means the folder d1/, not d1x
     view = contents(graveler, repo, "main")
     assert view[b"a"] == committed[b"a"]
     assert view[b"d1/x"] == view[b"d1/y"] == value("committed")
     assert b"d1/new" not in view
     assert view[b"d1x"] == view[b"d2/x"] == view[b"new"] == value("staged")
-    graveler.reset_prefix(repo, "main", b"d2/")
+    graveler.resets.reset_prefix(repo, "main", b"d2/")
     assert contents(graveler, repo, "main")[b"d2/x"] == value("committed")
 
 
@@ -70,16 +71,16 @@ def test_reset_of_keys_a_running_commit_sealed_stages_the_committed_value_over_t
 ) -> None:
     committed = contents(graveler, repo, "main")
     _stage(graveler, repo)
-    branch, predicate = graveler.refs.load_branch(repo, "main")
+    branch, predicate = Refs(graveler.store).load_branch(repo, "main")
     sealed = Branch(
         commit_id=branch.commit_id,
         staging_token=keys.new_staging_token(repo.instance_uid),
         sealed_tokens=(branch.staging_token,),
     )
-    graveler.refs.swap_branch(repo, "main", sealed, predicate)  # as a commit's seal does
+    Refs(graveler.store).swap_branch(repo, "main", sealed, predicate)  # as a commit's seal does
     graveler.set(repo, "main", b"d1/later", value("staged"))
-    graveler.reset_prefix(repo, "main", b"d1")
-    graveler.reset_key(repo, "main", b"new")
+    graveler.resets.reset_prefix(repo, "main", b"d1")
+    graveler.resets.reset_key(repo, "main", b"new")
     expected = {**committed, b"d1x": value("staged"), b"d2/x": value("staged")}
     expected[b"a"] = value("staged")
     assert contents(graveler, repo, "main") == expected
@@ -95,7 +96,7 @@ def test_hard_reset_moves_the_branch_to_any_ref_and_drops_staging(
     graveler.commit(repo, "main", committer="t", message="more")
     _stage(graveler, repo)
     old = graveler.get_branch(repo, "main")
-    assert graveler.reset_hard(repo, "main", "main~1") == base
+    assert graveler.resets.reset_hard(repo, "main", "main~1") == base
     assert graveler.get_branch(repo, "main").commit_id == base
     assert contents(graveler, repo, "main") == contents(graveler, repo, base)
     assert old.staging_token in _queued(graveler)
@@ -105,19 +106,19 @@ def test_bad_resets_are_refused_and_change_nothing(graveler: Graveler, repo: Rep
     _stage(graveler, repo)
     before = all_keys(graveler.store)
     with pytest.raises(InvalidInputError):
-        graveler.reset_prefix(repo, "main", b"")
+        graveler.resets.reset_prefix(repo, "main", b"")
     with pytest.raises(InvalidInputError):
-        graveler.reset_key(repo, "main", b"")
+        graveler.resets.reset_key(repo, "main", b"")
     with pytest.raises(InvalidInputError):
-        graveler.reset_hard(repo, "main", "main~x")
+        graveler.resets.reset_hard(repo, "main", "main~x")
     with pytest.raises(RefNotFoundError):
-        graveler.reset_hard(repo, "main", "nope")
+        graveler.resets.reset_hard(repo, "main", "nope")
     with pytest.raises(BranchNotFoundError):
-        graveler.reset_hard(repo, "nope", "main")
+        graveler.resets.reset_hard(repo, "nope", "main")
     with pytest.raises(BranchNotFoundError):
-        graveler.reset_branch(repo, "nope")
+        graveler.resets.reset_branch(repo, "nope")
     with pytest.raises(InvalidInputError):
-        graveler.reset_branch(repo, "main~1")
+        graveler.resets.reset_branch(repo, "main~1")
     assert all_keys(graveler.store) == before
 
 
@@ -134,9 +135,9 @@ def _staged_repository(graveler: Graveler) -> Repository:
 def test_crash_during_reset_leaves_no_unqueued_token_behind(hard: bool) -> None:
     def reset(graveler: Graveler, repo: Repository) -> None:
         if hard:
-            graveler.reset_hard(repo, "main", "one")
+            graveler.resets.reset_hard(repo, "main", "one")
         else:
-            graveler.reset_branch(repo, "main")
+            graveler.resets.reset_branch(repo, "main")
 
     for graveler, store, repo, _ in crashes(_staged_repository, reset):
         view = contents(graveler, repo, "main")
@@ -153,11 +154,11 @@ def test_crash_during_merge_leaves_the_branch_merged_or_not() -> None:
         graveler.create_branch(repo, "feature", "main")
         graveler.set(repo, "feature", b"f", value("f"))
         graveler.commit(repo, "feature", committer="t", message="f")
-        graveler.reset_branch(repo, "main")
+        graveler.resets.reset_branch(repo, "main")
         return repo
 
     def merge(graveler: Graveler, repo: Repository) -> None:
-        graveler.merge(repo, "feature", "main", committer="t")
+        graveler.merges.merge(repo, "feature", "main", committer="t")
 
     for graveler, store, repo, _ in crashes(setup, merge):
         head = graveler.get_commit(repo, graveler.get_branch(repo, "main").commit_id)

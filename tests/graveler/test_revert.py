@@ -13,6 +13,8 @@ from kvlake.errors import (
 from kvlake.graveler.commits import Committer
 from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.records import Commit, Repository
+from kvlake.graveler.refs import Refs
+from kvlake.graveler.staging import Staging
 from tests.graveler.helpers import NAMESPACE, all_keys, contents, value
 from tests.support import FakeClock
 
@@ -39,12 +41,14 @@ def test_revert_undoes_one_commit_and_revert_of_revert_redoes_it(
     target = _commit(graveler, repo, "main", {"a": "2", "b": "", "d": "2"})
     after = contents(graveler, repo, "main")
     _commit(graveler, repo, "main", {"e": "3"})  # a later, unrelated commit stays
-    reverted = graveler.revert(repo, "main", target, committer="bob", metadata={"why": "bad"})
+    reverted = graveler.changes.revert(
+        repo, "main", target, committer="bob", metadata={"why": "bad"}
+    )
     commit = graveler.get_commit(repo, reverted)
     assert commit.message == f"Revert {target}"
     assert (commit.committer, commit.metadata) == ("bob", {"why": "bad"})
     assert contents(graveler, repo, "main") == {**before, b"e": value("3")}
-    graveler.revert(repo, "main", "main", committer="bob")  # the revert, by ref expression
+    graveler.changes.revert(repo, "main", "main", committer="bob")  # the revert, by ref expression
     assert graveler.get_commit(repo, graveler.resolve_ref(repo, "main").commit_id).message == (
         "Revert main"
     )
@@ -57,7 +61,7 @@ def test_revert_conflicting_with_later_changes_is_reported(
     target = _commit(graveler, repo, "main", {"a": "1"})
     _commit(graveler, repo, "main", {"a": "2"})
     with pytest.raises(MergeConflictError) as caught:
-        graveler.revert(repo, "main", target, committer="t")
+        graveler.changes.revert(repo, "main", target, committer="t")
     assert caught.value.paths == (b"a",)
 
 
@@ -68,16 +72,20 @@ def test_reverting_a_merge_commit_needs_a_parent_number(
     graveler.create_branch(repo, "feature", "main")
     _commit(graveler, repo, "feature", {"f": "1"})
     _commit(graveler, repo, "main", {"m": "1"})
-    merged = graveler.merge(repo, "feature", "main", committer="t")
+    merged = graveler.merges.merge(repo, "feature", "main", committer="t")
     before = all_keys(graveler.store)
     for number in (0, 3, -1):
         with pytest.raises(InvalidInputError, match="parent"):
-            graveler.revert(repo, "main", merged, committer="t", parent_number=number)
+            graveler.changes.revert(repo, "main", merged, committer="t", parent_number=number)
     assert all_keys(graveler.store) == before
-    graveler.revert(repo, "main", merged, committer="t", parent_number=1)  # undo the feature
+    graveler.changes.revert(
+        repo, "main", merged, committer="t", parent_number=1
+    )  # undo the feature
     assert contents(graveler, repo, "main") == {b"a": value("1"), b"m": value("1")}
-    graveler.reset_hard(repo, "main", merged)
-    graveler.revert(repo, "main", merged, committer="t", parent_number=2)  # undo main's side
+    graveler.resets.reset_hard(repo, "main", merged)
+    graveler.changes.revert(
+        repo, "main", merged, committer="t", parent_number=2
+    )  # undo main's side
     assert contents(graveler, repo, "main") == {b"a": value("1"), b"f": value("1")}
 
 
@@ -87,17 +95,17 @@ def test_revert_and_cherry_pick_refuse_first_commits_dirty_branches_and_empty_re
     root = graveler.get_branch(repo, "main").commit_id
     target = _commit(graveler, repo, "main", {"a": "1"})
     with pytest.raises(InvalidInputError, match="no parent"):
-        graveler.revert(repo, "main", root, committer="t")
+        graveler.changes.revert(repo, "main", root, committer="t")
     with pytest.raises(InvalidInputError, match="one parent"):
-        graveler.revert(repo, "main", target, committer="t", parent_number=2)
+        graveler.changes.revert(repo, "main", target, committer="t", parent_number=2)
     with pytest.raises(NoChangesError):
-        graveler.cherry_pick(repo, "main", target, committer="t")  # already there
+        graveler.changes.cherry_pick(repo, "main", target, committer="t")  # already there
     graveler.set(repo, "main", b"x", value("staged"))
     before = all_keys(graveler.store)
     with pytest.raises(DirtyBranchError):
-        graveler.revert(repo, "main", target, committer="t")
+        graveler.changes.revert(repo, "main", target, committer="t")
     with pytest.raises(DirtyBranchError):
-        graveler.cherry_pick(repo, "main", target, committer="t")
+        graveler.changes.cherry_pick(repo, "main", target, committer="t")
     assert all_keys(graveler.store) == before
 
 
@@ -111,7 +119,7 @@ def test_cherry_pick_copies_the_change_message_and_records_its_origin(
     fix = graveler.commit(repo, "main", committer="alice", message="fix it", metadata={"t": "1"})
     _commit(graveler, repo, "main", {"later": "1"})
     clock.advance(10)
-    picked = graveler.cherry_pick(repo, "release", fix, committer="bob")
+    picked = graveler.changes.cherry_pick(repo, "release", fix, committer="bob")
     commit = graveler.get_commit(repo, picked)
     assert commit.message == "fix it"
     assert commit.committer == "bob"
@@ -128,8 +136,8 @@ def test_a_commit_racing_the_publish_makes_it_rebuild_on_the_new_head(
     graveler: Graveler, repo: Repository, clock: FakeClock
 ) -> None:
     committer = Committer(
-        refs=graveler.refs,
-        staging=graveler.staging,
+        refs=Refs(graveler.store),
+        staging=Staging(graveler.store),
         committed=graveler.committed,
         drop_tokens=graveler.queue_token_drops,
         clock=clock,

@@ -115,7 +115,7 @@ def reset_key_and_commit(scheduler: Scheduler) -> tuple[Operations, Check]:
         _settled(lake)
 
     return [
-        lambda: lake.graveler.reset_key(repository, "main", b"p"),
+        lambda: lake.graveler.resets.reset_key(repository, "main", b"p"),
         lambda: _commit(lake),
     ], check
 
@@ -138,7 +138,7 @@ def commit_and_hard_reset(scheduler: Scheduler) -> tuple[Operations, Check]:
 
     return [
         lambda: _commit(lake),
-        lambda: lake.graveler.reset_hard(repository, "main", first),
+        lambda: lake.graveler.resets.reset_hard(repository, "main", first),
     ], check
 
 

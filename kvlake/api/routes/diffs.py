@@ -18,7 +18,7 @@ from kvlake.api.wire import refs as wire
 from kvlake.api.wire.common import pagination
 from kvlake.catalog.records import from_value
 from kvlake.errors import InvalidInputError
-from kvlake.graveler.records import DiffPage
+from kvlake.graveler import DiffPage
 
 API_GROUP: Final = "refs"
 BRANCH: Final = "/repositories/{repository}/branches/{branch}"
@@ -61,7 +61,7 @@ def _diff_list(page: DiffPage, *, right_stats: bool = False) -> wire.DiffList:
 def diff_branch(call: Call[None]) -> Response:
     graveler, query = call.services.graveler, call.query
     repository = call.repository
-    page = graveler.diff_uncommitted(
+    page = graveler.diffs.diff_uncommitted(
         repository,
         call.path["branch"],
         prefix=query.text("prefix").encode(),
@@ -78,7 +78,7 @@ def diff_refs(call: Call[None]) -> Response:
     mode = query.text("type", "three_dot")
     if mode not in ("two_dot", "three_dot"):
         raise InvalidInputError(f"diff type {mode!r} is invalid; use two_dot or three_dot")
-    page = graveler.diff(
+    page = graveler.diffs.diff(
         repository,
         call.path["leftRef"],
         call.path["rightRef"],
@@ -105,7 +105,7 @@ def log_commits(call: Call[None]) -> Response:
     if query.has("stop_at"):
         raise InvalidInputError("stop_at is not supported; page with after and amount instead")
     repository = call.repository
-    page = graveler.log(
+    page = graveler.history.log(
         repository,
         call.path["ref"],
         after=query.text("after"),

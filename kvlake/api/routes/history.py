@@ -29,7 +29,7 @@ def merge_into_branch(call: Call[wire.Merge | None]) -> Response:
     graveler = call.services.graveler
     repository = call.repository
     strategy = request.strategy or "none"
-    commit_id = graveler.merge(
+    commit_id = graveler.merges.merge(
         repository,
         call.path["sourceRef"],
         call.path["destinationBranch"],
@@ -51,7 +51,7 @@ def find_merge_base(call: Call[None]) -> Response:
     graveler = call.services.graveler
     repository = call.repository
     source, destination = call.path["sourceRef"], call.path["destinationBranch"]
-    base = graveler.merge_base(repository, source, destination)
+    base = graveler.merges.merge_base(repository, source, destination)
     if base is None:
         raise NotFoundError(f"{source!r} and {destination!r} have no common ancestor")
     return json_response(
@@ -69,22 +69,22 @@ def reset_branch(call: Call[wire.ResetCreation]) -> Response:
     repository = call.repository
     branch = call.path["branch"]
     if request.type == "reset":
-        graveler.reset_branch(repository, branch)
+        graveler.resets.reset_branch(repository, branch)
     elif not request.path:
         raise InvalidInputError(f"reset of type {request.type!r} needs a path")
     elif request.type == "object":
-        graveler.reset_key(
+        graveler.resets.reset_key(
             repository, branch, params.check_object_path("path", request.path).encode()
         )
     else:
-        graveler.reset_prefix(repository, branch, request.path.encode())
+        graveler.resets.reset_prefix(repository, branch, request.path.encode())
     return no_content()
 
 
 def hard_reset_branch(call: Call[None]) -> Response:
     graveler = call.services.graveler
     repository = call.repository
-    graveler.reset_hard(repository, call.path["branch"], call.query.text("ref"))
+    graveler.resets.reset_hard(repository, call.path["branch"], call.query.text("ref"))
     return no_content()
 
 
@@ -95,7 +95,7 @@ def revert_branch(call: Call[wire.RevertCreation]) -> Response:
     overrides = request.commit_overrides
     if overrides is not None and overrides.message is not None:
         raise InvalidInputError("commit_overrides.message is not supported on revert; omit it")
-    graveler.revert(
+    graveler.changes.revert(
         repository,
         call.path["branch"],
         request.ref,
@@ -113,7 +113,7 @@ def cherry_pick(call: Call[wire.CherryPickCreation]) -> Response:
         raise InvalidInputError("commit_overrides is not supported on cherry-pick; omit it")
     graveler = call.services.graveler
     repository = call.repository
-    commit_id = graveler.cherry_pick(
+    commit_id = graveler.changes.cherry_pick(
         repository,
         call.path["branch"],
         request.ref,

@@ -15,7 +15,7 @@ from kvlake.api.routing import Call, Operation, json_response, no_content
 from kvlake.api.wire import refs as wire
 from kvlake.auth import Permission, repository_arn
 from kvlake.errors import InvalidInputError
-from kvlake.graveler.records import Repository
+from kvlake.graveler import Repository
 
 API_GROUP: Final = "repositories"
 SAMPLE_FILES: Final = {

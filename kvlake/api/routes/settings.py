@@ -22,7 +22,7 @@ from kvlake.api.needs import on_repository
 from kvlake.api.routing import Call, Operation, json_response, no_content
 from kvlake.api.wire import refs as wire
 from kvlake.errors import InvalidInputError, PreconditionFailedError
-from kvlake.graveler.protection import Rules
+from kvlake.graveler import Rules
 
 API_GROUP: Final = "repositories"
 RULES: Final = "/repositories/{repository}/settings/branch_protection"
@@ -37,7 +37,7 @@ def _etag(rules: Rules) -> str:
 def get_rules(call: Call[None]) -> Response:
     graveler = call.services.graveler
     repository = call.repository
-    rules = graveler.get_branch_protection_rules(repository)
+    rules = graveler.protection.get_rules(repository)
     body = [wire.BranchProtectionRule(pattern=p) for p in sorted(rules)]
     return json_response(body, headers={"ETag": _etag(rules)})
 
@@ -46,7 +46,7 @@ def set_rules(call: Call[list[wire.BranchProtectionRule]]) -> Response:
     wanted = call.body
     graveler = call.services.graveler
     repository = call.repository
-    current = graveler.get_branch_protection_rules(repository)
+    current = graveler.protection.get_rules(repository)
     if_match = call.query.text("If-Match")
     if if_match and if_match != _etag(current):
         raise PreconditionFailedError(
@@ -54,15 +54,15 @@ def set_rules(call: Call[list[wire.BranchProtectionRule]]) -> Response:
         )
     patterns = {rule.pattern for rule in wanted}
     for pattern in sorted(patterns):
-        graveler.set_branch_protection_rule(repository, pattern, BLOCKED)
+        graveler.protection.set_rule(repository, pattern, BLOCKED)
     for pattern in sorted(set(current) - patterns):
-        graveler.delete_branch_protection_rule(repository, pattern)
+        graveler.protection.delete_rule(repository, pattern)
     return no_content()
 
 
 def dump_refs(call: Call[None]) -> Response:
     graveler = call.services.graveler
-    manifest = graveler.dump_refs(call.repository)
+    manifest = graveler.dumps.dump(call.repository)
     dump_id = manifest.dump_id
     return json_response(
         wire.RefsDump(
@@ -86,7 +86,7 @@ def restore_refs(call: Call[wire.RefsRestore]) -> Response:
             "kvlake restores one dump: give the dump id from dumpRefs in all three fields"
         )
     graveler = call.services.graveler
-    graveler.restore_refs(call.repository, ids.pop())
+    graveler.dumps.restore(call.repository, ids.pop())
     return no_content()
 
 

@@ -1,0 +1,67 @@
+"""Graveler: kvlake's versioning core (repositories, branches, tags, commits, entries).
+
+Other layers import from here, never from graveler's modules: its key schema
+and storage engines are private to it (tests/test_layers.py checks that).
+"""
+
+from kvlake.graveler.cleaner import Cleaner, CleanerHooks, CleanerReport
+from kvlake.graveler.committed import CommittedManager
+from kvlake.graveler.graveler import TOKEN_DROP_DELAY, Graveler, data_size
+from kvlake.graveler.namespaces import NamespaceClaim
+from kvlake.graveler.protection import Rules
+from kvlake.graveler.records import (
+    Branch,
+    Commit,
+    CommitRecord,
+    DeletedRepository,
+    DiffEntry,
+    DiffPage,
+    LogPage,
+    ProtectedAction,
+    RefsManifest,
+    Repository,
+    Tag,
+    TokenState,
+    Value,
+)
+from kvlake.graveler.references import LiveTokens
+from kvlake.graveler.repositories import INITIAL_TIMEOUT
+from kvlake.graveler.validation import (
+    check_branch_name,
+    check_path,
+    check_repository_name,
+    check_tag_name,
+)
+from kvlake.graveler.writer import StagingHooks
+
+__all__ = [
+    "INITIAL_TIMEOUT",
+    "TOKEN_DROP_DELAY",
+    "Branch",
+    "Cleaner",
+    "CleanerHooks",
+    "CleanerReport",
+    "Commit",
+    "CommitRecord",
+    "CommittedManager",
+    "DeletedRepository",
+    "DiffEntry",
+    "DiffPage",
+    "Graveler",
+    "LiveTokens",
+    "LogPage",
+    "NamespaceClaim",
+    "ProtectedAction",
+    "RefsManifest",
+    "Repository",
+    "Rules",
+    "StagingHooks",
+    "Tag",
+    "TokenState",
+    "Value",
+    "check_branch_name",
+    "check_path",
+    "check_repository_name",
+    "check_tag_name",
+    "data_size",
+]

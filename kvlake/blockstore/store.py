@@ -16,9 +16,9 @@ from __future__ import annotations
 import io
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
-from types import TracebackType
-from typing import BinaryIO, Final, Self
+from typing import BinaryIO, Final
 
+from kvlake.closing import Closing
 from kvlake.errors import BlobNotFoundError, InvalidInputError, KvlakeError
 
 READ_CHUNK: Final = 1 << 20
@@ -69,7 +69,7 @@ MAX_NAMESPACE_SEGMENT_BYTES: Final = 255
 """A folder name's length on common filesystems."""
 
 
-class BlockStore(ABC):
+class BlockStore(Closing, ABC):
     """Blobs in storage namespaces of one URL scheme. Safe for many threads.
 
     Adapters implement `check_namespace` and the underscored primitives, which
@@ -191,17 +191,6 @@ class BlockStore(ABC):
 
     def close(self) -> None:  # noqa: B027 - adapters without resources need not override
         """Release clients and connections. The store must not be used afterwards."""
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     # -- shared by adapters -----------------------------------------------------
 

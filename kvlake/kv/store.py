@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator
-from types import TracebackType
 from typing import Final, Self, TypeVar, final
 
+from kvlake.closing import Closing
 from kvlake.errors import (
     ClosedError,
     KeyNotFoundError,
@@ -63,7 +63,7 @@ MUST_EXIST: Final = Predicate(None)
 
 
 @final
-class Scan(Iterator[KeyValue]):
+class Scan(Closing, Iterator[KeyValue]):
     """An ordered, paged iterator over one partition; not a snapshot.
 
     Pages start at the caller's batch size and double up to `MAX_BATCH_SIZE`, so
@@ -141,17 +141,6 @@ class Scan(Iterator[KeyValue]):
         self._page = []
         self._pos = 0
 
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
 
 def precondition_failed(
     partition: bytes, key: bytes, predicate: Predicate | None
@@ -185,7 +174,7 @@ def _require(name: str, value: bytes | None) -> None:
         raise MissingArgumentError(f"KV {name} is {what}; pass non-empty bytes")
 
 
-class Store(ABC):
+class Store(Closing, ABC):
     """Ordered byte keys in named partitions. No transactions: `set_if` is the only guard.
 
     Partitions and keys are non-empty bytes; values are bytes and may be empty.
@@ -333,17 +322,6 @@ class Store(ABC):
 
     def close(self) -> None:  # noqa: B027 - drivers without resources need not override
         """Release connections. The store must not be used afterwards."""
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     # -- what a driver implements -----------------------------------------------
 

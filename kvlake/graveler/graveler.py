@@ -259,6 +259,20 @@ class Graveler:
             name, before=lambda repository: self._namespaces.settle(repository, purge=purge)
         )
 
+    def adopt_namespaces(self) -> list[str]:
+        """Claim the namespaces of active repositories created before namespaces had owners.
+
+        Idempotent and cheap to repeat (one scan of the repository records); the
+        server runs it at start. Returns one line per repository it could not
+        claim for (it shares storage with another; purge refuses to delete either).
+        """
+        problems: list[str] = []
+        for repository in self._repositories.list():
+            problem = self._namespaces.adopt(repository)
+            if problem:
+                problems.append(f"repository {repository.name!r}: {problem}")
+        return problems
+
     def release_namespace(self, namespace: str, instance_uid: str) -> None:
         """Free the namespace of a purged instance once its purge has finished."""
         self._namespaces.release(namespace, instance_uid)

@@ -106,6 +106,24 @@ class Namespaces:
                 self._settle(key, mine, "free")
                 raise StorageNamespaceInUseError(_in_use(namespace, other, claim))
 
+    def adopt(self, repository: Repository) -> str:
+        """Claim the namespace of an active repository created before namespaces had owners.
+
+        Returns "" when it now owns it (or already did), else why not: another
+        instance holds it, or one inside or around it (the two repositories then
+        share storage; purge keeps refusing to delete either's data).
+        """
+        loaded = self._load(keys.namespace_key(repository.storage_namespace))
+        if loaded is not None:
+            claim = loaded[0]
+            if claim.instance_uid == repository.instance_uid and claim.state != "free":
+                return ""
+        try:
+            self.claim(repository, bare=False)
+        except (StorageNamespaceInUseError, PreconditionFailedError) as exc:
+            return str(exc)
+        return ""
+
     def settle(self, repository: Repository, *, purge: bool) -> None:
         """Record that `repository` is being deleted: its data is kept, or purged.
 

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+import msgspec
 import pytest
 
 from kvlake.errors import RepositoryNotFoundError, StorageNamespaceInUseError
+from kvlake.graveler import keys
 from kvlake.graveler.graveler import Graveler
+from kvlake.graveler.records import encode
 from kvlake.kv.memory import MemoryStore
 from tests.graveler.helpers import NAMESPACE, lifecycle, make_graveler, value
 from tests.interleavings.scheduler import Check, Outcome, Scheduler, SteppingStore, explore
@@ -191,3 +194,20 @@ def test_a_creation_racing_a_deletion_never_gets_the_data_it_keeps_or_purges(pur
         return operations, both
 
     explore(refused)
+
+
+def test_repositories_older_than_namespace_owners_are_adopted_once(
+    graveler: Graveler, kv: MemoryStore
+) -> None:
+    old = graveler.create_repository("old", storage_namespace=NAMESPACE)
+    shares = graveler.create_repository("shares", storage_namespace=NAMESPACE + "2")
+    kv.drop_partition(keys.NAMESPACES)  # as a store written before namespaces had owners
+    legacy = msgspec.structs.replace(shares, storage_namespace=NAMESPACE + "/inner")
+    kv.set(keys.REPOSITORIES, keys.repository_key("shares"), encode(legacy))
+    problems = graveler.adopt_namespaces()
+    assert len(problems) == 1 and "repository 'shares'" in problems[0]
+    owner = graveler.references.namespace_owner(NAMESPACE)
+    assert owner is not None and owner.instance_uid == old.instance_uid
+    assert graveler.adopt_namespaces() == problems  # idempotent
+    with pytest.raises(StorageNamespaceInUseError):
+        graveler.create_repository("new", storage_namespace=NAMESPACE)

@@ -205,12 +205,17 @@ class Graveler(HistoryOperations):
 
     # -- branches and tags ----------------------------------------------------------
 
-    def create_branch(self, repository: Repository, name: str, source: str) -> Branch:
+    def create_branch(
+        self, repository: Repository, name: str, source: str, *, hidden: bool = False
+    ) -> Branch:
+        """Create a branch at `source`'s commit. A hidden one (lakeFS's transactions' ephemeral
+        branches) is an ordinary branch that listings leave out unless asked."""
         check_branch_name(name)
         resolved = self.resolve_ref(repository, source)
         branch = Branch(
             commit_id=resolved.commit_id,
             staging_token=keys.new_staging_token(repository.instance_uid),
+            hidden=hidden,
         )
         self.refs.create_branch(repository, name, branch)
         return branch

@@ -38,9 +38,9 @@ def create_branch(call: Call[wire.BranchCreation]) -> Response:
     request = call.body
     graveler = call.services.graveler
     repository = call.repository
-    if request.hidden:
-        raise InvalidInputError("hidden branches cannot be created yet; omit 'hidden'")
-    branch = graveler.create_branch(repository, request.name, request.source)
+    branch = graveler.create_branch(
+        repository, request.name, request.source, hidden=bool(request.hidden)
+    )
     return Response(branch.commit_id, 201, media_type="text/html")
 
 

@@ -16,8 +16,8 @@ from typing import Final
 
 from kvlake.blockstore.store import BlockStore
 from kvlake.errors import (
+    DefaultBranchError,
     EntryNotFoundError,
-    InvalidInputError,
     KeyNotFoundError,
 )
 from kvlake.graveler import keys
@@ -234,7 +234,7 @@ class Graveler(HistoryOperations):
         check_branch_name(name)
         self._protection.check(repository, name, "delete")
         if name == repository.default_branch:
-            raise InvalidInputError(
+            raise DefaultBranchError(
                 f"branch {name!r} is the default branch of {repository.name!r};"
                 " make another branch the default before deleting it"
             )

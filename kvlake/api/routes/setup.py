@@ -12,6 +12,7 @@ from kvlake.api.wire import auth as wire_auth
 from kvlake.api.wire import setup as wire
 from kvlake.auth import SESSION_COOKIE, install, is_installed
 from kvlake.auth.credentials import SESSION_SECONDS
+from kvlake.errors import ConflictError
 
 API_GROUP: Final = "setup"
 
@@ -165,6 +166,7 @@ OPERATIONS: Final = (
         public=True,
         body=wire.Setup,
         responses={200: wire_auth.CredentialsWithSecret, 409: None},
+        lakefs_errors={ConflictError: "lakeFS already initialized"},
     ),
     Operation(
         "login",

@@ -18,6 +18,7 @@ codes in one table, so a new specific error needs no API change.
     │   └── RangeNotFoundError               no range file with that id
     ├── RepositoryDeletingError              the repository is being deleted
     ├── ProtectedBranchError                 a branch protection rule blocks the action
+    │   └── DefaultBranchError               the default branch cannot be deleted
     ├── ConflictError                        it already exists (not unique)
     │   └── MergeConflictError               both sides changed the same paths differently
     ├── PreconditionFailedError              changed underneath you: re-read, retry
@@ -147,6 +148,10 @@ class RateLimitedError(KvlakeError):
 
 class ProtectedBranchError(KvlakeError):
     """A branch protection rule of the repository blocks this action on the branch."""
+
+
+class DefaultBranchError(ProtectedBranchError):
+    """The repository's default branch cannot be deleted: make another branch the default."""
 
 
 class MergeConflictError(ConflictError):

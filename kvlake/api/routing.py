@@ -40,10 +40,11 @@ from starlette.types import Receive, Scope, Send
 
 from kvlake.api import body as bodies
 from kvlake.api import params
+from kvlake.api.errors import LAKEFS_MESSAGES, OperationError
 from kvlake.api.services import Services
 from kvlake.auth import SESSION_COOKIE, Permission, User
 from kvlake.config import ServerSettings
-from kvlake.errors import InvalidInputError
+from kvlake.errors import InvalidInputError, KvlakeError
 from kvlake.graveler import Repository
 
 MAX_HEADER_BYTES: Final = 16 * 1024
@@ -157,6 +158,9 @@ class Operation(Generic[BodyT]):
     """No credentials needed (health, set-up, login)."""
     optional_body: bool = False
     """An empty body is allowed and reaches the handler as None."""
+    lakefs_errors: Mapping[type[KvlakeError], str] = field(default_factory=dict)
+    """lakeFS's texts for this operation's errors where they differ from the error class's
+    (`errors.LAKEFS_MESSAGES`); `{name}` fields are path parameters and the body's fields."""
 
 
 def json_response(
@@ -188,7 +192,29 @@ def _run(operation: Operation[BodyT], call: Call[BodyT]) -> Response:
     if not operation.public:
         user = call.user if call.user is not None else _authenticate(call)
         call.services.authenticator.authorize(user, operation.permissions(call))
-    return operation.handler(call)
+    try:
+        return operation.handler(call)
+    except KvlakeError as exc:
+        message = _lakefs_text(operation, call, exc)
+        if message is None:
+            raise
+        raise OperationError(exc, message) from exc
+
+
+def _lakefs_text(operation: Operation[BodyT], call: Call[BodyT], exc: KvlakeError) -> str | None:
+    """The operation's lakeFS text for the error, or None where the class's text applies: the
+    most specific class with a text wins (a TooManyTriesError is not the operation's
+    PreconditionFailedError)."""
+    for cls in type(exc).__mro__:
+        template = operation.lakefs_errors.get(cls)
+        if template is None and cls in LAKEFS_MESSAGES:
+            return None
+        if template is not None:
+            fields: dict[str, object] = dict(call.path)
+            if isinstance(call.body, msgspec.Struct):
+                fields |= msgspec.structs.asdict(call.body)
+            return template.format_map(fields)
+    return None
 
 
 def endpoint(operation: Operation[Any]) -> Callable[[Request], Any]:

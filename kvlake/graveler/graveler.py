@@ -17,8 +17,8 @@ from typing import Final
 from kvlake.blockstore.store import BlockStore
 from kvlake.errors import (
     ConfigError,
+    DefaultBranchError,
     EntryNotFoundError,
-    InvalidInputError,
     KeyNotFoundError,
 )
 from kvlake.graveler import keys
@@ -279,12 +279,17 @@ class Graveler:
 
     # -- branches and tags ----------------------------------------------------------
 
-    def create_branch(self, repository: Repository, name: str, source: str) -> Branch:
+    def create_branch(
+        self, repository: Repository, name: str, source: str, *, hidden: bool = False
+    ) -> Branch:
+        """Create a branch at `source`'s commit. A hidden one (lakeFS's transactions' ephemeral
+        branches) is an ordinary branch that listings leave out unless asked."""
         check_branch_name(name)
         resolved = self.resolve_ref(repository, source)
         branch = Branch(
             commit_id=resolved.commit_id,
             staging_token=keys.new_staging_token(repository.instance_uid),
+            hidden=hidden,
         )
         self._refs.create_branch(repository, name, branch)
         return branch
@@ -303,7 +308,7 @@ class Graveler:
         check_branch_name(name)
         self.protection.check(repository, name, "delete")
         if name == repository.default_branch:
-            raise InvalidInputError(
+            raise DefaultBranchError(
                 f"branch {name!r} is the default branch of {repository.name!r};"
                 " make another branch the default before deleting it"
             )

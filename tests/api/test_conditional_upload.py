@@ -47,4 +47,5 @@ def test_a_conditional_upload_over_a_committed_object_is_412(http: httpx.Client,
     assert commit.status_code == 201, commit.text
     again = http.post(url, params={"path": "c"}, content=b"2", headers={"If-None-Match": "*"})
     assert again.status_code == 412
-    assert "already exists on branch 'main'" in again.json()["message"]
+    assert again.json()["message"] == "path already exists"  # lakeFS's text
+    assert "already exists on branch 'main'" in again.json()["detail"]

@@ -7,7 +7,8 @@ import inspect
 import pytest
 
 from kvlake import errors
-from kvlake.api.errors import STATUS, status_of
+from kvlake.api.errors import STATUS, OperationError, error_body, status_of
+from kvlake.api.wire.common import Error
 
 
 def _error_classes() -> list[type[errors.KvlakeError]]:
@@ -29,6 +30,7 @@ def test_every_error_class_reaches_a_table_entry(cls: type[errors.KvlakeError]) 
         (errors.BranchNotFoundError("x"), 404),
         (errors.RepositoryDeletingError("x"), 410),
         (errors.ConflictError("x"), 409),
+        (errors.DefaultBranchError("x"), 403),
         (errors.PreconditionFailedError("x"), 412),
         (errors.TooManyTriesError("x"), 429),
         (errors.NoChangesError("x"), 400),
@@ -49,3 +51,16 @@ def test_the_most_specific_class_wins() -> None:
         pass
 
     assert status_of(Special("x")) == 429
+
+
+def test_lakefs_text_in_message_and_kvlakes_in_detail() -> None:
+    body = error_body(errors.BranchNotFoundError("branch 'dev' not found in 'r'"))
+    assert body == Error(message="branch not found", detail="branch 'dev' not found in 'r'")
+    assert error_body(errors.KeyNotFoundError("KV key b'k' not found")) == Error(
+        message="not found"
+    )
+    assert error_body(errors.InvalidInputError("bad amount")) == Error(message="bad amount")
+    cause = errors.ConflictError("branch 'dev' already exists")
+    overridden = OperationError(cause, "branch already exists: not unique")
+    assert status_of(overridden) == 409
+    assert error_body(overridden).detail == "branch 'dev' already exists"

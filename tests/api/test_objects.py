@@ -172,6 +172,19 @@ def test_delete_and_delete_many(sdk: LakeFSClient, repo: str) -> None:
     assert sdk.objects_api.list_objects(repo, "main").results == []
 
 
+def test_the_wrapper_deletes_many_given_object_references(server: Server, repo: str) -> None:
+    """`Branch.delete_objects` takes a path, an object reference, or an iterable of either
+    (a generator too, as lakefs-spec's rm passes) and sends their paths."""
+    branch = lakefs.Repository(repo, client=server.client()).branch("main")
+    for path in ["a", "b", "c", "d", "e/1", "e/2"]:
+        branch.object(path).upload(b"x")
+    branch.delete_objects(branch.object("a"))
+    branch.delete_objects([branch.object("b"), "c", lakefs.StoredObject(repo, "main", "d")])
+    branch.delete_objects(obj.path for obj in branch.objects(prefix="e/"))
+    branch.delete_objects([branch.object("never-there")])  # missing paths are skipped
+    assert list(branch.objects()) == []
+
+
 def test_delete_many_refuses_more_than_1000_paths(http: httpx.Client, repo: str) -> None:
     response = http.post(
         f"/repositories/{repo}/branches/main/objects/delete",

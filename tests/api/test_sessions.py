@@ -60,7 +60,7 @@ def test_logout_revokes_the_token_it_carries(server: Server, sdk: LakeFSClient) 
         assert http.get("/user", headers=_bearer(token)).status_code == 200
         assert http.post("/auth/logout", headers=_bearer(token)).status_code == 204
         refused = http.get("/user", headers=_bearer(token))
-        assert refused.status_code == 401 and "logged out" in refused.json()["message"]
+        assert refused.status_code == 401 and "logged out" in refused.json()["detail"]
         assert http.get("/user", headers=_bearer(other)).status_code == 200
 
 

@@ -8,6 +8,7 @@ import lakefs_sdk
 import pytest
 from lakefs_sdk.client import LakeFSClient
 
+from kvlake import LAKEFS_API_VERSION, __version__
 from kvlake.auth.ratelimit import FREE_FAILURES
 from tests.api.server import ACCESS_KEY_ID, SECRET_ACCESS_KEY, Server
 
@@ -33,6 +34,19 @@ def test_high_level_client_reads_server_version_and_storage(server: Server) -> N
     client = server.client()
     assert client.version.count(".") == 2
     assert client.storage_config.blockstore_type == "local"
+
+
+def test_version_is_the_lakefs_api_version_with_kvlakes_own_beside_it(
+    http: httpx.Client,
+) -> None:
+    for config in (
+        http.get("/config").json()["version_config"],
+        http.get("/config/version").json(),
+    ):
+        assert config["version"] == LAKEFS_API_VERSION
+        assert config["kvlake_version"] == __version__
+    # lakefs-spec's touch needs 1.3.1 or later; clients compare numerically.
+    assert tuple(int(part) for part in LAKEFS_API_VERSION.split(".")) >= (1, 3, 1)
 
 
 def test_setup_state_is_initialized_and_setup_again_conflicts(sdk: LakeFSClient) -> None:

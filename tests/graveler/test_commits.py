@@ -9,8 +9,8 @@ import pytest
 from kvlake.blockstore.memory import MemoryBlockStore
 from kvlake.errors import (
     ConflictError,
+    DefaultBranchError,
     EntryNotFoundError,
-    InvalidInputError,
     NoChangesError,
     PreconditionFailedError,
     RefNotFoundError,
@@ -115,7 +115,7 @@ def test_branches_and_tags(graveler: Graveler, repo: Repository) -> None:
     graveler.delete_tag(repo, "v1")
     with pytest.raises(RefNotFoundError):
         graveler.resolve_ref(repo, "v1")
-    with pytest.raises(InvalidInputError):
+    with pytest.raises(DefaultBranchError):
         graveler.delete_branch(repo, "main")
     with pytest.raises(RefNotFoundError):
         graveler.create_branch(repo, "x", "nope")

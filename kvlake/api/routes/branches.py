@@ -13,7 +13,7 @@ from kvlake.api.pages import page
 from kvlake.api.routing import Call, Operation, json_response, no_content
 from kvlake.api.wire import refs as wire
 from kvlake.auth import Permission, branch_arn
-from kvlake.errors import InvalidInputError
+from kvlake.errors import ConflictError, InvalidInputError, ProtectedBranchError, RefNotFoundError
 
 API_GROUP: Final = "branches"
 BRANCH: Final = "/repositories/{repository}/branches/{branch}"
@@ -38,9 +38,9 @@ def create_branch(call: Call[wire.BranchCreation]) -> Response:
     request = call.body
     graveler = call.services.graveler
     repository = call.repository
-    if request.hidden:
-        raise InvalidInputError("hidden branches cannot be created yet; omit 'hidden'")
-    branch = graveler.create_branch(repository, request.name, request.source)
+    branch = graveler.create_branch(
+        repository, request.name, request.source, hidden=bool(request.hidden)
+    )
     return Response(branch.commit_id, 201, media_type="text/html")
 
 
@@ -103,6 +103,10 @@ OPERATIONS: Final = (
         body=wire.BranchCreation,
         responses={201: "text", 409: None},
         permissions=_create_needs,
+        lakefs_errors={
+            ConflictError: "branch already exists: not unique",
+            RefNotFoundError: "source reference '{source}': not found",
+        },
     ),
     Operation(
         "getBranch",
@@ -133,5 +137,6 @@ OPERATIONS: Final = (
         body=wire.CommitCreation,
         responses={201: wire.Commit, 400: None, 404: None},
         permissions=on_branch("fs:CreateCommit"),
+        lakefs_errors={ProtectedBranchError: "cannot commit to protected branch"},
     ),
 )

@@ -14,6 +14,7 @@ from kvlake.api.routes.auth_common import group, on_group, on_policy, policy, us
 from kvlake.api.routing import Call, Operation, json_response, no_content
 from kvlake.api.wire import auth as wire
 from kvlake.auth import Permission, group_arn
+from kvlake.errors import ConflictError, NotFoundError
 
 API_GROUP: Final = "auth"
 GROUP: Final = "/auth/groups/{groupId}"
@@ -105,6 +106,7 @@ OPERATIONS: Final = (
         body=wire.GroupCreation,
         responses={201: wire.Group, 409: None},
         permissions=_create_needs,
+        lakefs_errors={ConflictError: "Already exists"},
     ),
     Operation(
         "getGroup",
@@ -114,6 +116,7 @@ OPERATIONS: Final = (
         API_GROUP,
         responses={200: wire.Group, 404: None},
         permissions=on_group("auth:ReadGroup"),
+        lakefs_errors={NotFoundError: "group not found"},
     ),
     Operation(
         "deleteGroup",
@@ -123,6 +126,7 @@ OPERATIONS: Final = (
         API_GROUP,
         responses={204: None, 404: None},
         permissions=on_group("auth:DeleteGroup"),
+        lakefs_errors={NotFoundError: "group not found"},
     ),
     Operation(
         "listGroupMembers",

@@ -17,7 +17,7 @@ from kvlake.api.needs import on_branch, on_repository
 from kvlake.api.routing import Call, Operation, json_response, no_content
 from kvlake.api.wire import refs as wire
 from kvlake.auth import Permission, branch_arn
-from kvlake.errors import InvalidInputError, NotFoundError
+from kvlake.errors import DirtyBranchError, InvalidInputError, NotFoundError
 
 API_GROUP: Final = "refs"
 BRANCH: Final = "/repositories/{repository}/branches/{branch}"
@@ -139,6 +139,7 @@ OPERATIONS: Final = (
         optional_body=True,
         responses={200: wire.MergeResult, 400: None, 403: None, 404: None, 409: None},
         permissions=_merge_needs,
+        lakefs_errors={DirtyBranchError: "{destinationBranch}: uncommitted changes (dirty branch)"},
     ),
     Operation(
         "findMergeBase",
@@ -181,6 +182,7 @@ OPERATIONS: Final = (
         body=wire.RevertCreation,
         responses={204: None, 403: None, 404: None, 409: None},
         permissions=on_branch("fs:RevertBranch"),
+        lakefs_errors={DirtyBranchError: "{branch}: uncommitted changes (dirty branch)"},
     ),
     Operation(
         "cherryPick",
@@ -191,5 +193,6 @@ OPERATIONS: Final = (
         body=wire.CherryPickCreation,
         responses={201: wire.Commit, 403: None, 404: None, 409: None},
         permissions=on_branch("fs:CreateCommit"),
+        lakefs_errors={DirtyBranchError: "{branch}: uncommitted changes (dirty branch)"},
     ),
 )

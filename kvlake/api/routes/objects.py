@@ -13,7 +13,7 @@ from typing import Any, BinaryIO, Final
 from starlette.responses import Response, StreamingResponse
 
 from kvlake.api import convert, params
-from kvlake.api.errors import error_response, status_of
+from kvlake.api.errors import error_body, error_response, status_of
 from kvlake.api.needs import on_object, on_repository
 from kvlake.api.ranges import ByteRange, parse_range
 from kvlake.api.routing import Call, Operation, json_response, no_content
@@ -128,7 +128,7 @@ def delete_objects(call: Call[wire.PathList]) -> Response:
     repository = call.repository
     failures = call.services.catalog.delete_objects(repository, call.path["branch"], request.paths)
     errors = [
-        wire.ObjectError(status_code=status_of(exc), message=str(exc), path=path)
+        wire.ObjectError(status_code=status_of(exc), message=error_body(exc).message, path=path)
         for path, exc in failures
     ]
     return json_response(wire.ObjectErrorList(errors=errors))

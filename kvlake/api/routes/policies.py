@@ -14,7 +14,7 @@ from kvlake.api.routes.auth_common import on_policy, policy, statements
 from kvlake.api.routing import Call, Operation, json_response, no_content
 from kvlake.api.wire import auth as wire
 from kvlake.auth import Permission, policy_arn
-from kvlake.errors import InvalidInputError
+from kvlake.errors import ConflictError, InvalidInputError, NotFoundError
 
 API_GROUP: Final = "auth"
 POLICY: Final = "/auth/policies/{policyId}"
@@ -81,6 +81,7 @@ OPERATIONS: Final = (
         body=wire.Policy,
         responses={201: wire.Policy, 409: None},
         permissions=_create_needs,
+        lakefs_errors={ConflictError: "Already exists"},
     ),
     Operation(
         "getPolicy",
@@ -90,6 +91,7 @@ OPERATIONS: Final = (
         API_GROUP,
         responses={200: wire.Policy, 404: None},
         permissions=on_policy("auth:ReadPolicy"),
+        lakefs_errors={NotFoundError: "policy not found"},
     ),
     Operation(
         "updatePolicy",
@@ -100,6 +102,7 @@ OPERATIONS: Final = (
         body=wire.Policy,
         responses={200: wire.Policy, 404: None},
         permissions=on_policy("auth:UpdatePolicy"),
+        lakefs_errors={NotFoundError: "policy not found"},
     ),
     Operation(
         "deletePolicy",
@@ -109,5 +112,6 @@ OPERATIONS: Final = (
         API_GROUP,
         responses={204: None, 404: None},
         permissions=on_policy("auth:DeletePolicy"),
+        lakefs_errors={NotFoundError: "policy not found"},
     ),
 )

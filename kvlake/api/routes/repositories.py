@@ -14,7 +14,7 @@ from kvlake.api.pages import page
 from kvlake.api.routing import Call, Operation, json_response, no_content
 from kvlake.api.wire import refs as wire
 from kvlake.auth import Permission, repository_arn
-from kvlake.errors import InvalidInputError
+from kvlake.errors import ConflictError, InvalidInputError
 from kvlake.graveler import Repository
 
 API_GROUP: Final = "repositories"
@@ -125,6 +125,7 @@ OPERATIONS: Final = (
         body=wire.RepositoryCreation,
         responses={201: wire.Repository, 409: None},
         permissions=_create,
+        lakefs_errors={ConflictError: "error creating repository: not unique"},
     ),
     Operation(
         "getRepository",

@@ -6,12 +6,13 @@ from typing import Final
 
 from starlette.responses import Response
 
-from kvlake import __version__
+from kvlake import LAKEFS_API_VERSION, __version__
 from kvlake.api.routing import Call, Operation, client_address, json_response, no_content
 from kvlake.api.wire import auth as wire_auth
 from kvlake.api.wire import setup as wire
 from kvlake.auth import SESSION_COOKIE, install, is_installed
 from kvlake.auth.credentials import SESSION_SECONDS
+from kvlake.errors import ConflictError
 
 API_GROUP: Final = "setup"
 
@@ -35,7 +36,7 @@ def get_config(call: Call[None]) -> Response:
     storage = storage_config(call)
     return json_response(
         wire.Config(
-            version_config=wire.VersionConfig(version=__version__),
+            version_config=version_config(),
             storage_config=storage,
             storage_config_list=[storage],
             capabilities_config={"async_ops": False},
@@ -47,8 +48,14 @@ def get_storage_config(call: Call[None]) -> Response:
     return json_response(storage_config(call))
 
 
+def version_config() -> wire.VersionConfig:
+    """lakeFS's version field carries the lakeFS API version kvlake implements: clients such
+    as lakefs-spec enable features by it (`touch` needs 1.3.1). kvlake's own is beside it."""
+    return wire.VersionConfig(version=LAKEFS_API_VERSION, kvlake_version=__version__)
+
+
 def get_version(call: Call[None]) -> Response:
-    return json_response(wire.VersionConfig(version=__version__))
+    return json_response(version_config())
 
 
 def get_setup_state(call: Call[None]) -> Response:
@@ -159,6 +166,7 @@ OPERATIONS: Final = (
         public=True,
         body=wire.Setup,
         responses={200: wire_auth.CredentialsWithSecret, 409: None},
+        lakefs_errors={ConflictError: "lakeFS already initialized"},
     ),
     Operation(
         "login",

@@ -13,6 +13,7 @@ from kvlake.api.pages import page
 from kvlake.api.routing import Call, Operation, json_response, no_content
 from kvlake.api.wire import refs as wire
 from kvlake.auth import Permission, tag_arn
+from kvlake.errors import ConflictError
 
 API_GROUP: Final = "tags"
 ONE: Final = "/repositories/{repository}/tags/{tag}"
@@ -78,6 +79,7 @@ OPERATIONS: Final = (
         body=wire.TagCreation,
         responses={201: wire.Ref, 409: None},
         permissions=_create_needs,
+        lakefs_errors={ConflictError: "tag already exists: not unique"},
     ),
     Operation(
         "getTag",

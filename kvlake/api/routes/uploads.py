@@ -16,7 +16,7 @@ from kvlake.api.multipart import MultipartFileReader, boundary_of
 from kvlake.api.needs import on_object
 from kvlake.api.routing import Call, Operation, json_response
 from kvlake.api.wire import objects as wire
-from kvlake.errors import InvalidInputError
+from kvlake.errors import InvalidInputError, PreconditionFailedError
 
 META_PREFIX: Final = "x-lakefs-meta-"
 MAX_METADATA_BYTES: Final = 8 * 1024
@@ -78,5 +78,6 @@ OPERATIONS: Final = (
         stream=True,
         responses={201: wire.ObjectStats, 404: None, 412: None},
         permissions=on_object("fs:WriteObject"),
+        lakefs_errors={PreconditionFailedError: "path already exists"},
     ),
 )

@@ -14,6 +14,7 @@ from kvlake.api.routes.auth_common import group, on_policy, on_user, policy, use
 from kvlake.api.routing import Call, Operation, json_response, no_content
 from kvlake.api.wire import auth as wire
 from kvlake.auth import Permission, user_arn
+from kvlake.errors import ConflictError, NotFoundError
 
 API_GROUP: Final = "auth"
 USER: Final = "/auth/users/{userId}"
@@ -140,6 +141,7 @@ OPERATIONS: Final = (
         body=wire.UserCreation,
         responses={201: wire.User, 409: None},
         permissions=_create_needs,
+        lakefs_errors={ConflictError: "Already exists"},
     ),
     Operation(
         "getUser",
@@ -149,6 +151,7 @@ OPERATIONS: Final = (
         API_GROUP,
         responses={200: wire.User, 404: None},
         permissions=on_user("auth:ReadUser"),
+        lakefs_errors={NotFoundError: "user not found"},
     ),
     Operation(
         "deleteUser",
@@ -158,6 +161,7 @@ OPERATIONS: Final = (
         API_GROUP,
         responses={204: None, 404: None},
         permissions=on_user("auth:DeleteUser"),
+        lakefs_errors={NotFoundError: "user not found"},
     ),
     Operation(
         "listUserCredentials",
@@ -186,6 +190,7 @@ OPERATIONS: Final = (
         API_GROUP,
         responses={200: wire.Credentials, 404: None},
         permissions=on_user("auth:ReadCredentials"),
+        lakefs_errors={NotFoundError: "credentials not found"},
     ),
     Operation(
         "deleteCredentials",
@@ -195,6 +200,7 @@ OPERATIONS: Final = (
         API_GROUP,
         responses={204: None, 404: None},
         permissions=on_user("auth:DeleteCredentials"),
+        lakefs_errors={NotFoundError: "credentials not found"},
     ),
     Operation(
         "listUserGroups",

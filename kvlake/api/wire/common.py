@@ -23,8 +23,11 @@ class Request(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Base of every request body: unknown fields are an error, not silently dropped."""
 
 
-class Error(msgspec.Struct, frozen=True, kw_only=True):
+class Error(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """lakeFS's error shape; `detail` (kvlake's) says what to do, where lakeFS's text does not."""
+
     message: str
+    detail: str | None = None
 
 
 class Pagination(msgspec.Struct, frozen=True, kw_only=True):

@@ -10,7 +10,10 @@ from kvlake.api.wire.common import Name, Request
 
 
 class VersionConfig(msgspec.Struct, frozen=True, kw_only=True):
+    """`version` is the lakeFS API version served (clients compare it), `kvlake_version` ours."""
+
     version: str
+    kvlake_version: str
     version_context: str = "kvlake"
     upgrade_recommended: bool = False
 

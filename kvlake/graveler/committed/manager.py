@@ -106,7 +106,7 @@ class CommittedManager:
             if position < len(decoded.keys) and decoded.keys[position] == key:
                 return Value(identity=decoded.identities[position], data=decoded.datas[position])
         raise EntryNotFoundError(
-            f"no entry under key {key!r} in metarange {metarange_id}; "
+            f"no entry under key {key.decode(errors='replace')!r}; "
             f"list the commit to see which keys it holds"
         )
 

@@ -29,13 +29,13 @@ from typing import Final
 
 from kvlake import ids
 from kvlake.blockstore import open_blockstore
-from kvlake.catalog.catalog import entry_ref
-from kvlake.config import DeletionSettings
-from kvlake.deletion import DeletionLog, DeletionWorker, PendingDelete
+from kvlake.config import DeletionSettings, Settings
+from kvlake.deletion import DeletionLog, PendingDelete
 from kvlake.graveler import keys
 from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.graveler import Graveler
 from kvlake.kv import KeyValue, Predicate, Store, open_store
+from kvlake.lake import Lake
 
 GOAL: Final = 20_000
 PER_FOLDER: Final = 10_000
@@ -78,6 +78,10 @@ class CountingStore(Store):
     def _partitions(self) -> Iterator[bytes]:
         return self.inner._partitions()
 
+    def _get_many(self, partition: bytes, keys: list[bytes]) -> dict[bytes, bytes]:
+        self.calls["get_many"] += 1
+        return self.inner._get_many(partition, keys)
+
     def _set_many(self, partition: bytes, items: list[KeyValue]) -> None:
         self.calls["set_many"] += 1
         self.written += sum(len(k) + len(v) for k, v in items)
@@ -116,8 +120,7 @@ def work(kv_url: str, blocks_url: str, settings: DeletionSettings) -> tuple[Coun
     """One worker process: drain the log until idle; return its KV calls and records done."""
     store = CountingStore(open_store(kv_url))
     blocks = open_blockstore(blocks_url)
-    graveler = Graveler(store, CommittedManager(blocks), check_namespace=blocks.check_namespace)
-    worker = DeletionWorker(DeletionLog(store, settings), graveler, blocks, entry_ref)
+    worker = Lake(Settings(deletion=settings), store, blocks).deletion_worker()
     done = 0
     while True:
         report = worker.run_once()

@@ -1,20 +1,26 @@
-"""The assembled data lake: one place that wires the layers together from the settings.
+"""The assembled data lake: the one place that wires the layers together.
 
-The server, the CLI and tools must all build the same graph: a graveler whose
-writer flow logs replaced blobs (`StagingLogHooks`), a catalog that marks
-copies shared, a cleaner whose hooks log the blobs of dropped staging tokens,
-and workers that delete them. Two hand-built copies drift (a graveler built
-without the hooks leaves blobs unlogged), so both build it here.
+The server, the CLI, tools and tests all build the same graph: a graveler
+whose writer flow logs replaced blobs (`StagingLogHooks`), a catalog that
+marks copies shared, one `Purges`, a cleaner whose hooks log the blobs of
+dropped staging tokens and purged namespaces, and workers that delete them.
+Two hand-built copies drift (a graveler built without the hooks leaves blobs
+unlogged), so everyone builds it here, and the lake runs its own background
+jobs.
 """
 
 from __future__ import annotations
 
-from types import TracebackType
-from typing import Self
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Final, Self
 
 from kvlake.blockstore import BlockStore, open_blockstore
 from kvlake.catalog import Catalog, entry_ref
 from kvlake.catalog.records import from_value
+from kvlake.closing import Closing
 from kvlake.config import Settings
 from kvlake.deletion import (
     DeletionHooks,
@@ -23,28 +29,50 @@ from kvlake.deletion import (
     Purges,
     StagingLogHooks,
 )
-from kvlake.graveler import Cleaner, CommittedManager, Graveler
+from kvlake.errors import KvlakeError
+from kvlake.graveler import TOKEN_DROP_DELAY, Cleaner, CommittedManager, Graveler
 from kvlake.kv import Store, open_store
 
+log = logging.getLogger(__name__)
 
-class Lake:
-    """Stores, engines and background jobs of one process. Close it to release connections."""
+JOB_INTERVAL: Final = 10.0
+"""Seconds between background passes of the cleaner and the deletion workers."""
 
-    def __init__(self, settings: Settings, store: Store, blockstore: BlockStore) -> None:
+
+class Lake(Closing):
+    """Stores, engines and background jobs of one process. Close it to release them.
+
+    `clock` and `token_drop_delay` exist for tests, which move time by hand.
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        store: Store,
+        blockstore: BlockStore,
+        *,
+        clock: Callable[[], float] = time.time,
+        token_drop_delay: float = TOKEN_DROP_DELAY,
+    ) -> None:
         self.settings = settings
         self.store = store
         self.blockstore = blockstore
-        self.deletion_log = DeletionLog(store, settings.deletion)
+        self.clock = clock
+        self.deletion_log = DeletionLog(store, settings.deletion, clock=clock)
         self.graveler = Graveler(
             store,
             CommittedManager(blockstore),
             check_namespace=blockstore.check_namespace,
+            clock=clock,
+            token_drop_delay=token_drop_delay,
             value_size=lambda value: from_value("", value).size,
             blockstore=blockstore,
             staging_hooks=StagingLogHooks(self.deletion_log, entry_ref),
         )
-        self.catalog = Catalog(self.graveler, blockstore, deletion=self.deletion_log)
+        self.catalog = Catalog(self.graveler, blockstore, clock=clock, deletion=self.deletion_log)
         self.purges = Purges(self.deletion_log, self.graveler, blockstore)
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
 
     @classmethod
     def open(cls, settings: Settings) -> Self:
@@ -63,24 +91,55 @@ class Lake:
             raise
 
     def cleaner(self) -> Cleaner:
-        """A cleaner that logs the blobs of the staging tokens it drops."""
-        hooks = DeletionHooks(self.deletion_log, self.graveler, self.blockstore, entry_ref)
-        return Cleaner(self.graveler, hooks=hooks)
+        """A cleaner that logs the blobs of the staging tokens and namespaces it drops."""
+        return Cleaner(self.graveler, hooks=DeletionHooks(self.purges, entry_ref))
 
-    def deletion_worker(self) -> DeletionWorker:
-        return DeletionWorker(self.deletion_log, self.graveler, self.blockstore, entry_ref)
+    def deletion_worker(
+        self, blockstore: BlockStore | None = None, *, owner: str | None = None
+    ) -> DeletionWorker:
+        """A worker of the deletion log (deleting through `blockstore` if given)."""
+        return DeletionWorker(self.purges, entry_ref, blockstore=blockstore, owner=owner)
+
+    # -- background jobs -------------------------------------------------------------
+
+    def start_background_jobs(self, interval: float = JOB_INTERVAL) -> None:
+        """Run cleaner passes and (if enabled) deletion workers in daemon threads until `close`."""
+        jobs: list[tuple[str, Callable[[threading.Event, float], object]]] = [
+            ("kvlake-cleaner", lambda stop, every: self.cleaner().run(stop, interval=every))
+        ]
+        if self.settings.deletion.enabled:
+            jobs.append(
+                (
+                    "kvlake-deletion",
+                    lambda stop, every: self.deletion_worker().run(stop, interval=every),
+                )
+            )
+        for name, job in jobs:
+            thread = threading.Thread(
+                target=keep_running, args=(name, job, self._stop, interval), name=name, daemon=True
+            )
+            thread.start()
+            self._threads.append(thread)
 
     def close(self) -> None:
+        """Stop the background jobs (after their current pass), then close the stores."""
+        self._stop.set()
+        for thread in self._threads:
+            thread.join()
         self.blockstore.close()
         self.store.close()
 
-    def __enter__(self) -> Self:
-        return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
+def keep_running(
+    name: str,
+    job: Callable[[threading.Event, float], object],
+    stop: threading.Event,
+    interval: float,
+) -> None:
+    """Run a background job until `stop`; a pass that fails (store down) is retried, not fatal."""
+    while not stop.is_set():
+        try:
+            job(stop, interval)
+        except KvlakeError as exc:
+            log.warning("%s pass failed: %s; retrying in %.0f s", name, exc, interval)
+            stop.wait(interval)

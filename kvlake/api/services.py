@@ -7,11 +7,6 @@ of processes over one store behave as one server.
 
 from __future__ import annotations
 
-import logging
-import threading
-from collections.abc import Callable
-from typing import Final
-
 from kvlake.auth import (
     Authenticator,
     AuthStore,
@@ -21,32 +16,25 @@ from kvlake.auth import (
     load_master_key,
 )
 from kvlake.auth.installation import Installation
+from kvlake.blockstore import BlockStore
+from kvlake.catalog import Catalog
 from kvlake.config import Settings
-from kvlake.errors import KvlakeError
-from kvlake.lake import Lake
-
-log = logging.getLogger(__name__)
-
-CLEANER_INTERVAL: Final = 10.0
+from kvlake.graveler import Graveler
+from kvlake.kv import Store
+from kvlake.lake import JOB_INTERVAL, Lake
 
 
 class Services:
-    """The stores and engines of one server process. Close it to release connections."""
+    """What handlers use: the lake (stores, engines, background jobs) and authentication."""
 
     def __init__(self, lake: Lake) -> None:
         self.lake = lake
         self.settings = lake.settings
-        self.store = lake.store
-        self.blockstore = lake.blockstore
-        self.graveler = lake.graveler
-        self.catalog = lake.catalog
         master = load_master_key(self.settings.auth.encrypt_secret_key, self.settings.data_dir)
-        self.auth = AuthStore(self.store, ServerKey(master))
+        self.auth = AuthStore(lake.store, ServerKey(master))
         self.authenticator = Authenticator(
-            self.auth, LoginLimiter(self.store), cache_ttl=self.settings.auth.cache_ttl
+            self.auth, LoginLimiter(lake.store), cache_ttl=self.settings.auth.cache_ttl
         )
-        self._stop = threading.Event()
-        self._threads: list[threading.Thread] = []
 
     @classmethod
     def open(cls, settings: Settings) -> Services:
@@ -59,48 +47,31 @@ class Services:
             raise
         return services
 
+    # The lake's parts, named as handlers use them (never copies: the lake owns them).
+    @property
+    def store(self) -> Store:
+        return self.lake.store
+
+    @property
+    def blockstore(self) -> BlockStore:
+        return self.lake.blockstore
+
+    @property
+    def graveler(self) -> Graveler:
+        return self.lake.graveler
+
+    @property
+    def catalog(self) -> Catalog:
+        return self.lake.catalog
+
     def install(self) -> Installation | None:
         """Create built-ins and the first admin on first start (see kvlake.auth.installation)."""
         return ensure_installation(self.auth, self.settings.installation)
 
-    def start_background_jobs(self, interval: float = CLEANER_INTERVAL) -> None:
-        """Run cleaner passes and (if enabled) deletion workers in daemon threads until `close`."""
-        jobs: list[tuple[str, Callable[[threading.Event, float], object]]] = [
-            ("kvlake-cleaner", self._run_cleaner)
-        ]
-        if self.settings.deletion.enabled:
-            jobs.append(("kvlake-deletion", self._run_deletion_worker))
-        for name, job in jobs:
-            thread = threading.Thread(
-                target=_keep_running, args=(name, job, self._stop, interval), name=name, daemon=True
-            )
-            thread.start()
-            self._threads.append(thread)
-
-    def _run_cleaner(self, stop: threading.Event, interval: float) -> None:
-        self.lake.cleaner().run(stop, interval=interval)
-
-    def _run_deletion_worker(self, stop: threading.Event, interval: float) -> None:
-        self.lake.deletion_worker().run(stop, interval=interval)
+    def start_background_jobs(self, interval: float = JOB_INTERVAL) -> None:
+        """Run the lake's cleaner and deletion workers until `close`."""
+        self.lake.start_background_jobs(interval)
 
     def close(self) -> None:
         """Stop the background jobs (after their current pass), then close the stores."""
-        self._stop.set()
-        for thread in self._threads:
-            thread.join()
         self.lake.close()
-
-
-def _keep_running(
-    name: str,
-    job: Callable[[threading.Event, float], object],
-    stop: threading.Event,
-    interval: float,
-) -> None:
-    """Run a background job until `stop`; a pass that fails (store down) is retried, not fatal."""
-    while not stop.is_set():
-        try:
-            job(stop, interval)
-        except KvlakeError as exc:
-            log.warning("%s pass failed: %s; retrying in %.0f s", name, exc, interval)
-            stop.wait(interval)

@@ -13,7 +13,7 @@ import click
 
 from kvlake.cli.dlq import dlq
 from kvlake.config import load_settings
-from kvlake.deletion import Purges, WorkerReport, deletion_status, metrics_text
+from kvlake.deletion import WorkerReport, deletion_status, metrics_text
 from kvlake.lake import Lake
 
 
@@ -85,7 +85,7 @@ def _echo_report(report: WorkerReport) -> None:
 def deletion_purges() -> None:
     """Report every purge: blobs logged, deleted and dead-lettered."""
     with Lake.open(load_settings()) as lake:
-        for report in Purges(lake.deletion_log, lake.graveler, lake.blockstore).reports():
+        for report in lake.purges.reports():
             request, counts = report.request, report.counts
             click.echo(
                 f"{request.repository}/{request.instance_uid} {request.storage_namespace}"

@@ -19,12 +19,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Final
 
-from kvlake.blockstore import BlockStore
 from kvlake.deletion import keys
-from kvlake.deletion.log import DeletionLog, EntryOf
+from kvlake.deletion.log import EntryOf
 from kvlake.deletion.purge import Purges
 from kvlake.deletion.records import PendingDelete
-from kvlake.graveler import DeletedRepository, Graveler, Repository
+from kvlake.graveler import DeletedRepository, Repository
 
 SCAN_BATCH: Final = 1000
 
@@ -32,13 +31,11 @@ SCAN_BATCH: Final = 1000
 class DeletionHooks:
     """Implements graveler's `CleanerHooks` with the deletion log. Thread-safe."""
 
-    def __init__(
-        self, log: DeletionLog, graveler: Graveler, blockstore: BlockStore, entry_of: EntryOf
-    ) -> None:
-        self._log = log
-        self._graveler = graveler
+    def __init__(self, purges: Purges, entry_of: EntryOf) -> None:
+        self._log = purges.log
+        self._graveler = purges.graveler
         self._entry_of = entry_of
-        self._purges = Purges(log, graveler, blockstore)
+        self._purges = purges
 
     def before_token_drop(self, repository: Repository, token: str, queued: float) -> None:
         """Log the blobs only this token references; raise (and so keep the token) on failure."""

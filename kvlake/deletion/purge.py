@@ -63,14 +63,18 @@ class PurgeReport(NamedTuple):
 
 
 class Purges:
-    """Purge requests: create them, log their namespaces, count what workers did."""
+    """Purge requests: create them, log their namespaces, count what workers did.
+
+    One per lake: the cleaner's hooks and the deletion workers share it, and it
+    names the log, graveler and blockstore they all work on.
+    """
 
     def __init__(self, log: DeletionLog, graveler: Graveler, blockstore: BlockStore) -> None:
-        self._log = log
+        self.log = log
         self.store = log.store
         """The deletion layer's store (the KV the whole lake shares)."""
-        self._graveler = graveler
-        self._blockstore = blockstore
+        self.graveler = graveler
+        self.blockstore = blockstore
 
     def load(self, repository: str, instance_uid: str) -> tuple[PurgeRequest, Predicate] | None:
         try:
@@ -81,8 +85,8 @@ class Purges:
 
     def live_users(self, namespace: str, *, except_uid: str = "") -> Iterator[Repository]:
         """Repositories not yet deleted whose namespace overlaps `namespace`."""
-        wanted = self._blockstore.check_namespace(namespace)
-        for repository in self._graveler.references.repository_records():
+        wanted = self.blockstore.check_namespace(namespace)
+        for repository in self.graveler.references.repository_records():
             if repository.state == "deleted" or repository.instance_uid == except_uid:
                 continue
             if overlaps(wanted, repository.storage_namespace):
@@ -97,7 +101,7 @@ class Purges:
             RepositoryNotFoundError: no such repository.
             ConflictError: with purge, another repository uses the same storage namespace.
         """
-        repository = self._graveler.references.repository_record(name)
+        repository = self.graveler.references.repository_record(name)
         if repository is None or repository.state not in ("active", "deleting"):
             raise RepositoryNotFoundError(f"repository {name!r} not found")
         existing = self.load(name, repository.instance_uid)
@@ -116,7 +120,7 @@ class Purges:
                 repository=name,
                 instance_uid=repository.instance_uid,
                 storage_namespace=repository.storage_namespace,
-                requested=self._log.clock(),
+                requested=self.log.clock(),
             )
             if existing is None:
                 # Invariant 4: the intent is durable before the metadata starts to go.
@@ -128,7 +132,7 @@ class Purges:
                 )
             else:
                 request = existing[0]
-        self._graveler.delete_repository(name, purge=purge)
+        self.graveler.delete_repository(name, purge=purge)
         return request
 
     def log_namespace(self, entry: DeletedRepository) -> int:
@@ -152,15 +156,15 @@ class Purges:
             state="deleted",
             instance_uid=request.instance_uid,
         )
-        due = request.requested + self._log.settings.send_delay
+        due = request.requested + self.log.settings.send_delay
         chunk: list[PendingDelete] = []
         logged = 0
-        for address in self._blockstore.list_keys(request.storage_namespace):
+        for address in self.blockstore.list_keys(request.storage_namespace):
             if address <= request.last_key:
                 continue  # logged before a crash: the checkpoint says so
             record_id = keys.stable_record_id("purge", request.instance_uid, address)
             chunk.append(
-                self._log.new_record(
+                self.log.new_record(
                     repository,
                     address,
                     "purged_repository",
@@ -187,13 +191,13 @@ class Purges:
         *,
         done: bool,
     ) -> tuple[PurgeRequest, Predicate]:
-        self._log.append(chunk)
+        self.log.append(chunk)
         updated = msgspec.structs.replace(
             request,
             logged=request.logged + len(chunk),
             last_key=chunk[-1].address if chunk else request.last_key,
             state="logged" if done else "requested",
-            logged_at=self._log.clock() if done else 0.0,
+            logged_at=self.log.clock() if done else 0.0,
         )
         encoded = encode(updated)
         key = keys.purge_key(request.repository, request.instance_uid)
@@ -235,7 +239,7 @@ class Purges:
         whichever finishes last sees both and releases.
         """
         if request.state == "logged" and counts.deleted + counts.dead_lettered >= request.logged:
-            self._graveler.release_namespace(request.storage_namespace, request.instance_uid)
+            self.graveler.release_namespace(request.storage_namespace, request.instance_uid)
 
     def _counts(self, repository: str, instance_uid: str) -> PurgeCounts:
         try:

@@ -30,11 +30,10 @@ from kvlake.deletion import keys
 from kvlake.deletion.checks import ReferenceChecker, Verdict
 from kvlake.deletion.gc import GcMarks
 from kvlake.deletion.leases import Leases
-from kvlake.deletion.log import DeletionLog, DueRecord, EntryOf
+from kvlake.deletion.log import DueRecord, EntryOf
 from kvlake.deletion.purge import Purges
 from kvlake.deletion.records import DeadLetter, PendingDelete, encode
 from kvlake.errors import KvlakeError
-from kvlake.graveler import Graveler
 from kvlake.kv import KeyValue
 
 log = logging.getLogger(__name__)
@@ -67,20 +66,21 @@ class DeletionWorker:
 
     def __init__(
         self,
-        log: DeletionLog,
-        graveler: Graveler,
-        blockstore: BlockStore,
+        purges: Purges,
         entry_of: EntryOf,
         *,
+        blockstore: BlockStore | None = None,
         owner: str | None = None,
         gc_marks: GcMarks | None = None,
     ) -> None:
-        self._log = log
+        """Work the log of `purges` (the lake's one), deleting through `blockstore`
+        (default: the lake's; tests pass a faulty one)."""
+        self._log = log = purges.log
         self._settings = log.settings
-        self._blockstore = blockstore
-        self._purges = Purges(log, graveler, blockstore)
+        self._blockstore = blockstore or purges.blockstore
+        self._purges = purges
         self._checker = ReferenceChecker(
-            graveler, blockstore, self._purges, entry_of, gc_marks=gc_marks
+            purges.graveler, self._blockstore, purges, entry_of, gc_marks=gc_marks
         )
         self._leases = Leases(log.store)
         self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{keys.new_record_id()[-8:]}"

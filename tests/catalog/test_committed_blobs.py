@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from kvlake.blockstore.memory import MemoryBlockStore
 from kvlake.kv import Store
-from tests.deletion.helpers import Lake
+from tests.deletion.helpers import DeletionLake
 
 
 def test_a_commit_a_hard_reset_left_behind_stays_readable(any_store: Store) -> None:
-    lake = Lake(any_store, MemoryBlockStore())
+    lake = DeletionLake(any_store, MemoryBlockStore())
     repo = lake.repository
     stat = lake.upload("a", b"committed")
     commit = lake.commit()
@@ -21,7 +21,7 @@ def test_a_commit_a_hard_reset_left_behind_stays_readable(any_store: Store) -> N
 
 
 def test_a_commit_of_a_deleted_branch_stays_readable(any_store: Store) -> None:
-    lake = Lake(any_store, MemoryBlockStore())
+    lake = DeletionLake(any_store, MemoryBlockStore())
     repo = lake.repository
     lake.graveler.create_branch(repo, "dev", "main")
     stat = lake.upload("a", b"committed", branch="dev")
@@ -36,7 +36,7 @@ def test_an_entry_overwritten_before_its_token_was_committed_is_still_deleted(
     any_store: Store,
 ) -> None:
     """The consumed token hands only what its commit holds to garbage collection."""
-    lake = Lake(any_store, MemoryBlockStore())
+    lake = DeletionLake(any_store, MemoryBlockStore())
     old = lake.upload("a", b"1")
     new = lake.upload("a", b"2")
     lake.commit()

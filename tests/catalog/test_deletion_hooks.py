@@ -22,7 +22,7 @@ from kvlake.graveler.protection import BranchProtectionRules
 from kvlake.graveler.records import encode
 from kvlake.kv.faults import Call, Fault, FaultyStore
 from kvlake.kv.memory import MemoryStore
-from tests.deletion.helpers import Lake
+from tests.deletion.helpers import DeletionLake
 from tests.graveler.helpers import make_graveler
 
 
@@ -32,11 +32,11 @@ def faulty() -> FaultyStore:
 
 
 @pytest.fixture
-def lake(faulty: FaultyStore) -> Lake:
-    return Lake(faulty, MemoryBlockStore())
+def lake(faulty: FaultyStore) -> DeletionLake:
+    return DeletionLake(faulty, MemoryBlockStore())
 
 
-def logged(lake: Lake) -> list[PendingDelete]:
+def logged(lake: DeletionLake) -> list[PendingDelete]:
     return [
         item.record
         for n in range(lake.log.partition_count())
@@ -45,11 +45,13 @@ def logged(lake: Lake) -> list[PendingDelete]:
     ]
 
 
-def token(lake: Lake) -> str:
+def token(lake: DeletionLake) -> str:
     return lake.graveler.get_branch(lake.repository, "main").staging_token
 
 
-def test_overwriting_a_staged_object_logs_its_old_blob_with_where_it_was(lake: Lake) -> None:
+def test_overwriting_a_staged_object_logs_its_old_blob_with_where_it_was(
+    lake: DeletionLake,
+) -> None:
     old = lake.upload("a", b"1")
     lake.upload("a", b"2")
     (record,) = logged(lake)
@@ -59,7 +61,7 @@ def test_overwriting_a_staged_object_logs_its_old_blob_with_where_it_was(lake: L
     assert (record.repository, record.instance_uid) == ("repo1", lake.repository.instance_uid)
 
 
-def test_overwriting_or_deleting_a_committed_object_logs_nothing(lake: Lake) -> None:
+def test_overwriting_or_deleting_a_committed_object_logs_nothing(lake: DeletionLake) -> None:
     lake.upload("a", b"1")
     lake.upload("b", b"1")
     lake.commit()
@@ -68,7 +70,7 @@ def test_overwriting_or_deleting_a_committed_object_logs_nothing(lake: Lake) -> 
     assert logged(lake) == []
 
 
-def test_deleting_staged_objects_logs_each_blob(lake: Lake) -> None:
+def test_deleting_staged_objects_logs_each_blob(lake: DeletionLake) -> None:
     stats = [lake.upload(path) for path in ("a", "b", "c")]
     lake.catalog.delete_object(lake.repository, "main", "a")
     assert lake.catalog.delete_objects(lake.repository, "main", ["b", "c", "missing"]) == []
@@ -78,7 +80,7 @@ def test_deleting_staged_objects_logs_each_blob(lake: Lake) -> None:
 
 
 def test_a_failed_append_fails_the_upload_and_changes_nothing(
-    lake: Lake, faulty: FaultyStore
+    lake: DeletionLake, faulty: FaultyStore
 ) -> None:
     old = lake.upload("a", b"1")
     faulty.arm(
@@ -95,7 +97,7 @@ def test_a_failed_append_fails_the_upload_and_changes_nothing(
 
 
 def test_a_write_that_may_have_landed_logs_its_new_blob_instead_of_deleting_it(
-    lake: Lake, faulty: FaultyStore
+    lake: DeletionLake, faulty: FaultyStore
 ) -> None:
     faulty.arm(Fault(op="set_if", partition=keys.staging_partition(token(lake)), when="after"))
     with pytest.raises(UnavailableError):
@@ -108,7 +110,7 @@ def test_a_write_that_may_have_landed_logs_its_new_blob_instead_of_deleting_it(
 
 
 def test_a_write_that_never_reached_staging_deletes_its_blob_at_once(
-    lake: Lake, faulty: FaultyStore
+    lake: DeletionLake, faulty: FaultyStore
 ) -> None:
     faulty.arm(Fault(op="get", partition=keys.staging_partition(token(lake))))
     with pytest.raises(UnavailableError):
@@ -117,7 +119,7 @@ def test_a_write_that_never_reached_staging_deletes_its_blob_at_once(
 
 
 def test_a_racing_writers_entry_is_logged_when_our_swap_replaces_it(
-    lake: Lake, faulty: FaultyStore
+    lake: DeletionLake, faulty: FaultyStore
 ) -> None:
     first = lake.upload("a", b"1")
     partition = keys.staging_partition(token(lake))
@@ -135,7 +137,7 @@ def test_a_racing_writers_entry_is_logged_when_our_swap_replaces_it(
     assert entry_ref(lake.graveler.get(lake.repository, "main", b"a")).address == final.address
 
 
-def test_a_copy_marks_its_address_shared_before_staging_it(lake: Lake) -> None:
+def test_a_copy_marks_its_address_shared_before_staging_it(lake: DeletionLake) -> None:
     source = lake.upload("a")
     lake.catalog.copy_object(lake.repository, "main", "a", "main", "b")
     shared = [key for key, _ in lake.store.scan(deletion_keys.SHARED)]
@@ -144,7 +146,7 @@ def test_a_copy_marks_its_address_shared_before_staging_it(lake: Lake) -> None:
 
 def test_uploads_without_a_deletion_log_keep_working(tmp_path: object) -> None:
     store, blocks = MemoryStore(), MemoryBlockStore()
-    lake = Lake(store, blocks)
+    lake = DeletionLake(store, blocks)
     graveler = make_graveler(store, lake.clock, blocks, lake.graveler.committed)  # no hooks
     plain = type(lake.catalog)(graveler, blocks, clock=lake.clock)
     plain.upload(lake.repository, "main", "a", io.BytesIO(b"1"))
@@ -153,7 +155,7 @@ def test_uploads_without_a_deletion_log_keep_working(tmp_path: object) -> None:
     assert lake.pending() == 0 and len(lake.data_blobs()) == 2
 
 
-def test_writes_to_a_protected_branch_are_refused_and_log_nothing(lake: Lake) -> None:
+def test_writes_to_a_protected_branch_are_refused_and_log_nothing(lake: DeletionLake) -> None:
     stat = lake.upload("a")
     BranchProtectionRules(lake.store).set_rule(lake.repository, "ma*", ["staging_write"])
     with pytest.raises(ProtectedBranchError, match="protected branch 'main'"):
@@ -167,7 +169,7 @@ def test_writes_to_a_protected_branch_are_refused_and_log_nothing(lake: Lake) ->
 
 def test_a_catalog_with_a_deletion_log_refuses_a_graveler_without_staging_hooks() -> None:
     store, blocks = MemoryStore(), MemoryBlockStore()
-    lake = Lake(store, blocks)
+    lake = DeletionLake(store, blocks)
     graveler = make_graveler(store, lake.clock, blocks, lake.graveler.committed)
     with pytest.raises(ConfigError, match="staging_hooks=StagingLogHooks"):
         type(lake.catalog)(graveler, blocks, deletion=lake.log)

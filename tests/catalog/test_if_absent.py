@@ -21,7 +21,7 @@ from kvlake.errors import PreconditionFailedError
 from kvlake.graveler import keys
 from kvlake.kv import Store
 from kvlake.kv.faults import Call
-from tests.deletion.helpers import Lake
+from tests.deletion.helpers import DeletionLake
 from tests.graveler.stepping import SteppingStore, calls_of, run_paused
 
 UPLOADS = 16
@@ -34,7 +34,7 @@ def conditional(catalog: Catalog, body: bytes, path: str = "p") -> ObjectStat:
 
 def test_of_16_uploads_that_all_checked_first_exactly_one_succeeds(any_store: Store) -> None:
     stepping = SteppingStore(any_store)
-    lake = Lake(stepping, MemoryBlockStore())
+    lake = DeletionLake(stepping, MemoryBlockStore())
     staging = keys.staging_partition(
         lake.graveler.get_branch(lake.repository, "main").staging_token
     )
@@ -75,7 +75,7 @@ def test_a_second_upload_at_every_point_of_the_first_leaves_exactly_one_winner(
     any_store: Store,
 ) -> None:
     stepping = SteppingStore(any_store)
-    lake = Lake(stepping, MemoryBlockStore())
+    lake = DeletionLake(stepping, MemoryBlockStore())
     total = calls_of(stepping, lambda: conditional(lake.catalog, b"probe", "probe"))
     for n in range(total):
         path = f"p{n}"
@@ -106,7 +106,7 @@ def test_an_object_sealed_by_a_running_commit_or_committed_counts_as_present(
     any_store: Store,
 ) -> None:
     stepping = SteppingStore(any_store)
-    lake = Lake(stepping, MemoryBlockStore())
+    lake = DeletionLake(stepping, MemoryBlockStore())
     lake.upload("p", b"1")
     refused: list[PreconditionFailedError] = []
 

@@ -21,14 +21,14 @@ from kvlake.graveler import keys
 from kvlake.graveler.graveler import Graveler
 from kvlake.kv import Store
 from kvlake.kv.faults import Call
-from tests.deletion.helpers import Lake
+from tests.deletion.helpers import DeletionLake
 from tests.graveler.stepping import SteppingStore, calls_of, run_paused
 
 
 def test_resets_of_a_key_a_folder_and_everything_log_the_blobs_they_drop(
     any_store: Store,
 ) -> None:
-    lake = Lake(any_store, MemoryBlockStore())
+    lake = DeletionLake(any_store, MemoryBlockStore())
     repo = lake.repository
     committed = lake.upload("kept", b"c")
     lake.commit()
@@ -48,7 +48,7 @@ def test_a_reset_of_a_key_at_any_point_of_a_commit_deletes_no_committed_blob(
 ) -> None:
     """The commit is paused at each of its KV calls; the reset and a worker run there."""
     stepping = SteppingStore(any_store)
-    lake = Lake(stepping, MemoryBlockStore())
+    lake = DeletionLake(stepping, MemoryBlockStore())
     repo = lake.repository
     lake.upload("probe", b"p")
     total = calls_of(stepping, lake.commit)
@@ -82,7 +82,7 @@ def test_a_reset_that_read_the_branch_before_a_seal_never_gets_a_committed_blob_
     the commit published. The sealed token must make the worker wait: the commit
     publishes that blob. The reset is paused at each of its KV calls in turn (in a
     thread, so the commit can run to just before its publish meanwhile, then wait)."""
-    lake = Lake(any_store, MemoryBlockStore())
+    lake = DeletionLake(any_store, MemoryBlockStore())
     repo = lake.repository
     resetting = SteppingStore(any_store)
     resetter = _graveler(lake, resetting)
@@ -150,7 +150,7 @@ def test_a_reset_that_read_the_branch_before_a_seal_never_gets_a_committed_blob_
             assert stat.address in lake.data_blobs(), (ref, stat.path)
 
 
-def _graveler(lake: Lake, store: Store) -> Graveler:
+def _graveler(lake: DeletionLake, store: Store) -> Graveler:
     """Another graveler over the lake's data, its KV calls going through `store`."""
     return Graveler(
         store,
@@ -169,7 +169,7 @@ def test_a_committed_value_a_reset_restages_over_a_sealed_key_is_never_deleted(
     value then sits in a token no commit may consume, so its address is marked shared
     before: overwriting it later must leave the committed blob to garbage collection."""
     stepping = SteppingStore(any_store)
-    lake = Lake(stepping, MemoryBlockStore())
+    lake = DeletionLake(stepping, MemoryBlockStore())
     repo = lake.repository
     first = lake.upload("a", b"1")
     lake.commit()

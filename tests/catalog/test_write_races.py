@@ -19,7 +19,7 @@ from kvlake.graveler import keys
 from kvlake.graveler.refs import partition_of
 from kvlake.kv import Store
 from kvlake.kv.faults import Call, Fault
-from tests.deletion.helpers import Lake
+from tests.deletion.helpers import DeletionLake
 from tests.graveler.stepping import SteppingStore, calls_of, run_paused
 
 
@@ -29,7 +29,7 @@ def test_a_write_replaced_in_a_sealed_token_by_a_writer_that_died_is_written_aga
     """Issue 9, defect 6: W1 and W2 read the branch before a seal; W2 replaces W1's entry
     in the sealed token and dies; W1 must not count itself superseded."""
     stepping = SteppingStore(any_store)
-    lake = Lake(stepping, MemoryBlockStore())
+    lake = DeletionLake(stepping, MemoryBlockStore())
     repo = lake.repository
     lake.upload("filler", b"f")  # so the commit has something to seal
     sealed = lake.graveler.get_branch(repo, "main").staging_token
@@ -66,7 +66,7 @@ def test_a_write_replaced_in_a_sealed_token_by_a_writer_that_died_is_written_aga
 def test_an_upload_deleted_before_a_commit_that_finds_nothing_is_deleted(any_store: Store) -> None:
     """Issue 9, defect 4: the deletion record of the blob waited for ever on a token the
     empty commit left sealed; the token is unsealed, so the worker deletes the blob."""
-    lake = Lake(any_store, MemoryBlockStore())
+    lake = DeletionLake(any_store, MemoryBlockStore())
     stat = lake.upload("a", b"1")
     lake.catalog.delete_object(lake.repository, "main", "a")
     with pytest.raises(NoChangesError):
@@ -82,7 +82,7 @@ def test_a_commit_racing_a_hard_reset_leaves_every_referenced_blob_readable(
     """Issue 9, defect 5, with blobs: whether the commit wins or reports the reset, every
     object a branch's history references stays readable once the workers have run."""
     stepping = SteppingStore(any_store)
-    lake = Lake(stepping, MemoryBlockStore())
+    lake = DeletionLake(stepping, MemoryBlockStore())
     repo = lake.repository
     lake.graveler.create_branch(repo, "other", "main")
     lake.upload("probe", b"p")

@@ -8,10 +8,10 @@ import pytest
 
 from kvlake.blockstore.memory import MemoryBlockStore
 from kvlake.kv.memory import MemoryStore
-from tests.deletion.helpers import Lake
+from tests.deletion.helpers import DeletionLake
 
 
 @pytest.fixture
-def lake() -> Iterator[Lake]:
+def lake() -> Iterator[DeletionLake]:
     with MemoryStore() as store, MemoryBlockStore() as blocks:
-        yield Lake(store, blocks)
+        yield DeletionLake(store, blocks)

@@ -6,30 +6,26 @@ import io
 from collections.abc import Iterator
 
 from kvlake.blockstore import BlockStore
-from kvlake.catalog import Catalog, ObjectStat, entry_ref
-from kvlake.config import DeletionSettings
+from kvlake.catalog import ObjectStat, entry_ref
+from kvlake.config import DeletionSettings, Settings
 from kvlake.deletion import (
-    DeletionHooks,
-    DeletionLog,
     DeletionWorker,
-    StagingLogHooks,
     WorkerReport,
 )
 from kvlake.deletion import keys as deletion_keys
 from kvlake.graveler import keys
-from kvlake.graveler.cleaner import Cleaner
-from kvlake.graveler.committed import CommittedManager
-from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.records import Repository, decode_commit, decode_value
 from kvlake.kv import Store
+from kvlake.lake import Lake
 from tests.support import FakeClock
 
 NAMESPACE = "mem://lake/repo1"
 DAY = 86400.0
 
 
-class Lake:
-    """One repository `repo1` and every part deletion touches, on the given store and blobs."""
+class DeletionLake:
+    """The real `kvlake.lake.Lake` (FakeClock, tokens dropped at once) with one repository
+    `repo1`, and the few conveniences deletion tests share."""
 
     def __init__(
         self,
@@ -41,21 +37,18 @@ class Lake:
         namespace: str = NAMESPACE,
         create: bool = True,
     ) -> None:
-        self.store = store
-        self.blocks = blocks
         self.clock = clock or FakeClock()
-        self.log = DeletionLog(store, settings or DeletionSettings(), clock=self.clock)
-        self.graveler = Graveler(
+        self.lake = Lake(
+            Settings(deletion=settings or DeletionSettings()),
             store,
-            CommittedManager(blocks),
-            check_namespace=blocks.check_namespace,
+            blocks,
             clock=self.clock,
             token_drop_delay=0,
-            staging_hooks=StagingLogHooks(self.log, entry_ref),
         )
-        self.catalog = Catalog(self.graveler, blocks, clock=self.clock, deletion=self.log)
-        self.hooks = DeletionHooks(self.log, self.graveler, blocks, entry_ref)
-        self.cleaner = Cleaner(self.graveler, hooks=self.hooks)
+        self.store, self.blocks = store, blocks
+        self.log, self.purges = self.lake.deletion_log, self.lake.purges
+        self.graveler, self.catalog = self.lake.graveler, self.lake.catalog
+        self.cleaner = self.lake.cleaner()
         self.namespace = namespace
         if create:
             self.graveler.create_repository("repo1", storage_namespace=namespace)
@@ -65,9 +58,7 @@ class Lake:
         return self.graveler.get_repository("repo1")
 
     def worker(self, blocks: BlockStore | None = None, *, owner: str = "w1") -> DeletionWorker:
-        return DeletionWorker(
-            self.log, self.graveler, blocks or self.blocks, entry_ref, owner=owner
-        )
+        return self.lake.deletion_worker(blocks, owner=owner)
 
     def upload(self, path: str, body: bytes = b"x", branch: str = "main") -> ObjectStat:
         return self.catalog.upload(self.repository, branch, path, io.BytesIO(body))

@@ -26,7 +26,7 @@ from kvlake.deletion import GcMarks, WorkerReport, log_candidates
 from kvlake.errors import EntryNotFoundError, NoChangesError
 from kvlake.kv import open_store
 from kvlake.kv.memory import MemoryStore
-from tests.deletion.helpers import Lake
+from tests.deletion.helpers import DeletionLake
 from tests.support import FakeClock
 
 WRITERS = 4
@@ -70,7 +70,7 @@ def test_racing_overwrites_and_commits_end_with_exactly_the_referenced_blobs(
     kv: str, tmp_path: Path
 ) -> None:
     store = MemoryStore() if kv == "mem" else open_store(f"sqlite://{tmp_path}/kv.db")
-    lake = Lake(store, MemoryBlockStore(), settings=DeletionSettings(send_delay=SEND_DELAY))
+    lake = DeletionLake(store, MemoryBlockStore(), settings=DeletionSettings(send_delay=SEND_DELAY))
     time = Time(lake.clock)
     done = threading.Event()
     errors: list[BaseException] = []

@@ -15,20 +15,19 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from kvlake.blockstore.memory import MemoryBlockStore
-from kvlake.deletion import Purges
 from kvlake.errors import KvlakeError
 from kvlake.kv.faults import Fault, FaultyStore
 from kvlake.kv.memory import MemoryStore
 from tests.deletion.blockstores import BlobCall, FaultyBlockStore
-from tests.deletion.helpers import Lake
+from tests.deletion.helpers import DeletionLake
 
-Step = Callable[[Lake], object]
+Step = Callable[[DeletionLake], object]
 
 
-def crashed_lakes(setup: Step, action: Step) -> Iterator[Lake]:
+def crashed_lakes(setup: Step, action: Step) -> Iterator[DeletionLake]:
     """Yield a lake after `action` failed at each of its KV calls in turn."""
     probe = FaultyStore(MemoryStore())
-    lake = Lake(probe, MemoryBlockStore())
+    lake = DeletionLake(probe, MemoryBlockStore())
     setup(lake)
     before = len(probe.calls)
     action(lake)
@@ -37,7 +36,7 @@ def crashed_lakes(setup: Step, action: Step) -> Iterator[Lake]:
     for n in range(total):
         for when in ("before", "after"):
             store = FaultyStore(MemoryStore())
-            lake = Lake(store, MemoryBlockStore())
+            lake = DeletionLake(store, MemoryBlockStore())
             setup(lake)
             store.arm(Fault(skip=n, when=when))
             try:
@@ -48,35 +47,35 @@ def crashed_lakes(setup: Step, action: Step) -> Iterator[Lake]:
             yield lake
 
 
-def check_recovery(lake: Lake) -> None:
+def check_recovery(lake: DeletionLake) -> None:
     referenced = lake.referenced()
     assert referenced <= lake.data_blobs(), "a referenced blob is gone right after the crash"
     lake.settle()
     assert lake.data_blobs() == lake.referenced(), "after recovery: blobs != referenced ones"
 
 
-def staged(lake: Lake) -> None:
+def staged(lake: DeletionLake) -> None:
     for path in ("a", "b", "c"):
         lake.upload(path, b"1")
     lake.catalog.copy_object(lake.repository, "main", "a", "main", "copy")
 
 
-def overwrite(lake: Lake) -> None:
+def overwrite(lake: DeletionLake) -> None:
     lake.upload("a", b"2")
     lake.upload("b", b"2")
 
 
-def delete_many(lake: Lake) -> None:
+def delete_many(lake: DeletionLake) -> None:
     lake.catalog.delete_objects(lake.repository, "main", ["a", "b", "c"])
 
 
-def commit_then_clean(lake: Lake) -> None:
+def commit_then_clean(lake: DeletionLake) -> None:
     lake.commit()
     lake.upload("b", b"3")
     lake.cleaner.clean_once()
 
 
-def branch_deletion(lake: Lake) -> None:
+def branch_deletion(lake: DeletionLake) -> None:
     lake.graveler.create_branch(lake.repository, "dev", "main")
     lake.upload("d", b"4", branch="dev")
     lake.upload("d", b"5", branch="dev")
@@ -84,18 +83,18 @@ def branch_deletion(lake: Lake) -> None:
     lake.cleaner.clean_once()
 
 
-def logged_overwrites(lake: Lake) -> None:
+def logged_overwrites(lake: DeletionLake) -> None:
     staged(lake)
     overwrite(lake)
     lake.clock.advance(60)
 
 
-def worker_pass(lake: Lake) -> None:
+def worker_pass(lake: DeletionLake) -> None:
     lake.worker(owner="crashing").run_once()
 
 
-def purge(lake: Lake) -> None:
-    Purges(lake.log, lake.graveler, lake.blocks).delete_repository("repo1", purge=True)
+def purge(lake: DeletionLake) -> None:
+    lake.purges.delete_repository("repo1", purge=True)
     lake.cleaner.clean_once()
 
 
@@ -120,25 +119,25 @@ def test_a_crash_at_any_kv_call_deletes_nothing_referenced_and_orphans_nothing(
 def test_a_crash_at_any_kv_call_of_a_purge_still_purges_everything() -> None:
     for lake in crashed_lakes(staged, purge):
         try:
-            Purges(lake.log, lake.graveler, lake.blocks).delete_repository("repo1", purge=True)
+            lake.purges.delete_repository("repo1", purge=True)
         except KvlakeError:
             pass  # the crash had already deleted it; the purge request decides
         lake.settle()
         remaining = list(lake.blocks.list_keys(lake.namespace))
-        purged = list(Purges(lake.log, lake.graveler, lake.blocks).reports())
+        purged = list(lake.purges.reports())
         assert remaining == [] or purged == [], "a requested purge left blobs behind"
 
 
 @pytest.mark.parametrize("when", ["before", "after"])
 def test_a_blockstore_failing_any_worker_call_never_loses_a_referenced_blob(when: str) -> None:
-    probe_lake = Lake(MemoryStore(), MemoryBlockStore())
+    probe_lake = DeletionLake(MemoryStore(), MemoryBlockStore())
     logged_overwrites(probe_lake)
     probe = FaultyBlockStore(probe_lake.blocks)
     probe_lake.worker(probe).run_once()
     total = len(probe.calls)
     assert total >= 2
     for n in range(total):
-        lake = Lake(MemoryStore(), MemoryBlockStore())
+        lake = DeletionLake(MemoryStore(), MemoryBlockStore())
         logged_overwrites(lake)
 
         def fail(call: BlobCall, n: int = n) -> str | None:
@@ -151,7 +150,7 @@ def test_a_blockstore_failing_any_worker_call_never_loses_a_referenced_blob(when
 def test_a_crash_while_writing_retries_keeps_every_record() -> None:
     """Invariant 4: a record is removed only after its retry is written (issue 9)."""
     kv = FaultyStore(MemoryStore())
-    lake = Lake(kv, MemoryBlockStore())
+    lake = DeletionLake(kv, MemoryBlockStore())
     for path in ("a", "b", "c", "d"):
         lake.upload(path, b"1")
         lake.upload(path, b"2")  # logs the first blob: unreferenced, so due for deletion

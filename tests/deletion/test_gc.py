@@ -6,15 +6,15 @@ import pytest
 
 from kvlake.deletion import DeadLetters, GcMarks, log_candidates
 from kvlake.errors import InvalidInputError
-from tests.deletion.helpers import Lake
+from tests.deletion.helpers import DeletionLake
 
 
-def put(lake: Lake, *keys: str) -> None:
+def put(lake: DeletionLake, *keys: str) -> None:
     for key in keys:
         lake.blocks.put(lake.namespace, key, b"x")
 
 
-def test_unmarked_candidates_go_and_marked_ones_stay(lake: Lake) -> None:
+def test_unmarked_candidates_go_and_marked_ones_stay(lake: DeletionLake) -> None:
     put(lake, "data/old/1", "data/old/2", "data/old/3")
     GcMarks(lake.store).save("run1", ["data/old/2"])
     assert log_candidates(lake.log, lake.repository, "run1", ["data/old/1", "data/old/2"]) == 2
@@ -23,7 +23,7 @@ def test_unmarked_candidates_go_and_marked_ones_stay(lake: Lake) -> None:
     assert lake.data_blobs() == {"data/old/2", "data/old/3"}
 
 
-def test_a_candidate_staged_since_the_run_is_kept_in_use(lake: Lake) -> None:
+def test_a_candidate_staged_since_the_run_is_kept_in_use(lake: DeletionLake) -> None:
     stat = lake.upload("a")
     GcMarks(lake.store).save("run1", [])
     log_candidates(lake.log, lake.repository, "run1", [stat.address])
@@ -32,7 +32,7 @@ def test_a_candidate_staged_since_the_run_is_kept_in_use(lake: Lake) -> None:
     assert stat.address in lake.data_blobs()
 
 
-def test_a_run_without_a_saved_mark_set_dead_letters_its_candidates(lake: Lake) -> None:
+def test_a_run_without_a_saved_mark_set_dead_letters_its_candidates(lake: DeletionLake) -> None:
     put(lake, "data/old/1")
     log_candidates(lake.log, lake.repository, "never-saved", ["data/old/1"])
     assert lake.settle().dead_lettered == 1
@@ -41,7 +41,7 @@ def test_a_run_without_a_saved_mark_set_dead_letters_its_candidates(lake: Lake) 
     assert lake.data_blobs() == {"data/old/1"}
 
 
-def test_marks_can_be_dropped_and_bad_run_ids_are_refused(lake: Lake) -> None:
+def test_marks_can_be_dropped_and_bad_run_ids_are_refused(lake: DeletionLake) -> None:
     marks = GcMarks(lake.store)
     marks.save("run1", ["data/a"])
     assert marks.exists("run1") and marks.marked("run1", ["data/a", "data/b"]) == {"data/a"}

@@ -7,11 +7,11 @@ from kvlake.config import DeletionSettings
 from kvlake.deletion import DeletionLog
 from kvlake.deletion import keys as deletion_keys
 from kvlake.kv.memory import MemoryStore
-from tests.deletion.helpers import Lake
+from tests.deletion.helpers import DeletionLake
 
 
 def test_appended_records_spread_over_partitions_and_fall_due_after_the_send_delay(
-    lake: Lake,
+    lake: DeletionLake,
 ) -> None:
     now = lake.clock()
     records = [
@@ -27,7 +27,7 @@ def test_appended_records_spread_over_partitions_and_fall_due_after_the_send_del
         assert item.record is not None and item.record.not_before == now + 60
 
 
-def test_scan_due_returns_oldest_first_and_stops_at_the_first_not_due(lake: Lake) -> None:
+def test_scan_due_returns_oldest_first_and_stops_at_the_first_not_due(lake: DeletionLake) -> None:
     repository = lake.repository
     for offset in (30.0, 10.0, 20.0, 500.0):
         record = lake.log.new_record(
@@ -46,13 +46,13 @@ def test_scan_due_returns_oldest_first_and_stops_at_the_first_not_due(lake: Lake
 
 def test_a_smaller_partition_count_still_drains_every_partition_ever_used() -> None:
     store, blocks = MemoryStore(), MemoryBlockStore()
-    wide = Lake(store, blocks, settings=DeletionSettings(partitions=16))
+    wide = DeletionLake(store, blocks, settings=DeletionSettings(partitions=16))
     for i in range(40):
         wide.upload(f"p{i}")
         wide.upload(f"p{i}")  # the overwrite logs the first blob
     used = {n for n in range(16) if list(wide.log.scan(n))}
     assert max(used) >= 2
-    narrow = Lake(store, blocks, settings=DeletionSettings(partitions=2), create=False)
+    narrow = DeletionLake(store, blocks, settings=DeletionSettings(partitions=2), create=False)
     narrow.clock.now = wide.clock.now
     assert narrow.log.partition_count() == 16
     narrow.settle()
@@ -60,7 +60,7 @@ def test_a_smaller_partition_count_still_drains_every_partition_ever_used() -> N
 
 
 def test_a_disabled_log_records_nothing_but_still_marks_copies() -> None:
-    lake = Lake(MemoryStore(), MemoryBlockStore(), settings=DeletionSettings(enabled=False))
+    lake = DeletionLake(MemoryStore(), MemoryBlockStore(), settings=DeletionSettings(enabled=False))
     lake.upload("a")
     lake.upload("a")
     lake.catalog.copy_object(lake.repository, "main", "a", "main", "b")

@@ -21,14 +21,14 @@ from kvlake.graveler.records import Repository, encode
 from kvlake.kv.faults import Fault, FaultyStore
 from kvlake.kv.memory import MemoryStore
 from tests.deletion.blockstores import BlobCall, FaultyBlockStore
-from tests.deletion.helpers import Lake
+from tests.deletion.helpers import DeletionLake
 
 
-def purges(lake: Lake) -> Purges:
-    return Purges(lake.log, lake.graveler, lake.blocks)
+def purges(lake: DeletionLake) -> Purges:
+    return lake.purges
 
 
-def fill(lake: Lake) -> set[str]:
+def fill(lake: DeletionLake) -> set[str]:
     lake.upload("a", b"1")
     lake.upload("b", b"1")
     lake.commit()
@@ -37,7 +37,7 @@ def fill(lake: Lake) -> set[str]:
     return set(lake.blocks.list_keys(lake.namespace))
 
 
-def test_purge_deletes_every_blob_of_the_namespace_and_reports_it(lake: Lake) -> None:
+def test_purge_deletes_every_blob_of_the_namespace_and_reports_it(lake: DeletionLake) -> None:
     everything = fill(lake)
     assert any(key.startswith("_lakefs/") for key in everything)
     uid = lake.repository.instance_uid
@@ -54,7 +54,7 @@ def test_purge_deletes_every_blob_of_the_namespace_and_reports_it(lake: Lake) ->
     assert list(purges(lake).reports()) == [report]
 
 
-def test_deleting_without_purge_keeps_the_data(lake: Lake) -> None:
+def test_deleting_without_purge_keeps_the_data(lake: DeletionLake) -> None:
     everything = fill(lake)
     assert purges(lake).delete_repository("repo1", purge=False) is None
     report = lake.settle()
@@ -64,7 +64,7 @@ def test_deleting_without_purge_keeps_the_data(lake: Lake) -> None:
 
 
 def test_purge_is_refused_when_a_repository_older_than_namespace_owners_overlaps(
-    lake: Lake,
+    lake: DeletionLake,
 ) -> None:
     # Repositories created before namespaces had owners have no claim, so two may
     # share a namespace; purge still refuses to delete the other one's data.
@@ -83,7 +83,7 @@ def test_purge_is_refused_when_a_repository_older_than_namespace_owners_overlaps
     assert list(purges(lake).reports()) == []
 
 
-def test_a_namespace_being_purged_is_refused_until_the_purge_finishes(lake: Lake) -> None:
+def test_a_namespace_being_purged_is_refused_until_the_purge_finishes(lake: DeletionLake) -> None:
     fill(lake)
     purges(lake).delete_repository("repo1", purge=True)
     for create in (lake.graveler.create_repository, lake.graveler.create_bare_repository):
@@ -100,7 +100,7 @@ def test_a_namespace_being_purged_is_refused_until_the_purge_finishes(lake: Lake
 
 
 def test_a_purge_record_retried_after_the_namespace_was_reused_deletes_nothing(
-    lake: Lake,
+    lake: DeletionLake,
 ) -> None:
     fill(lake)
     purges(lake).delete_repository("repo1", purge=True)
@@ -127,7 +127,7 @@ def test_a_crashed_namespace_listing_resumes_from_its_checkpoint(
 ) -> None:
     monkeypatch.setattr(purge_module, "CHECKPOINT_EVERY", 3)
     store = FaultyStore(MemoryStore())
-    lake = Lake(store, MemoryBlockStore())
+    lake = DeletionLake(store, MemoryBlockStore())
     for i in range(10):
         lake.upload(f"p{i}")
     everything = set(lake.blocks.list_keys(lake.namespace))
@@ -145,7 +145,7 @@ def test_a_crashed_namespace_listing_resumes_from_its_checkpoint(
 
 def test_a_purge_whose_deletion_crashed_is_finished_by_a_retry() -> None:
     store = FaultyStore(MemoryStore())
-    lake = Lake(store, MemoryBlockStore())
+    lake = DeletionLake(store, MemoryBlockStore())
     fill(lake)
     store.arm(Fault(op="set", partition=keys.DELETED_REPOSITORIES))
     with pytest.raises(UnavailableError):

@@ -20,7 +20,7 @@ from kvlake.config import DeletionSettings
 from kvlake.deletion import Lease
 from kvlake.deletion.leases import Leases
 from kvlake.kv import open_store
-from tests.deletion.helpers import Lake
+from tests.deletion.helpers import DeletionLake
 from tests.support import FakeClock
 
 OBJECTS = 120
@@ -34,7 +34,7 @@ from kvlake.blockstore import open_blockstore
 from kvlake.config import DeletionSettings
 from kvlake.kv import open_store
 from tests.deletion.blockstores import FaultyBlockStore
-from tests.deletion.helpers import Lake
+from tests.deletion.helpers import DeletionLake
 from tests.support import FakeClock
 
 kv_url, blocks_url, now, kill_at = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4])
@@ -51,7 +51,7 @@ def die_mid_batch(call):
 clock = FakeClock()
 clock.now = now
 settings = DeletionSettings(batch_size=50, send_delay=0.0, partitions=2)
-lake = Lake(open_store(kv_url), open_blockstore(blocks_url), clock=clock, settings=settings,
+lake = DeletionLake(open_store(kv_url), open_blockstore(blocks_url), clock=clock, settings=settings,
             namespace="local://lake/repo1", create=False)
 lake.worker(FaultyBlockStore(lake.blocks, die_mid_batch), owner="doomed").run_once()
 print("not killed")
@@ -62,7 +62,9 @@ def test_a_worker_killed_mid_batch_is_replaced_and_nothing_is_lost(tmp_path: Pat
     kv_url, blocks_url = f"sqlite://{tmp_path}/kv.db", f"local://{tmp_path}/blocks"
     clock = FakeClock()
     with open_store(kv_url) as store, open_blockstore(blocks_url) as blocks:
-        lake = Lake(store, blocks, clock=clock, settings=SETTINGS, namespace="local://lake/repo1")
+        lake = DeletionLake(
+            store, blocks, clock=clock, settings=SETTINGS, namespace="local://lake/repo1"
+        )
         for i in range(OBJECTS):
             lake.upload(f"p{i:03d}", b"old")
         kept = {lake.upload(f"p{i:03d}", b"new").address for i in range(OBJECTS)}
@@ -80,7 +82,7 @@ def test_a_worker_killed_mid_batch_is_replaced_and_nothing_is_lost(tmp_path: Pat
     )
     assert child.returncode == -signal.SIGKILL, child.stdout + child.stderr
     with open_store(kv_url) as store, open_blockstore(blocks_url) as blocks:
-        lake = Lake(
+        lake = DeletionLake(
             store,
             blocks,
             clock=clock,

@@ -8,16 +8,16 @@ from kvlake.deletion import deletion_status, metrics_text
 from kvlake.deletion import keys as deletion_keys
 from kvlake.deletion.leases import Leases
 from tests.deletion.blockstores import FaultyBlockStore
-from tests.deletion.helpers import Lake
+from tests.deletion.helpers import DeletionLake
 
 
-def overwrite_twice(lake: Lake, paths: list[str]) -> None:
+def overwrite_twice(lake: DeletionLake, paths: list[str]) -> None:
     for path in paths:
         lake.upload(path, b"1")
         lake.upload(path, b"2")
 
 
-def test_status_counts_pending_due_and_leased_per_partition(lake: Lake) -> None:
+def test_status_counts_pending_due_and_leased_per_partition(lake: DeletionLake) -> None:
     overwrite_twice(lake, [f"p{i}" for i in range(12)])
     status = deletion_status(lake.log)
     assert status.pending == 12 and sum(p.due for p in status.partitions) == 0
@@ -30,7 +30,7 @@ def test_status_counts_pending_due_and_leased_per_partition(lake: Lake) -> None:
     assert status.oldest_pending_age == 90.0
 
 
-def test_counters_come_from_the_leases_and_never_go_backwards(lake: Lake) -> None:
+def test_counters_come_from_the_leases_and_never_go_backwards(lake: DeletionLake) -> None:
     overwrite_twice(lake, [f"p{i}" for i in range(8)])
     lake.clock.advance(60)
     lake.worker().run_once()
@@ -44,7 +44,7 @@ def test_counters_come_from_the_leases_and_never_go_backwards(lake: Lake) -> Non
     assert sum(p.retried for p in second.partitions) == 1
 
 
-def test_metrics_text_is_prometheus_exposition_with_every_metric(lake: Lake) -> None:
+def test_metrics_text_is_prometheus_exposition_with_every_metric(lake: DeletionLake) -> None:
     overwrite_twice(lake, ["a", "b"])
     lake.clock.advance(60)
     lake.worker().run_once()

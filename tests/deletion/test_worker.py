@@ -16,10 +16,10 @@ from kvlake.graveler.refs import Refs
 from kvlake.ids import new_uid
 from kvlake.kv.memory import MemoryStore
 from tests.deletion.blockstores import BlobCall, FaultyBlockStore
-from tests.deletion.helpers import DAY, Lake
+from tests.deletion.helpers import DAY, DeletionLake
 
 
-def stale_record(lake: Lake, address: str, path: str, **changes: object) -> PendingDelete:
+def stale_record(lake: DeletionLake, address: str, path: str, **changes: object) -> PendingDelete:
     """A record as a crashed or racing writer could have left it, appended now."""
     record = lake.log.new_record(
         lake.repository,
@@ -33,7 +33,9 @@ def stale_record(lake: Lake, address: str, path: str, **changes: object) -> Pend
     return record
 
 
-def test_an_overwritten_staged_blob_is_deleted_only_after_the_send_delay(lake: Lake) -> None:
+def test_an_overwritten_staged_blob_is_deleted_only_after_the_send_delay(
+    lake: DeletionLake,
+) -> None:
     old = lake.upload("a", b"1")
     new = lake.upload("a", b"2")
     assert lake.worker().run_once().deleted == 0  # not due yet: readers may still hold it
@@ -44,7 +46,7 @@ def test_an_overwritten_staged_blob_is_deleted_only_after_the_send_delay(lake: L
     assert lake.pending() == 0
 
 
-def test_a_deleted_staged_object_loses_its_blob(lake: Lake) -> None:
+def test_a_deleted_staged_object_loses_its_blob(lake: DeletionLake) -> None:
     lake.upload("a")
     lake.upload("b")
     lake.catalog.delete_object(lake.repository, "main", "a")
@@ -53,7 +55,7 @@ def test_a_deleted_staged_object_loses_its_blob(lake: Lake) -> None:
     assert lake.data_blobs() == set()
 
 
-def test_a_blob_a_copy_still_references_is_kept(lake: Lake) -> None:
+def test_a_blob_a_copy_still_references_is_kept(lake: DeletionLake) -> None:
     source = lake.upload("a", b"1")
     lake.catalog.copy_object(lake.repository, "main", "a", "main", "b")
     lake.upload("a", b"2")
@@ -63,7 +65,7 @@ def test_a_blob_a_copy_still_references_is_kept(lake: Lake) -> None:
     assert lake.data_blobs() == lake.referenced()
 
 
-def test_a_record_whose_blob_is_staged_again_keeps_the_blob_and_retries(lake: Lake) -> None:
+def test_a_record_whose_blob_is_staged_again_keeps_the_blob_and_retries(lake: DeletionLake) -> None:
     stat = lake.upload("a")
     stale_record(lake, stat.address, "a")
     lake.clock.advance(60)
@@ -75,7 +77,9 @@ def test_a_record_whose_blob_is_staged_again_keeps_the_blob_and_retries(lake: La
     assert stat.address in lake.data_blobs() and lake.pending() == 0
 
 
-def test_a_record_retried_while_in_use_deletes_the_blob_once_unreferenced(lake: Lake) -> None:
+def test_a_record_retried_while_in_use_deletes_the_blob_once_unreferenced(
+    lake: DeletionLake,
+) -> None:
     stat = lake.upload("a")
     stale_record(lake, stat.address, "a")
     lake.clock.advance(60)
@@ -85,7 +89,7 @@ def test_a_record_retried_while_in_use_deletes_the_blob_once_unreferenced(lake: 
     assert stat.address not in lake.data_blobs()
 
 
-def test_a_committed_blob_is_never_deleted_by_a_staging_record(lake: Lake) -> None:
+def test_a_committed_blob_is_never_deleted_by_a_staging_record(lake: DeletionLake) -> None:
     token = lake.graveler.get_branch(lake.repository, "main").staging_token
     first = lake.upload("a", b"1")
     lake.commit()
@@ -101,7 +105,7 @@ def test_a_committed_blob_is_never_deleted_by_a_staging_record(lake: Lake) -> No
 
 
 def test_a_blob_committed_on_another_branch_is_kept_after_the_branch_is_deleted(
-    lake: Lake,
+    lake: DeletionLake,
 ) -> None:
     lake.graveler.create_branch(lake.repository, "dev", "main")
     token = lake.graveler.get_branch(lake.repository, "dev").staging_token
@@ -114,7 +118,7 @@ def test_a_blob_committed_on_another_branch_is_kept_after_the_branch_is_deleted(
     assert lake.graveler.get(lake.repository, commit, b"a")
 
 
-def test_deletes_reach_the_blockstore_in_batches_of_at_most_1000(lake: Lake) -> None:
+def test_deletes_reach_the_blockstore_in_batches_of_at_most_1000(lake: DeletionLake) -> None:
     repository = lake.repository
     for i in range(2500):
         lake.blocks.put(lake.namespace, f"data/b/{i:05d}", b"x")
@@ -130,7 +134,7 @@ def test_deletes_reach_the_blockstore_in_batches_of_at_most_1000(lake: Lake) -> 
 
 
 def test_a_failing_blockstore_backs_off_then_dead_letters_and_requeue_brings_it_back(
-    lake: Lake,
+    lake: DeletionLake,
 ) -> None:
     old = lake.upload("a", b"1")
     lake.upload("a", b"2")
@@ -163,7 +167,7 @@ def test_a_failing_blockstore_backs_off_then_dead_letters_and_requeue_brings_it_
     ],
 )
 def test_a_record_naming_a_foreign_address_is_dead_lettered_never_deleted(
-    lake: Lake, address: str, namespace: str | None, reason: str
+    lake: DeletionLake, address: str, namespace: str | None, reason: str
 ) -> None:
     lake.blocks.put("mem://lake/repo2", "data/x", b"victim")
     lake.blocks.put(lake.namespace, "data/x", b"not logged for this namespace")
@@ -188,7 +192,7 @@ def test_a_record_naming_a_foreign_address_is_dead_lettered_never_deleted(
     ],
 )
 def test_a_record_of_an_unknown_repository_instance_is_dead_lettered(
-    lake: Lake, changes: dict[str, str], reason: str
+    lake: DeletionLake, changes: dict[str, str], reason: str
 ) -> None:
     stat = lake.upload("a")
     record = lake.log.new_record(lake.repository, stat.address, "deleted_staged", path=b"zz")
@@ -199,7 +203,7 @@ def test_a_record_of_an_unknown_repository_instance_is_dead_lettered(
     assert stat.address in lake.data_blobs()
 
 
-def test_an_undecodable_record_is_dead_lettered_and_can_only_be_dropped(lake: Lake) -> None:
+def test_an_undecodable_record_is_dead_lettered_and_can_only_be_dropped(lake: DeletionLake) -> None:
     lake.store.set(deletion_keys.pending_partition(1), deletion_keys.pending_key(0, "x"), b"junk")
     assert lake.settle().dead_lettered == 1
     (letter,) = DeadLetters(lake.log).scan()
@@ -213,7 +217,7 @@ def test_an_undecodable_record_is_dead_lettered_and_can_only_be_dropped(lake: La
     assert DeadLetters(lake.log).drop(None) == 1 and DeadLetters(lake.log).count() == 0
 
 
-def test_a_crashed_workers_lease_is_taken_over_once_it_expires(lake: Lake) -> None:
+def test_a_crashed_workers_lease_is_taken_over_once_it_expires(lake: DeletionLake) -> None:
     old = lake.upload("a", b"1")
     lake.upload("a", b"2")
     number = deletion_keys.partition_for(old.address, 4)
@@ -226,10 +230,10 @@ def test_a_crashed_workers_lease_is_taken_over_once_it_expires(lake: Lake) -> No
     assert old.address not in lake.data_blobs()
 
 
-def test_a_worker_whose_lease_was_taken_stops_and_loses_nothing(lake: Lake) -> None:
+def test_a_worker_whose_lease_was_taken_stops_and_loses_nothing(lake: DeletionLake) -> None:
     settings = DeletionSettings(batch_size=1)
     store, blocks = MemoryStore(), MemoryBlockStore()
-    slow = Lake(store, blocks, settings=settings)
+    slow = DeletionLake(store, blocks, settings=settings)
     stats = [slow.upload(f"p{i}") for i in range(5)] + [slow.upload(f"p{i}") for i in range(5)]
     slow.clock.advance(60)
     thief = Leases(store)
@@ -250,7 +254,9 @@ def test_a_worker_whose_lease_was_taken_stops_and_loses_nothing(lake: Lake) -> N
 
 
 def test_max_attempts_of_one_dead_letters_at_the_first_failure() -> None:
-    lake = Lake(MemoryStore(), MemoryBlockStore(), settings=DeletionSettings(max_attempts=1))
+    lake = DeletionLake(
+        MemoryStore(), MemoryBlockStore(), settings=DeletionSettings(max_attempts=1)
+    )
     lake.upload("a")
     lake.upload("a")
     worker = lake.worker(FaultyBlockStore(lake.blocks, lambda call: "before"))
@@ -259,7 +265,7 @@ def test_max_attempts_of_one_dead_letters_at_the_first_failure() -> None:
 
 
 def test_a_record_waits_without_spending_attempts_while_a_commit_may_hold_its_blob(
-    lake: Lake,
+    lake: DeletionLake,
 ) -> None:
     stat = lake.upload("a")
     repository = lake.repository

@@ -5,12 +5,11 @@ from __future__ import annotations
 import pytest
 
 from kvlake.blockstore.memory import MemoryBlockStore
-from kvlake.deletion import Purges
 from kvlake.deletion import keys as deletion_keys
 from kvlake.graveler import keys
 from kvlake.kv.faults import Fault, FaultyStore
 from kvlake.kv.memory import MemoryStore
-from tests.deletion.helpers import Lake
+from tests.deletion.helpers import DeletionLake
 
 
 @pytest.fixture
@@ -19,15 +18,15 @@ def faulty() -> FaultyStore:
 
 
 @pytest.fixture
-def lake(faulty: FaultyStore) -> Lake:
-    return Lake(faulty, MemoryBlockStore())
+def lake(faulty: FaultyStore) -> DeletionLake:
+    return DeletionLake(faulty, MemoryBlockStore())
 
 
-def tokens_queued(lake: Lake) -> int:
+def tokens_queued(lake: DeletionLake) -> int:
     return sum(1 for _ in lake.store.scan(keys.DROPPED_TOKENS))
 
 
-def test_a_committed_tokens_entries_are_not_logged_when_it_is_dropped(lake: Lake) -> None:
+def test_a_committed_tokens_entries_are_not_logged_when_it_is_dropped(lake: DeletionLake) -> None:
     stats = [lake.upload(f"p{i}") for i in range(5)]
     lake.commit()
     report = lake.cleaner.clean_once()
@@ -37,7 +36,7 @@ def test_a_committed_tokens_entries_are_not_logged_when_it_is_dropped(lake: Lake
 
 
 def test_a_deleted_branchs_staged_blobs_are_logged_then_deleted_but_committed_ones_kept(
-    lake: Lake,
+    lake: DeletionLake,
 ) -> None:
     lake.graveler.create_branch(lake.repository, "dev", "main")
     committed = lake.upload("kept", branch="dev")
@@ -53,7 +52,9 @@ def test_a_deleted_branchs_staged_blobs_are_logged_then_deleted_but_committed_on
     assert lake.data_blobs() == {committed.address} == lake.referenced()
 
 
-def test_a_failing_hook_keeps_the_token_for_the_next_pass(lake: Lake, faulty: FaultyStore) -> None:
+def test_a_failing_hook_keeps_the_token_for_the_next_pass(
+    lake: DeletionLake, faulty: FaultyStore
+) -> None:
     lake.graveler.create_branch(lake.repository, "dev", "main")
     staged = lake.upload("s", branch="dev")
     token = lake.graveler.get_branch(lake.repository, "dev").staging_token
@@ -69,7 +70,9 @@ def test_a_failing_hook_keeps_the_token_for_the_next_pass(lake: Lake, faulty: Fa
     assert staged.address not in lake.data_blobs()
 
 
-def test_retrying_a_token_drop_rewrites_the_same_records(lake: Lake, faulty: FaultyStore) -> None:
+def test_retrying_a_token_drop_rewrites_the_same_records(
+    lake: DeletionLake, faulty: FaultyStore
+) -> None:
     lake.graveler.create_branch(lake.repository, "dev", "main")
     lake.upload("s", branch="dev")
     token = lake.graveler.get_branch(lake.repository, "dev").staging_token
@@ -80,7 +83,7 @@ def test_retrying_a_token_drop_rewrites_the_same_records(lake: Lake, faulty: Fau
     assert lake.pending() == 1  # logged twice, under one key
 
 
-def test_tokens_of_a_deleted_repository_are_dropped_without_logging(lake: Lake) -> None:
+def test_tokens_of_a_deleted_repository_are_dropped_without_logging(lake: DeletionLake) -> None:
     lake.upload("a")
     lake.upload("a")
     lake.graveler.delete_repository("repo1")
@@ -90,14 +93,14 @@ def test_tokens_of_a_deleted_repository_are_dropped_without_logging(lake: Lake) 
 
 
 def test_a_failing_purge_hook_keeps_the_deleted_instance_for_the_next_pass(
-    lake: Lake, faulty: FaultyStore
+    lake: DeletionLake, faulty: FaultyStore
 ) -> None:
     lake.upload("a")
     uid = lake.repository.instance_uid
-    Purges(lake.log, lake.graveler, lake.blocks).delete_repository("repo1", purge=True)
+    lake.purges.delete_repository("repo1", purge=True)
     faulty.arm(Fault(op="set_if", partition=deletion_keys.PURGES))
     assert lake.cleaner.clean_once().failures
     assert list(lake.store.scan(keys.DELETED_REPOSITORIES))
     assert lake.cleaner.clean_once().repositories_cleaned == 1
-    report = Purges(lake.log, lake.graveler, lake.blocks).report("repo1", uid)
+    report = lake.purges.report("repo1", uid)
     assert report is not None and report.request.state == "logged"

@@ -22,7 +22,7 @@ from kvlake.graveler.records import Repository
 from kvlake.graveler.records import encode as encode_value
 from kvlake.kv import Store
 from kvlake.kv.memory import MemoryStore
-from tests.deletion.helpers import Lake
+from tests.deletion.helpers import DeletionLake
 from tests.graveler.helpers import NAMESPACE, value
 from tests.graveler.stepping import calls_of, paused_graveler, run_paused
 from tests.support import FakeClock
@@ -149,7 +149,7 @@ def test_a_live_instances_stray_blobs_are_logged_and_deleted() -> None:
 
     (A consumed token's strays are garbage collection's, as the rest of its entries.)
     """
-    lake = Lake(MemoryStore(), MemoryBlockStore())
+    lake = DeletionLake(MemoryStore(), MemoryBlockStore())
     repository = lake.repository
     lake.graveler.create_branch(repository, "dev", "main")
     lake.upload("a", branch="dev")

@@ -24,7 +24,7 @@ from kvlake.catalog import ObjectStat
 from kvlake.errors import KvlakeError, NoChangesError
 from kvlake.kv import Store, open_store
 from kvlake.kv.memory import MemoryStore
-from tests.deletion.helpers import Lake
+from tests.deletion.helpers import DeletionLake
 from tests.interleavings.scheduler import (
     Check,
     Outcome,
@@ -44,18 +44,18 @@ _new_store: StoreFactory = MemoryStore
 """The KV store the scenarios build on (a test may switch it to SQLite or PostgreSQL)."""
 
 
-def _lake(scheduler: Scheduler) -> Lake:
-    return Lake(SteppingStore(_new_store(), scheduler), SteppingBlockStore(scheduler))
+def _lake(scheduler: Scheduler) -> DeletionLake:
+    return DeletionLake(SteppingStore(_new_store(), scheduler), SteppingBlockStore(scheduler))
 
 
-def _commit(lake: Lake, branch: str = "main") -> str | None:
+def _commit(lake: DeletionLake, branch: str = "main") -> str | None:
     try:
         return lake.commit(branch)
     except NoChangesError:
         return None
 
 
-def _settled(lake: Lake) -> None:
+def _settled(lake: DeletionLake) -> None:
     """Drain the cleaner and workers, then check no blob is lost or orphaned."""
     lake.settle()
     blobs, referenced = lake.data_blobs(), lake.referenced()
@@ -64,7 +64,7 @@ def _settled(lake: Lake) -> None:
     assert not orphaned, f"blobs nothing references or logs: {sorted(orphaned)}"
 
 
-def _address_on_main(lake: Lake, path: str) -> str:
+def _address_on_main(lake: DeletionLake, path: str) -> str:
     return lake.catalog.stat(lake.repository, "main", path).address
 
 

@@ -1,0 +1,31 @@
+"""The lake's background jobs survive a failing store and stop when the lake closes."""
+
+from __future__ import annotations
+
+import threading
+
+from kvlake.blockstore.memory import MemoryBlockStore
+from kvlake.config import Settings
+from kvlake.kv.faults import Fault, FaultyStore
+from kvlake.kv.memory import MemoryStore
+from kvlake.lake import Lake
+from tests.support import wait_until
+
+
+def test_a_failing_pass_is_retried_and_closing_ends_the_jobs() -> None:
+    store = FaultyStore(MemoryStore(), [Fault(op="scan", times=3)])
+    lake = Lake(Settings(), store, MemoryBlockStore())
+    before = {thread.name for thread in threading.enumerate()}
+    lake.start_background_jobs(interval=0.01)
+    jobs = [t for t in threading.enumerate() if t.name.startswith("kvlake-")]
+    assert {t.name for t in jobs} - before == {"kvlake-cleaner", "kvlake-deletion"}
+
+    def retried() -> bool:
+        assert all(job.is_alive() for job in jobs), "a job thread died on a store failure"
+        return len(store.injected) >= 3 and store.count("scan") >= 6
+
+    try:
+        wait_until(retried, interval=0.01, message="three failed passes and three good ones")
+    finally:
+        lake.close()
+    assert not any(job.is_alive() for job in jobs)

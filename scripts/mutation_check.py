@@ -74,6 +74,24 @@ MUTATIONS = (
         ),
     ),
     Mutation(
+        "writer-re-read-through-http",
+        "invariant 2 (issue 9 defect 6), found by the harness driving HTTP requests",
+        "kvlake/graveler/writer.py",
+        "            current = self._refs.load_branch(repository, branch)[0]\n"
+        "            if current.staging_token == token:\n"
+        "                return\n",
+        "            return\n",
+        ("tests/interleavings/test_http.py",),
+    ),
+    Mutation(
+        "commit-records-consumed-tokens-through-http",
+        "issue 9 defect 5: a commit racing a hard reset fails clearly, found through HTTP",
+        "kvlake/graveler/commits.py",
+        "            self._refs.record_consumed(repository, mine, commit_id)\n",
+        "",
+        ("tests/interleavings/test_http.py",),
+    ),
+    Mutation(
         "writer-waits-for-commits",
         "invariant 3: commits never block writers (a writer that waits for them fails)",
         "kvlake/graveler/writer.py",

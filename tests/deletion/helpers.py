@@ -33,13 +33,15 @@ class DeletionLake:
         blocks: BlockStore,
         *,
         clock: FakeClock | None = None,
-        settings: DeletionSettings | None = None,
+        settings: DeletionSettings | Settings | None = None,
         namespace: str = NAMESPACE,
         create: bool = True,
     ) -> None:
         self.clock = clock or FakeClock()
+        if not isinstance(settings, Settings):
+            settings = Settings(deletion=settings or DeletionSettings())
         self.lake = Lake(
-            Settings(deletion=settings or DeletionSettings()),
+            settings,
             store,
             blocks,
             clock=self.clock,

@@ -56,6 +56,14 @@ class Scheduler:
         self.trace: list[int] = []
         """Which operation took each step of the last run (for replaying a failure)."""
 
+    def adopt(self, index: int) -> None:
+        """Make the calling thread's store calls steps of operation `index`.
+
+        For threads an operation hands its work to (a server's request pool): the
+        operation's own thread is bound by `run`.
+        """
+        self._local.index = index
+
     def step(self) -> None:
         """Park the calling operation until the scheduler lets it take its next step."""
         index: int | None = getattr(self._local, "index", None)

@@ -1,0 +1,229 @@
+"""The interleaving harness driving HTTP requests: the writer-flow races, through the API.
+
+Each operation is one request to its own in-process app over one shared lake.
+The app's request and stream pools have one thread each, bound to the
+operation (`Scheduler.adopt`), so every KV and blockstore call a handler makes
+is a step of that request and the scheduler decides their order, as in
+test_lake.py. After each schedule the cleaner and the deletion workers drain
+and the same checks run: no acknowledged write lost, no referenced blob
+deleted, nothing orphaned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+
+from kvlake.api.app import create_app
+from kvlake.api.services import Services
+from kvlake.config import load_settings
+from kvlake.kv.memory import MemoryStore
+from tests.api.server import ACCESS_KEY_ID, SECRET_ACCESS_KEY
+from tests.deletion.helpers import DeletionLake
+from tests.interleavings.scheduler import (
+    Check,
+    Outcome,
+    Scenario,
+    Scheduler,
+    SteppingBlockStore,
+    SteppingStore,
+    explore,
+)
+from tests.interleavings.test_lake import _settled
+
+REPO = "repo1"
+
+
+@dataclass
+class _Pools:
+    """What the routing reads as `app.state.executors`: one thread per pool, one operation."""
+
+    requests: ThreadPoolExecutor
+    streams: ThreadPoolExecutor
+
+
+class Served:
+    """A deletion lake with repository `repo1`, served to operations over HTTP."""
+
+    def __init__(self, scheduler: Scheduler, data_dir: Path) -> None:
+        self.scheduler = scheduler
+        self.settings = load_settings(
+            {
+                "KVLAKE_DATA_DIR": str(data_dir),
+                "KVLAKE_INSTALLATION_ACCESS_KEY_ID": ACCESS_KEY_ID,
+                "KVLAKE_INSTALLATION_SECRET_ACCESS_KEY": SECRET_ACCESS_KEY,
+                "KVLAKE_DELETION_SEND_DELAY": "0",  # a worker racing the requests acts at once
+            }
+        )
+        self.lake = DeletionLake(
+            SteppingStore(MemoryStore(), scheduler),
+            SteppingBlockStore(scheduler),
+            settings=self.settings,
+        )
+        self.services = Services(self.lake.lake)
+        self.services.install()
+
+    def request(self, index: int, method: str, url: str, **kwargs: Any) -> Callable[[], int]:
+        """Operation `index`: one request, answered by an app whose threads are its own."""
+
+        def operation() -> int:
+            app = create_app(self.settings, cleaner_interval=None)
+            app.state.services = self.services
+            pools = _Pools(
+                *(
+                    ThreadPoolExecutor(1, initializer=self.scheduler.adopt, initargs=(index,))
+                    for _ in range(2)
+                )
+            )
+            app.state.executors = pools
+
+            async def send() -> int:
+                transport = httpx.ASGITransport(app=app)
+                async with httpx.AsyncClient(
+                    transport=transport,
+                    base_url="http://kvlake/api/v1",
+                    auth=(ACCESS_KEY_ID, SECRET_ACCESS_KEY),
+                ) as client:
+                    response = await client.request(method, url, **kwargs)
+                    return response.status_code
+
+            try:
+                return anyio.run(send)
+            finally:
+                pools.requests.shutdown()
+                pools.streams.shutdown()
+
+        return operation
+
+    def upload(self, index: int, path: str, body: bytes) -> Callable[[], int]:
+        return self.request(
+            index,
+            "POST",
+            f"/repositories/{REPO}/branches/main/objects",
+            params={"path": path},
+            content=body,
+        )
+
+    def commit(self, index: int) -> Callable[[], int]:
+        return self.request(
+            index, "POST", f"/repositories/{REPO}/branches/main/commits", json={"message": "m"}
+        )
+
+
+def _read(lake: DeletionLake, path: str) -> bytes:
+    _, reader = lake.catalog.open_object(lake.repository, "main", path)
+    with reader:
+        return reader.read()
+
+
+def _status(outcome: Outcome) -> int:
+    assert outcome.acknowledged, outcome.error
+    assert isinstance(outcome.value, int)
+    return outcome.value
+
+
+def _scenario(
+    build: Callable[[Served], tuple[Sequence[Callable[[], object]], Check]], data_dir: Path
+) -> Scenario:
+    def scenario(scheduler: Scheduler) -> tuple[Sequence[Callable[[], object]], Check]:
+        return build(Served(scheduler, data_dir))
+
+    return scenario
+
+
+def upload_and_commit(served: Served) -> tuple[Sequence[Callable[[], object]], Check]:
+    lake = served.lake
+    lake.upload("base")
+    lake.commit()
+    lake.upload("filler")  # staged, so the commit seals the token the upload writes to
+
+    def check(outcomes: list[Outcome]) -> None:
+        assert _status(outcomes[0]) == 201
+        assert _status(outcomes[1]) in (201, 400)  # 400: nothing was left to commit
+        assert _read(lake, "p") == b"new"
+        _settled(lake)
+
+    return [served.upload(0, "p", b"new"), served.commit(1)], check
+
+
+def two_uploads_and_a_commit(served: Served) -> tuple[Sequence[Callable[[], object]], Check]:
+    lake = served.lake
+    lake.upload("filler")
+
+    def check(outcomes: list[Outcome]) -> None:
+        assert _status(outcomes[0]) == 201 and _status(outcomes[1]) == 201
+        assert _read(lake, "p") in (b"a", b"b")
+        _settled(lake)
+
+    return [served.upload(0, "p", b"a"), served.upload(1, "p", b"b"), served.commit(2)], check
+
+
+def reset_key_and_commit(served: Served) -> tuple[Sequence[Callable[[], object]], Check]:
+    lake = served.lake
+    lake.upload("base")
+    lake.commit()
+    lake.upload("p", b"staged")
+    lake.upload("q", b"stays")
+    reset = served.request(
+        0, "PUT", f"/repositories/{REPO}/branches/main", json={"type": "object", "path": "p"}
+    )
+
+    def check(outcomes: list[Outcome]) -> None:
+        assert _status(outcomes[0]) == 204
+        assert _read(lake, "q") == b"stays"
+        _settled(lake)
+
+    return [reset, served.commit(1)], check
+
+
+def reset_key_commit_and_worker(served: Served) -> tuple[Sequence[Callable[[], object]], Check]:
+    operations, check = reset_key_and_commit(served)
+    return [*operations, served.lake.worker().run_once], check
+
+
+def commit_and_hard_reset(served: Served) -> tuple[Sequence[Callable[[], object]], Check]:
+    lake = served.lake
+    lake.upload("base")
+    first = lake.commit()
+    lake.upload("p", b"staged")
+    reset = served.request(
+        1, "PUT", f"/repositories/{REPO}/branches/main/hard_reset", params={"ref": first}
+    )
+
+    def check(outcomes: list[Outcome]) -> None:
+        # 201: committed (its commit stays readable); 400: the reset had dropped the
+        # staged data before the commit looked; 412: the reset took it mid-commit and
+        # the commit says so instead of claiming the reset's commit as its own.
+        assert _status(outcomes[0]) in (201, 400, 412), outcomes[0]
+        assert _status(outcomes[1]) == 204
+        _settled(lake)
+
+    return [served.commit(0), reset], check
+
+
+SCENARIOS = {
+    "upload and commit": (upload_and_commit, 40, 8),
+    "two uploads and a commit": (two_uploads_and_a_commit, 40, 8),
+    "reset of a key and commit": (reset_key_and_commit, 40, 8),
+    # Defect 1's window (a worker between a reset's removal and the commit's publish)
+    # is narrow: with the worker's sealed-token wait and the reset's shadows both
+    # removed, seed 0 finds it only in a sample this large (about 15 s).
+    "reset of a key, commit and worker": (reset_key_commit_and_worker, 300, 60),
+    "commit and hard reset": (commit_and_hard_reset, 40, 8),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_no_interleaving_of_requests_loses_a_write_or_a_referenced_blob(
+    name: str, tmp_path: Path
+) -> None:
+    build, limit, shuffled = SCENARIOS[name]
+    ran = explore(_scenario(build, tmp_path), seed=0, limit=limit, shuffled=shuffled)
+    assert ran > 10

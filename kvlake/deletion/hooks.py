@@ -49,7 +49,7 @@ class DeletionHooks:
     def _unreferenced(
         self, repository: Repository, token: str, queued: float
     ) -> Iterator[PendingDelete]:
-        state = self._graveler.staging_token_states(repository, [token])[token]
+        state = self._graveler.references.token_states(repository, [token])[token]
         if state in ("consumed", "sealed", "staging"):
             return  # committed data is garbage collection's; a live token is not dropped
         due = queued + self._log.settings.send_delay

@@ -11,7 +11,7 @@ an acknowledged write is never lost to a racing commit (invariant 2).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Final
 
 from kvlake.blockstore.store import BlockStore
@@ -388,34 +388,6 @@ class Graveler:
                 for token in tokens
             ),
         )
-
-    def staging_token_states(
-        self, repository: Repository, tokens: Collection[str]
-    ) -> dict[str, TokenState]:
-        """What each staging token is now: for deciding whether its entries' blobs may go.
-
-        "sealed" if a branch lists it among its sealed tokens (a commit may be reading
-        it; this wins over "consumed"), "staging" if it is a branch's staging token,
-        "consumed" if a commit recorded consuming it (its blobs are committed data,
-        garbage collection's alone), else "dropped". One scan of the branches, then
-        point reads of the consumed records for the rest. A token's state only moves
-        forward (staging, sealed, consumed or dropped), except that a reset may drop
-        a sealed token that a commit then never publishes: its stale consumed record
-        only keeps blobs for garbage collection.
-        """
-        staging, sealed = self._refs.referenced_tokens(repository)
-        states: dict[str, TokenState] = {}
-        for token in tokens:
-            if token in sealed:
-                states[token] = "sealed"
-            elif token in staging:
-                states[token] = "staging"
-        rest = [token for token in tokens if token not in states]
-        records = self._refs.consumed_by(repository, rest)
-        for token in rest:
-            consumed = token in records and records[token].commit_ids
-            states[token] = "consumed" if consumed else "dropped"
-        return states
 
     # -- entries -------------------------------------------------------------------------
 

@@ -17,7 +17,7 @@ DiffType = Literal["added", "removed", "changed"]
 PathType = Literal["object", "common_prefix"]
 ProtectedAction = Literal["staging_write", "commit", "delete"]
 TokenState = Literal["staging", "sealed", "consumed", "dropped"]
-"""What a staging token is to its repository (see `Graveler.staging_token_states`)."""
+"""What a staging token is to its repository (see `Graveler.references.token_states`)."""
 
 
 class Value(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
@@ -105,7 +105,7 @@ class ConsumedToken(msgspec.Struct, frozen=True, kw_only=True):
     can later tell whether one that the branch history holds took its tokens.
     An id may name a commit that lost its publish: it then only makes the
     token's blobs garbage collection's, which is safe. The deletion worker reads
-    it through `Graveler.staging_token_states` instead of walking history.
+    it through `Graveler.references.token_states` instead of walking history.
     """
 
     commit_ids: tuple[str, ...] = ()

@@ -1,4 +1,4 @@
-"""Commits record the staging tokens they consume; `staging_token_states` reports them.
+"""Commits record the staging tokens they consume; `references.token_states` reports them.
 
 The deletion worker decides from these states alone whether a staged blob may
 go: a consumed token's blobs are committed data (garbage collection's), a
@@ -33,7 +33,7 @@ def test_each_state_is_reported(any_graveler: Graveler, repo: Repository) -> Non
     graveler.set(repo, "dev", b"b", value("2"))
     graveler.delete_branch(repo, "dev")
     staging = graveler.get_branch(repo, "main").staging_token
-    states = graveler.staging_token_states(repo, [consumed, dev, staging, "no-such-token"])
+    states = graveler.references.token_states(repo, [consumed, dev, staging, "no-such-token"])
     assert states == {
         consumed: "consumed",
         dev: "dropped",
@@ -42,7 +42,7 @@ def test_each_state_is_reported(any_graveler: Graveler, repo: Repository) -> Non
     }
     raw, _ = graveler.store.get(partition_of(repo), keys.consumed_token_key(consumed))
     assert decode_consumed_token(raw).commit_ids == (commit,)
-    assert graveler.staging_token_states(repo, []) == {}
+    assert graveler.references.token_states(repo, []) == {}
 
 
 def test_a_token_reads_sealed_from_its_seal_until_its_commit_publishes(
@@ -56,7 +56,7 @@ def test_a_token_reads_sealed_from_its_seal_until_its_commit_publishes(
     paused, stepping = paused_graveler(graveler, clock)
 
     def observe(call: object = None) -> None:
-        seen.append(graveler.staging_token_states(repo, [token])[token])
+        seen.append(graveler.references.token_states(repo, [token])[token])
 
     run_paused(
         stepping,
@@ -79,4 +79,4 @@ def test_a_commit_that_loses_to_a_hard_reset_leaves_a_stale_record_only(
     token = graveler.get_branch(repo, "main").staging_token
     Refs(graveler.store).record_consumed(repo, [token], "0" * 64)
     graveler.resets.reset_hard(repo, "main", "main")
-    assert graveler.staging_token_states(repo, [token]) == {token: "consumed"}
+    assert graveler.references.token_states(repo, [token]) == {token: "consumed"}

@@ -365,7 +365,7 @@ MUTATIONS = (
         "purge-released-when-finished",
         "issue 10 item 2: a finished purge frees its namespace",
         "kvlake/deletion/purge.py",
-        "            self._graveler.release_namespace("
+        "            self.graveler.release_namespace("
         "request.storage_namespace, request.instance_uid)\n",
         "            pass\n",
         ("tests/deletion/test_purge.py",),

@@ -38,7 +38,13 @@ from kvlake.blockstore.s3_client import (
     make_client,
     parse_url,
 )
-from kvlake.blockstore.s3_errors import Outcome, RangeNotSatisfiableError, classify, translate
+from kvlake.blockstore.s3_errors import (
+    Outcome,
+    RangeNotSatisfiableError,
+    classify,
+    endpoint_host,
+    translate,
+)
 from kvlake.blockstore.store import BlockStore, check_key
 from kvlake.blockstore.throttle import AdaptiveRateLimiter, shared_limiter
 from kvlake.errors import (
@@ -93,7 +99,7 @@ class _ObjectReader(io.RawIOBase):
             data = self._body.read(len(view))
         except botocore.exceptions.BotoCoreError as exc:
             raise UnavailableError(
-                f"reading {self._what} from S3 broke off ({exc}); retry the read"
+                f"reading {self._what} from S3 broke off ({type(exc).__name__}); retry the read"
             ) from exc
         view[: len(data)] = data
         return len(data)
@@ -162,7 +168,7 @@ class S3BlockStore(BlockStore):
                 store._check_bucket(location.root.split("/", 1)[0])
             except KvlakeError as exc:
                 store.close()
-                raise ConfigError(f"KVLAKE_BLOCKSTORE_URL's bucket cannot be used: {exc}") from exc
+                raise ConfigError(f"KVLAKE_BLOCKSTORE_URL cannot be served: {exc}") from exc
         return store
 
     def check_namespace(self, namespace: str) -> str:
@@ -172,7 +178,7 @@ class S3BlockStore(BlockStore):
         if len(segments) <= len(self._root) or segments[: len(self._root)] != self._root:
             root = f"s3://{'/'.join(self._root)}"
             raise InvalidInputError(
-                f"storage namespace {namespace!r} is outside the blockstore root {root!r}"
+                f"storage namespace {namespace!r} is not below the blockstore root {root!r}"
                 f" (KVLAKE_BLOCKSTORE_URL); use a namespace below it, such as {root}/repo1"
                 if self._root
                 else f"storage namespace {namespace!r} needs a bucket; use s3://bucket/repo1"
@@ -212,15 +218,21 @@ class S3BlockStore(BlockStore):
             return result
 
     def _check_bucket(self, bucket: str) -> None:
-        """Refuse a bucket that is missing or out of reach, once per bucket and process."""
+        """Refuse a bucket that is missing or out of reach, once per bucket and process.
+
+        Raises:
+            InvalidInputError: the bucket does not exist.
+            ConfigError, UnavailableError: the credentials or the endpoint fail.
+        """
         if bucket in self._known_buckets:
             return
         try:
             self._call(f"check bucket {bucket!r}", lambda: self._client.head_bucket(Bucket=bucket))
-        except KvlakeError as exc:
+        except BlobNotFoundError as exc:
+            where = endpoint_host(self._client.meta.endpoint_url)
             raise InvalidInputError(
-                f"bucket {bucket!r} cannot be used: {exc}; create the bucket or grant access,"
-                " or choose a storage namespace in another bucket"
+                f"bucket {bucket!r} does not exist at {where};"
+                " create it, or choose a storage namespace in an existing bucket"
             ) from exc
         with self._buckets_lock:
             self._known_buckets.add(bucket)

@@ -97,7 +97,7 @@ def classify(exc: Exception) -> Outcome:
     return Outcome.FINAL
 
 
-def _host(endpoint: str) -> str:
+def endpoint_host(endpoint: str) -> str:
     """The endpoint without anything a URL may carry besides scheme, host and port."""
     parts = urlsplit(endpoint)
     return f"{parts.scheme}://{parts.hostname}{f':{parts.port}' if parts.port else ''}"
@@ -105,7 +105,7 @@ def _host(endpoint: str) -> str:
 
 def translate(exc: Exception, doing: str, endpoint: str) -> KvlakeError:
     """The kvlake error for a botocore error that will not be retried (any longer)."""
-    where = _host(endpoint)
+    where = endpoint_host(endpoint)
     if isinstance(
         exc, botocore.exceptions.NoCredentialsError | botocore.exceptions.PartialCredentialsError
     ):
@@ -151,4 +151,7 @@ def translate(exc: Exception, doing: str, endpoint: str) -> KvlakeError:
             f"cannot {doing}: S3 endpoint {where} cannot be reached; check AWS_ENDPOINT_URL"
             " (or the URL's endpoint_url) and the network, then retry"
         )
-    return UnavailableError(f"cannot {doing}: S3 at {where} failed ({exc}); retry later")
+    # Not str(exc): botocore's messages carry the endpoint URL, which may carry a secret.
+    return UnavailableError(
+        f"cannot {doing}: S3 at {where} failed ({type(exc).__name__}); retry later"
+    )

@@ -70,10 +70,8 @@ def aws_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> pytest.MonkeyPat
 def s3_server(moto_s3: MotoS3, aws_env: pytest.MonkeyPatch) -> MotoS3:
     """The S3 server, empty but for the contract's buckets; AWS_ENDPOINT_URL points at it."""
     moto_s3.reset()
-    client = moto_s3.client()
     for bucket in CONTRACT_BUCKETS:
-        client.create_bucket(Bucket=bucket)
-    client.close()
+        moto_s3.admin.create_bucket(Bucket=bucket)
     aws_env.setenv("AWS_ENDPOINT_URL", moto_s3.endpoint)
     return moto_s3
 

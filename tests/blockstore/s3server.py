@@ -40,6 +40,8 @@ class MotoS3:
         self._server.start()
         host, port = self._server.get_host_and_port()
         self.endpoint = f"http://{host}:{port}"
+        self.admin = self.client()
+        """One client for setting up and inspecting state (a new one costs about 0.2 s)."""
 
     def reset(self) -> None:
         request = urllib.request.Request(f"{self.endpoint}/moto-api/reset", method="POST")
@@ -57,6 +59,7 @@ class MotoS3:
         )
 
     def stop(self) -> None:
+        self.admin.close()
         self._server.stop()
 
 
@@ -148,7 +151,9 @@ class FaultProxy:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self._thread.start()
         self.endpoint = f"http://127.0.0.1:{self._server.server_address[1]}"
 

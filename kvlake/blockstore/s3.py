@@ -39,6 +39,7 @@ from kvlake.blockstore.s3_client import (
     parse_url,
 )
 from kvlake.blockstore.s3_errors import (
+    THROTTLE_CODES,
     Outcome,
     RangeNotSatisfiableError,
     classify,
@@ -382,6 +383,7 @@ class S3BlockStore(BlockStore):
         self, namespace: str, batch: dict[str, str], failures: dict[str, Exception]
     ) -> None:
         bucket, _ = self._locate(namespace)
+        round_ = self._limiter.round
         try:
             answer = self._call(
                 f"delete {len(batch)} blobs in {namespace!r}",
@@ -393,13 +395,15 @@ class S3BlockStore(BlockStore):
         except KvlakeError as exc:  # the batch already had its retries: report every key
             failures.update(dict.fromkeys(batch.values(), exc))
             return
-        for error in answer.get("Errors", []):
-            # A key the batch failed (often SlowDown or InternalError): retried on its own.
+        errors = answer.get("Errors", [])
+        if any(error.get("Code") in THROTTLE_CODES for error in errors):
+            # S3 may throttle single keys of a batch that it answers 200: still congestion.
+            self._limiter.throttled_in(round_)
+        for error in errors:
+            # A key the batch failed (SlowDown, InternalError, ...): retried on its own.
             key = batch.get(error.get("Key", ""))
             if key is None:
                 continue
-            if error.get("Code") in ("SlowDown", "Throttling", "ServiceUnavailable"):
-                self._limiter.throttled_in(self._limiter.acquire())
             try:
                 self._delete(namespace, key)
             except KvlakeError as exc:  # reported per key

@@ -71,6 +71,12 @@ class AdaptiveRateLimiter:
         with self._lock:
             return self._rate
 
+    @property
+    def round(self) -> int:
+        """The current round: a request sent now reports throttling with this number."""
+        with self._lock:
+            return self._round
+
     def acquire(self) -> int:
         """Wait for this request's slot; return the round to pass to `throttled_in`."""
         with self._lock:

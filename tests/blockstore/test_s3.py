@@ -228,6 +228,16 @@ def test_keys_a_batch_failed_are_retried_singly(store: S3BlockStore, proxy: Faul
     singles = [line for line in proxy.log.forwarded if line.startswith("DELETE ")]
     assert len(singles) == 3
     assert list(store.list_keys(NS)) == []
+    assert store._limiter.throttled == 0
+
+
+def test_keys_a_batch_throttled_lower_the_rate(store: S3BlockStore, proxy: FaultProxy) -> None:
+    store.put(NS, "a", b"x")
+    before = store._limiter.rate
+    proxy.inject(Fault(deletes, count=1, code="SlowDown", fail_delete_keys=True))
+    assert store.delete_many(NS, ["a", "b"]) == {}
+    assert store._limiter.throttled == 1 and store._limiter.rate < before
+    assert not store.exists(NS, "a")
 
 
 def test_throttled_deletes_slow_down_and_lose_nothing(

@@ -18,8 +18,8 @@ from kvlake.blockstore.s3 import DELETE_BATCH, MIN_PART_SIZE, S3BlockStore
 from kvlake.blockstore.s3_client import S3Location, make_client
 from kvlake.blockstore.throttle import AdaptiveRateLimiter, shared_limiter
 from kvlake.errors import ConfigError, InvalidInputError, UnavailableError
+from tests.support import FakeClock
 
-from .clock import FakeClock
 from .s3server import Fault, FaultProxy, MotoS3
 from .streams import PatternStream, SourceError, pattern
 
@@ -31,11 +31,6 @@ def proxy(s3_server: MotoS3) -> Iterator[FaultProxy]:
     faulty = FaultProxy(s3_server.endpoint)
     yield faulty
     faulty.stop()
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
 
 
 def open_store(

@@ -6,8 +6,7 @@ import pytest
 
 from kvlake.blockstore.throttle import AdaptiveRateLimiter, shared_limiter
 from kvlake.errors import InvalidInputError
-
-from .clock import FakeClock
+from tests.support import FakeClock
 
 
 def limiter(clock: FakeClock, **options: float) -> AdaptiveRateLimiter:

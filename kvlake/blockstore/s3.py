@@ -119,6 +119,7 @@ class S3BlockStore(BlockStore):
     """
 
     scheme = "s3"
+    presigns = True
 
     def __init__(
         self,
@@ -422,6 +423,18 @@ class S3BlockStore(BlockStore):
             token = answer.get("NextContinuationToken", "")
             if not answer.get("IsTruncated") or not token:
                 return
+
+    def _presign_read(self, namespace: str, key: str, expires: int) -> str:
+        """Sign locally with the client's credentials: no request, so no rate slot."""
+        bucket, object_key = self._locate(namespace, key)
+        try:
+            return self._client.generate_presigned_url(
+                "get_object", Params={"Bucket": bucket, "Key": object_key}, ExpiresIn=expires
+            )
+        except botocore.exceptions.BotoCoreError as exc:
+            raise translate(
+                exc, f"presign blob {key!r} in {namespace!r}", self._client.meta.endpoint_url
+            ) from exc
 
     def _list_page(self, bucket: str, prefix: str, token: str) -> ListObjectsV2OutputTypeDef:
         if token:

@@ -108,6 +108,9 @@ def make_client(location: S3Location) -> S3Client:
         read_timeout=60,
         max_pool_connections=50,
         user_agent_extra="kvlake",
+        # SigV4 everywhere, presigned URLs included: botocore would presign with the
+        # deprecated SigV2 in us-east-1, which newer regions and many stores refuse.
+        signature_version="s3v4",
     )
     if location.addressing_style:
         config = config.merge(

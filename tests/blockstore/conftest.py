@@ -14,8 +14,7 @@ import pytest
 
 from kvlake.blockstore import BlockStore, open_blockstore
 from kvlake.blockstore.local import LocalBlockStore
-
-from .s3server import ACCESS_KEY_ID, SECRET_ACCESS_KEY, MotoS3
+from tests.support.s3server import ACCESS_KEY_ID, SECRET_ACCESS_KEY, MotoS3
 
 ADAPTERS: dict[str, Callable[[pytest.FixtureRequest, Path], str]] = {
     "local": lambda request, tmp: f"local://{tmp}/blocks",
@@ -42,14 +41,6 @@ def namespace(blockstore: BlockStore) -> str:
 def local_store(tmp_path: Path) -> Iterator[LocalBlockStore]:
     with LocalBlockStore.from_url(f"local://{tmp_path}/root") as store:
         yield store
-
-
-@pytest.fixture(scope="session")
-def moto_s3() -> Iterator[MotoS3]:
-    """One S3 server for the session (about a second to start); tests reset it."""
-    server = MotoS3()
-    yield server
-    server.stop()
 
 
 @pytest.fixture

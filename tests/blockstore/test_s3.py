@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import socket
+import urllib.request
 from collections.abc import Iterator
 
 import pytest
@@ -19,8 +20,8 @@ from kvlake.blockstore.s3_client import S3Location, make_client
 from kvlake.blockstore.throttle import AdaptiveRateLimiter, shared_limiter
 from kvlake.errors import ConfigError, InvalidInputError, UnavailableError
 from tests.support import FakeClock
+from tests.support.s3server import Fault, FaultProxy, MotoS3
 
-from .s3server import Fault, FaultProxy, MotoS3
 from .streams import PatternStream, SourceError, pattern
 
 NS = "s3://lake/repos/repo1"
@@ -276,3 +277,20 @@ def test_server_errors_are_retried_then_reported(proxy: FaultProxy, clock: FakeC
         with pytest.raises(UnavailableError, match="answered InternalError"):
             store.get(NS, "k")
         assert store._limiter.throttled == 0  # a server error is not congestion
+
+
+# -- presigned reads -------------------------------------------------------------------------
+
+
+def test_a_presigned_url_reads_the_blob_without_credentials(store: S3BlockStore) -> None:
+    store.put(NS, "data/a", b"signed")
+    url = store.presign_read(NS, "data/a", expires=60)
+    assert "X-Amz-Signature=" in url and "X-Amz-Expires=60" in url
+    with urllib.request.urlopen(url, timeout=10) as answer:
+        assert answer.read() == b"signed"
+
+
+@pytest.mark.parametrize("expires", [0, 7 * 24 * 3600 + 1])
+def test_a_presigned_url_lives_one_second_to_seven_days(store: S3BlockStore, expires: int) -> None:
+    with pytest.raises(InvalidInputError, match="lifetime"):
+        store.presign_read(NS, "k", expires=expires)

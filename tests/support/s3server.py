@@ -1,4 +1,4 @@
-"""A real S3 protocol server on loopback for the s3 blockstore tests, and a proxy that breaks it.
+"""A real S3 protocol server on loopback for the tests that use S3, and a proxy that breaks it.
 
 `MotoS3` runs moto's server mode (Werkzeug, in a thread of the test process) on
 127.0.0.1 with a free port: boto3 speaks HTTP to it exactly as to AWS, so no

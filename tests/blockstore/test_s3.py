@@ -197,6 +197,25 @@ def test_a_failed_multipart_upload_is_aborted(store: S3BlockStore, s3_server: Mo
     assert "Uploads" not in s3_server.admin.list_multipart_uploads(Bucket="lake")
 
 
+def test_a_part_whose_connection_dropped_is_sent_again(
+    store: S3BlockStore, proxy: FaultProxy
+) -> None:
+    size = MIN_PART_SIZE + READ_CHUNK
+    proxy.inject(Fault(lambda method, path: "partNumber=1" in path, count=1, drop=True))
+    assert store.put(NS, "big", io.BufferedReader(PatternStream(size))) == size
+    assert proxy.log.answered == [proxy.log.answered[0]] and "dropped" in proxy.log.answered[0]
+    assert store.get(NS, "big") == pattern(0, size)  # resent from kvlake's buffer, whole
+
+
+def test_a_read_cut_off_midway_is_unavailable_not_short(
+    store: S3BlockStore, proxy: FaultProxy
+) -> None:
+    store.put(NS, "k", pattern(0, 100_000))
+    proxy.inject(Fault(lambda method, path: method == "GET", count=1, truncate=True))
+    with store.open_reader(NS, "k") as reader, pytest.raises(UnavailableError, match="broke off"):
+        reader.read()
+
+
 def test_part_sizes_grow_so_ten_thousand_parts_hold_terabytes(store: S3BlockStore) -> None:
     assert store._part_size_for(1) == store._part_size_for(1000) == MIN_PART_SIZE
     assert store._part_size_for(1001) == 2 * MIN_PART_SIZE

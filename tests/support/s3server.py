@@ -3,8 +3,9 @@
 `MotoS3` runs moto's server mode (Werkzeug, in a thread of the test process) on
 127.0.0.1 with a free port: boto3 speaks HTTP to it exactly as to AWS, so no
 client call is mocked. `FaultProxy` sits between the adapter and that server
-and answers chosen requests itself (503 SlowDown, 500, or a DeleteObjects whose
-keys all failed), forwarding the rest unchanged: the faults of a throttling or
+and answers chosen requests itself (503 SlowDown, 500, a DeleteObjects whose
+keys all failed, a dropped connection, an answer cut in half), forwarding the
+rest unchanged: the faults of a throttling or
 flaky store, injected deterministically.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 import http.client
 import logging
 import re
+import socket
 import threading
 import urllib.request
 from collections.abc import Callable
@@ -74,6 +76,10 @@ class Fault:
     code: str = "SlowDown"
     fail_delete_keys: bool = False
     """For DeleteObjects: answer 200 with every key in <Error>, deleting nothing."""
+    drop: bool = False
+    """Read the request, then close the connection without answering."""
+    truncate: bool = False
+    """Forward, but send only half of the answer's body, then close the connection."""
 
 
 @dataclass
@@ -101,16 +107,20 @@ class FaultProxy:
             def _handle(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 fault = proxy._take(self.command, self.path)
-                if fault is None:
+                if fault is None or fault.truncate:
                     proxy.log.forwarded.append(f"{self.command} {self.path}")
-                    self._forward(body)
+                    self._forward(body, truncate=fault is not None)
+                elif fault.drop:
+                    proxy.log.answered.append(f"{self.command} {self.path} dropped")
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
                 else:
                     proxy.log.answered.append(f"{self.command} {self.path} {fault.code}")
                     self._answer(fault, body)
 
             do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _handle
 
-            def _forward(self, body: bytes) -> None:
+            def _forward(self, body: bytes, *, truncate: bool = False) -> None:
                 host, port = proxy._upstream.hostname or "", proxy._upstream.port
                 connection = http.client.HTTPConnection(host, port, timeout=30)
                 try:
@@ -125,7 +135,12 @@ class FaultProxy:
                         self.send_header(name, value)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
-                if self.command != "HEAD":
+                if truncate:
+                    self.wfile.write(data[: len(data) // 2])
+                    self.wfile.flush()
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                elif self.command != "HEAD":
                     self.wfile.write(data)
 
             def _answer(self, fault: Fault, body: bytes) -> None:

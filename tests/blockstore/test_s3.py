@@ -313,3 +313,21 @@ def test_a_presigned_url_reads_the_blob_without_credentials(store: S3BlockStore)
 def test_a_presigned_url_lives_one_second_to_seven_days(store: S3BlockStore, expires: int) -> None:
     with pytest.raises(InvalidInputError, match="lifetime"):
         store.presign_read(NS, "k", expires=expires)
+
+
+def test_a_completed_upload_whose_answer_was_lost_is_not_a_failure(
+    store: S3BlockStore, proxy: FaultProxy
+) -> None:
+    """The server completed the upload but its answer broke off: the complete is retried.
+
+    moto (like S3 for a while after completion) answers a repeated complete with
+    success; a store answering NoSuchUpload instead would fail the put (docs/s3.md).
+    """
+    size = MIN_PART_SIZE + READ_CHUNK
+    completes = Fault(
+        lambda method, path: method == "POST" and "uploadId=" in path, count=1, truncate=True
+    )
+    proxy.inject(completes)
+    assert store.put(NS, "big", io.BufferedReader(PatternStream(size))) == size
+    assert completes.count == 0
+    assert store.get(NS, "big") == pattern(0, size)

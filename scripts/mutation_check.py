@@ -378,6 +378,51 @@ MUTATIONS = (
         "            if False:\n",
         ("tests/deletion/test_purge.py",),
     ),
+    Mutation(
+        "s3-root-wall",
+        "issue 15: an s3 namespace must be below the configured bucket/prefix root",
+        "kvlake/blockstore/s3.py",
+        "        if len(segments) <= len(self._root) or segments[: len(self._root)]"
+        " != self._root:\n",
+        "        if False:\n",
+        (
+            "tests/blockstore/test_s3.py::test_namespaces_must_be_below_the_root",
+            "tests/api/test_s3_lake.py",
+        ),
+    ),
+    Mutation(
+        "aimd-one-cut-per-round",
+        "issue 15: workers throttled together cut the shared rate once, not once each",
+        "kvlake/blockstore/throttle.py",
+        "            if round_ != self._round:\n                return",
+        "            if round_ != self._round:\n                pass",
+        ("tests/blockstore/test_throttle.py",),
+    ),
+    Mutation(
+        "s3-throttle-lowers-the-rate",
+        "issue 15: a throttled S3 answer lowers the rate every worker shares",
+        "kvlake/blockstore/s3.py",
+        "                    self._limiter.throttled_in(round_)\n"
+        "                    self._limiter.pause(_backoff(throttles))\n",
+        "                    self._limiter.pause(_backoff(throttles))\n",
+        ("tests/blockstore/test_s3.py::test_throttled_deletes_slow_down_and_lose_nothing",),
+    ),
+    Mutation(
+        "s3-delete-batches-of-1000",
+        "issue 15: DeleteObjects gets at most 1,000 keys",
+        "kvlake/blockstore/s3.py",
+        "            if len(batch) == DELETE_BATCH:\n",
+        "            if len(batch) == 10 * DELETE_BATCH:\n",
+        ("tests/blockstore/test_s3.py::test_delete_many_sends_batches_of_a_thousand",),
+    ),
+    Mutation(
+        "s3-failed-batch-keys-retried-singly",
+        "issue 15: keys a DeleteObjects answer failed are retried one by one",
+        "kvlake/blockstore/s3.py",
+        "            try:\n                self._delete(namespace, key)\n",
+        "            try:\n                raise InvalidInputError(key)\n",
+        ("tests/blockstore/test_s3.py::test_keys_a_batch_failed_are_retried_singly",),
+    ),
 )
 
 

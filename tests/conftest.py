@@ -13,6 +13,7 @@ import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import psycopg
 import pytest
@@ -21,6 +22,19 @@ from kvlake.kv import Store, open_store
 from kvlake.kv.memory import MemoryStore
 from tests.support import STORES, FakeClock, drop_postgres_table, store_params
 from tests.support.postgres import DEFAULT_POSTGRES_DSN, POSTGRES_DSN_VARIABLE, postgres_target
+
+if TYPE_CHECKING:
+    from tests.support.s3server import MotoS3
+
+
+@pytest.fixture(scope="session")
+def moto_s3() -> Iterator[MotoS3]:
+    """One S3 protocol server (moto) on loopback for the session; tests reset or scope it."""
+    from tests.support.s3server import MotoS3  # moto and boto3 load only for S3 tests
+
+    server = MotoS3()
+    yield server
+    server.stop()
 
 
 @pytest.fixture

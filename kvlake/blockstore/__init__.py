@@ -4,6 +4,7 @@ from kvlake.blockstore.registry import open_blockstore, register_blockstore
 from kvlake.blockstore.store import (
     MAX_NAMESPACE_BYTES,
     MAX_NAMESPACE_SEGMENT_BYTES,
+    MAX_PRESIGN_SECONDS,
     READ_CHUNK,
     BlockStore,
     check_key,
@@ -12,6 +13,7 @@ from kvlake.blockstore.store import (
 __all__ = [
     "MAX_NAMESPACE_BYTES",
     "MAX_NAMESPACE_SEGMENT_BYTES",
+    "MAX_PRESIGN_SECONDS",
     "READ_CHUNK",
     "BlockStore",
     "check_key",

@@ -17,6 +17,7 @@ from kvlake.errors import ConfigError
 _BLOCKSTORES: dict[str, str] = {
     "local": "kvlake.blockstore.local:LocalBlockStore",
     "mem": "kvlake.blockstore.memory:MemoryBlockStore",
+    "s3": "kvlake.blockstore.s3:S3BlockStore",
 }
 
 

@@ -67,6 +67,8 @@ MAX_NAMESPACE_BYTES: Final = 512
 path leaves room for the keys kvlake writes under it."""
 MAX_NAMESPACE_SEGMENT_BYTES: Final = 255
 """A folder name's length on common filesystems."""
+MAX_PRESIGN_SECONDS: Final = 7 * 24 * 3600
+"""S3's longest lifetime for a URL signed with SigV4."""
 
 
 class BlockStore(Closing, ABC):
@@ -79,6 +81,8 @@ class BlockStore(Closing, ABC):
 
     scheme: str
     """The namespace URL scheme this adapter serves, e.g. `local`."""
+    presigns: bool = False
+    """Whether `presign_read` works: the API reports it as `pre_sign_support`."""
 
     # -- the contract ---------------------------------------------------------
 
@@ -158,6 +162,24 @@ class BlockStore(Closing, ABC):
         if not isinstance(prefix, str) or "\0" in prefix:
             raise InvalidInputError(f"key prefix {prefix!r} is invalid; use a str without NUL")
         return self._list_keys(normalised, prefix)
+
+    def presign_read(self, namespace: str, key: str, *, expires: int) -> str:
+        """A URL anyone holding it may GET the blob from for `expires` seconds.
+
+        Clients then read straight from the object store, not through kvlake;
+        only adapters whose store signs URLs (`presigns`) can.
+
+        Raises:
+            InvalidInputError: bad namespace or key, `expires` outside 1 s to 7 days,
+                or an adapter without presigned URLs.
+        """
+        normalised = self.check_namespace(namespace)
+        check_key(key)
+        if not 1 <= expires <= MAX_PRESIGN_SECONDS:
+            raise InvalidInputError(
+                f"presigned URL lifetime {expires} s is invalid; use 1 to {MAX_PRESIGN_SECONDS} s"
+            )
+        return self._presign_read(normalised, key, expires)
 
     # -- helpers built on the contract ----------------------------------------
 
@@ -264,3 +286,10 @@ class BlockStore(Closing, ABC):
     @abstractmethod
     def _list_keys(self, namespace: str, prefix: str) -> Iterator[str]:
         """Iterate matching keys in ascending order, streaming."""
+
+    def _presign_read(self, namespace: str, key: str, expires: int) -> str:
+        """Sign a GET URL; adapters that set `presigns` override this."""
+        raise InvalidInputError(
+            f"the {self.scheme} blockstore has no presigned URLs (pre_sign_support is false);"
+            " read the object through the API"
+        )

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from kvlake.blockstore import open_blockstore
 from kvlake.blockstore.memory import LIST_PAGE, MemoryBlockStore
-from kvlake.errors import ClosedError
+from kvlake.errors import ClosedError, InvalidInputError
 
 NS = "mem://lake/repo1"
 
@@ -50,3 +52,10 @@ def test_closed_store_refuses_every_call() -> None:
         store.put(NS, "k", b"x")
     with pytest.raises(ClosedError):
         list(store.list_keys(NS))
+
+
+def test_memory_and_local_blobs_have_no_presigned_urls(tmp_path: Path) -> None:
+    for store in (MemoryBlockStore(), open_blockstore(f"local://{tmp_path}/blocks")):
+        assert not store.presigns
+        with pytest.raises(InvalidInputError, match="has no presigned URLs"):
+            store.presign_read(f"{store.scheme}://lake", "k", expires=60)

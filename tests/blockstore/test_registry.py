@@ -45,11 +45,11 @@ def test_local_url_opens_a_local_blockstore_at_its_root(tmp_path: Path) -> None:
         assert opened.root == str(tmp_path / "data")
 
 
-@pytest.mark.parametrize("url", ["s3://key:secret@bucket/prefix", "/var/lib/kvlake", ""])
+@pytest.mark.parametrize("url", ["gs://key:secret@bucket/prefix", "/var/lib/kvlake", ""])
 def test_unknown_scheme_names_the_setting_and_hides_the_rest(url: str) -> None:
     with pytest.raises(ConfigError, match="KVLAKE_BLOCKSTORE_URL") as caught:
         open_blockstore(url)
-    assert "local://, mem://" in str(caught.value)
+    assert "local://, mem://, s3://" in str(caught.value)
     assert "secret" not in str(caught.value)
 
 
@@ -65,7 +65,7 @@ def test_registered_scheme_opens_its_adapter() -> None:
 
 
 @pytest.mark.usefixtures("scratch_registry")
-@pytest.mark.parametrize("scheme", ["local", "mem"])
+@pytest.mark.parametrize("scheme", ["local", "mem", "s3"])
 def test_register_refuses_a_taken_scheme(scheme: str) -> None:
     with pytest.raises(ConfigError, match="already registered"):
         register_blockstore(scheme, f"{__name__}:PluginBlockStore")
@@ -91,8 +91,9 @@ def test_unimportable_adapter_is_a_config_error() -> None:
 def test_importing_the_package_imports_no_adapter() -> None:
     code = (
         "import sys, kvlake.blockstore\n"
-        "loaded = [m for m in ('kvlake.blockstore.local', 'kvlake.blockstore.memory')"
-        " if m in sys.modules]\n"
+        "adapters = ('kvlake.blockstore.local', 'kvlake.blockstore.memory',"
+        " 'kvlake.blockstore.s3', 'boto3', 'botocore')\n"
+        "loaded = [m for m in adapters if m in sys.modules]\n"
         "assert not loaded, loaded\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

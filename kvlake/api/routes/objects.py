@@ -6,10 +6,12 @@ stream from the blockstore in chunks, so memory stays flat for any object size.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Sequence
 from email.utils import formatdate
 from typing import Any, BinaryIO, Final
 
+import msgspec
 from starlette.responses import Response, StreamingResponse
 
 from kvlake.api import convert, params
@@ -22,6 +24,7 @@ from kvlake.api.wire.common import pagination
 from kvlake.auth import Permission, object_arn
 from kvlake.blockstore import READ_CHUNK
 from kvlake.catalog import CommonPrefix, ObjectStat
+from kvlake.errors import InvalidInputError
 
 API_GROUP: Final = "objects"
 READ: Final = "/repositories/{repository}/refs/{ref}/objects"
@@ -30,6 +33,13 @@ _SMALL: Final = 1 << 20
 _NO_PRESIGN: Final = params.unsupported(
     "presign", "kvlake has no presigned URLs (pre_sign_support is false)"
 )
+_PRESIGN: Final = params.flag(
+    "presign",
+    "answer with a URL of the object store (getObject: a 302 to it; statObject: as"
+    " physical_address) instead of the bytes; only on blockstores that sign URLs (s3)",
+)
+PRESIGN_SECONDS: Final = 15 * 60
+"""How long a presigned URL is valid: lakeFS's default."""
 
 
 def _headers(stat: ObjectStat) -> dict[str, str]:
@@ -49,11 +59,36 @@ def _chunks(reader: BinaryIO) -> Iterator[bytes]:
         reader.close()
 
 
+def _wants_presign(call: Call[Any]) -> bool:
+    """Whether the call asked for a presigned URL, refusing it where none can be made.
+
+    Whether the blockstore can sign is known only at run time, so unlike the
+    flags `params.unsupported` refuses, this one is checked here, before any read.
+    """
+    if not call.query.flag("presign"):
+        return False
+    blockstore = call.services.blockstore
+    if not blockstore.presigns:
+        raise InvalidInputError(
+            f"query parameter 'presign' is not supported: the {blockstore.scheme} blockstore"
+            " has no presigned URLs (pre_sign_support is false); leave presign false"
+        )
+    return True
+
+
+def _presign(call: Call[Any], stat: ObjectStat) -> str:
+    namespace = call.repository.storage_namespace
+    return call.services.blockstore.presign_read(namespace, stat.address, expires=PRESIGN_SECONDS)
+
+
 def _read(call: Call[Any], *, with_body: bool) -> Response:
     catalog = call.services.catalog
     repository = call.repository
     ref, path = call.path["ref"], call.query.text("path")
+    presign = with_body and _wants_presign(call)
     stat = catalog.stat(repository, ref, path)
+    if presign:
+        return Response(status_code=302, headers={"Location": _presign(call, stat)})
     headers = _headers(stat)
     if_none_match = call.query.text("If-None-Match")
     if if_none_match and if_none_match.strip() in (headers["ETag"], stat.checksum, "*"):
@@ -88,10 +123,17 @@ def head_object(call: Call[None]) -> Response:
 def stat_object(call: Call[None]) -> Response:
     # The record is read once and handed down: one KV read, not one per layer.
     repository = call.repository
+    presign = _wants_presign(call)
     stat = call.services.catalog.stat(repository, call.path["ref"], call.query.text("path"))
     user_metadata = call.query.flag("user_metadata", True)
-    namespace = repository.storage_namespace
-    return json_response(convert.object_stats(stat, namespace, user_metadata=user_metadata))
+    stats = convert.object_stats(stat, repository.storage_namespace, user_metadata=user_metadata)
+    if presign:
+        stats = msgspec.structs.replace(
+            stats,
+            physical_address=_presign(call, stat),
+            physical_address_expiry=int(time.time()) + PRESIGN_SECONDS,
+        )
+    return json_response(stats)
 
 
 def list_objects(call: Call[None]) -> Response:
@@ -173,8 +215,8 @@ OPERATIONS: Final = (
         READ,
         get_object,
         API_GROUP,
-        params=(params.PATH, _RANGE, params.header("If-None-Match", "ETag"), _NO_PRESIGN),
-        responses={200: "binary", 206: "binary", 404: None, 416: None},
+        params=(params.PATH, _RANGE, params.header("If-None-Match", "ETag"), _PRESIGN),
+        responses={200: "binary", 206: "binary", 302: None, 404: None, 416: None},
         permissions=on_object("fs:ReadObject"),
     ),
     Operation(
@@ -193,7 +235,7 @@ OPERATIONS: Final = (
         READ + "/stat",
         stat_object,
         API_GROUP,
-        params=(params.PATH, params.flag("user_metadata", "include user metadata"), _NO_PRESIGN),
+        params=(params.PATH, params.flag("user_metadata", "include user metadata"), _PRESIGN),
         responses={200: wire.ObjectStats, 404: None},
         permissions=on_object("fs:ReadObject"),
     ),

@@ -1,0 +1,453 @@
+"""Blobs as objects in S3 or any S3-compatible store: `s3://bucket/prefix`.
+
+A namespace `s3://lake/repos/repo1` is the bucket `lake` and the key prefix
+`repos/repo1/`; a blob is the object `repos/repo1/<key>`. Unlike `local://`,
+namespaces are absolute (lakeFS clients send `s3://bucket/path`), so the root
+in KVLAKE_BLOCKSTORE_URL is a wall they must stay inside: `s3://lake/repos`
+serves `s3://lake/repos/<anything>` only, `s3://lake` any prefix of that bucket,
+and a bare `s3://` every bucket the credentials reach (what lakeFS does).
+
+Everything about reaching the store is the standard AWS configuration (the
+credential chain, AWS_ENDPOINT_URL, AWS_REGION, the config file's
+addressing style), so MinIO, Ceph, R2 and others need no kvlake setting; the
+URL's query may override a few (`from_url`).
+
+kvlake, not botocore, retries: every attempt first takes a slot from the
+process's `AdaptiveRateLimiter` for the endpoint, and a throttled answer lowers
+that shared rate, so a large delete slows down instead of failing. Put bodies
+are retried from kvlake's own part buffer, never by re-reading the caller's
+stream. Every botocore error is translated here; callers see only kvlake errors.
+"""
+
+from __future__ import annotations
+
+import io
+import random
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import suppress
+from functools import partial
+from typing import TYPE_CHECKING, BinaryIO, Final, Self, TypeVar
+
+import botocore.exceptions
+
+from kvlake.blockstore.s3_client import (
+    BUCKET_NAME,
+    DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_PART_SIZE_MIB,
+    make_client,
+    parse_url,
+)
+from kvlake.blockstore.s3_errors import (
+    THROTTLE_CODES,
+    Outcome,
+    RangeNotSatisfiableError,
+    classify,
+    endpoint_host,
+    translate,
+)
+from kvlake.blockstore.store import BlockStore, check_key
+from kvlake.blockstore.throttle import AdaptiveRateLimiter, shared_limiter
+from kvlake.errors import (
+    BlobNotFoundError,
+    ConfigError,
+    InvalidInputError,
+    KvlakeError,
+    UnavailableError,
+)
+
+if TYPE_CHECKING:
+    from _typeshed import WriteableBuffer
+    from botocore.response import StreamingBody
+    from mypy_boto3_s3 import S3Client
+    from mypy_boto3_s3.type_defs import CompletedPartTypeDef, ListObjectsV2OutputTypeDef
+
+T = TypeVar("T")
+
+MIB: Final = 1 << 20
+DEFAULT_PART_SIZE: Final = DEFAULT_PART_SIZE_MIB * MIB
+"""Bodies up to this size are one PutObject; larger ones are multipart uploads in parts of
+at least this size, so a put holds about two parts in memory, never the whole body."""
+MIN_PART_SIZE: Final = 5 * MIB
+"""S3 refuses smaller parts (but the last)."""
+PARTS_PER_SIZE_STEP: Final = 1000
+"""Part sizes double every 1,000 parts (up to MAX_PART_SIZE): a stream of unknown length
+then fits S3's 10,000 parts up to about 2.5 TiB with 8 MiB parts."""
+MAX_PART_SIZE: Final = 512 * MIB
+DELETE_BATCH: Final = 1000
+"""DeleteObjects takes at most 1,000 keys."""
+MAX_THROTTLED_ATTEMPTS: Final = 30
+"""Attempts at a throttled request: with the shared rate falling and back-offs of up to
+MAX_BACKOFF, a request gives up only after minutes of throttling."""
+BASE_BACKOFF: Final = 0.05
+MAX_BACKOFF: Final = 5.0
+
+
+class _ObjectReader(io.RawIOBase):
+    """An S3 response body as a raw stream; a broken connection becomes UnavailableError."""
+
+    def __init__(self, body: StreamingBody, what: str) -> None:
+        super().__init__()
+        self._body = body
+        self._what = what
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: WriteableBuffer) -> int:
+        view = memoryview(buffer).cast("B")
+        try:
+            data = self._body.read(len(view))
+        except botocore.exceptions.BotoCoreError as exc:
+            raise UnavailableError(
+                f"reading {self._what} from S3 broke off ({type(exc).__name__}); retry the read"
+            ) from exc
+        view[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        if not self.closed:
+            self._body.close()
+        super().close()
+
+
+class S3BlockStore(BlockStore):
+    """Objects under a root `s3://[bucket[/prefix]]`. Thread-safe: one boto3 client, shared.
+
+    Puts are atomic because S3's are (PutObject, CompleteMultipartUpload); a
+    failed multipart upload is aborted. Listings are S3's, in UTF-8 byte order.
+    """
+
+    scheme = "s3"
+    presigns = True
+
+    def __init__(
+        self,
+        client: S3Client,
+        *,
+        root: str = "",
+        limiter: AdaptiveRateLimiter,
+        part_size: int = DEFAULT_PART_SIZE,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+    ) -> None:
+        """Serve namespaces below `root` (`bucket/prefix`, `bucket` or "" for all buckets)."""
+        if part_size < MIN_PART_SIZE or max_attempts < 1:
+            raise ConfigError(
+                f"S3 part size {part_size} or max attempts {max_attempts} is invalid; use a part"
+                f" size of at least {MIN_PART_SIZE // MIB} MiB and at least one attempt"
+            )
+        self._client = client
+        self._root = tuple(s for s in root.split("/") if s)
+        self._limiter = limiter
+        self._part_size = part_size
+        self._max_attempts = max_attempts
+        self._known_buckets: set[str] = set()
+        self._buckets_lock = threading.Lock()
+
+    @classmethod
+    def from_url(cls, url: str) -> Self:
+        """Open `s3://[bucket[/prefix]][?option=value&...]` and check the bucket at once.
+
+        Options override the AWS configuration: `endpoint_url`, `region`,
+        `addressing_style` (`path`, `virtual`, `auto`); and kvlake's own
+        `part_size_mib` (default 8) and `max_attempts` (default 5).
+
+        Raises:
+            ConfigError: a malformed URL or option, missing credentials, an
+                unreachable endpoint, or a root bucket that does not exist.
+        """
+        location = parse_url(url)
+        client = make_client(location)
+        store = cls(
+            client,
+            root=location.root,
+            limiter=shared_limiter(client.meta.endpoint_url),
+            part_size=location.part_size_mib * MIB,
+            max_attempts=location.max_attempts,
+        )
+        if location.root:
+            try:
+                store._check_bucket(location.root.split("/", 1)[0])
+            except KvlakeError as exc:
+                store.close()
+                raise ConfigError(f"KVLAKE_BLOCKSTORE_URL cannot be served: {exc}") from exc
+        return store
+
+    def check_namespace(self, namespace: str) -> str:
+        """Accept `s3://bucket/prefix` below the root, in an existing bucket; see `BlockStore`."""
+        path = self._namespace_path(namespace)
+        segments = tuple(path.split("/"))
+        if len(segments) <= len(self._root) or segments[: len(self._root)] != self._root:
+            root = f"s3://{'/'.join(self._root)}"
+            raise InvalidInputError(
+                f"storage namespace {namespace!r} is not below the blockstore root {root!r}"
+                f" (KVLAKE_BLOCKSTORE_URL); use a namespace below it, such as {root}/repo1"
+                if self._root
+                else f"storage namespace {namespace!r} needs a bucket; use s3://bucket/repo1"
+            )
+        if not BUCKET_NAME.fullmatch(segments[0]):
+            raise InvalidInputError(
+                f"storage namespace {namespace!r} names the bucket {segments[0]!r}, which is not"
+                " a valid S3 bucket name; use 3 to 63 lowercase letters, digits, '.' and '-'"
+            )
+        self._check_bucket(segments[0])
+        return f"s3://{path}"
+
+    # -- requests ---------------------------------------------------------------------
+
+    def _call(self, doing: str, request: Callable[[], T]) -> T:
+        """Run one S3 request under the shared rate, retrying throttles and transient errors."""
+        failures = throttles = 0
+        while True:
+            round_ = self._limiter.acquire()
+            try:
+                result = request()
+            except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError) as exc:
+                outcome = classify(exc)
+                if outcome is Outcome.THROTTLED and throttles + 1 < MAX_THROTTLED_ATTEMPTS:
+                    throttles += 1
+                    self._limiter.throttled_in(round_)
+                    self._limiter.pause(_backoff(throttles))
+                    continue
+                if outcome is Outcome.TRANSIENT and failures + 1 < self._max_attempts:
+                    failures += 1
+                    self._limiter.pause(_backoff(failures))
+                    continue
+                if outcome is Outcome.THROTTLED:
+                    self._limiter.throttled_in(round_)
+                raise translate(exc, doing, self._client.meta.endpoint_url) from exc
+            self._limiter.succeeded()
+            return result
+
+    def _check_bucket(self, bucket: str) -> None:
+        """Refuse a bucket that is missing or out of reach, once per bucket and process.
+
+        Raises:
+            InvalidInputError: the bucket does not exist.
+            ConfigError, UnavailableError: the credentials or the endpoint fail.
+        """
+        if bucket in self._known_buckets:
+            return
+        try:
+            self._call(f"check bucket {bucket!r}", lambda: self._client.head_bucket(Bucket=bucket))
+        except BlobNotFoundError as exc:
+            where = endpoint_host(self._client.meta.endpoint_url)
+            raise InvalidInputError(
+                f"bucket {bucket!r} does not exist at {where};"
+                " create it, or choose a storage namespace in an existing bucket"
+            ) from exc
+        with self._buckets_lock:
+            self._known_buckets.add(bucket)
+
+    @staticmethod
+    def _locate(namespace: str, key: str = "") -> tuple[str, str]:
+        """The bucket and object key in a checked namespace (key "": the prefix, ending in /)."""
+        bucket, _, prefix = namespace.removeprefix("s3://").partition("/")
+        return bucket, f"{prefix}/{key}" if prefix else key
+
+    # -- primitives -----------------------------------------------------------------------
+
+    def _put(self, namespace: str, key: str, chunks: Iterator[bytes]) -> int:
+        bucket, object_key = self._locate(namespace, key)
+        what = f"blob {key!r} in {namespace!r}"
+        buffer = bytearray()
+        for chunk in chunks:
+            buffer += chunk
+            if len(buffer) >= self._part_size:
+                return self._put_multipart(bucket, object_key, buffer, chunks, what)
+        body = bytes(buffer)
+        self._call(
+            f"store {what}",
+            lambda: self._client.put_object(Bucket=bucket, Key=object_key, Body=body),
+        )
+        return len(body)
+
+    def _put_multipart(
+        self, bucket: str, object_key: str, buffer: bytearray, chunks: Iterator[bytes], what: str
+    ) -> int:
+        """Upload `buffer`, then the rest of `chunks`, in parts; abort on any failure."""
+        upload_id = self._call(
+            f"start the upload of {what}",
+            lambda: self._client.create_multipart_upload(Bucket=bucket, Key=object_key),
+        )["UploadId"]
+        parts: list[CompletedPartTypeDef] = []
+        size = 0
+
+        def send(body: bytes) -> None:
+            number = len(parts) + 1
+            answer = self._call(
+                f"upload part {number} of {what}",
+                lambda: self._client.upload_part(
+                    Bucket=bucket, Key=object_key, UploadId=upload_id, PartNumber=number, Body=body
+                ),
+            )
+            parts.append({"PartNumber": number, "ETag": answer["ETag"]})
+
+        try:
+            for chunk in chunks:  # the caller's stream: its errors reach the caller as they are
+                if len(buffer) >= self._part_size_for(len(parts) + 1):
+                    size += len(buffer)
+                    send(bytes(buffer))
+                    buffer = bytearray()
+                buffer += chunk
+            size += len(buffer)
+            send(bytes(buffer))
+            self._call(
+                f"complete the upload of {what}",
+                lambda: self._client.complete_multipart_upload(
+                    Bucket=bucket,
+                    Key=object_key,
+                    UploadId=upload_id,
+                    MultipartUpload={"Parts": parts},
+                ),
+            )
+        except BaseException:
+            # The original error matters more; an upload left behind is invisible, and a
+            # bucket lifecycle rule (AbortIncompleteMultipartUpload) removes it (docs/s3.md).
+            with suppress(KvlakeError):
+                self._call(
+                    f"abort the upload of {what}",
+                    lambda: self._client.abort_multipart_upload(
+                        Bucket=bucket, Key=object_key, UploadId=upload_id
+                    ),
+                )
+            raise
+        return size
+
+    def _part_size_for(self, number: int) -> int:
+        """The size part `number` (from 1) must reach before it is sent."""
+        return min(MAX_PART_SIZE, self._part_size << ((number - 1) // PARTS_PER_SIZE_STEP))
+
+    def _open_reader(self, namespace: str, key: str, start: int, end: int | None) -> BinaryIO:
+        bucket, object_key = self._locate(namespace, key)
+        what = f"blob {key!r} in {namespace!r}"
+        if end == start:  # no HTTP range is empty: check the blob and the start instead
+            self._clip_range(namespace, key, start, end, self._size(namespace, key))
+            return io.BytesIO(b"")
+        # S3 clips the range's end to the object; no Range at all for a whole read,
+        # because an empty object satisfies no range.
+        wanted = f"bytes={start}-{'' if end is None else end - 1}"
+        whole = start == 0 and end is None
+        try:
+            answer = self._call(
+                f"read {what}",
+                lambda: (
+                    self._client.get_object(Bucket=bucket, Key=object_key)
+                    if whole
+                    else self._client.get_object(Bucket=bucket, Key=object_key, Range=wanted)
+                ),
+            )
+        except RangeNotSatisfiableError:
+            # The start is at or beyond the end: an empty reader, or the contract's error.
+            self._clip_range(namespace, key, start, end, self._size(namespace, key))
+            return io.BytesIO(b"")
+        except BlobNotFoundError:
+            raise self._not_found(namespace, key) from None
+        return io.BufferedReader(_ObjectReader(answer["Body"], what))
+
+    def _size(self, namespace: str, key: str) -> int:
+        bucket, object_key = self._locate(namespace, key)
+        try:
+            answer = self._call(
+                f"read the size of blob {key!r} in {namespace!r}",
+                lambda: self._client.head_object(Bucket=bucket, Key=object_key),
+            )
+        except BlobNotFoundError:
+            raise self._not_found(namespace, key) from None
+        return answer["ContentLength"]
+
+    def _delete(self, namespace: str, key: str) -> None:
+        bucket, object_key = self._locate(namespace, key)
+        self._call(
+            f"delete blob {key!r} in {namespace!r}",
+            lambda: self._client.delete_object(Bucket=bucket, Key=object_key),
+        )
+
+    def delete_many(self, namespace: str, keys: Iterable[str]) -> dict[str, Exception]:
+        """Delete in DeleteObjects batches of 1,000; retry the keys a batch failed singly."""
+        normalised = self.check_namespace(namespace)
+        failures: dict[str, Exception] = {}
+        batch: dict[str, str] = {}  # object key -> blob key, in order, without duplicates
+        for key in keys:
+            try:
+                batch[self._locate(normalised, check_key(key))[1]] = key
+            except InvalidInputError as exc:  # reported per key, as BlockStore documents
+                failures[key] = exc
+            if len(batch) == DELETE_BATCH:
+                self._delete_batch(normalised, batch, failures)
+                batch = {}
+        if batch:
+            self._delete_batch(normalised, batch, failures)
+        return failures
+
+    def _delete_batch(
+        self, namespace: str, batch: dict[str, str], failures: dict[str, Exception]
+    ) -> None:
+        bucket, _ = self._locate(namespace)
+        round_ = self._limiter.round
+        try:
+            answer = self._call(
+                f"delete {len(batch)} blobs in {namespace!r}",
+                lambda: self._client.delete_objects(
+                    Bucket=bucket,
+                    Delete={"Objects": [{"Key": k} for k in batch], "Quiet": True},
+                ),
+            )
+        except KvlakeError as exc:  # the batch already had its retries: report every key
+            failures.update(dict.fromkeys(batch.values(), exc))
+            return
+        errors = answer.get("Errors", [])
+        if any(error.get("Code") in THROTTLE_CODES for error in errors):
+            # S3 may throttle single keys of a batch that it answers 200: still congestion.
+            self._limiter.throttled_in(round_)
+        for error in errors:
+            # A key the batch failed (SlowDown, InternalError, ...): retried on its own.
+            key = batch.get(error.get("Key", ""))
+            if key is None:
+                continue
+            try:
+                self._delete(namespace, key)
+            except KvlakeError as exc:  # reported per key
+                failures[key] = exc
+
+    def _list_keys(self, namespace: str, prefix: str) -> Iterator[str]:
+        bucket, base = self._locate(namespace)
+        token = ""
+        while True:
+            answer = self._call(
+                f"list blobs in {namespace!r}",
+                partial(self._list_page, bucket, base + prefix, token),
+            )
+            for entry in answer.get("Contents", []):
+                yield entry["Key"][len(base) :]
+            token = answer.get("NextContinuationToken", "")
+            if not answer.get("IsTruncated") or not token:
+                return
+
+    def _presign_read(self, namespace: str, key: str, expires: int) -> str:
+        """Sign locally with the client's credentials: no request, so no rate slot."""
+        bucket, object_key = self._locate(namespace, key)
+        try:
+            return self._client.generate_presigned_url(
+                "get_object", Params={"Bucket": bucket, "Key": object_key}, ExpiresIn=expires
+            )
+        except botocore.exceptions.BotoCoreError as exc:
+            raise translate(
+                exc, f"presign blob {key!r} in {namespace!r}", self._client.meta.endpoint_url
+            ) from exc
+
+    def _list_page(self, bucket: str, prefix: str, token: str) -> ListObjectsV2OutputTypeDef:
+        if token:
+            return self._client.list_objects_v2(
+                Bucket=bucket, Prefix=prefix, ContinuationToken=token
+            )
+        return self._client.list_objects_v2(Bucket=bucket, Prefix=prefix)
+
+    def close(self) -> None:
+        """Close the client's connection pool. Closing twice is fine."""
+        self._client.close()
+
+
+def _backoff(attempt: int) -> float:
+    """Exponential back-off with jitter, so retrying workers do not move in lockstep."""
+    return min(MAX_BACKOFF, BASE_BACKOFF * 2.0 ** (attempt - 1)) * random.uniform(0.5, 1.0)

@@ -7,6 +7,8 @@ of processes over one store behave as one server.
 
 from __future__ import annotations
 
+import logging
+
 from kvlake.auth import (
     Authenticator,
     AuthStore,
@@ -22,6 +24,8 @@ from kvlake.config import Settings
 from kvlake.graveler import Graveler
 from kvlake.kv import Store
 from kvlake.lake import JOB_INTERVAL, Lake
+
+log = logging.getLogger(__name__)
 
 
 class Services:
@@ -42,6 +46,9 @@ class Services:
         try:
             services = cls(lake)
             services.auth.check_server_key()
+            # A store written before namespaces had owners: claim the live ones' now.
+            for problem in lake.graveler.adopt_namespaces():
+                log.warning("storage namespace not adopted: %s", problem)
         except BaseException:
             lake.close()
             raise

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 
 import httpx
 import pytest
+
+from kvlake.api.services import Services
+from kvlake.config import load_settings
+from kvlake.lake import Lake
 
 IN_USE = "storage namespace already in use"
 
@@ -61,3 +66,19 @@ def test_a_namespace_deleted_without_purge_keeps_its_data_from_new_repositories(
     assert "deleted without purge" in _refused(http, f"local://{repo}")
     assert "overlaps" in _refused(http, f"local://{repo}/inner", bare=True)
     assert _create(http, repo, f"local://{repo}", bare=True).status_code == 201
+
+
+def test_a_server_adopts_the_namespaces_of_repositories_older_than_owners(
+    tmp_path: Path,
+) -> None:
+    settings = load_settings({"KVLAKE_DATA_DIR": str(tmp_path)})
+    with Lake.open(settings) as lake:
+        old = lake.graveler.create_repository("old", storage_namespace="local://old")
+        lake.store.drop_partition(b"graveler_namespaces")  # as an earlier version left it
+        assert lake.graveler.references.namespace_owner("local://old") is None
+    services = Services.open(settings)
+    try:
+        owner = services.graveler.references.namespace_owner("local://old")
+        assert owner is not None and owner.instance_uid == old.instance_uid
+    finally:
+        services.close()

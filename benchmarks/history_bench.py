@@ -30,6 +30,7 @@ from kvlake.graveler import keys
 from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.records import Commit, Repository, Value, encode
+from kvlake.graveler.refs import Refs
 from kvlake.kv import Store, open_store
 
 NAMESPACE = "local://lake/history"
@@ -154,9 +155,9 @@ def measure_merge(lake: Lake, repo: Repository, src: str, dst: str) -> tuple[Bes
     best, reads = Best(), 0
     for _ in range(REPEAT):
         cold = lake.graveler()
-        best.run(partial(cold.merge, repo, src, dst, committer="bench"))
+        best.run(partial(cold.merges.merge, repo, src, dst, committer="bench"))
         reads = cold.committed.stats.range_reads
-        cold.reset_hard(repo, dst, head)
+        cold.resets.reset_hard(repo, dst, head)
     return best, reads
 
 
@@ -175,7 +176,7 @@ def bench_log(lake: Lake, repo: Repository, count: int) -> None:
             metadata={},
             generation=n + 2,
         )
-        head = graveler.refs.add_commit(repo, commit)
+        head = Refs(graveler.store).add_commit(repo, commit)
     graveler.create_branch(repo, "long", head)
     print(f"\n== log of {count:,} commits (stored in {time.perf_counter() - start:.1f} s) ==")
 
@@ -193,7 +194,7 @@ def bench_log(lake: Lake, repo: Repository, count: int) -> None:
     seen, cold_seconds = timed(lambda: walk(cold))
     assert seen == count, (seen, count)
     _, warm_seconds = timed(lambda: walk(cold))
-    _, first_page = timed(lambda: lake.graveler().log(repo, "long", amount=100))
+    _, first_page = timed(lambda: lake.graveler().history.log(repo, "long", amount=100))
     print(f"all pages of 1000, cold cache: {cold_seconds:.3f} s")
     print(f"all pages of 1000, warm cache: {warm_seconds:.3f} s")
     print(f"first page of 100, cold cache: {first_page * 1000:.1f} ms")
@@ -211,7 +212,7 @@ def build_base(lake: Lake, total: int) -> Repository:
     entries: Iterator[tuple[bytes, Value]] = ((key(n), entry(n, "base")) for n in range(total))
     metarange, seconds = timed(lambda: graveler.committed.write_metarange(NAMESPACE, entries))
     root = graveler.get_branch(repo, "main").commit_id
-    base = graveler.refs.add_commit(
+    base = Refs(graveler.store).add_commit(
         repo,
         Commit(
             committer="bench",

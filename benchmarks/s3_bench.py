@@ -36,6 +36,7 @@ from kvlake.blockstore.throttle import AdaptiveRateLimiter
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
+    from mypy_boto3_s3.type_defs import ObjectIdentifierTypeDef
 
 BUCKET: Final = "bench"
 NS: Final = f"s3://{BUCKET}/sweep"
@@ -103,7 +104,7 @@ class ThrottlingProxy:
         self._server.shutdown()
 
 
-def best_of(rounds: int, work: Callable[[], None]) -> float:
+def best_of(rounds: int, work: Callable[[], object]) -> float:
     best = float("inf")
     for _ in range(rounds):
         start = time.perf_counter()
@@ -152,7 +153,9 @@ def overhead(store: S3BlockStore, client: S3Client, n: int) -> None:
 
     def delete_raw() -> None:
         for start in range(0, n, 1000):
-            objects = [{"Key": f"sweep/{k}"} for k in keys[start : start + 1000]]
+            objects: list[ObjectIdentifierTypeDef] = [
+                {"Key": f"sweep/{k}"} for k in keys[start : start + 1000]
+            ]
             client.delete_objects(Bucket=BUCKET, Delete={"Objects": objects, "Quiet": True})
 
     mine = best_of(3, lambda: store.delete_many(NS, keys) and None)

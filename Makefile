@@ -24,7 +24,7 @@ test: lint
 	$(BIN)/python -m pytest
 
 # ruff check and ruff format --check on every Python folder; mypy --strict on kvlake and
-# tests (which packages, in pyproject.toml's [tool.mypy]).
+# tests, benchmarks and scripts (the files, in pyproject.toml's [tool.mypy]).
 lint: $(STAMP)
 	$(BIN)/ruff check $(PY_DIRS)
 	$(BIN)/ruff format --check $(PY_DIRS)

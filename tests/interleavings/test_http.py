@@ -38,6 +38,7 @@ from tests.interleavings.scheduler import (
     explore,
 )
 from tests.interleavings.test_lake import _settled
+from tests.support.stores import store_params
 
 REPO = "repo1"
 
@@ -234,12 +235,11 @@ def test_no_interleaving_of_requests_loses_a_write_or_a_referenced_blob(
     assert ran > 10
 
 
+@pytest.mark.parametrize("store_url", store_params("sqlite", "postgres"), indirect=True)
 @pytest.mark.parametrize("name", ["commit and hard reset", "upload and commit"])
 def test_request_interleavings_hold_on_sql_drivers(
     name: str, tmp_path: Path, store_url: str
 ) -> None:
-    if store_url == "mem://":
-        pytest.skip("the memory store runs every schedule above")
     stores: list[Store] = []
 
     def new_store() -> Store:

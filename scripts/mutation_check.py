@@ -346,6 +346,14 @@ MUTATIONS = (
         ("tests/graveler/test_namespaces.py",),
     ),
     Mutation(
+        "namespace-purging-blocks-takeover",
+        "issue 9 (restore and worker): a namespace being purged cannot be taken over",
+        "kvlake/graveler/namespaces.py",
+        '        if claim.state == "purging":\n            return True\n',
+        '        if claim.state == "purging":\n            return False\n',
+        ("tests/interleavings/test_lake.py",),
+    ),
+    Mutation(
         "namespace-kept-blocks-new-repositories",
         "issue 10 item 2: a namespace deleted without purge keeps its data from new repositories",
         "kvlake/graveler/namespaces.py",

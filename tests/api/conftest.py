@@ -10,6 +10,7 @@ from __future__ import annotations
 import signal
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -25,21 +26,30 @@ BACKENDS = [
 ]
 
 
+@contextmanager
+def backend_kv_url(request: pytest.FixtureRequest, prefix: str) -> Iterator[str]:
+    """The KV URL for a server on `request.param`: "" (SQLite in its data dir), or a
+    PostgreSQL table of its own, dropped afterwards."""
+    if request.param != "postgres":
+        yield ""
+        return
+    dsn = str(request.getfixturevalue("postgres_dsn"))
+    table = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    try:
+        yield f"{dsn}{'&' if '?' in dsn else '?'}table={table}"
+    finally:
+        drop_postgres_table(dsn, table)
+
+
 @pytest.fixture(scope="session", params=BACKENDS)
 def server(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Server]:
     data_dir = tmp_path_factory.mktemp(f"server-{request.param}")
-    kv_url, table = "", ""
-    if request.param == "postgres":
-        dsn = str(request.getfixturevalue("postgres_dsn"))
-        table = f"kv_api_{uuid.uuid4().hex[:12]}"
-        kv_url = f"{dsn}{'&' if '?' in dsn else '?'}table={table}"
-    server = Server(data_dir, kv_url=kv_url)
-    yield server
-    status = server.stop()
-    if table:
-        drop_postgres_table(str(request.getfixturevalue("postgres_dsn")), table)
+    with backend_kv_url(request, "kv_api") as kv_url:
+        server = Server(data_dir, kv_url=kv_url)
+        yield server
+        status = server.stop()
     # uvicorn re-raises the signal after its graceful shutdown: -SIGTERM is a clean stop.
     assert status in (0, -signal.SIGTERM), f"server did not stop ({status}):\n{server.output()}"
     assert "kvlake: stopped" in server.output(), server.output()

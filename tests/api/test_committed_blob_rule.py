@@ -15,13 +15,11 @@ from pathlib import Path
 import anyio
 import httpx
 
-from kvlake.api.app import create_app
 from kvlake.api.services import Services
 from kvlake.blockstore import open_blockstore
-from kvlake.config import load_settings
 from kvlake.kv import Store
 from kvlake.lake import Lake
-from tests.api.server import ACCESS_KEY_ID, SECRET_ACCESS_KEY
+from tests.api.inprocess import app_over, client_of, settings_in
 from tests.support import FakeClock
 
 REPO = "rule"
@@ -30,26 +28,12 @@ DAY = 86400.0
 
 @asynccontextmanager
 async def _served(tmp_path: Path, store: Store) -> AsyncIterator[tuple[httpx.AsyncClient, Lake]]:
-    settings = load_settings(
-        {
-            "KVLAKE_DATA_DIR": str(tmp_path),
-            "KVLAKE_INSTALLATION_ACCESS_KEY_ID": ACCESS_KEY_ID,
-            "KVLAKE_INSTALLATION_SECRET_ACCESS_KEY": SECRET_ACCESS_KEY,
-            "KVLAKE_DELETION_SEND_DELAY": "0",
-        }
-    )
+    settings = settings_in(tmp_path, KVLAKE_DELETION_SEND_DELAY="0")
     clock = FakeClock()
     lake = Lake(settings, store, open_blockstore(settings.blockstore_url), clock=clock)
     services = Services(lake)
     services.install()
-    app = create_app(settings, cleaner_interval=None)
-    app.state.services = services
-    transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(
-        transport=transport,
-        base_url="http://kvlake/api/v1",
-        auth=(ACCESS_KEY_ID, SECRET_ACCESS_KEY),
-    ) as client:
+    async with client_of(app_over(services)) as client:
         created = await client.post(
             "/repositories", json={"name": REPO, "storage_namespace": f"local://{REPO}"}
         )

@@ -8,16 +8,15 @@ these check the same outcomes through the server a client talks to.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.api.conftest import BACKENDS
+from tests.api.conftest import BACKENDS, backend_kv_url
 from tests.api.server import Server
-from tests.support import drop_postgres_table, wait_until
+from tests.support import wait_until
 
 WAIT_SECONDS = 60.0
 NAME = "safety"
@@ -28,18 +27,12 @@ def deleting_server(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Server]:
     data = tmp_path_factory.mktemp(f"deleting-{request.param}")
-    kv_url, table = "", ""
-    if request.param == "postgres":
-        dsn = str(request.getfixturevalue("postgres_dsn"))
-        table = f"kv_safety_{uuid.uuid4().hex[:12]}"
-        kv_url = f"{dsn}{'&' if '?' in dsn else '?'}table={table}"
-    server = Server(data / "data", kv_url=kv_url, env={"KVLAKE_DELETION_SEND_DELAY": "0"})
-    try:
-        yield server
-    finally:
-        server.stop()
-        if table:
-            drop_postgres_table(str(request.getfixturevalue("postgres_dsn")), table)
+    with backend_kv_url(request, "kv_safety") as kv_url:
+        server = Server(data / "data", kv_url=kv_url, env={"KVLAKE_DELETION_SEND_DELAY": "0"})
+        try:
+            yield server
+        finally:
+            server.stop()
 
 
 @pytest.fixture(scope="module")

@@ -15,14 +15,12 @@ import anyio
 import httpx
 import pytest
 
-from kvlake.api.app import create_app
 from kvlake.api.services import Services
 from kvlake.blockstore import open_blockstore
-from kvlake.config import load_settings
 from kvlake.kv import open_store
 from kvlake.kv.faults import FaultyStore
 from kvlake.lake import Lake
-from tests.api.server import ACCESS_KEY_ID, SECRET_ACCESS_KEY
+from tests.api.inprocess import app_over, client_of, settings_in
 
 Scenario = Callable[[httpx.AsyncClient, str], Awaitable[httpx.Response]]
 
@@ -60,20 +58,12 @@ SCENARIOS: dict[str, Scenario] = {
 
 
 async def _calls_of(tmp_path: Path, scenario: Scenario) -> list[str]:
-    settings = load_settings(
-        {
-            "KVLAKE_DATA_DIR": str(tmp_path),
-            "KVLAKE_INSTALLATION_ACCESS_KEY_ID": ACCESS_KEY_ID,
-            "KVLAKE_INSTALLATION_SECRET_ACCESS_KEY": SECRET_ACCESS_KEY,
-        }
-    )
+    settings = settings_in(tmp_path)
     store = FaultyStore(open_store(settings.kv_url), [])
     services = Services(Lake(settings, store, open_blockstore(settings.blockstore_url)))
     try:
         services.install()
-        app = create_app(settings, cleaner_interval=None)
-        app.state.services = services
-        async with _client(app) as client:
+        async with client_of(app_over(services)) as client:
             repo = f"r-{uuid.uuid4().hex[:8]}"
             created = await client.post(
                 "/repositories", json={"name": repo, "storage_namespace": f"local://{repo}"}
@@ -91,15 +81,6 @@ async def _calls_of(tmp_path: Path, scenario: Scenario) -> list[str]:
 async def _upload_one(client: httpx.AsyncClient, repo: str) -> None:
     url = f"/repositories/{repo}/branches/main/objects"
     (await client.post(url, params={"path": "a"}, content=b"a")).raise_for_status()
-
-
-def _client(app: object) -> httpx.AsyncClient:
-    transport = httpx.ASGITransport(app=app)  # type: ignore[arg-type]
-    return httpx.AsyncClient(
-        transport=transport,
-        base_url="http://kvlake/api/v1",
-        auth=(ACCESS_KEY_ID, SECRET_ACCESS_KEY),
-    )
 
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))

@@ -18,15 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx
 import pytest
 
-from kvlake.api.app import create_app
 from kvlake.api.services import Services
-from kvlake.config import load_settings
 from kvlake.kv import Store, open_store
 from kvlake.kv.memory import MemoryStore
-from tests.api.server import ACCESS_KEY_ID, SECRET_ACCESS_KEY
+from tests.api.inprocess import app_over, client_of, settings_in
 from tests.deletion.helpers import DeletionLake
 from tests.interleavings.scheduler import (
     Check,
@@ -58,14 +55,8 @@ class Served:
         self, scheduler: Scheduler, data_dir: Path, new_store: Callable[[], Store] = MemoryStore
     ) -> None:
         self.scheduler = scheduler
-        self.settings = load_settings(
-            {
-                "KVLAKE_DATA_DIR": str(data_dir),
-                "KVLAKE_INSTALLATION_ACCESS_KEY_ID": ACCESS_KEY_ID,
-                "KVLAKE_INSTALLATION_SECRET_ACCESS_KEY": SECRET_ACCESS_KEY,
-                "KVLAKE_DELETION_SEND_DELAY": "0",  # a worker racing the requests acts at once
-            }
-        )
+        # A worker racing the requests acts at once.
+        self.settings = settings_in(data_dir, KVLAKE_DELETION_SEND_DELAY="0")
         self.lake = DeletionLake(
             SteppingStore(new_store(), scheduler),
             SteppingBlockStore(scheduler),
@@ -78,8 +69,7 @@ class Served:
         """Operation `index`: one request, answered by an app whose threads are its own."""
 
         def operation() -> int:
-            app = create_app(self.settings, cleaner_interval=None)
-            app.state.services = self.services
+            app = app_over(self.services)
             pools = _Pools(
                 *(
                     ThreadPoolExecutor(1, initializer=self.scheduler.adopt, initargs=(index,))
@@ -89,12 +79,7 @@ class Served:
             app.state.executors = pools
 
             async def send() -> int:
-                transport = httpx.ASGITransport(app=app)
-                async with httpx.AsyncClient(
-                    transport=transport,
-                    base_url="http://kvlake/api/v1",
-                    auth=(ACCESS_KEY_ID, SECRET_ACCESS_KEY),
-                ) as client:
+                async with client_of(app) as client:
                     response = await client.request(method, url, **kwargs)
                     return response.status_code
 

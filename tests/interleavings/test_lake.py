@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from kvlake.catalog import ObjectStat
-from kvlake.errors import KvlakeError, NoChangesError
+from kvlake.errors import KvlakeError, NoChangesError, StorageNamespaceInUseError
 from kvlake.kv import Store, open_store
 from kvlake.kv.memory import MemoryStore
 from tests.deletion.helpers import DeletionLake
@@ -198,6 +198,42 @@ def two_uploads_and_a_commit(scheduler: Scheduler) -> tuple[Operations, Check]:
     ], check
 
 
+def _restore_and_worker(purge: bool) -> Scenario:
+    """A repository deleted (with or without purge) while a bare one restores its refs on
+    its namespace (lakeFS's migration path) and the worker works the old one's records."""
+
+    def scenario(scheduler: Scheduler) -> tuple[Operations, Check]:
+        lake = _lake(scheduler)
+        repository = lake.repository
+        lake.upload("p", b"committed")
+        lake.commit()
+        lake.upload("p", b"overwritten")
+        lake.upload("p", b"staged")  # logs the "overwritten" blob, which no commit holds
+        dump = lake.graveler.dumps.dump(repository)
+        lake.purges.delete_repository("repo1", purge=purge)
+        lake.cleaner.clean_once()  # with purge: the namespace's blobs are logged
+        worker = lake.worker()
+
+        def restore() -> None:
+            bare = lake.graveler.create_bare_repository("copy", storage_namespace=lake.namespace)
+            lake.graveler.dumps.restore(bare, dump.dump_id)
+
+        def check(outcomes: list[Outcome]) -> None:
+            if purge:  # the data is going: nobody may take the namespace over
+                assert isinstance(outcomes[0].error, StorageNamespaceInUseError), outcomes[0]
+                return
+            assert outcomes[0].acknowledged, outcomes[0].error
+            lake.settle()
+            copy = lake.graveler.get_repository("copy")
+            _, reader = lake.catalog.open_object(copy, "main", "p")
+            with reader:
+                assert reader.read() == b"committed", "the restored repository lost its data"
+
+        return [restore, worker.run_once], check
+
+    return scenario
+
+
 SCENARIOS: dict[str, Scenario] = {
     "upload and commit": upload_and_commit,
     "upload and upload": upload_and_upload,
@@ -206,6 +242,8 @@ SCENARIOS: dict[str, Scenario] = {
     "branch deletion and worker": delete_branch_and_worker,
     "upload and cleaner": upload_and_cleaner,
     "two uploads and a commit": two_uploads_and_a_commit,
+    "restore and worker": _restore_and_worker(purge=False),
+    "restore after a purge and worker": _restore_and_worker(purge=True),
 }
 
 

@@ -92,6 +92,23 @@ MUTATIONS = (
         ("tests/interleavings/test_http.py",),
     ),
     Mutation(
+        "worker-waits-on-sealed-tokens",
+        "issue 9 defect 1: a record whose token a commit sealed waits",
+        "kvlake/deletion/checks.py",
+        "            if record.staging_token in instance.sealed:\n",
+        "            if False:\n",
+        ("tests/deletion/test_worker.py",),
+    ),
+    Mutation(
+        "reset-shadows-sealed-keys",
+        "issue 9 defect 1: a reset stages the committed value over keys a commit sealed",
+        "kvlake/graveler/reset.py",
+        "            if branch.sealed_tokens:\n"
+        "                self._stage_shadows(repository, branch, start, stop, read)\n",
+        "",
+        ("tests/catalog/test_resets.py", "tests/graveler/test_reset.py"),
+    ),
+    Mutation(
         "writer-waits-for-commits",
         "invariant 3: commits never block writers (a writer that waits for them fails)",
         "kvlake/graveler/writer.py",

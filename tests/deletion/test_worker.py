@@ -290,3 +290,23 @@ def test_a_record_waits_without_spending_attempts_while_a_commit_may_hold_its_bl
     lake.clock.advance(DAY)
     assert lake.worker().run_once().deleted == 1
     assert stat.address not in lake.data_blobs()
+
+
+def test_a_record_whose_entry_left_a_token_a_commit_sealed_waits(lake: DeletionLake) -> None:
+    # Defect 1: a reset that read the branch before a commit sealed its token removed
+    # the entry (and logged the blob) after the commit may have read it.
+    stat = lake.upload("a")
+    repository = lake.repository
+    branch, predicate = Refs(lake.store).load_branch(repository, "main")
+    sealed = msgspec.structs.replace(
+        branch,
+        staging_token=new_staging_token(repository.instance_uid),
+        sealed_tokens=(branch.staging_token,),
+    )
+    Refs(lake.store).swap_branch(repository, "main", sealed, predicate)
+    lake.store.delete(staging_partition(branch.staging_token), b"a")  # no entry left at all
+    stale_record(lake, stat.address, "a", staging_token=branch.staging_token)
+    lake.clock.advance(DAY)
+    report = lake.worker().run_once()
+    assert (report.retried, report.deleted) == (1, 0)
+    assert stat.address in lake.data_blobs()

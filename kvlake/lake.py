@@ -104,16 +104,14 @@ class Lake(Closing):
 
     def start_background_jobs(self, interval: float = JOB_INTERVAL) -> None:
         """Run cleaner passes and (if enabled) deletion workers in daemon threads until `close`."""
+        # One cleaner and one worker for all passes: a pass retried after a failure keeps
+        # the cleaner's last orphan sweep time instead of sweeping again at once.
+        cleaner, worker = self.cleaner(), self.deletion_worker()
         jobs: list[tuple[str, Callable[[threading.Event, float], object]]] = [
-            ("kvlake-cleaner", lambda stop, every: self.cleaner().run(stop, interval=every))
+            ("kvlake-cleaner", lambda stop, every: cleaner.run(stop, interval=every))
         ]
         if self.settings.deletion.enabled:
-            jobs.append(
-                (
-                    "kvlake-deletion",
-                    lambda stop, every: self.deletion_worker().run(stop, interval=every),
-                )
-            )
+            jobs.append(("kvlake-deletion", lambda stop, every: worker.run(stop, interval=every)))
         for name, job in jobs:
             thread = threading.Thread(
                 target=keep_running, args=(name, job, self._stop, interval), name=name, daemon=True

@@ -29,3 +29,16 @@ def test_a_failing_pass_is_retried_and_closing_ends_the_jobs() -> None:
     finally:
         lake.close()
     assert not any(job.is_alive() for job in jobs)
+
+
+def test_a_pass_retried_after_a_failed_sweep_does_not_sweep_again_at_once() -> None:
+    store = FaultyStore(MemoryStore(), [Fault(op="partitions", times=1)])
+    lake = Lake(Settings(), store, MemoryBlockStore())
+    lake.start_background_jobs(interval=0.01)
+    try:
+        wait_until(lambda: len(store.injected) == 1 and store.count("scan") >= 20)
+    finally:
+        lake.close()
+    # One cleaner across the retries: its orphan sweep (one listing of the partitions)
+    # runs once per sweep interval, not again after each failed pass.
+    assert store.count("partitions") == 1

@@ -28,6 +28,7 @@ from kvlake.graveler.diff import Differ
 from kvlake.graveler.dump import RefsDumper
 from kvlake.graveler.log import CommitLog
 from kvlake.graveler.merge import Merger
+from kvlake.graveler.metadata import RepositoryMetadataSettings
 from kvlake.graveler.namespaces import Namespaces
 from kvlake.graveler.protection import BranchProtectionRules
 from kvlake.graveler.records import (
@@ -162,6 +163,8 @@ class Graveler:
         """`reset_branch`, `reset_key`, `reset_prefix` (uncommitted changes) and `reset_hard`."""
         self.references = References(store, self._refs, committed, self._namespaces)
         """Reads for the deletion layer: instances, live tokens, staged entries, commits."""
+        self.metadata = RepositoryMetadataSettings(store)
+        """Repository metadata: `get`, `set` (add or replace keys), `delete` (keys)."""
 
     @property
     def dumps(self) -> RefsDumper:
@@ -392,30 +395,8 @@ class Graveler:
     def staging_token_states(
         self, repository: Repository, tokens: Collection[str]
     ) -> dict[str, TokenState]:
-        """What each staging token is now: for deciding whether its entries' blobs may go.
-
-        "sealed" if a branch lists it among its sealed tokens (a commit may be reading
-        it; this wins over "consumed"), "staging" if it is a branch's staging token,
-        "consumed" if a commit recorded consuming it (its blobs are committed data,
-        garbage collection's alone), else "dropped". One scan of the branches, then
-        point reads of the consumed records for the rest. A token's state only moves
-        forward (staging, sealed, consumed or dropped), except that a reset may drop
-        a sealed token that a commit then never publishes: its stale consumed record
-        only keeps blobs for garbage collection.
-        """
-        staging, sealed = self._refs.referenced_tokens(repository)
-        states: dict[str, TokenState] = {}
-        for token in tokens:
-            if token in sealed:
-                states[token] = "sealed"
-            elif token in staging:
-                states[token] = "staging"
-        rest = [token for token in tokens if token not in states]
-        records = self._refs.consumed_by(repository, rest)
-        for token in rest:
-            consumed = token in records and records[token].commit_ids
-            states[token] = "consumed" if consumed else "dropped"
-        return states
+        """What each staging token is now (see `References.token_states`)."""
+        return self.references.token_states(repository, tokens)
 
     # -- entries -------------------------------------------------------------------------
 

@@ -19,6 +19,7 @@ from kvlake.graveler.records import (
     ConsumedToken,
     DeletedRepository,
     Repository,
+    TokenState,
     Value,
     decode_deleted_repository,
     decode_repository,
@@ -112,3 +113,31 @@ class References:
         with self._store.scan(keys.staging_partition(token), batch_size=batch_size) as scan:
             for page in scan.batches():
                 yield [(key, decode_value(raw) if raw else None) for key, raw in page]
+
+    def token_states(
+        self, repository: Repository, tokens: Collection[str]
+    ) -> dict[str, TokenState]:
+        """What each staging token is now: for deciding whether its entries' blobs may go.
+
+        "sealed" if a branch lists it among its sealed tokens (a commit may be reading
+        it; this wins over "consumed"), "staging" if it is a branch's staging token,
+        "consumed" if a commit recorded consuming it (its blobs are committed data,
+        garbage collection's alone), else "dropped". One scan of the branches, then
+        point reads of the consumed records for the rest. A token's state only moves
+        forward (staging, sealed, consumed or dropped), except that a reset may drop
+        a sealed token that a commit then never publishes: its stale consumed record
+        only keeps blobs for garbage collection.
+        """
+        staging, sealed = self._refs.referenced_tokens(repository)
+        states: dict[str, TokenState] = {}
+        for token in tokens:
+            if token in sealed:
+                states[token] = "sealed"
+            elif token in staging:
+                states[token] = "staging"
+        rest = [token for token in tokens if token not in states]
+        records = self._refs.consumed_by(repository, rest)
+        for token in rest:
+            consumed = token in records and records[token].commit_ids
+            states[token] = "consumed" if consumed else "dropped"
+        return states

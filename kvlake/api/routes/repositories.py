@@ -87,8 +87,19 @@ def delete_repository(call: Call[None]) -> Response:
 
 
 def get_repository_metadata(call: Call[None]) -> Response:
-    call.services.graveler.get_repository(call.path["repository"])
-    return json_response({})
+    return json_response(call.services.graveler.metadata.get(call.repository))
+
+
+def set_repository_metadata(call: Call[wire.RepositoryMetadataSet]) -> Response:
+    if call.body.metadata:  # as lakeFS: nothing to set is done at once, repository unread
+        call.services.graveler.metadata.set(call.repository, call.body.metadata)
+    return no_content()
+
+
+def delete_repository_metadata(call: Call[wire.RepositoryMetadataKeys]) -> Response:
+    if call.body.keys:
+        call.services.graveler.metadata.delete(call.repository, call.body.keys)
+    return no_content()
 
 
 def _create(call: Call[wire.RepositoryCreation]) -> Sequence[Permission]:
@@ -155,5 +166,27 @@ OPERATIONS: Final = (
         API_GROUP,
         responses={200: "metadata", 404: None},
         permissions=on_repository("fs:ReadRepository"),
+    ),
+    Operation(
+        "setRepositoryMetadata",
+        "POST",
+        "/repositories/{repository}/metadata",
+        set_repository_metadata,
+        "internal",
+        summary="add or replace these keys of the repository's metadata; others stay",
+        body=wire.RepositoryMetadataSet,
+        responses={204: None, 400: None, 404: None},
+        permissions=on_repository("fs:UpdateRepository"),
+    ),
+    Operation(
+        "deleteRepositoryMetadata",
+        "DELETE",
+        "/repositories/{repository}/metadata",
+        delete_repository_metadata,
+        "internal",
+        summary="delete these keys of the repository's metadata (absent ones are ignored)",
+        body=wire.RepositoryMetadataKeys,
+        responses={204: None, 400: None, 404: None},
+        permissions=on_repository("fs:UpdateRepository"),
     ),
 )

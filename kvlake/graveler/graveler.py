@@ -360,6 +360,7 @@ class Graveler:
         message: str,
         metadata: dict[str, str] | None = None,
         allow_empty: bool = False,
+        date: int | None = None,
     ) -> str:
         check_branch_name(branch)
         self.protection.check(repository, branch, "commit")
@@ -370,6 +371,7 @@ class Graveler:
             message=message,
             metadata=metadata,
             allow_empty=allow_empty,
+            date=date,
         )
 
     def queue_token_drops(self, repository: Repository, tokens: Sequence[str]) -> None:

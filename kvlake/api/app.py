@@ -24,11 +24,13 @@ from starlette.routing import Route
 from kvlake.api import errors, openapi
 from kvlake.api.body import ClientGoneError
 from kvlake.api.routes import (
+    actions,
     branches,
     commits,
     diffs,
     groups,
     history,
+    internal,
     objects,
     policies,
     repositories,
@@ -62,6 +64,8 @@ OPERATIONS: Final[tuple[Operation[Any], ...]] = (
     *users.OPERATIONS,
     *groups.OPERATIONS,
     *policies.OPERATIONS,
+    *actions.OPERATIONS,
+    *internal.OPERATIONS,
 )
 
 

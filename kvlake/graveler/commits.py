@@ -34,6 +34,7 @@ from collections.abc import Callable, Sequence
 
 from kvlake.errors import (
     DirtyBranchError,
+    InvalidInputError,
     NoChangesError,
     PreconditionFailedError,
     TooManyTriesError,
@@ -49,6 +50,8 @@ log = logging.getLogger(__name__)
 
 MAX_TRIES = 20
 """Seals, rebuilds and publishes a commit may lose to racing commits before giving up."""
+MAX_DATE = 253_402_300_799
+"""9999-12-31T23:59:59Z: the latest commit `date` a caller may give."""
 
 MAX_HISTORY = 10_000
 """Commits walked back from the head to find the commit that took a committer's tokens."""
@@ -85,8 +88,12 @@ class Committer:
         message: str,
         metadata: dict[str, str] | None = None,
         allow_empty: bool = False,
+        date: int | None = None,
     ) -> str:
         """Commit everything staged on the branch; return the commit id.
+
+        `date` (seconds since the epoch) replaces the commit's creation time, as
+        lakeFS's `date` does; the log orders by it like any other date.
 
         When a concurrent commit on the same branch already committed all of our
         sealed data, its id is returned: the data is committed either way.
@@ -95,11 +102,16 @@ class Committer:
         Raises:
             NoChangesError: nothing would change, and `allow_empty` is false (the
                 tokens sealed for it are unsealed first: the branch is left clean).
+            InvalidInputError: a `date` before the epoch or after the year 9999.
             BranchNotFoundError: no such branch.
             PreconditionFailedError: the branch was reset while committing; nothing
                 was committed.
             TooManyTriesError: racing commits kept winning.
         """
+        if date is not None and not (isinstance(date, int) and 0 <= date <= MAX_DATE):
+            raise InvalidInputError(
+                f"commit date {date!r} is out of range; give seconds since 1970, up to {MAX_DATE}"
+            )
         branch, predicate = self._seal(repository, branch_name, allow_empty=allow_empty)
         mine = branch.sealed_tokens
         parent_id = branch.commit_id
@@ -115,7 +127,7 @@ class Committer:
                 committer=committer,
                 message=message,
                 metarange_id=metarange_id,
-                creation_date=int(self._clock()),
+                creation_date=int(self._clock()) if date is None else date,
                 parents=(parent_id,),
                 metadata=dict(metadata or {}),
                 generation=parent.generation + 1,

@@ -28,6 +28,7 @@ from kvlake.graveler.diff import Differ
 from kvlake.graveler.dump import RefsDumper
 from kvlake.graveler.log import CommitLog
 from kvlake.graveler.merge import Merger
+from kvlake.graveler.metadata import RepositoryMetadataSettings
 from kvlake.graveler.namespaces import Namespaces
 from kvlake.graveler.protection import BranchProtectionRules
 from kvlake.graveler.records import (
@@ -162,6 +163,8 @@ class Graveler:
         """`reset_branch`, `reset_key`, `reset_prefix` (uncommitted changes) and `reset_hard`."""
         self.references = References(store, self._refs, committed, self._namespaces)
         """Reads for the deletion layer: instances, live tokens, staged entries, commits."""
+        self.metadata = RepositoryMetadataSettings(store)
+        """Repository metadata: `get`, `set` (add or replace keys), `delete` (keys)."""
 
     @property
     def dumps(self) -> RefsDumper:
@@ -357,6 +360,7 @@ class Graveler:
         message: str,
         metadata: dict[str, str] | None = None,
         allow_empty: bool = False,
+        date: int | None = None,
     ) -> str:
         check_branch_name(branch)
         self.protection.check(repository, branch, "commit")
@@ -367,6 +371,7 @@ class Graveler:
             message=message,
             metadata=metadata,
             allow_empty=allow_empty,
+            date=date,
         )
 
     def queue_token_drops(self, repository: Repository, tokens: Sequence[str]) -> None:

@@ -71,6 +71,7 @@ class CommitLog:
         limit: bool = False,
         first_parent: bool = False,
         since: float | None = None,
+        stop_at: str = "",
         paths: Sequence[bytes] = (),
         prefixes: Sequence[bytes] = (),
     ) -> LogPage:
@@ -81,18 +82,21 @@ class CommitLog:
             limit: return at most `amount` commits and report no further page.
             first_parent: follow only first parents (the branch's own line).
             since: stop at the first commit created before this time (seconds).
+            stop_at: a ref; its commit is the last one listed (lakeFS: with `since`, the
+                first condition met stops the log).
             paths, prefixes: keep only commits that changed one of these keys,
                 or a key under one of these prefixes, against their first parent.
 
         Raises:
             InvalidInputError: a bad amount, `after`, path or prefix.
-            RefNotFoundError: `ref` names nothing.
+            RefNotFoundError: `ref` or `stop_at` names nothing.
         """
         if not isinstance(amount, int) or not 1 <= amount <= MAX_AMOUNT:
             raise InvalidInputError(f"log amount is {amount!r}; ask for 1 to {MAX_AMOUNT} commits")
         last, frontier = _parse_after(after)
         windows = _windows(paths, prefixes)
         start = self._resolver.resolve(repository, ref).commit_id
+        stop = self._resolver.resolve(repository, stop_at).commit_id if stop_at else ""
         if frontier is not None:
             walk = _Walk(self._refs, repository, frontier, first_parent=first_parent, since=since)
         else:
@@ -102,6 +106,8 @@ class CommitLog:
             records = _after(records, last)
         if windows:
             records = (r for r in records if self._touches(repository, r.commit, windows))
+        if stop:
+            records = _through(records, stop)
         page: list[CommitRecord] = []
         cursor = ""
         for record in records:
@@ -229,4 +235,12 @@ def _after(records: Iterator[CommitRecord], after: str) -> Iterator[CommitRecord
     for record in records:
         if record.id == after:
             yield from records
+            return
+
+
+def _through(records: Iterator[CommitRecord], last_id: str) -> Iterator[CommitRecord]:
+    """`records` up to and including the one with id `last_id` (all, if none has it)."""
+    for record in records:
+        yield record
+        if record.id == last_id:
             return

@@ -123,6 +123,12 @@ class BranchProtection(msgspec.Struct, frozen=True, kw_only=True):
     rules: dict[str, tuple[ProtectedAction, ...]] = {}
 
 
+class RepositoryMetadata(msgspec.Struct, frozen=True, kw_only=True):
+    """A repository's metadata (free-form strings), under `settings/repository_metadata`."""
+
+    metadata: dict[str, str] = {}
+
+
 class DumpedRef(msgspec.Struct, frozen=True, kw_only=True):
     """A branch or tag in a refs dump: its name and commit (staging is not dumped)."""
 
@@ -194,3 +200,4 @@ decode_deleted_repository = msgspec.msgpack.Decoder(DeletedRepository).decode
 decode_dropped_token = msgspec.msgpack.Decoder(DroppedToken).decode
 decode_consumed_token = msgspec.msgpack.Decoder(ConsumedToken).decode
 decode_branch_protection = msgspec.msgpack.Decoder(BranchProtection).decode
+decode_repository_metadata = msgspec.msgpack.Decoder(RepositoryMetadata).decode

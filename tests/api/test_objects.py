@@ -218,3 +218,11 @@ def test_presign_true_is_refused_naming_the_parameter(http: httpx.Client, repo: 
         assert "'presign' is not supported" in response.json()["message"]
         params["presign"] = "false"
         assert http.get(f"/repositories/{repo}/refs/main{path}", params=params).status_code != 400
+
+
+def test_underlying_properties_have_no_storage_class(sdk: LakeFSClient, repo: str) -> None:
+    sdk.objects_api.upload_object(repo, "main", "a.txt", content=b"a")
+    properties = sdk.objects_api.get_underlying_properties(repo, "main", "a.txt")
+    assert properties.storage_class is None
+    with pytest.raises(NotFoundException):
+        sdk.objects_api.get_underlying_properties(repo, "main", "missing.txt")

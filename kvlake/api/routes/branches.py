@@ -62,8 +62,6 @@ def commit(call: Call[wire.CommitCreation]) -> Response:
     request = call.body
     if call.query.has("source_metarange"):
         raise InvalidInputError("committing a source_metarange is not supported; omit it")
-    if request.date is not None:
-        raise InvalidInputError("commit 'date' is not supported; kvlake stamps the commit time")
     graveler = call.services.graveler
     repository = call.repository
     commit_id = graveler.commit(
@@ -73,6 +71,7 @@ def commit(call: Call[wire.CommitCreation]) -> Response:
         message=request.message,
         metadata=dict(request.metadata or {}),
         allow_empty=bool(request.allow_empty),
+        date=request.date,
     )
     record = graveler.get_commit(repository, commit_id)
     return json_response(convert.commit(commit_id, record), 201)

@@ -102,8 +102,6 @@ def _since(text: str) -> float | None:
 
 def log_commits(call: Call[None]) -> Response:
     graveler, query = call.services.graveler, call.query
-    if query.has("stop_at"):
-        raise InvalidInputError("stop_at is not supported; page with after and amount instead")
     repository = call.repository
     page = graveler.history.log(
         repository,
@@ -113,6 +111,7 @@ def log_commits(call: Call[None]) -> Response:
         limit=query.flag("limit"),
         first_parent=query.flag("first_parent"),
         since=_since(query.text("since")),
+        stop_at=query.text("stop_at"),
         paths=[params.check_object_path("objects", p).encode() for p in query.items("objects")],
         prefixes=[p.encode() for p in query.items("prefixes")],
     )
@@ -135,7 +134,7 @@ _LOG_PARAMS: Final = (
     params.flag("limit", "stop at the first page even if filters skip commits"),
     params.flag("first_parent", "follow only first parents"),
     params.text("since", "only commits at or after this ISO 8601 date-time"),
-    params.text("stop_at", "not supported: must be absent"),
+    params.text("stop_at", "a ref: list commits down to its commit, included"),
 )
 
 OPERATIONS: Final = (

@@ -136,6 +136,13 @@ def stat_object(call: Call[None]) -> Response:
     return json_response(stats)
 
 
+def get_underlying_properties(call: Call[None]) -> Response:
+    """lakeFS's local adapter has no storage classes: `storage_class` is null once the
+    object is found, as there."""
+    call.services.catalog.stat(call.repository, call.path["ref"], call.query.text("path"))
+    return json_response(wire.UnderlyingObjectProperties(storage_class=None))
+
+
 def list_objects(call: Call[None]) -> Response:
     query = call.query
     repository = call.repository
@@ -237,6 +244,17 @@ OPERATIONS: Final = (
         API_GROUP,
         params=(params.PATH, params.flag("user_metadata", "include user metadata"), _PRESIGN),
         responses={200: wire.ObjectStats, 404: None},
+        permissions=on_object("fs:ReadObject"),
+    ),
+    Operation(
+        "getUnderlyingProperties",
+        "GET",
+        READ + "/underlyingProperties",
+        get_underlying_properties,
+        API_GROUP,
+        summary="the object's properties in the blockstore (local: no storage class)",
+        params=(params.PATH,),
+        responses={200: wire.UnderlyingObjectProperties, 404: None},
         permissions=on_object("fs:ReadObject"),
     ),
     Operation(

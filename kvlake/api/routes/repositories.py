@@ -1,4 +1,4 @@
-"""Repositories: list, create (optionally with sample content), get, delete, metadata."""
+"""Repositories: list, create (optionally with the quickstart sample), get, delete, metadata."""
 
 from __future__ import annotations
 
@@ -16,15 +16,9 @@ from kvlake.api.wire import refs as wire
 from kvlake.auth import Permission, repository_arn
 from kvlake.errors import ConflictError, InvalidInputError
 from kvlake.graveler import Repository
+from kvlake.sample import COMMIT_MESSAGE, sample_files
 
 API_GROUP: Final = "repositories"
-SAMPLE_FILES: Final = {
-    "README.md": b"# Sample repository\n\nCreated by kvlake with sample data: try a branch,"
-    b" change `data/lakes.csv`, commit, diff and merge.\n",
-    "data/lakes.csv": b"name,country,area_km2\nSuperior,Canada/USA,82100\n"
-    b"Victoria,Uganda/Kenya/Tanzania,68870\nBaikal,Russia,31722\n",
-    "data/rivers.csv": b"name,length_km\nNile,6650\nAmazon,6400\nYangtze,6300\n",
-}
 
 
 def to_wire(repository: Repository) -> wire.Repository:
@@ -68,13 +62,17 @@ def create_repository(call: Call[wire.RepositoryCreation]) -> Response:
             request.name, storage_namespace=request.storage_namespace, default_branch=default_branch
         )
     if request.sample_data:
-        for path, data in SAMPLE_FILES.items():
+        for sample in sample_files(repository.name, default_branch):
             call.services.catalog.upload(
-                repository, default_branch, path, io.BytesIO(data), content_type="text/plain"
+                repository,
+                default_branch,
+                sample.path,
+                io.BytesIO(sample.data),
+                content_type=sample.content_type,
             )
-        graveler.commit(
-            repository, default_branch, committer=call.user_id, message="Add sample data"
-        )
+        graveler.commit(repository, default_branch, committer=call.user_id, message=COMMIT_MESSAGE)
+        # As lakeFS's quickstart: the default branch changes only by merges.
+        graveler.protection.set_rule(repository, default_branch, ("staging_write", "commit"))
     return json_response(to_wire(repository), 201)
 
 
@@ -89,8 +87,19 @@ def delete_repository(call: Call[None]) -> Response:
 
 
 def get_repository_metadata(call: Call[None]) -> Response:
-    call.services.graveler.get_repository(call.path["repository"])
-    return json_response({})
+    return json_response(call.services.graveler.metadata.get(call.repository))
+
+
+def set_repository_metadata(call: Call[wire.RepositoryMetadataSet]) -> Response:
+    if call.body.metadata:  # as lakeFS: nothing to set is done at once, repository unread
+        call.services.graveler.metadata.set(call.repository, call.body.metadata)
+    return no_content()
+
+
+def delete_repository_metadata(call: Call[wire.RepositoryMetadataKeys]) -> Response:
+    if call.body.keys:
+        call.services.graveler.metadata.delete(call.repository, call.body.keys)
+    return no_content()
 
 
 def _create(call: Call[wire.RepositoryCreation]) -> Sequence[Permission]:
@@ -157,5 +166,27 @@ OPERATIONS: Final = (
         API_GROUP,
         responses={200: "metadata", 404: None},
         permissions=on_repository("fs:ReadRepository"),
+    ),
+    Operation(
+        "setRepositoryMetadata",
+        "POST",
+        "/repositories/{repository}/metadata",
+        set_repository_metadata,
+        "internal",
+        summary="add or replace these keys of the repository's metadata; others stay",
+        body=wire.RepositoryMetadataSet,
+        responses={204: None, 400: None, 404: None},
+        permissions=on_repository("fs:UpdateRepository"),
+    ),
+    Operation(
+        "deleteRepositoryMetadata",
+        "DELETE",
+        "/repositories/{repository}/metadata",
+        delete_repository_metadata,
+        "internal",
+        summary="delete these keys of the repository's metadata (absent ones are ignored)",
+        body=wire.RepositoryMetadataKeys,
+        responses={204: None, 400: None, 404: None},
+        permissions=on_repository("fs:UpdateRepository"),
     ),
 )

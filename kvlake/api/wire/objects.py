@@ -50,3 +50,7 @@ class ObjectError(msgspec.Struct, frozen=True, kw_only=True):
 
 class ObjectErrorList(msgspec.Struct, frozen=True, kw_only=True):
     errors: list[ObjectError]
+
+
+class UnderlyingObjectProperties(msgspec.Struct, frozen=True, kw_only=True):
+    storage_class: str | None = None

@@ -29,6 +29,14 @@ class RepositoryCreation(Request):
     storage_id: Name | None = None
 
 
+class RepositoryMetadataSet(Request):
+    metadata: Metadata
+
+
+class RepositoryMetadataKeys(Request):
+    keys: Annotated[list[Name], msgspec.Meta(max_length=1000)]
+
+
 class RepositoryList(msgspec.Struct, frozen=True, kw_only=True):
     pagination: Pagination
     results: list[Repository]

@@ -79,3 +79,36 @@ class LoginInformation(Request):
 class AuthenticationToken(msgspec.Struct, frozen=True, kw_only=True):
     token: str
     token_expiration: int
+
+
+class AuthCapabilities(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    invite_user: bool | None = None
+    forgot_password: bool | None = None
+
+
+class CommPrefsInput(
+    Request,
+    rename={
+        "company_name": "companyName",
+        "feature_updates": "featureUpdates",
+        "first_name": "firstName",
+        "last_name": "lastName",
+        "security_updates": "securityUpdates",
+    },
+):
+    feature_updates: bool
+    security_updates: bool
+    email: Name | None = None
+    first_name: Name | None = None
+    last_name: Name | None = None
+    company_name: Name | None = None
+
+
+class StatsEvent(Request, rename={"event_class": "class"}):
+    event_class: Name
+    name: Name
+    count: int
+
+
+class StatsEventsList(Request):
+    events: Annotated[list[StatsEvent], msgspec.Meta(max_length=10_000)]

@@ -12,8 +12,10 @@ from kvlake.deletion import keys as deletion_keys
 from kvlake.deletion.leases import Leases
 from kvlake.errors import InvalidInputError, NotFoundError
 from kvlake.graveler.keys import new_staging_token, staging_partition
+from kvlake.graveler.records import Branch
 from kvlake.graveler.refs import Refs
 from kvlake.ids import new_uid
+from kvlake.kv import Predicate
 from kvlake.kv.memory import MemoryStore
 from tests.deletion.blockstores import BlobCall, FaultyBlockStore
 from tests.deletion.helpers import DAY, DeletionLake
@@ -264,10 +266,11 @@ def test_max_attempts_of_one_dead_letters_at_the_first_failure() -> None:
     assert worker.run_once().dead_lettered == 1
 
 
-def test_a_record_waits_without_spending_attempts_while_a_commit_may_hold_its_blob(
-    lake: DeletionLake,
-) -> None:
-    stat = lake.upload("a")
+def seal_main(lake: DeletionLake) -> tuple[str, Branch, Predicate]:
+    """Seal main's staging token as a commit does, and stop there (mid-commit).
+
+    Returns the sealed token, the branch as sealed and the predicate to move it on.
+    """
     repository = lake.repository
     branch, predicate = Refs(lake.store).load_branch(repository, "main")
     sealed = msgspec.structs.replace(
@@ -275,10 +278,21 @@ def test_a_record_waits_without_spending_attempts_while_a_commit_may_hold_its_bl
         staging_token=new_staging_token(repository.instance_uid),
         sealed_tokens=(branch.staging_token,),
     )
+    return (
+        branch.staging_token,
+        sealed,
+        Refs(lake.store).swap_branch(repository, "main", sealed, predicate),
+    )
+
+
+def test_a_record_waits_without_spending_attempts_while_a_commit_may_hold_its_blob(
+    lake: DeletionLake,
+) -> None:
+    stat = lake.upload("a")
+    token, sealed, predicate = seal_main(lake)
     # Mid-commit: the token is sealed, and a late writer replaced the blob in it.
-    predicate = Refs(lake.store).swap_branch(repository, "main", sealed, predicate)
-    lake.store.set(staging_partition(branch.staging_token), b"a", b"")
-    stale_record(lake, stat.address, "a", staging_token=branch.staging_token)
+    lake.store.set(staging_partition(token), b"a", b"")
+    stale_record(lake, stat.address, "a", staging_token=token)
     for _ in range(12):  # more rounds than max_attempts
         lake.clock.advance(DAY)
         assert lake.worker().run_once().retried == 1
@@ -286,7 +300,7 @@ def test_a_record_waits_without_spending_attempts_while_a_commit_may_hold_its_bl
     assert item.record is not None and item.record.attempts == 0
     assert "a commit in progress may hold" in item.record.last_error
     published = msgspec.structs.replace(sealed, sealed_tokens=())  # the commit gave up
-    Refs(lake.store).swap_branch(repository, "main", published, predicate)
+    Refs(lake.store).swap_branch(lake.repository, "main", published, predicate)
     lake.clock.advance(DAY)
     assert lake.worker().run_once().deleted == 1
     assert stat.address not in lake.data_blobs()
@@ -296,16 +310,9 @@ def test_a_record_whose_entry_left_a_token_a_commit_sealed_waits(lake: DeletionL
     # Defect 1: a reset that read the branch before a commit sealed its token removed
     # the entry (and logged the blob) after the commit may have read it.
     stat = lake.upload("a")
-    repository = lake.repository
-    branch, predicate = Refs(lake.store).load_branch(repository, "main")
-    sealed = msgspec.structs.replace(
-        branch,
-        staging_token=new_staging_token(repository.instance_uid),
-        sealed_tokens=(branch.staging_token,),
-    )
-    Refs(lake.store).swap_branch(repository, "main", sealed, predicate)
-    lake.store.delete(staging_partition(branch.staging_token), b"a")  # no entry left at all
-    stale_record(lake, stat.address, "a", staging_token=branch.staging_token)
+    token, _, _ = seal_main(lake)
+    lake.store.delete(staging_partition(token), b"a")  # no entry left at all
+    stale_record(lake, stat.address, "a", staging_token=token)
     lake.clock.advance(DAY)
     report = lake.worker().run_once()
     assert (report.retried, report.deleted) == (1, 0)

@@ -68,6 +68,15 @@ def _while(url: str, seconds: float, action: Callable[[], object]) -> str:
     return f"healthcheck median {median:.1f} ms, worst {worst:.0f} ms"
 
 
+def _at_once(work: Callable[[], object], count: int) -> None:
+    """Run `work` on `count` threads started together; return once all are done."""
+    threads = [threading.Thread(target=work) for _ in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
 def _raw_upload(port: int, path: str, repo: str, send: bytes, total: int) -> socket.socket:
     """An upload that announces `total` bytes, sends `send`, and keeps the connection open."""
     sock = socket.create_connection(("127.0.0.1", port))
@@ -133,11 +142,7 @@ def probe(url: str, port: int, pid: int, data_dir: Path, log: Path) -> None:
                 )
                 statuses.append(response.status_code)
 
-        threads = [threading.Thread(target=upload) for _ in range(16)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        _at_once(upload, 16)
         print(f"   trial {trial}: {statuses.count(201)} x 201, {statuses.count(412)} x 412")
 
     print("4. 100 unauthenticated 4 MiB bodies")
@@ -151,11 +156,7 @@ def probe(url: str, port: int, pid: int, data_dir: Path, log: Path) -> None:
                 response = client.post(f"{url}/api/v1/repositories", content=body)
                 codes.append(response.status_code)
 
-    workers = [threading.Thread(target=anonymous) for _ in range(10)]
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join()
+    _at_once(anonymous, 10)
     print(
         f"   statuses {sorted(set(codes))}; RSS {before:.0f} MiB before, {_rss_mib(pid):.0f} MiB"
         " after (was 148 -> 554 MiB)"

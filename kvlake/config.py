@@ -90,6 +90,33 @@ class InstallationSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unk
     """KVLAKE_INSTALLATION_SECRET_ACCESS_KEY: its secret (set it with the key id)."""
 
 
+class SparkSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Where kvlake's pipelines (garbage collection, bulk delete) run Spark."""
+
+    master: str = "local[*]"
+    """KVLAKE_SPARK_MASTER: the Spark master, e.g. `local[2]` or `spark://host:7077`."""
+    remote: str = ""
+    """KVLAKE_SPARK_REMOTE: a Spark Connect server (`sc://host:15002`); used instead of master."""
+    conf: str = ""
+    """KVLAKE_SPARK_CONF: more Spark settings, `key=value` pairs separated by `;`."""
+
+    def __post_init__(self) -> None:
+        self.options()  # refuse a malformed conf at load time, not when a job starts
+
+    def options(self) -> dict[str, str]:
+        """`conf` as a mapping. Raises ConfigError naming a malformed pair."""
+        options: dict[str, str] = {}
+        for pair in filter(None, (part.strip() for part in self.conf.split(";"))):
+            key, equals, value = pair.partition("=")
+            if not equals or not key.strip():
+                raise ConfigError(
+                    f"KVLAKE_SPARK_CONF has {pair!r}; write key=value pairs separated by ';',"
+                    " e.g. spark.executor.memory=4g;spark.sql.shuffle.partitions=64"
+                )
+            options[key.strip()] = value.strip()
+        return options
+
+
 class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """Everything kvlake reads from its environment. Build it with `load_settings`.
 
@@ -115,6 +142,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     """KVLAKE_INSTALLATION_*: the first admin user; see `InstallationSettings`."""
     server: ServerSettings = msgspec.field(default_factory=ServerSettings)
     """KVLAKE_SERVER_*: per-process limits on clients; see `ServerSettings`."""
+    spark: SparkSettings = msgspec.field(default_factory=SparkSettings)
+    """KVLAKE_SPARK_*: where pipelines run Spark; see `SparkSettings`."""
 
     def __post_init__(self) -> None:
         data_dir = Path(self.data_dir).expanduser().absolute()

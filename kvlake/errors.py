@@ -94,6 +94,10 @@ class ConflictError(KvlakeError):
     """Something with that name already exists."""
 
 
+class StaleReadError(ConflictError):
+    """A long read's snapshot lost data it needed (a branch was committed meanwhile)."""
+
+
 class PreconditionFailedError(KvlakeError):
     """Changed underneath you: re-read, then retry."""
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import msgspec
@@ -191,3 +192,30 @@ def test_bad_deletion_settings_name_their_variable(name: str, value: str, reason
         load_settings({f"KVLAKE_DELETION_{name}": value})
     assert str(caught.value).startswith(f"KVLAKE_DELETION_{name} is '{value}'")
     assert reason in str(caught.value)
+
+
+def test_spark_settings_come_from_the_environment_and_bad_pairs_are_refused() -> None:
+    settings = load_settings(
+        {
+            "KVLAKE_SPARK_MASTER": "local[2]",
+            "KVLAKE_SPARK_CONF": "spark.executor.memory=4g; spark.sql.shuffle.partitions=8",
+        }
+    )
+    assert settings.spark.master == "local[2]"
+    assert settings.spark.options() == {
+        "spark.executor.memory": "4g",
+        "spark.sql.shuffle.partitions": "8",
+    }
+    with pytest.raises(ConfigError, match="write key=value pairs separated by ';'"):
+        load_settings({"KVLAKE_SPARK_CONF": "spark.executor.memory"})
+
+
+def test_a_pipeline_without_pyspark_says_how_to_install_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from kvlake.config import SparkSettings
+    from kvlake.pipelines import open_spark
+
+    monkeypatch.setitem(sys.modules, "pyspark.sql", None)  # what an import sees when absent
+    with pytest.raises(ConfigError, match=r"pip install 'kvlake\[spark\]'"):
+        open_spark(SparkSettings())

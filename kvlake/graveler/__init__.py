@@ -26,6 +26,7 @@ from kvlake.graveler.records import (
 )
 from kvlake.graveler.references import LiveTokens
 from kvlake.graveler.repositories import INITIAL_TIMEOUT
+from kvlake.graveler.spans import RefState, Span, SpanChange
 from kvlake.graveler.validation import (
     check_branch_name,
     check_path,
@@ -52,9 +53,12 @@ __all__ = [
     "LogPage",
     "NamespaceClaim",
     "ProtectedAction",
+    "RefState",
     "RefsManifest",
     "Repository",
     "Rules",
+    "Span",
+    "SpanChange",
     "StagingHooks",
     "Tag",
     "TokenState",

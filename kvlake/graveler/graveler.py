@@ -47,6 +47,7 @@ from kvlake.graveler.refs import Refs
 from kvlake.graveler.repositories import INITIAL_TIMEOUT, Repositories
 from kvlake.graveler.reset import Resetter
 from kvlake.graveler.revert import ChangeApplier
+from kvlake.graveler.spans import RefSpans
 from kvlake.graveler.staging import Staging, overlay
 from kvlake.graveler.validation import (
     check_branch_name,
@@ -163,6 +164,14 @@ class Graveler:
         """`reset_branch`, `reset_key`, `reset_prefix` (uncommitted changes) and `reset_hard`."""
         self.references = References(store, self._refs, committed, self._namespaces)
         """Reads for the deletion layer: instances, live tokens, staged entries, commits."""
+        self.spans = RefSpans(
+            repositories=self._repositories,
+            resolver=resolver,
+            staging=self._staging,
+            committed=committed,
+            references=self.references,
+        )
+        """`split` a ref into key spans and `read` or `diff` one: for parallel readers."""
         self.metadata = RepositoryMetadataSettings(store)
         """Repository metadata: `get`, `set` (add or replace keys), `delete` (keys)."""
 

@@ -1,0 +1,10 @@
+"""kvlake's data pipelines on Apache Spark (PySpark, an optional dependency).
+
+Importing this package needs no PySpark; `open_spark` says how to install it.
+See docs/spark.md.
+"""
+
+from kvlake.pipelines.session import open_spark, read_lake
+from kvlake.pipelines.uris import LakeUri, parse_lake_uri
+
+__all__ = ["LakeUri", "open_spark", "parse_lake_uri", "read_lake"]

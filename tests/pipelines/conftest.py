@@ -1,0 +1,55 @@
+"""One Spark session for the whole test process (starting one costs seconds), and lakes on disk.
+
+Spark tasks run in other processes, so a lake they read must live in files: an
+SQLite KV store and a local blockstore under a temporary data dir. Spark tests
+are marked `spark`; CI installs PySpark and runs them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kvlake.config import Settings, SparkSettings
+from kvlake.lake import Lake
+
+pyspark = pytest.importorskip("pyspark", reason="PySpark is not installed: make install")
+
+from pyspark.sql import SparkSession  # noqa: E402
+
+from kvlake.pipelines import open_spark  # noqa: E402
+
+TEST_CONF = ";".join(
+    [
+        "spark.ui.enabled=false",
+        "spark.sql.shuffle.partitions=4",
+        # Faster JVM start for short tests (halves speed on real joins: tests only).
+        "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
+    ]
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "tests/pipelines/" in str(item.fspath):
+            item.add_marker(pytest.mark.spark)
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[SparkSession]:
+    session = open_spark(SparkSettings(master="local[2]", conf=TEST_CONF), app_name="kvlake-tests")
+    yield session
+    session.stop()
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings(data_dir=str(tmp_path / "lake"))
+
+
+@pytest.fixture
+def lake(settings: Settings) -> Iterator[Lake]:
+    with Lake.open(settings) as opened:
+        yield opened

@@ -448,6 +448,14 @@ MUTATIONS = (
         "            try:\n                raise InvalidInputError(key)\n",
         ("tests/blockstore/test_s3.py::test_keys_a_batch_failed_are_retried_singly",),
     ),
+    Mutation(
+        "gc-keeps-addresses-copied-during-the-run",
+        "issue 12: a GC candidate a copy shared after the run started is kept",
+        "kvlake/deletion/checks.py",
+        "            self._check_copies(instance, records, gc_indexes, verdicts)\n",
+        "",
+        ("tests/deletion/test_gc.py",),
+    ),
 )
 
 

@@ -2,7 +2,7 @@
 
 from kvlake.deletion.checks import ReferenceChecker, Verdict
 from kvlake.deletion.dlq import DeadLetters
-from kvlake.deletion.gc import GcMarks, log_candidates
+from kvlake.deletion.gc import GcMarks, MarkSet, SubtractedMarks, gc_records, log_candidates
 from kvlake.deletion.hooks import DeletionHooks
 from kvlake.deletion.log import DeletionLog, DueRecord, EntryOf, EntryRef
 from kvlake.deletion.purge import PurgeReport, Purges
@@ -32,6 +32,7 @@ __all__ = [
     "EntryRef",
     "GcMarks",
     "Lease",
+    "MarkSet",
     "Origin",
     "PartitionStatus",
     "PendingDelete",
@@ -41,9 +42,11 @@ __all__ = [
     "Purges",
     "ReferenceChecker",
     "StagingLogHooks",
+    "SubtractedMarks",
     "Verdict",
     "WorkerReport",
     "deletion_status",
+    "gc_records",
     "log_candidates",
     "metrics_text",
 ]

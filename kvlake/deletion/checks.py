@@ -28,7 +28,9 @@ each group is checked against the KV as it is now:
    history is walked: a record names the token its entry was in, and an entry
    reaches a commit only through the token that commit consumed (or by a copy,
    which step 3 catches), so one lookup per record decides.
-5. GC records: the run's mark set must not hold the address.
+5. GC records: the run's mark set must not hold the address, and no copy may
+   have shared it since the run started (the copy's entry may have been
+   committed before step 2 looked, into a commit the run never marked).
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from typing import Final, Literal
 from kvlake import ids
 from kvlake.blockstore import BlockStore, check_key
 from kvlake.deletion import keys
-from kvlake.deletion.gc import RUN_PROPERTY, GcMarks
+from kvlake.deletion.gc import RUN_PROPERTY, STARTED_PROPERTY, GcMarks, MarkSet
 from kvlake.deletion.log import EntryOf
 from kvlake.deletion.purge import Purges
 from kvlake.deletion.records import STAGING_ORIGINS, PendingDelete
@@ -94,7 +96,7 @@ class ReferenceChecker:
         purges: Purges,
         entry_of: EntryOf,
         *,
-        gc_marks: GcMarks | None = None,
+        gc_marks: MarkSet | None = None,
     ) -> None:
         self._graveler = graveler
         self._references = graveler.references
@@ -102,7 +104,7 @@ class ReferenceChecker:
         self._blockstore = blockstore
         self._purges = purges
         self._entry_of = entry_of
-        self._gc_marks = gc_marks or GcMarks(purges.store)
+        self._gc_marks: MarkSet = gc_marks or GcMarks(purges.store)
 
     def check(self, records: Sequence[PendingDelete]) -> list[Verdict]:
         """One verdict per record, in order. A group whose reads fail gets `retry` verdicts."""
@@ -252,6 +254,7 @@ class ReferenceChecker:
         gc_indexes = [i for i, r in enumerate(records) if r.origin == "garbage_collection"]
         if gc_indexes:
             self._check_gc(records, gc_indexes, verdicts)
+            self._check_copies(instance, records, gc_indexes, verdicts)
         staging = [
             i for i, r in enumerate(records) if verdicts[i] is None and r.origin in STAGING_ORIGINS
         ]
@@ -361,9 +364,40 @@ class ReferenceChecker:
                 if records[index].address in marked:
                     verdicts[index] = Verdict("kept", f"GC run {run!r} marked it as referenced")
 
+    def _check_copies(
+        self,
+        instance: _Instance,
+        records: list[PendingDelete],
+        indexes: list[int],
+        verdicts: list[Verdict | None],
+    ) -> None:
+        """GC candidates a copy shared since their run started: the run cannot know them."""
+        uid = instance.repository.instance_uid if instance.repository else ""
+        pending = [i for i in indexes if verdicts[i] is None]
+        wanted = sorted({keys.shared_key(uid, records[i].address) for i in pending})
+        found = self._store.get_many(keys.SHARED, wanted)
+        for index in pending:
+            record = records[index]
+            marker = found.get(keys.shared_key(uid, record.address))
+            if marker is None:
+                continue
+            started = _seconds(record.properties.get(STARTED_PROPERTY, ""))
+            if keys.shared_since(marker) >= started:
+                verdicts[index] = Verdict(
+                    "kept", "a copy shared the address after the GC run started"
+                )
+
     def _shared(self, instance: _Instance, records: Iterable[PendingDelete]) -> set[str]:
         uid = instance.repository.instance_uid if instance.repository else ""
         wanted = sorted({keys.shared_key(uid, r.address) for r in records})
         found = self._store.get_many(keys.SHARED, wanted)
         prefix = len(uid) + 1
         return {key[prefix:].decode() for key in found}
+
+
+def _seconds(text: str) -> float:
+    """A run's start as recorded; unreadable or absent counts as the epoch (keeps every copy)."""
+    try:
+        return float(text)
+    except ValueError:
+        return 0.0

@@ -1,18 +1,25 @@
-"""What a garbage-collection run hands to the deletion log: its mark set and its candidates.
+"""What a garbage-collection run hands to the in-use check: its marks, candidates and start.
 
-A GC run (kvlake/pipelines, later) computes the set of addresses its
-retained commits reference (the marks), lists the namespace, and logs every
-other address as a `garbage_collection` candidate. Workers check each
-candidate against the run's marks again, plus live staging, before deleting:
-a candidate the run itself marked is never deleted, whatever wrote the record.
-The marks live in `deletion_gc/<run id>`, first a header key (NUL-prefixed, so
-no address can collide: addresses never contain NUL), then one key per address.
+A GC run computes the set of addresses its retained commits and live staging
+reference (the marks), lists the namespace, and takes every other address as a
+`garbage_collection` candidate. Before a candidate is deleted it is checked
+again (kvlake/deletion/checks.py): against the run's marks, live staging, and
+copies made since the run started (a copy shares an older address, and may be
+committed before the check looks at staging).
+
+Two ways to hand over candidates:
+- `log_candidates` appends them to the deletion log for its workers; the marks
+  must then be saved with `GcMarks` (one KV key per address, under
+  `deletion_gc/<run id>`, first a NUL-prefixed header so no address collides).
+- The Spark GC job (kvlake/pipelines/gc.py) computes candidates as listed minus
+  marked in a distributed anti-join and checks them itself with
+  `ReferenceChecker` and `SubtractedMarks`: nothing is stored per address.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Final
+from typing import Final, Protocol
 
 from kvlake.deletion.log import DeletionLog
 from kvlake.deletion.records import PendingDelete
@@ -24,6 +31,41 @@ GC_PREFIX: Final = b"deletion_gc/"
 _HEADER: Final = b"\0run"
 RUN_PROPERTY: Final = "gc_run"
 """The property of a `garbage_collection` record that names its run."""
+STARTED_PROPERTY: Final = "gc_started"
+"""The property giving the run's start (seconds): copies made since keep their address."""
+
+
+class MarkSet(Protocol):
+    """Answers which candidate addresses a GC run marked as referenced."""
+
+    def marked(self, run_id: str, addresses: Iterable[str]) -> set[str]: ...
+
+
+class SubtractedMarks:
+    """The marks of a run whose candidates are listed minus marked: none of them is marked.
+
+    The Spark job subtracts its marks in an anti-join before any candidate
+    exists, so looking each one up again would find nothing; what changed since
+    the marks were taken is what the in-use check reads fresh.
+    """
+
+    def marked(self, run_id: str, addresses: Iterable[str]) -> set[str]:
+        marks_partition(run_id)
+        return set()
+
+
+def gc_records(
+    log: DeletionLog,
+    repository: Repository,
+    run_id: str,
+    started: float,
+    addresses: Iterable[str],
+) -> Iterator[PendingDelete]:
+    """A `garbage_collection` record per candidate, naming the run and when it started."""
+    marks_partition(run_id)  # refuse a bad id before making anything
+    properties = {RUN_PROPERTY: run_id, STARTED_PROPERTY: repr(started)}
+    for address in addresses:
+        yield log.new_record(repository, address, "garbage_collection", properties=properties)
 
 
 def marks_partition(run_id: str) -> bytes:
@@ -80,18 +122,12 @@ class GcMarks:
 
 
 def log_candidates(
-    log: DeletionLog, repository: Repository, run_id: str, addresses: Iterable[str]
+    log: DeletionLog,
+    repository: Repository,
+    run_id: str,
+    addresses: Iterable[str],
+    *,
+    started: float,
 ) -> int:
     """Append a `garbage_collection` record per candidate address of the run; return the count."""
-    marks_partition(run_id)  # refuse a bad id before writing anything
-
-    def records() -> Iterator[PendingDelete]:
-        for address in addresses:
-            yield log.new_record(
-                repository,
-                address,
-                "garbage_collection",
-                properties={RUN_PROPERTY: run_id},
-            )
-
-    return log.append(records())
+    return log.append(gc_records(log, repository, run_id, started, addresses))

@@ -77,6 +77,19 @@ def shared_key(instance_uid: str, address: str) -> bytes:
     return instance_uid.encode() + b"/" + address.encode()
 
 
+def shared_value(now: float) -> bytes:
+    """A shared marker's value: when the copy was made (seconds, as text)."""
+    return repr(now).encode()
+
+
+def shared_since(raw: bytes) -> float:
+    """When a shared marker was last written; markers from before times were kept count as 0."""
+    try:
+        return float(raw) if raw else 0.0
+    except ValueError:
+        return 0.0
+
+
 def purge_key(repository: str, instance_uid: str) -> bytes:
     """`<name>/<uid>`: repository names cannot contain `/`."""
     return repository.encode() + b"/" + instance_uid.encode()

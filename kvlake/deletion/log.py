@@ -200,9 +200,11 @@ class DeletionLog:
         """Record that a copy made `address` referenced by more than one entry.
 
         Workers never delete a shared address on a staging record: any entry in
-        any commit may hold it, so only garbage collection may decide.
+        any commit may hold it, so only garbage collection may decide. The marker
+        holds the copy's time: a GC run keeps addresses copied after it started.
         """
-        self.store.set(keys.SHARED, keys.shared_key(instance_uid, address), b"")
+        marker = keys.shared_value(self.clock())
+        self.store.set(keys.SHARED, keys.shared_key(instance_uid, address), marker)
 
 
 def _decode(key: bytes, raw: bytes) -> DueRecord:

@@ -146,7 +146,7 @@ def test_racing_overwrites_and_commits_end_with_exactly_the_referenced_blobs(
     shared = lake.shared_addresses()
     assert left <= shared
     GcMarks(lake.store).save("gc1", lake.referenced())
-    log_candidates(lake.log, lake.repository, "gc1", left)
+    log_candidates(lake.log, lake.repository, "gc1", left, started=lake.clock())
     lake.settle()
     assert lake.data_blobs() == lake.referenced()
     # Workers ran during the race; whether anything was left for after it depends

@@ -17,7 +17,12 @@ def put(lake: DeletionLake, *keys: str) -> None:
 def test_unmarked_candidates_go_and_marked_ones_stay(lake: DeletionLake) -> None:
     put(lake, "data/old/1", "data/old/2", "data/old/3")
     GcMarks(lake.store).save("run1", ["data/old/2"])
-    assert log_candidates(lake.log, lake.repository, "run1", ["data/old/1", "data/old/2"]) == 2
+    assert (
+        log_candidates(
+            lake.log, lake.repository, "run1", ["data/old/1", "data/old/2"], started=lake.clock()
+        )
+        == 2
+    )
     report = lake.settle()
     assert (report.deleted, report.kept) == (1, 1)
     assert lake.data_blobs() == {"data/old/2", "data/old/3"}
@@ -26,15 +31,50 @@ def test_unmarked_candidates_go_and_marked_ones_stay(lake: DeletionLake) -> None
 def test_a_candidate_staged_since_the_run_is_kept_in_use(lake: DeletionLake) -> None:
     stat = lake.upload("a")
     GcMarks(lake.store).save("run1", [])
-    log_candidates(lake.log, lake.repository, "run1", [stat.address])
+    log_candidates(lake.log, lake.repository, "run1", [stat.address], started=lake.clock())
     lake.clock.advance(60)
     assert lake.worker().run_once().retried == 1
     assert stat.address in lake.data_blobs()
 
 
+def test_a_candidate_copied_after_its_run_started_is_kept_even_once_committed(
+    lake: DeletionLake,
+) -> None:
+    old = lake.upload("old")
+    lake.commit()
+    lake.graveler.delete(lake.repository, "main", b"old")
+    lake.commit()
+    started = lake.clock()
+    GcMarks(lake.store).save("run1", [])  # the run saw "old" only in an expired commit
+    lake.clock.advance(1)
+    lake.catalog.copy_object(lake.repository, "main~1", "old", "main", "copy")
+    lake.commit()  # the copy is no longer staged when the candidate is checked
+
+    log_candidates(lake.log, lake.repository, "run1", [old.address], started=started)
+    report = lake.settle()
+
+    assert report.kept == 1 and old.address in lake.data_blobs()
+
+
+def test_a_copy_made_before_its_run_started_does_not_keep_a_candidate(lake: DeletionLake) -> None:
+    old = lake.upload("old")
+    lake.commit()
+    lake.catalog.copy_object(lake.repository, "main", "old", "main", "copy")
+    lake.graveler.delete(lake.repository, "main", b"old")
+    lake.graveler.delete(lake.repository, "main", b"copy")
+    lake.commit()
+    lake.clock.advance(1)
+    GcMarks(lake.store).save("run1", [])
+
+    log_candidates(lake.log, lake.repository, "run1", [old.address], started=lake.clock())
+    report = lake.settle()
+
+    assert report.deleted == 1 and old.address not in lake.data_blobs()
+
+
 def test_a_run_without_a_saved_mark_set_dead_letters_its_candidates(lake: DeletionLake) -> None:
     put(lake, "data/old/1")
-    log_candidates(lake.log, lake.repository, "never-saved", ["data/old/1"])
+    log_candidates(lake.log, lake.repository, "never-saved", ["data/old/1"], started=lake.clock())
     assert lake.settle().dead_lettered == 1
     (letter,) = DeadLetters(lake.log).scan()
     assert "has no saved mark set" in letter.reason
@@ -49,5 +89,5 @@ def test_marks_can_be_dropped_and_bad_run_ids_are_refused(lake: DeletionLake) ->
     assert not marks.exists("run1")
     for bad in ("", "a/b", "a\0b"):
         with pytest.raises(InvalidInputError, match="GC run id"):
-            log_candidates(lake.log, lake.repository, bad, ["data/a"])
+            log_candidates(lake.log, lake.repository, bad, ["data/a"], started=lake.clock())
     assert lake.pending() == 0

@@ -422,6 +422,23 @@ class LocalBlockStore(BlockStore):
             return  # the prefix passes through a symbolic link, and listings never follow one
         yield from self._walk(top, "".join(f"{folder}/" for folder in folders), prefix)
 
+    def _list_folders(self, namespace: str, prefix: str) -> Iterator[str]:
+        folders = prefix.split("/")[:-1]
+        if any(segment in ("", ".", "..") for segment in folders):
+            return
+        top = os.path.join(self._namespace_dir(namespace), *folders)
+        if os.path.realpath(top) != top:
+            return  # listings never follow a symbolic link
+        try:
+            with os.scandir(top) as scan:
+                names = sorted(e.name for e in scan if e.is_dir(follow_symlinks=False))
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        except OSError as exc:
+            raise self._failure(exc, f"list the folder {top!r}") from exc
+        for name in names:
+            yield f"{prefix}{name}/"
+
     def _walk(self, folder: str, base: str, prefix: str) -> Iterator[str]:
         """Yield keys below `folder` (whose key is `base`) that start with `prefix`, ascending."""
         try:

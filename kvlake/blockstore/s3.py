@@ -436,12 +436,27 @@ class S3BlockStore(BlockStore):
                 exc, f"presign blob {key!r} in {namespace!r}", self._client.meta.endpoint_url
             ) from exc
 
-    def _list_page(self, bucket: str, prefix: str, token: str) -> ListObjectsV2OutputTypeDef:
-        if token:
-            return self._client.list_objects_v2(
-                Bucket=bucket, Prefix=prefix, ContinuationToken=token
+    def _list_folders(self, namespace: str, prefix: str) -> Iterator[str]:
+        bucket, base = self._locate(namespace)
+        token = ""
+        while True:
+            answer = self._call(
+                f"list folders in {namespace!r}",
+                partial(self._list_page, bucket, base + prefix, token, delimiter="/"),
             )
-        return self._client.list_objects_v2(Bucket=bucket, Prefix=prefix)
+            for entry in answer.get("CommonPrefixes", []):
+                yield entry["Prefix"][len(base) :]
+            token = answer.get("NextContinuationToken", "")
+            if not answer.get("IsTruncated") or not token:
+                return
+
+    def _list_page(
+        self, bucket: str, prefix: str, token: str, *, delimiter: str = ""
+    ) -> ListObjectsV2OutputTypeDef:
+        options: dict[str, str] = {"Delimiter": delimiter} if delimiter else {}
+        if token:
+            options["ContinuationToken"] = token
+        return self._client.list_objects_v2(Bucket=bucket, Prefix=prefix, **options)
 
     def close(self) -> None:
         """Close the client's connection pool. Closing twice is fine."""

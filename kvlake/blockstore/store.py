@@ -163,6 +163,19 @@ class BlockStore(Closing, ABC):
             raise InvalidInputError(f"key prefix {prefix!r} is invalid; use a str without NUL")
         return self._list_keys(normalised, prefix)
 
+    def list_folders(self, namespace: str, prefix: str) -> Iterator[str]:
+        """Iterate the folders right under `prefix` (ending in `/`) as full prefixes, ascending.
+
+        A folder is the next `/`-ended segment of keys that go on past `prefix`:
+        with `data/2026T01/a` and `data/2026T02/b` stored, `data/` has the folders
+        `data/2026T01/` and `data/2026T02/`. For listing a namespace in parallel,
+        one folder per task, without one process reading every key.
+        """
+        normalised = self.check_namespace(namespace)
+        if not isinstance(prefix, str) or "\0" in prefix or not prefix.endswith("/"):
+            raise InvalidInputError(f"folder prefix {prefix!r} is invalid; use a str ending in '/'")
+        return self._list_folders(normalised, prefix)
+
     def presign_read(self, namespace: str, key: str, *, expires: int) -> str:
         """A URL anyone holding it may GET the blob from for `expires` seconds.
 
@@ -286,6 +299,16 @@ class BlockStore(Closing, ABC):
     @abstractmethod
     def _list_keys(self, namespace: str, prefix: str) -> Iterator[str]:
         """Iterate matching keys in ascending order, streaming."""
+
+    def _list_folders(self, namespace: str, prefix: str) -> Iterator[str]:
+        """Folders from a full listing; adapters with a cheaper way override this."""
+        last = ""
+        for key in self._list_keys(namespace, prefix):
+            segment, slash, _ = key[len(prefix) :].partition("/")
+            folder = f"{prefix}{segment}/"
+            if slash and folder != last:
+                last = folder
+                yield folder
 
     def _presign_read(self, namespace: str, key: str, expires: int) -> str:
         """Sign a GET URL; adapters that set `presigns` override this."""

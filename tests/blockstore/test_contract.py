@@ -164,6 +164,20 @@ def test_list_keys_filters_by_prefix(blockstore: BlockStore, namespace: str, pre
     assert list(blockstore.list_keys(namespace, prefix)) == expected
 
 
+@pytest.mark.parametrize(
+    ("prefix", "folders"),
+    [("a/", ["a/b/"]), ("data/", ["data/00/", "data/01/"]), ("z/", []), ("none/", [])],
+)
+def test_list_folders_gives_the_next_segments_with_keys_below(
+    blockstore: BlockStore, namespace: str, prefix: str, folders: list[str]
+) -> None:
+    for key in KEYS:
+        blockstore.put(namespace, key, b"")
+    assert list(blockstore.list_folders(namespace, prefix)) == folders
+    with pytest.raises(InvalidInputError, match="ending in '/'"):
+        list(blockstore.list_folders(namespace, "data"))
+
+
 def test_list_keys_sees_only_its_namespace(blockstore: BlockStore) -> None:
     first, second = f"{blockstore.scheme}://lake/repo1", f"{blockstore.scheme}://lake/repo10"
     blockstore.put(first, "a", b"1")

@@ -453,10 +453,11 @@ class S3BlockStore(BlockStore):
     def _list_page(
         self, bucket: str, prefix: str, token: str, *, delimiter: str = ""
     ) -> ListObjectsV2OutputTypeDef:
-        options: dict[str, str] = {"Delimiter": delimiter} if delimiter else {}
         if token:
-            options["ContinuationToken"] = token
-        return self._client.list_objects_v2(Bucket=bucket, Prefix=prefix, **options)
+            return self._client.list_objects_v2(
+                Bucket=bucket, Prefix=prefix, Delimiter=delimiter, ContinuationToken=token
+            )
+        return self._client.list_objects_v2(Bucket=bucket, Prefix=prefix, Delimiter=delimiter)
 
     def close(self) -> None:
         """Close the client's connection pool. Closing twice is fine."""

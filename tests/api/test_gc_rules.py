@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import httpx
 import lakefs_sdk
 import pytest
@@ -134,11 +136,12 @@ def test_permissions_are_lakefs_retention_actions(
     keys = auth.create_credentials(reader)
     client = server.sdk(keys.access_key_id, keys.secret_access_key)
     assert _sorted(client.repositories_api.get_gc_rules(repo)) == _sorted(RULES)
-    for denied_call in (
+    denied_calls: list[Callable[[], object]] = [
         lambda: client.repositories_api.set_gc_rules(repo, RULES),
         lambda: client.repositories_api.delete_gc_rules(repo),
         lambda: client.internal_api.set_garbage_collection_rules_preflight(repo),
-    ):
+    ]
+    for denied_call in denied_calls:
         with pytest.raises(ApiException) as denied:
             denied_call()
         assert denied.value.status == 401

@@ -17,6 +17,7 @@ import click
 from kvlake import __version__
 from kvlake.cli.config import config
 from kvlake.cli.deletion import deletion
+from kvlake.cli.gc import gc
 from kvlake.cli.kv import kv
 from kvlake.cli.repo import repo
 from kvlake.cli.serve import serve
@@ -44,5 +45,5 @@ def main() -> None:
     """
 
 
-for _command in (config, deletion, kv, repo, serve):
+for _command in (config, deletion, gc, kv, repo, serve):
     main.add_command(_command)

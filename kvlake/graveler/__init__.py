@@ -6,6 +6,7 @@ and storage engines are private to it (tests/test_layers.py checks that).
 
 from kvlake.graveler.cleaner import Cleaner, CleanerHooks, CleanerReport
 from kvlake.graveler.committed import CommittedManager
+from kvlake.graveler.gcrules import MAX_DAYS, make_rules
 from kvlake.graveler.graveler import TOKEN_DROP_DELAY, Graveler, data_size
 from kvlake.graveler.namespaces import NamespaceClaim
 from kvlake.graveler.protection import Rules
@@ -16,16 +17,19 @@ from kvlake.graveler.records import (
     DeletedRepository,
     DiffEntry,
     DiffPage,
+    GarbageCollectionRules,
     LogPage,
     ProtectedAction,
     RefsManifest,
     Repository,
+    RetainedCommit,
     Tag,
     TokenState,
     Value,
 )
 from kvlake.graveler.references import LiveTokens
 from kvlake.graveler.repositories import INITIAL_TIMEOUT
+from kvlake.graveler.retention import DAY, Retention
 from kvlake.graveler.spans import RefState, Span, SpanChange
 from kvlake.graveler.validation import (
     check_branch_name,
@@ -36,7 +40,9 @@ from kvlake.graveler.validation import (
 from kvlake.graveler.writer import StagingHooks
 
 __all__ = [
+    "DAY",
     "INITIAL_TIMEOUT",
+    "MAX_DAYS",
     "TOKEN_DROP_DELAY",
     "Branch",
     "Cleaner",
@@ -48,6 +54,7 @@ __all__ = [
     "DeletedRepository",
     "DiffEntry",
     "DiffPage",
+    "GarbageCollectionRules",
     "Graveler",
     "LiveTokens",
     "LogPage",
@@ -56,6 +63,8 @@ __all__ = [
     "RefState",
     "RefsManifest",
     "Repository",
+    "RetainedCommit",
+    "Retention",
     "Rules",
     "Span",
     "SpanChange",
@@ -68,4 +77,5 @@ __all__ = [
     "check_repository_name",
     "check_tag_name",
     "data_size",
+    "make_rules",
 ]

@@ -46,6 +46,7 @@ from kvlake.graveler.refexpr import RefResolver, ResolvedRef
 from kvlake.graveler.refs import Refs
 from kvlake.graveler.repositories import INITIAL_TIMEOUT, Repositories
 from kvlake.graveler.reset import Resetter
+from kvlake.graveler.retention import Retention
 from kvlake.graveler.revert import ChangeApplier
 from kvlake.graveler.spans import RefSpans
 from kvlake.graveler.staging import Staging, overlay
@@ -174,6 +175,9 @@ class Graveler:
         """`split` a ref into key spans and `read` or `diff` one: for parallel readers."""
         self.metadata = RepositoryMetadataSettings(store)
         """Repository metadata: `get`, `set` (add or replace keys), `delete` (keys)."""
+        self.retention = Retention(store, self._refs)
+        """Garbage collection rules (`get_rules`, `set_rules`, `delete_rules`), `list_commits`
+        and `retained_commits`: the commits the rules keep at a given time."""
 
     @property
     def dumps(self) -> RefsDumper:

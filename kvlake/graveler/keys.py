@@ -27,6 +27,8 @@ COMMIT_PREFIX = b"commits/"
 TAG_PREFIX = b"tags/"
 SETTING_PREFIX = b"settings/"
 CONSUMED_TOKEN_PREFIX = b"consumed_tokens/"
+GC_RULES = SETTING_PREFIX + b"gc_rules"
+"""In the instance partition: the repository's garbage collection rules (see gcrules.py)."""
 
 STAGING_PREFIX = b"staging/"
 

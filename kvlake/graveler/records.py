@@ -129,6 +129,18 @@ class RepositoryMetadata(msgspec.Struct, frozen=True, kw_only=True):
     metadata: dict[str, str] = {}
 
 
+class GarbageCollectionRules(msgspec.Struct, frozen=True, kw_only=True):
+    """A repository's garbage collection rules, under `settings/gc_rules`.
+
+    Days a branch's history stays retained (see retention.py): `branch_retention_days`
+    for the branches named there, `default_retention_days` for the others and for
+    commits no branch holds. 0 retains only the branch heads.
+    """
+
+    default_retention_days: int
+    branch_retention_days: dict[str, int] = {}
+
+
 class DumpedRef(msgspec.Struct, frozen=True, kw_only=True):
     """A branch or tag in a refs dump: its name and commit (staging is not dumped)."""
 
@@ -166,6 +178,13 @@ class LogPage(msgspec.Struct, frozen=True, kw_only=True):
     next_offset: str
 
 
+class RetainedCommit(msgspec.Struct, frozen=True, kw_only=True):
+    """A commit garbage collection must keep, with the metarange whose data it keeps."""
+
+    commit_id: str
+    metarange_id: str
+
+
 class DiffEntry(msgspec.Struct, frozen=True, kw_only=True):
     """One difference: a path added, removed or changed, or a common prefix holding some.
 
@@ -201,3 +220,4 @@ decode_dropped_token = msgspec.msgpack.Decoder(DroppedToken).decode
 decode_consumed_token = msgspec.msgpack.Decoder(ConsumedToken).decode
 decode_branch_protection = msgspec.msgpack.Decoder(BranchProtection).decode
 decode_repository_metadata = msgspec.msgpack.Decoder(RepositoryMetadata).decode
+decode_gc_rules = msgspec.msgpack.Decoder(GarbageCollectionRules).decode

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Final, TypeVar
 
 import msgspec
@@ -274,6 +274,29 @@ class Refs:
         commit = decode_commit(raw)
         self._commits.put(cache_key, commit)
         return commit
+
+    def get_commits(self, repository: Repository, identifiers: Sequence[str]) -> list[Commit]:
+        """The commits with these ids, in order: one batched KV read for those not cached.
+
+        Raises:
+            CommitNotFoundError: one of them is not stored.
+        """
+        uid = repository.instance_uid
+        found = {i: c for i in identifiers if (c := self._commits.get((uid, i))) is not None}
+        missing = [i for i in dict.fromkeys(identifiers) if i not in found]
+        if missing:
+            raws = self._store.get_many(
+                partition_of(repository), [keys.commit_key(i) for i in missing]
+            )
+            for identifier in missing:
+                raw = raws.get(keys.commit_key(identifier))
+                if raw is None:
+                    raise CommitNotFoundError(
+                        f"commit {identifier!r} not found in repository {repository.name!r}"
+                    )
+                found[identifier] = commit = decode_commit(raw)
+                self._commits.put((uid, identifier), commit)
+        return [found[i] for i in identifiers]
 
     def list_commits(self, repository: Repository) -> Iterator[tuple[str, Commit]]:
         """Every commit of the repository, in id order."""

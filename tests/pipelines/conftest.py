@@ -12,8 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from kvlake.blockstore import open_blockstore
 from kvlake.config import Settings, SparkSettings
+from kvlake.kv import open_store
 from kvlake.lake import Lake
+from tests.support import FakeClock
 
 pyspark = pytest.importorskip("pyspark", reason="PySpark is not installed: make install")
 
@@ -52,4 +55,17 @@ def settings(tmp_path: Path) -> Settings:
 @pytest.fixture
 def lake(settings: Settings) -> Iterator[Lake]:
     with Lake.open(settings) as opened:
+        yield opened
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def clocked_lake(settings: Settings, clock: FakeClock) -> Iterator[Lake]:
+    """A lake whose uploads and commits happen when the test's clock says (tasks read it)."""
+    store = open_store(settings.kv_url)
+    with Lake(settings, store, open_blockstore(settings.blockstore_url), clock=clock) as opened:
         yield opened

@@ -1,0 +1,314 @@
+"""Garbage collection of a repository's blobs, as a Spark job: mark, then sweep.
+
+Committed blobs are deleted only here (invariant 4a), and only blobs that no
+retained commit and no live staging entry references and that are older than
+the grace period. The driver holds ids and counters; addresses only ever live
+in Spark tasks and in the run's Parquet tables (kvlake/pipelines/runs.py).
+
+**Mark** (one run id, its start `started`, `cutoff = started - grace period`):
+1. Live staging first: every branch's staging and sealed tokens, read by tasks
+   and written to the `staged` table before anything else is read, so an entry
+   a commit takes meanwhile is in that commit, which step 2 reads.
+2. Retained commits under the repository's GC rules at `started` (graveler's
+   retention walk, on the driver over commit records), written as
+   `retained.parquet`; their metaranges' range ids, de-duplicated, as the
+   `ranges` table; every address in those range files (one task per range).
+3. The namespace listed one `data/<hour>/` folder per task, only folders whose
+   hour ended by `cutoff` (a blob's folder is the hour its upload began).
+4. Candidates = listed − staged − committed, a distributed anti-join, written
+   as the `candidates` table; then `mark.json`.
+
+**Sweep** (right after the mark, or later from its run id):
+1. Commits retained now but not at the mark (published during the run) are
+   read like step 2, only their range files the mark did not read; their
+   addresses leave the candidates.
+2. Each task checks its candidates afresh with the deletion workers' in-use
+   check (live staging, copies made since `started`, the instance still owning
+   the namespace) and deletes what passes, in chunks; then `summary.json`.
+
+A sweep killed midway is run again from the same run id: blobs it deleted are
+gone (counted neither deleted nor failed), the rest are checked and deleted.
+"""
+
+from __future__ import annotations
+
+import calendar
+import math
+import re
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Final
+
+import pyarrow as pa
+
+from kvlake import ids
+from kvlake.errors import InvalidInputError, NotFoundError
+from kvlake.graveler import Repository
+from kvlake.lake import Lake
+from kvlake.pipelines import gc_tasks as tasks
+from kvlake.pipelines.executors import encode_settings
+from kvlake.pipelines.runs import GcSummary, RunFiles, TableManifest
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+DEFAULT_GRACE_PERIOD: Final = 24 * 3600.0
+"""Seconds a blob is left alone after its hour ends: uploads in flight, links to come."""
+HOUR: Final = 3600
+_HOUR_FOLDER = re.compile(r"data/(\d{8}T\d{2})/")
+MAX_TASKS: Final = 512
+
+Progress = Callable[[str, GcSummary], None]
+"""Called after each phase with its name and the summary so far."""
+
+
+def hour_folder_end(folder: str) -> float | None:
+    """When the hour a `data/<YYYYmmddTHH>/` folder covers ended; None for other folders."""
+    match = _HOUR_FOLDER.fullmatch(folder)
+    if match is None:
+        return None
+    try:
+        return calendar.timegm(time.strptime(match.group(1), "%Y%m%dT%H")) + HOUR
+    except ValueError:
+        return None
+
+
+def check_grace_period(seconds: float) -> float:
+    if not math.isfinite(seconds) or seconds < 0:
+        raise InvalidInputError(
+            f"grace period {seconds!r} s would collect blobs uploaded in the future;"
+            " use 0 or more seconds (default 86400: one day)"
+        )
+    return float(seconds)
+
+
+class GarbageCollector:
+    """Runs GC on one lake through one Spark session. Not for concurrent runs of one repository."""
+
+    def __init__(
+        self,
+        spark: SparkSession,
+        lake: Lake,
+        *,
+        clock: Callable[[], float] = time.time,
+        progress: Progress | None = None,
+    ) -> None:
+        self._spark = spark
+        self._lake = lake
+        self._settings = encode_settings(lake.settings)
+        self._clock = clock
+        self._progress = progress or (lambda phase, summary: None)
+
+    # -- the modes -----------------------------------------------------------------
+
+    def run(
+        self, repository: str, *, grace_period: float = DEFAULT_GRACE_PERIOD, dry_run: bool = False
+    ) -> GcSummary:
+        """Mark, then sweep what the mark found."""
+        marked = self.mark(repository, grace_period=grace_period, dry_run=dry_run)
+        return self.sweep(repository, marked.run_id, dry_run=dry_run)
+
+    def mark(
+        self, repository: str, *, grace_period: float = DEFAULT_GRACE_PERIOD, dry_run: bool = False
+    ) -> GcSummary:
+        """Find the candidates and write them, and mark.json, under the run's folder."""
+        grace = check_grace_period(grace_period)
+        repo = self._repository(repository)
+        started = self._clock()
+        summary = GcSummary(
+            run_id=ids.new_uid(),
+            repository=repo.name,
+            instance_uid=repo.instance_uid,
+            storage_namespace=repo.storage_namespace,
+            started=started,
+            cutoff=started - grace,
+            grace_period=grace,
+            dry_run=dry_run,
+        )
+        files = self._files(repo, summary.run_id)
+        counts = summary.counts
+
+        with self._phase("staged", summary):
+            tokens = self._lake.graveler.references.live_tokens(repo).all
+            staged = self._frame([(t,) for t in tokens], "token string").mapInArrow(
+                tasks.staged_addresses(self._settings), "address string"
+            )
+            counts.uncommitted = self._write(files, "staged", staged.distinct()).rows
+
+        with self._phase("retained", summary):
+            retained = list(self._lake.graveler.retention.retained_commits(repo, started))
+            files.write_table(
+                "retained.parquet",
+                pa.table(
+                    {
+                        "commit_id": [c.commit_id for c in retained],
+                        "metarange_id": [c.metarange_id for c in retained],
+                    }
+                ),
+            )
+            counts.retained_commits = len(retained)
+            metaranges = sorted({c.metarange_id for c in retained})
+            self._write(files, "ranges", self._ranges_of(repo, metaranges))
+
+        with self._phase("committed", summary):
+            committed = self._addresses_of_ranges(repo, self._table(files, "ranges")).distinct()
+            committed = committed.persist()
+            counts.committed = committed.count()
+
+        with self._phase("listed", summary):
+            folders = [
+                (folder,)
+                for folder in self._lake.blockstore.list_folders(repo.storage_namespace, "data/")
+                if (end := hour_folder_end(folder)) is not None and end <= summary.cutoff
+            ]
+            listed = self._frame(folders, "folder string").mapInArrow(
+                tasks.folder_addresses(self._settings, repo.storage_namespace), "address string"
+            )
+            listed = listed.persist()
+            counts.listed = listed.count()
+
+        with self._phase("candidates", summary):
+            marked = self._table(files, "staged").unionByName(committed)
+            candidates = listed.join(marked, "address", "left_anti")
+            counts.candidates = self._write(files, "candidates", candidates).rows
+            listed.unpersist()
+            committed.unpersist()
+
+        files.write_json("mark.json", summary)
+        return summary
+
+    def sweep(self, repository: str, run_id: str, *, dry_run: bool = False) -> GcSummary:
+        """Check and delete a finished mark's candidates (a dry run only checks)."""
+        repo = self._repository(repository)
+        files = self._files(repo, run_id)
+        try:
+            summary = files.read_summary("mark.json")
+        except NotFoundError:
+            raise NotFoundError(
+                f"GC run {run_id!r} of repository {repository!r} has no finished mark;"
+                " run `kvlake gc run` (or --mark-only) to make one"
+            ) from None
+        if summary.instance_uid != repo.instance_uid:
+            raise NotFoundError(
+                f"GC run {run_id!r} marked an earlier repository named {repository!r};"
+                " run garbage collection again"
+            )
+        summary.dry_run = dry_run
+        counts = summary.counts
+
+        with self._phase("late_commits", summary):
+            candidates = self._table(files, "candidates")
+            late = self._late_ranges(repo, files, summary.started)
+            if late is not None:
+                late_addresses = self._addresses_of_ranges(repo, late).distinct().persist()
+                counts.late_marked = late_addresses.count()
+                candidates = candidates.join(late_addresses, "address", "left_anti")
+
+        with self._phase("sweep", summary):
+            swept = candidates.mapInArrow(
+                tasks.sweep(self._settings, repo.name, run_id, summary.started, dry_run=dry_run),
+                tasks.SWEEP_DDL,
+            )
+            from pyspark.sql import functions as F
+
+            (totals,) = swept.agg(
+                F.sum("deleted").alias("deleted"),
+                F.sum("kept").alias("kept"),
+                F.sum("failed").alias("failed"),
+                F.sum("bytes_freed").alias("bytes_freed"),
+                F.max("first_failure").alias("first_failure"),
+            ).collect()
+            counts.deleted = int(totals["deleted"] or 0)
+            counts.kept = int(totals["kept"] or 0)
+            counts.failed = int(totals["failed"] or 0)
+            counts.bytes_freed = int(totals["bytes_freed"] or 0)
+            summary.first_failure = totals["first_failure"] or ""
+
+        summary.state = "dry_run" if dry_run else "swept"
+        files.write_json("summary.json", summary)
+        return summary
+
+    # -- steps -----------------------------------------------------------------------
+
+    def _repository(self, name: str) -> Repository:
+        """The repository, refused (changing nothing) if its namespace is not served here."""
+        repo = self._lake.graveler.get_repository(name)
+        try:
+            self._lake.blockstore.check_namespace(repo.storage_namespace)
+        except InvalidInputError as exc:
+            raise InvalidInputError(
+                f"repository {name!r} has storage namespace {repo.storage_namespace!r}, which"
+                f" this lake's blockstore does not serve ({exc}); run GC with the settings of"
+                " the server that owns it"
+            ) from exc
+        return repo
+
+    def _files(self, repo: Repository, run_id: str) -> RunFiles:
+        return RunFiles(self._lake.blockstore, repo.storage_namespace, run_id)
+
+    def _frame(self, rows: list[tuple[str]], schema: str) -> DataFrame:
+        """A small DataFrame of ids, spread one task per row (up to MAX_TASKS)."""
+        frame = self._spark.createDataFrame(rows, schema)
+        return frame.repartition(max(1, min(len(rows), MAX_TASKS)))
+
+    def _ranges_of(self, repo: Repository, metaranges: list[str]) -> DataFrame:
+        range_ids = self._frame([(m,) for m in metaranges], "metarange_id string").mapInArrow(
+            tasks.range_ids(self._settings, repo.storage_namespace), "range_id string"
+        )
+        return range_ids.distinct()
+
+    def _addresses_of_ranges(self, repo: Repository, ranges: DataFrame) -> DataFrame:
+        spread = ranges.repartition(MAX_TASKS // 4, "range_id")
+        return spread.mapInArrow(
+            tasks.range_addresses(self._settings, repo.storage_namespace), "address string"
+        )
+
+    def _late_ranges(self, repo: Repository, files: RunFiles, started: float) -> DataFrame | None:
+        """Range ids of commits retained now and not at the mark, minus those it read."""
+        marked = set(files.read_table("retained.parquet").column("commit_id").to_pylist())
+        late = {
+            c.metarange_id
+            for c in self._lake.graveler.retention.retained_commits(repo, started)
+            if c.commit_id not in marked
+        }
+        if not late:
+            return None
+        return self._ranges_of(repo, sorted(late)).join(
+            self._table(files, "ranges"), "range_id", "left_anti"
+        )
+
+    def _write(self, files: RunFiles, table: str, frame: DataFrame) -> TableManifest:
+        """Write a table as parts (an action) and its manifest; return the manifest."""
+        writer = tasks.write_parts(self._settings, files.namespace, f"{files.prefix}{table}/")
+        parts = frame.mapInArrow(writer, tasks.PART_DDL).collect()  # one row per task
+        manifest = TableManifest(
+            parts=sorted(row["key"] for row in parts), rows=sum(row["rows"] for row in parts)
+        )
+        files.write_manifest(table, manifest)
+        return manifest
+
+    def _table(self, files: RunFiles, table: str) -> DataFrame:
+        manifest = files.read_manifest(table)
+        schema = "range_id string" if table == "ranges" else "address string"
+        if not manifest.parts:
+            return self._spark.createDataFrame([], schema)
+        keys = self._frame([(key,) for key in manifest.parts], "key string")
+        return keys.mapInArrow(tasks.read_table_parts(self._settings, files.namespace), schema)
+
+    def _phase(self, name: str, summary: GcSummary) -> _Phase:
+        return _Phase(name, summary, self._progress)
+
+
+class _Phase:
+    """Times a phase into the summary and reports it when done."""
+
+    def __init__(self, name: str, summary: GcSummary, progress: Progress) -> None:
+        self._name, self._summary, self._progress = name, summary, progress
+
+    def __enter__(self) -> None:
+        self._begun = time.monotonic()
+
+    def __exit__(self, kind: object, error: object, trace: object) -> None:
+        self._summary.seconds[self._name] = round(time.monotonic() - self._begun, 3)
+        if kind is None:
+            self._progress(self._name, self._summary)

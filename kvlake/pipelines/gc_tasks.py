@@ -1,0 +1,225 @@
+"""What garbage collection's Spark tasks do, as `mapInArrow` functions over Arrow batches.
+
+Each factory returns a picklable function of an iterator of batches; the
+function opens the lake from the job's settings (`task_lake`) in the task's
+process. Inputs are ids (tokens, metarange ids, range ids, folders, part
+keys); outputs are addresses or per-task counts, never anything the driver
+would have to hold per address.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import Final
+
+import pyarrow as pa
+
+from kvlake import ids
+from kvlake.catalog import entry_ref
+from kvlake.deletion import ReferenceChecker, SubtractedMarks, gc_records
+from kvlake.errors import BlobNotFoundError, KvlakeError
+from kvlake.graveler import Repository
+from kvlake.lake import Lake
+from kvlake.pipelines.executors import task_lake
+from kvlake.pipelines.runs import read_parts, write_part
+
+TaskFunction = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
+
+ADDRESSES: Final = pa.schema([("address", pa.string())])
+BATCH_ROWS: Final = 65_536
+SWEEP_CHUNK: Final = 5_000
+"""Candidates checked and deleted together: one in-use check reads live staging per chunk."""
+
+SWEEP_SCHEMA: Final = pa.schema(
+    [
+        ("deleted", pa.int64()),
+        ("kept", pa.int64()),
+        ("failed", pa.int64()),
+        ("bytes_freed", pa.int64()),
+        ("first_failure", pa.string()),
+    ]
+)
+SWEEP_DDL: Final = "deleted long, kept long, failed long, bytes_freed long, first_failure string"
+PART_DDL: Final = "key string, rows long"
+
+
+def _values(batches: Iterator[pa.RecordBatch], column: str) -> Iterator[str]:
+    for batch in batches:
+        yield from batch.column(column).to_pylist()
+
+
+def _address_batches(addresses: Iterable[str]) -> Iterator[pa.RecordBatch]:
+    chunk: list[str] = []
+    for address in addresses:
+        chunk.append(address)
+        if len(chunk) == BATCH_ROWS:
+            yield pa.record_batch([pa.array(chunk, pa.string())], schema=ADDRESSES)
+            chunk = []
+    if chunk:
+        yield pa.record_batch([pa.array(chunk, pa.string())], schema=ADDRESSES)
+
+
+def staged_addresses(settings: str) -> TaskFunction:
+    """Tokens in, the addresses their staged entries reference out (tombstones skipped)."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        references = task_lake(settings).graveler.references
+
+        def addresses() -> Iterator[str]:
+            for token in _values(batches, "token"):
+                for page in references.staged_pages(token, batch_size=10_000):
+                    for _, value in page:
+                        address = entry_ref(value).address if value is not None else ""
+                        if address:
+                            yield address
+
+        yield from _address_batches(addresses())
+
+    return run
+
+
+def range_ids(settings: str, namespace: str) -> TaskFunction:
+    """Metarange ids in, the ids of their ranges out."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        committed = task_lake(settings).graveler.committed
+        for metarange_id in _values(batches, "metarange_id"):
+            found = [info.id for info in committed.ranges(namespace, metarange_id)]
+            yield pa.record_batch([pa.array(found, pa.string())], names=["range_id"])
+
+    return run
+
+
+def range_addresses(settings: str, namespace: str) -> TaskFunction:
+    """Range ids in, the addresses of every entry in those range files out."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        committed = task_lake(settings).graveler.committed
+
+        def addresses() -> Iterator[str]:
+            for range_id in _values(batches, "range_id"):
+                for _, value in committed.scan_range(namespace, range_id):
+                    address = entry_ref(value).address
+                    if address:
+                        yield address
+
+        yield from _address_batches(addresses())
+
+    return run
+
+
+def folder_addresses(settings: str, namespace: str) -> TaskFunction:
+    """Hour folders in, every blob key under them out."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        blockstore = task_lake(settings).blockstore
+
+        def addresses() -> Iterator[str]:
+            for folder in _values(batches, "folder"):
+                yield from blockstore.list_keys(namespace, folder)
+
+        yield from _address_batches(addresses())
+
+    return run
+
+
+def write_parts(settings: str, namespace: str, prefix: str) -> TaskFunction:
+    """Any batches in, one Parquet part per task written under `prefix`; (key, rows) out."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        key = f"{prefix}part-{ids.new_uid()}.parquet"
+        rows = write_part(task_lake(settings).blockstore, namespace, key, batches)
+        if rows:
+            yield pa.record_batch([pa.array([key]), pa.array([rows], pa.int64())], ["key", "rows"])
+
+    return run
+
+
+def read_table_parts(settings: str, namespace: str) -> TaskFunction:
+    """Part keys in, their rows out."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        blockstore = task_lake(settings).blockstore
+        yield from read_parts(blockstore, namespace, _values(batches, "key"))
+
+    return run
+
+
+def sweep(
+    settings: str, repository: str, run_id: str, started: float, *, dry_run: bool
+) -> TaskFunction:
+    """Candidates in, checked afresh and deleted in chunks; one row of counts per chunk out.
+
+    The check is the deletion workers' own (ReferenceChecker), on
+    `garbage_collection` records of this run: the repository instance still
+    owns the namespace, no live staging entry holds the address, and no copy
+    shared it since the run started. The marks were subtracted before any
+    candidate existed (SubtractedMarks). A dry run checks and deletes nothing.
+    """
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        lake = task_lake(settings)
+        record = lake.graveler.references.repository_record(repository)
+        if record is None:
+            return
+        checker = ReferenceChecker(
+            lake.graveler, lake.blockstore, lake.purges, entry_ref, gc_marks=SubtractedMarks()
+        )
+        chunk: list[str] = []
+        for address in _values(batches, "address"):
+            chunk.append(address)
+            if len(chunk) == SWEEP_CHUNK:
+                yield _sweep_chunk(lake, checker, record, run_id, started, chunk, dry_run)
+                chunk = []
+        if chunk:
+            yield _sweep_chunk(lake, checker, record, run_id, started, chunk, dry_run)
+
+    return run
+
+
+def _sweep_chunk(
+    lake: Lake,
+    checker: ReferenceChecker,
+    repository: Repository,
+    run_id: str,
+    started: float,
+    addresses: list[str],
+    dry_run: bool,
+) -> pa.RecordBatch:
+    namespace = repository.storage_namespace
+    records = list(gc_records(lake.deletion_log, repository, run_id, started, addresses))
+    doomed: list[str] = []
+    kept = failed = 0
+    first_failure = ""
+    for record, verdict in zip(records, checker.check(records), strict=True):
+        if verdict.action == "delete":
+            doomed.append(record.address)
+        elif verdict.action in ("kept", "in_use", "wait"):
+            kept += 1
+        else:
+            failed += 1
+            first_failure = first_failure or f"{record.address}: {verdict.reason}"
+    sizes: dict[str, int] = {}
+    for address in doomed:
+        try:
+            sizes[address] = lake.blockstore.size(namespace, address)
+        except BlobNotFoundError:
+            continue  # gone already (a sweep run again): nothing to free, nothing failed
+        except KvlakeError as exc:
+            sizes[address] = 0
+            first_failure = first_failure or f"{address}: {exc}"
+    failures = {} if dry_run else lake.blockstore.delete_many(namespace, list(sizes))
+    failed += len(failures)
+    for address, error in failures.items():
+        first_failure = first_failure or f"{address}: {error}"
+    deleted = [address for address in sizes if address not in failures]
+    return pa.record_batch(
+        [
+            pa.array([len(deleted)], pa.int64()),
+            pa.array([kept], pa.int64()),
+            pa.array([failed], pa.int64()),
+            pa.array([sum(sizes[a] for a in deleted)], pa.int64()),
+            pa.array([first_failure], pa.string()),
+        ],
+        schema=SWEEP_SCHEMA,
+    )

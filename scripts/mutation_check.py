@@ -455,6 +455,70 @@ MUTATIONS = (
         "            self._check_copies(instance, records, gc_indexes, verdicts)\n",
         "",
         ("tests/deletion/test_gc.py",),
+        "gc-rules-refuse-negative-days",
+        "issue 12: a negative retention is refused and changes nothing",
+        "kvlake/graveler/gcrules.py",
+        "    if days < 0:\n",
+        "    if False:\n",
+        ("tests/graveler/test_gcrules.py",),
+    ),
+    Mutation(
+        "retention-keeps-heads",
+        "issue 12 / invariant 4a: a branch head is retained whatever its age",
+        "kvlake/graveler/retention.py",
+        "        if head or self.date(start) > threshold:",
+        "        if self.date(start) > threshold:",
+        ("tests/graveler/test_retention.py::test_heads_are_kept_whatever_their_age",),
+    ),
+    Mutation(
+        "retention-walk-stops-at-the-first-old-commit",
+        "issue 12: a branch's line is retained until the first commit older than its threshold",
+        "kvlake/graveler/retention.py",
+        "        while self.date(current) > threshold:\n",
+        "        while True:\n",
+        ("tests/graveler/test_retention.py::test_retained_commits_follow_the_rules",),
+    ),
+    Mutation(
+        "retention-keeps-the-first-old-commit",
+        "issue 12 / invariant 4a: the first commit older than the threshold is retained too",
+        "kvlake/graveler/retention.py",
+        "            if self._keep(parent):\n",
+        "            if self.date(parent) > threshold and self._keep(parent):\n",
+        ("tests/graveler/test_retention.py::test_retained_commits_follow_the_rules",),
+    ),
+    Mutation(
+        "retention-walks-first-parents",
+        "issue 12: a line is walked by first parents (a merged-in line has its own rule)",
+        "kvlake/graveler/retention.py",
+        "            parent = self._slot(commit.parents[0])\n",
+        "            parent = self._slot(commit.parents[-1])\n",
+        ("tests/graveler/test_retention.py::test_retained_commits_follow_the_rules",),
+    ),
+    Mutation(
+        "retention-dangling-commits-start-walks",
+        "issue 12: a commit no branch holds (deleted branch, hard reset) is a starting point",
+        "kvlake/graveler/retention.py",
+        "        starts.extend((default, i, False) for i in graph.leaves() if i not in heads)\n",
+        "",
+        ("tests/graveler/test_retention.py::test_retained_commits_follow_the_rules",),
+    ),
+    Mutation(
+        "retention-scans-commits-before-branches",
+        "issue 12 / invariant 4a: a head published during the walk is not taken for dangling",
+        "kvlake/graveler/retention.py",
+        "        graph.scan()  # before the branches: see the module docstring\n"
+        "        default = now - rules.default_retention_days * DAY\n"
+        "        starts: list[tuple[float, int, bool]] = []\n"
+        "        for name, branch in self._refs.list_branches(repository):\n",
+        "        branches = list(self._refs.list_branches(repository))\n"
+        "        graph.scan()\n"
+        "        default = now - rules.default_retention_days * DAY\n"
+        "        starts: list[tuple[float, int, bool]] = []\n"
+        "        for name, branch in branches:\n",
+        (
+            "tests/graveler/test_retention.py"
+            "::test_a_commit_published_before_the_walk_reads_the_branches_is_retained",
+        ),
     ),
 )
 

@@ -49,6 +49,7 @@ from typing import Final
 from kvlake.errors import InvalidInputError
 from kvlake.graveler.gcrules import GarbageCollectionRuleSettings
 from kvlake.graveler.records import (
+    Commit,
     CommitRecord,
     GarbageCollectionRules,
     Repository,
@@ -87,14 +88,13 @@ class _CommitGraph:
 
     def scan(self) -> None:
         for commit_id, commit in self._refs.list_commits(self._repository):
-            self._add(commit_id, commit.parents[0] if commit.parents else "", commit.creation_date)
+            self._add(commit_id, commit)
 
     def index(self, commit_id: str) -> int:
         """The commit's index, reading the commit if the scan did not see it."""
         index = self._slot(commit_id)
         if not self._known[index]:
-            commit = self._refs.get_commit(self._repository, commit_id)
-            self._add(commit_id, commit.parents[0] if commit.parents else "", commit.creation_date)
+            self._add(commit_id, self._refs.get_commit(self._repository, commit_id))
         return index
 
     def _slot(self, commit_id: str) -> int:
@@ -110,13 +110,13 @@ class _CommitGraph:
             self.kept.append(0)
         return index
 
-    def _add(self, commit_id: str, parent_id: str, creation_date: int) -> None:
+    def _add(self, commit_id: str, commit: Commit) -> None:
         index = self._slot(commit_id)
-        if parent_id:
-            parent = self._slot(parent_id)
+        if commit.parents:  # a branch's own line: first parents only (merged-in lines are not)
+            parent = self._slot(commit.parents[0])
             self._parent[index] = parent
             self._first_parent[parent] = 1
-        self._date[index] = creation_date
+        self._date[index] = commit.creation_date
         self._known[index] = 1
 
     def leaves(self) -> Iterator[int]:

@@ -455,6 +455,8 @@ MUTATIONS = (
         "            self._check_copies(instance, records, gc_indexes, verdicts)\n",
         "",
         ("tests/deletion/test_gc.py",),
+    ),
+    Mutation(
         "gc-rules-refuse-negative-days",
         "issue 12: a negative retention is refused and changes nothing",
         "kvlake/graveler/gcrules.py",

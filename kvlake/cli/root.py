@@ -18,6 +18,7 @@ from kvlake import __version__
 from kvlake.cli.config import config
 from kvlake.cli.deletion import deletion
 from kvlake.cli.gc import gc
+from kvlake.cli.gc_run import gc_run
 from kvlake.cli.kv import kv
 from kvlake.cli.repo import repo
 from kvlake.cli.serve import serve
@@ -47,3 +48,4 @@ def main() -> None:
 
 for _command in (config, deletion, gc, kv, repo, serve):
     main.add_command(_command)
+gc.add_command(gc_run)

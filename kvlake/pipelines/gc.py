@@ -312,3 +312,11 @@ class _Phase:
         self._summary.seconds[self._name] = round(time.monotonic() - self._begun, 3)
         if kind is None:
             self._progress(self._name, self._summary)
+
+
+if __name__ == "__main__":  # spark-submit kvlake/pipelines/gc.py <repository> [options]
+    import sys
+
+    from kvlake.cli import main
+
+    main(args=["gc", "run", *sys.argv[1:]], prog_name="kvlake")

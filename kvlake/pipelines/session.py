@@ -27,6 +27,7 @@ def open_spark(settings: SparkSettings, *, app_name: str = "kvlake") -> SparkSes
 
     Workers get this interpreter (`PYSPARK_PYTHON`) unless it is set: the one
     on PATH may lack pyarrow and kvlake. A local master binds to loopback.
+    Under spark-submit, its `--master` wins over `KVLAKE_SPARK_MASTER`.
 
     Raises:
         ConfigError: PySpark is not installed.
@@ -39,6 +40,8 @@ def open_spark(settings: SparkSettings, *, app_name: str = "kvlake") -> SparkSes
     builder = SparkSession.builder.appName(app_name)
     if settings.remote:
         builder = builder.remote(settings.remote)
+    elif "PYSPARK_GATEWAY_PORT" in os.environ:
+        pass  # launched by spark-submit: its --master and --conf decide
     else:
         if settings.master.startswith("local"):
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")

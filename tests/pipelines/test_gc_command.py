@@ -1,0 +1,115 @@
+"""`kvlake gc run` and its Spark entry point: same job, any master, summary as JSON."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import msgspec
+import pytest
+from click.testing import CliRunner
+from pyspark.sql import SparkSession
+
+from kvlake.cli import main
+from kvlake.config import Settings
+from kvlake.graveler import DAY, make_rules
+from kvlake.lake import Lake
+from kvlake.pipelines.gc import GarbageCollector
+from kvlake.pipelines.runs import GcSummary, RunFiles
+from tests.pipelines.conftest import TEST_CONF
+from tests.pipelines.test_gc import build
+from tests.support import FakeClock
+
+ORPHAN = "data/20250101T00/orphan"
+
+
+def _env(settings: Settings, master: str = "local[2]") -> dict[str, str]:
+    return {
+        "KVLAKE_DATA_DIR": settings.data_dir,
+        "KVLAKE_SPARK_MASTER": master,
+        "KVLAKE_SPARK_CONF": TEST_CONF,
+    }
+
+
+def _candidates(lake: Lake, summary: GcSummary) -> set[str]:
+    files = RunFiles(lake.blockstore, summary.storage_namespace, summary.run_id)
+    return {
+        address
+        for part in files.read_manifest("candidates").parts
+        for address in files.read_table(part[len(files.prefix) :]).column("address").to_pylist()
+    }
+
+
+def test_mark_only_then_sweep_from_the_command_line(
+    spark: SparkSession, lake: Lake, settings: Settings
+) -> None:
+    repo = lake.graveler.create_repository(
+        "repo1", storage_namespace=f"local://{settings.data_dir}/blocks/repo1"
+    )
+    lake.graveler.retention.set_rules(repo, make_rules(7))
+    lake.catalog.upload(repo, "main", "kept", io.BytesIO(b"referenced"))
+    lake.blockstore.put(repo.storage_namespace, ORPHAN, b"orphan")
+    runner = CliRunner()
+
+    marked = runner.invoke(
+        main, ["gc", "run", "repo1", "--mark-only", "--json"], env=_env(settings)
+    )
+    assert marked.exit_code == 0, marked.output
+    summary = msgspec.json.decode(marked.stdout.splitlines()[-1], type=GcSummary)
+    assert summary.state == "marked" and summary.counts.candidates == 1
+    assert lake.blockstore.exists(repo.storage_namespace, ORPHAN)
+
+    swept = runner.invoke(
+        main, ["gc", "run", "repo1", "--sweep", summary.run_id], env=_env(settings)
+    )
+    assert swept.exit_code == 0, swept.output
+    assert "deleted 1 (6 bytes)" in swept.stdout
+    assert not lake.blockstore.exists(repo.storage_namespace, ORPHAN)
+    assert lake.catalog.stat(repo, "main", "kept").size == len(b"referenced")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--mark-only", "--sweep", "01m8a1b2c3d4e5f6g7h8j9k0m1"], "exclude each other"),
+        (["--sweep", "01m8a1b2c3d4e5f6g7h8j9k0m1", "--grace-period", "5"], "uses its mark's"),
+        (["--grace-period", "-5"], "uploaded in the future"),
+    ],
+)
+def test_contradictory_options_are_refused(
+    lake: Lake, settings: Settings, args: list[str], message: str
+) -> None:
+    lake.graveler.create_repository(
+        "repo1", storage_namespace=f"local://{settings.data_dir}/blocks/repo1"
+    )
+    result = CliRunner().invoke(main, ["gc", "run", "repo1", *args], env=_env(settings))
+    assert result.exit_code == 2 and message in result.stderr
+
+
+def test_local1_in_its_own_process_finds_what_local2_finds(
+    spark: SparkSession, clocked_lake: Lake, clock: FakeClock, settings: Settings
+) -> None:
+    built = build(clocked_lake, clock)
+    here = GarbageCollector(spark, clocked_lake).run("repo1", grace_period=DAY, dry_run=True)
+
+    process = subprocess.run(
+        [sys.executable, "-m", "kvlake.pipelines.gc", "repo1", "--dry-run", "--json"],
+        env={**os.environ, **_env(settings, master="local[1]")},
+        capture_output=True,
+        text=True,
+        timeout=240,
+        cwd=Path(__file__).parent,
+    )
+
+    assert process.returncode == 0, process.stderr
+    there = msgspec.json.decode(process.stdout.splitlines()[-1], type=GcSummary)
+    assert there.run_id != here.run_id
+    assert _candidates(clocked_lake, there) == _candidates(clocked_lake, here)
+    assert json.loads(msgspec.json.encode(there.counts)) == json.loads(
+        msgspec.json.encode(here.counts)
+    )
+    assert built.named("d", "orphan") <= _candidates(clocked_lake, here)

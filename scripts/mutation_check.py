@@ -522,6 +522,44 @@ MUTATIONS = (
             "::test_a_commit_published_before_the_walk_reads_the_branches_is_retained",
         ),
     ),
+    Mutation(
+        "gc-marks-live-staging",
+        "issue 12 / invariant 4a: blobs staged entries reference are marked",
+        "kvlake/pipelines/gc.py",
+        '            marked = self._table(files, "staged").unionByName(committed)\n',
+        "            marked = committed\n",
+        ("tests/pipelines/test_gc.py::test_gc_deletes_exactly_the_expired_unreferenced_old_blobs",),
+    ),
+    Mutation(
+        "gc-lists-only-hours-past-the-grace-period",
+        "issue 12: blobs younger than the grace period are never candidates",
+        "kvlake/pipelines/gc.py",
+        "                if (end := hour_folder_end(folder)) is not None and end <= summary.cutoff\n",
+        "                if (end := hour_folder_end(folder)) is not None\n",
+        (
+            "tests/pipelines/test_gc.py::"
+            "test_without_the_long_rule_the_overwritten_and_deleted_blobs_go_too",
+        ),
+    ),
+    Mutation(
+        "gc-sweep-reads-commits-published-after-the-mark",
+        "issue 12: a commit published between mark and sweep keeps what it references",
+        "kvlake/pipelines/gc.py",
+        "            if late is not None:\n",
+        "            if False:\n",
+        (
+            "tests/pipelines/test_gc.py::"
+            "test_a_commit_published_between_mark_and_sweep_keeps_what_it_references",
+        ),
+    ),
+    Mutation(
+        "gc-sweep-checks-candidates-afresh",
+        "issue 12 / invariant 4: a candidate is deleted only after a fresh in-use check",
+        "kvlake/pipelines/gc_tasks.py",
+        '        if verdict.action == "delete":\n',
+        "        if True:\n",
+        ("tests/pipelines/test_gc.py::test_writers_racing_a_run_never_lose_a_referenced_blob",),
+    ),
 )
 
 

@@ -24,6 +24,7 @@ from kvlake.config import Settings
 from kvlake.graveler import Graveler
 from kvlake.kv import Store
 from kvlake.lake import JOB_INTERVAL, Lake
+from kvlake.pipelines.gc_runs import GcRuns
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +35,8 @@ class Services:
     def __init__(self, lake: Lake) -> None:
         self.lake = lake
         self.settings = lake.settings
+        self.gc_runs = GcRuns(lake)
+        """Garbage collection runs started through the API (threads of this process)."""
         master = load_master_key(self.settings.auth.encrypt_secret_key, self.settings.data_dir)
         self.auth = AuthStore(lake.store, ServerKey(master))
         self.authenticator = Authenticator(

@@ -102,21 +102,34 @@ class GarbageCollector:
     # -- the modes -----------------------------------------------------------------
 
     def run(
-        self, repository: str, *, grace_period: float = DEFAULT_GRACE_PERIOD, dry_run: bool = False
+        self,
+        repository: str,
+        *,
+        grace_period: float = DEFAULT_GRACE_PERIOD,
+        dry_run: bool = False,
+        run_id: str | None = None,
     ) -> GcSummary:
         """Mark, then sweep what the mark found."""
-        marked = self.mark(repository, grace_period=grace_period, dry_run=dry_run)
+        marked = self.mark(repository, grace_period=grace_period, dry_run=dry_run, run_id=run_id)
         return self.sweep(repository, marked.run_id, dry_run=dry_run)
 
     def mark(
-        self, repository: str, *, grace_period: float = DEFAULT_GRACE_PERIOD, dry_run: bool = False
+        self,
+        repository: str,
+        *,
+        grace_period: float = DEFAULT_GRACE_PERIOD,
+        dry_run: bool = False,
+        run_id: str | None = None,
     ) -> GcSummary:
-        """Find the candidates and write them, and mark.json, under the run's folder."""
+        """Find the candidates and write them, and mark.json, under the run's folder.
+
+        `run_id` (default: a new one) lets a caller name the run before it starts.
+        """
         grace = check_grace_period(grace_period)
         repo = self._repository(repository)
         started = self._clock()
         summary = GcSummary(
-            run_id=ids.new_uid(),
+            run_id=run_id or ids.new_uid(),
             repository=repo.name,
             instance_uid=repo.instance_uid,
             storage_namespace=repo.storage_namespace,

@@ -1,0 +1,94 @@
+"""GC through the API: a run starts at once (202) and its status says how it went."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import anyio
+import httpx
+from pyspark.sql import SparkSession
+
+from kvlake.api.services import Services
+from kvlake.graveler import make_rules
+from kvlake.lake import Lake
+from tests.api.inprocess import app_over, client_of, settings_in
+
+ORPHAN = "data/20250101T00/orphan"
+UNKNOWN_RUN = "01m8a1b2c3d4e5f6g7h8j9k0m1"
+
+
+@asynccontextmanager
+async def _served(tmp_path: Path) -> AsyncIterator[tuple[httpx.AsyncClient, Lake]]:
+    lake = Lake.open(settings_in(tmp_path))
+    services = Services(lake)
+    services.install()
+    repo = lake.graveler.create_repository(
+        "repo1", storage_namespace=f"local://{tmp_path}/blocks/repo1"
+    )
+    lake.graveler.retention.set_rules(repo, make_rules(7))
+    lake.catalog.upload(repo, "main", "kept", io.BytesIO(b"referenced"))
+    lake.blockstore.put(repo.storage_namespace, ORPHAN, b"orphan")
+    try:
+        async with client_of(app_over(services)) as client:
+            yield client, lake
+    finally:
+        lake.close()
+
+
+async def _finished(client: httpx.AsyncClient, run_id: str) -> dict[str, object]:
+    for _ in range(600):
+        answer = await client.get(f"/repositories/repo1/gc/runs/{run_id}")
+        assert answer.status_code == 200, answer.text
+        status: dict[str, object] = answer.json()
+        if status["status"] != "running":
+            return status
+        await anyio.sleep(0.5)
+    raise AssertionError(f"GC run {run_id} still running after 300 s")
+
+
+def test_a_run_started_through_the_api_marks_sweeps_and_reports(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    anyio.run(_run_through_the_api, tmp_path)
+
+
+async def _run_through_the_api(tmp_path: Path) -> None:
+    async with _served(tmp_path) as (client, lake):
+        started = await client.post("/repositories/repo1/gc/runs", json={})
+        assert started.status_code == 202, started.text
+        run_id = started.json()["run_id"]
+        again = await client.post("/repositories/repo1/gc/runs", json={"mode": "mark"})
+        assert again.status_code == 409 and "has a garbage collection run going" in again.text
+
+        status = await _finished(client, run_id)
+
+        assert status["status"] == "swept", status
+        summary = status["summary"]
+        assert isinstance(summary, dict)
+        assert summary["counts"]["deleted"] == 1 and summary["counts"]["bytes_freed"] == 6
+        namespace = lake.graveler.get_repository("repo1").storage_namespace
+        assert not lake.blockstore.exists(namespace, ORPHAN)
+
+
+def test_bad_requests_are_refused_before_anything_starts(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    anyio.run(_bad_requests, tmp_path)
+
+
+async def _bad_requests(tmp_path: Path) -> None:
+    async with _served(tmp_path) as (client, lake):
+        runs = "/repositories/repo1/gc/runs"
+        no_id = await client.post(runs, json={"mode": "sweep"})
+        assert no_id.status_code == 400 and "needs `run_id`" in no_id.text
+        unmarked = await client.post(runs, json={"mode": "sweep", "run_id": UNKNOWN_RUN})
+        assert unmarked.status_code == 404
+        future = await client.post(runs, json={"grace_period_seconds": -1})
+        assert future.status_code == 400 and "in the future" in future.text
+        unknown = await client.get(f"{runs}/{UNKNOWN_RUN}")
+        assert unknown.status_code == 404
+        namespace = lake.graveler.get_repository("repo1").storage_namespace
+        assert lake.blockstore.exists(namespace, ORPHAN)

@@ -33,6 +33,12 @@ SWEEP_PHASES = ("late_commits", "sweep")
     metavar="SECONDS",
     help="Leave blobs younger than this alone (default 86400).",
 )
+@click.option(
+    "--inventory",
+    metavar="PATH",
+    help="Parquet inventory (a `key` column, keys relative to the namespace) to read"
+    " instead of listing the namespace.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON on stdout.")
 def gc_run(
     repository: str,
@@ -40,6 +46,7 @@ def gc_run(
     sweep_run: str | None,
     dry_run: bool,
     grace_period: float | None,
+    inventory: str | None,
     as_json: bool,
 ) -> None:
     """Delete REPOSITORY's blobs that no retained commit or staged entry references.
@@ -54,8 +61,10 @@ def gc_run(
 
     if mark_only and sweep_run:
         raise InvalidInputError("--mark-only and --sweep exclude each other; pass one")
-    if sweep_run and grace_period is not None:
-        raise InvalidInputError("--grace-period belongs to the mark; a sweep uses its mark's")
+    if sweep_run and (grace_period is not None or inventory is not None):
+        raise InvalidInputError(
+            "--grace-period and --inventory belong to the mark; a sweep uses its mark's"
+        )
     phases = MARK_PHASES * (not sweep_run) + SWEEP_PHASES * (not mark_only)
     settings = load_settings()
     with Lake.open(settings) as lake, tqdm(total=len(phases), desc="gc", unit="phase") as bar:
@@ -72,9 +81,13 @@ def gc_run(
         if sweep_run:
             summary = collector.sweep(repository, sweep_run, dry_run=dry_run)
         elif mark_only:
-            summary = collector.mark(repository, grace_period=grace, dry_run=dry_run)
+            summary = collector.mark(
+                repository, grace_period=grace, dry_run=dry_run, inventory=inventory
+            )
         else:
-            summary = collector.run(repository, grace_period=grace, dry_run=dry_run)
+            summary = collector.run(
+                repository, grace_period=grace, dry_run=dry_run, inventory=inventory
+            )
     if as_json:
         click.echo(msgspec.json.encode(summary).decode())
     else:

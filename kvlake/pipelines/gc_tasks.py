@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Final
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from kvlake import ids
 from kvlake.catalog import entry_ref
@@ -27,6 +28,7 @@ TaskFunction = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
 
 ADDRESSES: Final = pa.schema([("address", pa.string())])
 BATCH_ROWS: Final = 65_536
+HOUR: Final = 3600
 SWEEP_CHUNK: Final = 5_000
 """Candidates checked and deleted together: one in-use check reads live staging per chunk."""
 
@@ -119,6 +121,33 @@ def folder_addresses(settings: str, namespace: str) -> TaskFunction:
                 yield from blockstore.list_keys(namespace, folder)
 
         yield from _address_batches(addresses())
+
+    return run
+
+
+def inventory_addresses(cutoff: float) -> TaskFunction:
+    """Inventory rows (`key`) in, the keys in hour folders that ended by `cutoff` out.
+
+    For an inventory file (S3 Inventory, or any listing made beforehand) in
+    place of listing the namespace: keys are relative to the storage namespace,
+    e.g. `data/20250101T00/<uid>`; anything else is left alone, as a listing
+    would leave it.
+    """
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            keys = batch.column("key")
+            in_data = pc.match_substring_regex(keys, r"^data/\d{8}T\d{2}/")
+            hours = pc.utf8_slice_codeunits(keys, 5, 16)
+            ended = pc.add(
+                pc.cast(
+                    pc.strptime(hours, format="%Y%m%dT%H", unit="s", error_is_null=True), pa.int64()
+                ),
+                HOUR,
+            )
+            old = pc.and_kleene(in_data, pc.less_equal(ended, cutoff))
+            chosen = keys.filter(pc.fill_null(old, False))
+            yield pa.record_batch([chosen.cast(pa.string())], schema=ADDRESSES)
 
     return run
 

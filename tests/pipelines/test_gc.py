@@ -8,7 +8,10 @@ staged upload, a blob no entry ever referenced, a young unreferenced blob.
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
 
@@ -219,3 +222,26 @@ def test_writers_racing_a_run_never_lose_a_referenced_blob(
     assert built.named("a1", "b", "fresh") <= referenced
     assert referenced <= built.blobs()
     assert built.named("orphan").isdisjoint(built.blobs())
+
+
+def test_an_inventory_file_replaces_the_listing(
+    spark: SparkSession, clocked_lake: Lake, clock: FakeClock, tmp_path: Path
+) -> None:
+    built = build(clocked_lake, clock)
+    listed = sorted(built.blobs())
+    inventory = tmp_path / "inventory.parquet"
+    extra = ["data/20250101T00/only-in-inventory", "_lakefs/not-data", "data/bad-hour/x"]
+    pq.write_table(pa.table({"key": listed + extra, "size": [1] * (len(listed) + 3)}), inventory)
+
+    marked = GarbageCollector(spark, clocked_lake, clock=clock).mark(
+        "repo1", grace_period=DAY, inventory=str(inventory)
+    )
+
+    files = RunFiles(clocked_lake.blockstore, built.repo.storage_namespace, marked.run_id)
+    found = {
+        address
+        for part in files.read_manifest("candidates").parts
+        for address in files.read_table(part[len(files.prefix) :]).column("address").to_pylist()
+    }
+    assert found == built.named("d", "orphan") | {extra[0]}
+    assert marked.counts.listed == len(listed)  # less the young blob, plus only-in-inventory

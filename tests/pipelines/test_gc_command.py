@@ -76,7 +76,7 @@ def test_mark_only_then_sweep_from_the_command_line(
     ("args", "message"),
     [
         (["--mark-only", "--sweep", "01m8a1b2c3d4e5f6g7h8j9k0m1"], "exclude each other"),
-        (["--sweep", "01m8a1b2c3d4e5f6g7h8j9k0m1", "--grace-period", "5"], "uses its mark's"),
+        (["--sweep", "01m8a1b2c3d4e5f6g7h8j9k0m1", "--grace-period", "5"], "belong to the mark"),
         (["--grace-period", "-5"], "uploaded in the future"),
     ],
 )

@@ -57,6 +57,8 @@ DEFAULT_GRACE_PERIOD: Final = 24 * 3600.0
 HOUR: Final = 3600
 _HOUR_FOLDER = re.compile(r"data/(\d{8}T\d{2})/")
 MAX_TASKS: Final = 512
+RANGES_PER_TASK: Final = 16
+"""Range files one task reads (~65k entries): fewer tasks on a laptop, enough on a cluster."""
 
 Progress = Callable[[str, GcSummary], None]
 """Called after each phase with its name and the summary so far."""
@@ -176,7 +178,9 @@ class GarbageCollector:
             self._write(files, "ranges", self._ranges_of(repo, metaranges))
 
         with self._phase("committed", summary):
-            committed = self._addresses_of_ranges(repo, self._table(files, "ranges")).distinct()
+            ranges = self._table(files, "ranges")
+            ranges = ranges.repartition(_tasks(files.read_manifest("ranges").rows, RANGES_PER_TASK))
+            committed = self._addresses_of_ranges(repo, ranges).distinct()
             committed = committed.persist()
             counts.committed = committed.count()
 
@@ -222,7 +226,8 @@ class GarbageCollector:
                 candidates = candidates.join(late_addresses, "address", "left_anti")
 
         with self._phase("sweep", summary):
-            swept = candidates.mapInArrow(
+            tasks_wanted = _tasks(files.read_manifest("candidates").rows, tasks.SWEEP_CHUNK)
+            swept = candidates.repartition(tasks_wanted).mapInArrow(
                 tasks.sweep(self._settings, repo.name, run_id, summary.started, dry_run=dry_run),
                 tasks.SWEEP_DDL,
             )
@@ -289,8 +294,7 @@ class GarbageCollector:
         return range_ids.distinct()
 
     def _addresses_of_ranges(self, repo: Repository, ranges: DataFrame) -> DataFrame:
-        spread = ranges.repartition(MAX_TASKS // 4, "range_id")
-        return spread.mapInArrow(
+        return ranges.mapInArrow(
             tasks.range_addresses(self._settings, repo.storage_namespace), "address string"
         )
 
@@ -328,6 +332,11 @@ class GarbageCollector:
 
     def _phase(self, name: str, summary: GcSummary) -> _Phase:
         return _Phase(name, summary, self._progress)
+
+
+def _tasks(rows: int, per_task: int) -> int:
+    """How many tasks share `rows` items, `per_task` each, within [1, MAX_TASKS]."""
+    return max(1, min(MAX_TASKS, -(-rows // per_task)))
 
 
 class _Phase:

@@ -74,11 +74,11 @@ def build(lake: Lake, root: Path, objects: int, commits: int) -> tuple[Repositor
     expired_count = objects - live
     base = time.time() - AGE - 3 * DAY
     inventory = root / "inventory.parquet"
-    writer = pq.ParquetWriter(inventory, pa.schema([("key", pa.string())]))
+    writer = pq.ParquetWriter(inventory, pa.schema([("key", pa.string()), ("size", pa.int64())]))
     stage(lake, repo, ((b"t/%012d" % n, address(n, base)) for n in range(live)))
     for start in range(0, live, CHUNK):
         blobs = [address(n, base) for n in range(start, min(start + CHUNK, live))]
-        writer.write_table(pa.table({"key": blobs}))
+        writer.write_table(pa.table({"key": blobs, "size": [1] * len(blobs)}))
     date = int(base)
     lake.graveler.commit(repo, "main", committer="bench", message="initial", date=date)
     per_commit = max(1, expired_count // commits)
@@ -90,7 +90,8 @@ def build(lake: Lake, root: Path, objects: int, commits: int) -> tuple[Repositor
         renamed = [(b"t/%012d" % n, address(live + n, base)) for n in range(first, stop)]
         expired += [address(n, base) for n in range(first, stop)]
         stage(lake, repo, iter(renamed))
-        writer.write_table(pa.table({"key": [blob for _, blob in renamed]}))
+        blobs = [blob for _, blob in renamed]
+        writer.write_table(pa.table({"key": blobs, "size": [1] * len(blobs)}))
         date += 60
         lake.graveler.commit(repo, "main", committer="bench", message=f"c{c}", date=date)
     writer.close()

@@ -271,15 +271,18 @@ class GarbageCollector:
     def _listed(self, repo: Repository, cutoff: float, inventory: str | None) -> DataFrame:
         """Blob keys in hour folders that ended by `cutoff`: listed, or read from an inventory."""
         if inventory is not None:
-            rows = self._spark.read.parquet(inventory).select("key")
-            return rows.mapInArrow(tasks.inventory_addresses(cutoff), "address string")
+            rows = self._spark.read.parquet(inventory)
+            columns = ["key", "size"] if "size" in rows.columns else ["key"]
+            return rows.select(*columns).mapInArrow(
+                tasks.inventory_addresses(cutoff), tasks.LISTED_DDL
+            )
         folders = [
             (folder,)
             for folder in self._lake.blockstore.list_folders(repo.storage_namespace, "data/")
             if (end := hour_folder_end(folder)) is not None and end <= cutoff
         ]
         return self._frame(folders, "folder string").mapInArrow(
-            tasks.folder_addresses(self._settings, repo.storage_namespace), "address string"
+            tasks.folder_addresses(self._settings, repo.storage_namespace), tasks.LISTED_DDL
         )
 
     def _frame(self, rows: list[tuple[str]], schema: str) -> DataFrame:
@@ -324,7 +327,9 @@ class GarbageCollector:
 
     def _table(self, files: RunFiles, table: str) -> DataFrame:
         manifest = files.read_manifest(table)
-        schema = "range_id string" if table == "ranges" else "address string"
+        schema = {"ranges": "range_id string", "candidates": tasks.LISTED_DDL}.get(
+            table, "address string"
+        )
         if not manifest.parts:
             return self._spark.createDataFrame([], schema)
         keys = self._frame([(key,) for key in manifest.parts], "key string")

@@ -27,6 +27,9 @@ from kvlake.pipelines.runs import read_parts, write_part
 TaskFunction = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
 
 ADDRESSES: Final = pa.schema([("address", pa.string())])
+LISTED: Final = pa.schema([("address", pa.string()), ("size", pa.int64())])
+LISTED_DDL: Final = "address string, size long"
+"""Listed blobs: the size is null where the listing does not give it (the sweep asks)."""
 BATCH_ROWS: Final = 65_536
 HOUR: Final = 3600
 SWEEP_CHUNK: Final = 5_000
@@ -120,7 +123,10 @@ def folder_addresses(settings: str, namespace: str) -> TaskFunction:
             for folder in _values(batches, "folder"):
                 yield from blockstore.list_keys(namespace, folder)
 
-        yield from _address_batches(addresses())
+        for batch in _address_batches(addresses()):
+            yield pa.record_batch(
+                [batch.column(0), pa.nulls(len(batch), pa.int64())], schema=LISTED
+            )
 
     return run
 
@@ -145,9 +151,14 @@ def inventory_addresses(cutoff: float) -> TaskFunction:
                 ),
                 HOUR,
             )
-            old = pc.and_kleene(in_data, pc.less_equal(ended, cutoff))
-            chosen = keys.filter(pc.fill_null(old, False))
-            yield pa.record_batch([chosen.cast(pa.string())], schema=ADDRESSES)
+            old = pc.fill_null(pc.and_kleene(in_data, pc.less_equal(ended, cutoff)), False)
+            sizes = (
+                batch.column("size").cast(pa.int64())
+                if "size" in batch.schema.names
+                else pa.nulls(len(batch), pa.int64())
+            )
+            chosen = [keys.filter(old).cast(pa.string()), sizes.filter(old)]
+            yield pa.record_batch(chosen, schema=LISTED)
 
     return run
 
@@ -194,12 +205,15 @@ def sweep(
         checker = ReferenceChecker(
             lake.graveler, lake.blockstore, lake.purges, entry_ref, gc_marks=SubtractedMarks()
         )
-        chunk: list[str] = []
-        for address in _values(batches, "address"):
-            chunk.append(address)
-            if len(chunk) == SWEEP_CHUNK:
-                yield _sweep_chunk(lake, checker, record, run_id, started, chunk, dry_run)
-                chunk = []
+        chunk: dict[str, int | None] = {}
+        for batch in batches:
+            for address, size in zip(
+                batch.column("address").to_pylist(), batch.column("size").to_pylist(), strict=True
+            ):
+                chunk[address] = size
+                if len(chunk) == SWEEP_CHUNK:
+                    yield _sweep_chunk(lake, checker, record, run_id, started, chunk, dry_run)
+                    chunk = {}
         if chunk:
             yield _sweep_chunk(lake, checker, record, run_id, started, chunk, dry_run)
 
@@ -212,11 +226,12 @@ def _sweep_chunk(
     repository: Repository,
     run_id: str,
     started: float,
-    addresses: list[str],
+    listed: dict[str, int | None],
     dry_run: bool,
 ) -> pa.RecordBatch:
+    """Check and delete one chunk; sizes the listing did not give are asked for first."""
     namespace = repository.storage_namespace
-    records = list(gc_records(lake.deletion_log, repository, run_id, started, addresses))
+    records = list(gc_records(lake.deletion_log, repository, run_id, started, listed))
     doomed: list[str] = []
     kept = failed = 0
     first_failure = ""
@@ -230,6 +245,10 @@ def _sweep_chunk(
             first_failure = first_failure or f"{record.address}: {verdict.reason}"
     sizes: dict[str, int] = {}
     for address in doomed:
+        known = listed[address]
+        if known is not None:
+            sizes[address] = known
+            continue
         try:
             sizes[address] = lake.blockstore.size(namespace, address)
         except BlobNotFoundError:

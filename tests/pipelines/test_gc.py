@@ -15,6 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
 
+from kvlake.blockstore.memory import MemoryBlockStore
 from kvlake.errors import InvalidInputError, NotFoundError
 from kvlake.graveler import DAY, Repository, make_rules
 from kvlake.lake import Lake
@@ -245,3 +246,16 @@ def test_an_inventory_file_replaces_the_listing(
     }
     assert found == built.named("d", "orphan") | {extra[0]}
     assert marked.counts.listed == len(listed)  # less the young blob, plus only-in-inventory
+
+
+def test_a_repository_whose_namespace_this_lake_does_not_serve_is_refused(
+    spark: SparkSession, clocked_lake: Lake, clock: FakeClock
+) -> None:
+    built = build(clocked_lake, clock)
+    before = built.blobs()
+    elsewhere = Lake(clocked_lake.settings, clocked_lake.store, MemoryBlockStore(), clock=clock)
+
+    with pytest.raises(InvalidInputError, match="does not serve"):
+        GarbageCollector(spark, elsewhere, clock=clock).run("repo1")
+
+    assert built.blobs() == before

@@ -11,6 +11,7 @@ both the width and the byte order.
 
 from __future__ import annotations
 
+import base64
 import os
 import time
 from typing import Final
@@ -21,6 +22,12 @@ UID_ALPHABET: Final = "0123456789abcdefghjkmnpqrstvwxyz"
 UID_LENGTH: Final = 26
 UID_BITS: Final = 5 * UID_LENGTH
 """The bits a uid holds (130): `encode_uid` takes numbers below 2**UID_BITS."""
+
+_PADDED_BYTES: Final = 17
+_PAD_BITS: Final = 8 * _PADDED_BYTES - UID_BITS
+_TO_UID_ALPHABET: Final = bytes.maketrans(
+    b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", UID_ALPHABET.encode()
+)
 
 DUE_WIDTH: Final = 13
 MAX_DUE_MS: Final = 10**DUE_WIDTH - 1
@@ -34,11 +41,9 @@ def encode_uid(number: int) -> str:
     """
     if not 0 <= number < 1 << UID_BITS:
         raise InvalidInputError(f"uid number {number} is outside 0..2**{UID_BITS}-1")
-    chars = []
-    for _ in range(UID_LENGTH):
-        number, digit = divmod(number, 32)
-        chars.append(UID_ALPHABET[digit])
-    return "".join(reversed(chars))
+    # base32 of the number shifted to fill 17 bytes: its first 26 digits are the number's.
+    digits = base64.b32encode((number << _PAD_BITS).to_bytes(_PADDED_BYTES, "big"))
+    return digits[:UID_LENGTH].translate(_TO_UID_ALPHABET).decode()
 
 
 def new_uid() -> str:

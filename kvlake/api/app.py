@@ -31,7 +31,9 @@ from kvlake.api.routes import (
     groups,
     history,
     internal,
+    locks,
     objects,
+    operations,
     policies,
     repositories,
     settings,
@@ -66,6 +68,8 @@ OPERATIONS: Final[tuple[Operation[Any], ...]] = (
     *policies.OPERATIONS,
     *actions.OPERATIONS,
     *internal.OPERATIONS,
+    *operations.OPERATIONS,
+    *locks.OPERATIONS,
 )
 
 

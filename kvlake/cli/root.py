@@ -18,6 +18,7 @@ from kvlake import __version__
 from kvlake.cli.config import config
 from kvlake.cli.deletion import deletion
 from kvlake.cli.kv import kv
+from kvlake.cli.operations import delete, lock, operations
 from kvlake.cli.repo import repo
 from kvlake.cli.serve import serve
 from kvlake.errors import KvlakeError
@@ -44,5 +45,5 @@ def main() -> None:
     """
 
 
-for _command in (config, deletion, kv, repo, serve):
+for _command in (config, deletion, delete, kv, lock, operations, repo, serve):
     main.add_command(_command)

@@ -23,7 +23,7 @@ from kvlake.errors import (
     NotFoundError,
     OperationNotFoundError,
 )
-from kvlake.graveler import Graveler
+from kvlake.graveler import Graveler, Repository
 from kvlake.operations.engines import ObjectInfo, select_engine
 from kvlake.operations.ledger import FailurePage, Ledger
 from kvlake.operations.paths import BranchPath
@@ -132,9 +132,9 @@ class BulkDeletes:
             self.graveler.protection.check(repository, path.branch, "staging_write")
             if options.commit:
                 self.graveler.protection.check(repository, path.branch, "commit")
-        engine = select_engine(
-            options.engine or self.default_engine, threshold=self.spark_threshold
-        )
+        requested = options.engine or self.default_engine
+        estimate = self.estimate(repository, path) if requested == "auto" else None
+        engine = select_engine(requested, threshold=self.spark_threshold, estimate=estimate)
         now = self.clock()
         operation = Operation(
             id=ids.new_uid(),
@@ -150,6 +150,21 @@ class BulkDeletes:
         )
         self.ledger.create(operation)
         return operation
+
+    def estimate(self, repository: Repository, path: BranchPath) -> int:
+        """Committed objects under the path, from the metarange's range counts (no range is
+        opened): what `auto` compares with the Spark threshold."""
+        head = self.graveler.get_branch(repository, path.branch).commit_id
+        metarange = self.graveler.get_commit(repository, head).metarange_id
+        low = path.prefix.encode()
+        total = 0
+        for info in self.graveler.committed.ranges(repository.storage_namespace, metarange):
+            if info.max_key < low:
+                continue
+            if not info.min_key.startswith(low) and info.min_key > low:
+                break
+            total += info.count
+        return total
 
     def _check_branch(self, repository_name: str, branch: str) -> None:
         repository = self.graveler.get_repository(repository_name)

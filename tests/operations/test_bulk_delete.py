@@ -24,6 +24,7 @@ from kvlake.operations import (
     LocalEngine,
     Operation,
     Outcome,
+    parse_branch_path,
     progress_of,
 )
 from tests.operations.helpers import listed, make_lake, populate, run, start
@@ -210,3 +211,11 @@ def test_cancel_stops_at_a_batch_boundary(lake: Lake) -> None:
     assert len(listed(lake, repo)) == 8
     progress = progress_of(finished, lake.clock())
     assert progress.total_count == 12
+
+
+def test_auto_picks_local_without_spark_and_estimates_from_range_counts(lake: Lake) -> None:
+    repo = populate(lake, _paths(7, "a/") + ["b/1", "c/1"])
+    operation = start(lake, "lakefs://repo1/main/a/", options=BulkDeleteOptions(engine="auto"))
+    assert operation.options.engine == "local"
+    estimate = lake.bulk_deletes.estimate(repo, parse_branch_path("lakefs://repo1/main/a/"))
+    assert 7 <= estimate <= 9  # whole ranges are counted: at most the ranges' neighbours

@@ -560,6 +560,18 @@ MUTATIONS = (
         "",
         ("tests/operations/test_bulk_delete.py::test_a_tag_is_refused_as_a_tag",),
     ),
+    Mutation(
+        "upload-outliving-its-lock-rechecks",
+        "issue 13: an upload whose lock expired mid-stream re-checks for a bulk delete",
+        "kvlake/catalog/catalog.py",
+        "            if held is not None:\n"
+        "                self._check_lease_held(repository, path, held)\n",
+        "",
+        (
+            "tests/operations/test_bulk_delete.py"
+            "::test_an_upload_that_outlived_its_lock_under_a_new_bulk_delete_is_refused",
+        ),
+    ),
 )
 
 

@@ -21,9 +21,9 @@ from kvlake.errors import (
     BranchNotFoundError,
     InvalidInputError,
     NotFoundError,
-    OperationNotFoundError,
 )
 from kvlake.graveler import Graveler, Repository
+from kvlake.operations import keys
 from kvlake.operations.engines import ObjectInfo, select_engine
 from kvlake.operations.ledger import FailurePage, Ledger
 from kvlake.operations.paths import BranchPath
@@ -186,9 +186,7 @@ class BulkDeletes:
         """The operation, if `user` created it or is an admin; otherwise it does not exist."""
         operation, _ = self.ledger.load(operation_id)
         if not admin and operation.created_by != user:
-            raise OperationNotFoundError(
-                f"operation {operation_id!r} not found; list operations with GET /api/v1/operations"
-            )
+            raise keys.not_found(operation_id)
         return operation
 
     def list(

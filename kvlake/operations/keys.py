@@ -33,12 +33,17 @@ BATCH_WIDTH: Final = 10
 UPLOAD_SEPARATOR: Final = b"\0"
 
 
+def not_found(operation_id: str) -> OperationNotFoundError:
+    """The one answer for an id that is unknown, malformed, or not the caller's to see."""
+    return OperationNotFoundError(
+        f"operation {operation_id!r} not found; list operations with GET /api/v1/operations"
+    )
+
+
 def check_operation_id(operation_id: str) -> str:
     """An operation id as given by a client; unknown shapes are simply not found."""
     if not ids.is_uid(operation_id):
-        raise OperationNotFoundError(
-            f"operation {operation_id!r} not found; list operations with GET /api/v1/operations"
-        )
+        raise not_found(operation_id)
     return operation_id
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import msgspec
 
-from kvlake.errors import KeyNotFoundError, OperationNotFoundError, PreconditionFailedError
+from kvlake.errors import KeyNotFoundError, PreconditionFailedError
 from kvlake.kv import Predicate, Store
 from kvlake.operations import keys
 from kvlake.operations.records import (
@@ -57,9 +57,7 @@ class Ledger:
         try:
             raw, predicate = self.store.get(keys.OPERATIONS, keys.operation_key(operation_id))
         except KeyNotFoundError:
-            raise OperationNotFoundError(
-                f"operation {operation_id!r} not found; list operations with GET /api/v1/operations"
-            ) from None
+            raise keys.not_found(operation_id) from None
         return decode_operation(raw), predicate
 
     def swap(self, predicate: Predicate, updated: Operation) -> Predicate:

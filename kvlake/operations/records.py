@@ -8,7 +8,7 @@ compare-and-swap, so a counter never moves without its batch (invariant 5).
 
 from __future__ import annotations
 
-from typing import Final, Literal
+from typing import Final, Literal, get_args
 
 import msgspec
 
@@ -21,18 +21,10 @@ OperationStatus = Literal[
     "failed",
     "cancelled",
 ]
-STATUSES: Final[tuple[OperationStatus, ...]] = (
-    "not_started",
-    "started",
-    "in_progress",
-    "completed",
-    "completed_with_errors",
-    "failed",
-    "cancelled",
-)
+STATUSES: Final[tuple[OperationStatus, ...]] = get_args(OperationStatus)
 FINISHED: Final = frozenset({"completed", "completed_with_errors", "failed", "cancelled"})
 OperationKind = Literal["bulk-delete"]
-KINDS: Final[tuple[OperationKind, ...]] = ("bulk-delete",)
+KINDS: Final[tuple[OperationKind, ...]] = get_args(OperationKind)
 LockKind = Literal["write", "delete"]
 
 

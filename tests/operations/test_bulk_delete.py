@@ -219,3 +219,32 @@ def test_auto_picks_local_without_spark_and_estimates_from_range_counts(lake: La
     assert operation.options.engine == "local"
     estimate = lake.bulk_deletes.estimate(repo, parse_branch_path("lakefs://repo1/main/a/"))
     assert 7 <= estimate <= 9  # whole ranges are counted: at most the ranges' neighbours
+
+
+def test_an_upload_that_outlived_its_lock_under_a_new_bulk_delete_is_refused(
+    lake: Lake,
+) -> None:
+    """Its lock expired while it streamed, so a bulk delete may have written a blind
+    tombstone over it: refused, and its blob goes to the deletion log's checked delete."""
+    repo = populate(lake, ["a/1"])
+    operation = start(lake, "lakefs://repo1/main/a/")
+    clock = lake.clock
+    assert isinstance(clock, FakeClock)
+    fake: FakeClock = clock
+
+    class SlowBody(io.BytesIO):
+        def read(self, size: int | None = -1) -> bytes:
+            if self.tell() == 0:  # mid-stream: the lease runs out, a bulk delete starts
+                fake.advance(lake.locks.upload_ttl + 1)
+                lake.locks.take_delete_lock(repo, operation.id, "a/", fake.now + 60)
+            return super().read(size)
+
+    with pytest.raises(LockedError, match="outlived its lock"):
+        lake.catalog.upload(repo, "main", "a/2", SlowBody(b"late"))
+    logged = [
+        due.record.address
+        for number in range(lake.deletion_log.partition_count())
+        for due in lake.deletion_log.scan(number)
+        if due.record is not None and due.record.origin == "abandoned_upload"
+    ]
+    assert len(logged) == 1

@@ -9,6 +9,7 @@ from kvlake.operations.engines import (
     EngineContext,
     ObjectInfo,
     open_engine,
+    register_engine,
     select_engine,
 )
 from kvlake.operations.ledger import FailurePage, Ledger
@@ -64,5 +65,6 @@ __all__ = [
     "open_engine",
     "parse_branch_path",
     "progress_of",
+    "register_engine",
     "select_engine",
 ]

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, NamedTuple, Protocol
 
 from kvlake.config import OperationsSettings
-from kvlake.errors import InvalidInputError
+from kvlake.errors import ConfigError, InvalidInputError
 from kvlake.graveler import Graveler, Value
 
 if TYPE_CHECKING:
@@ -85,6 +85,20 @@ _ENGINES: Final = {
     "spark": "kvlake.pipelines.bulk_delete:SparkBulkDeleteEngine",
 }
 ENGINE_NAMES: Final = ("auto", "local", "spark")
+"""The names a request may give; engines registered later are accepted by name too."""
+
+
+def register_engine(name: str, dotted_path: str) -> None:
+    """Make `name` an engine, built by `module:Class(context)` (plugins and tests).
+
+    Raises:
+        ConfigError: the name is taken, or the path is not `package.module:Class`.
+    """
+    if name in _ENGINES or name == "auto":
+        raise ConfigError(f"engine {name!r} is already registered")
+    if ":" not in dotted_path:
+        raise ConfigError(f"engine path {dotted_path!r} must look like 'package.module:Class'")
+    _ENGINES[name] = dotted_path
 
 
 def engine_available(name: str) -> bool:
@@ -105,8 +119,9 @@ def select_engine(name: str, *, threshold: int, estimate: int | None = None) -> 
     Raises:
         InvalidInputError: an unknown engine, or `spark` where it is not installed.
     """
-    if name not in ENGINE_NAMES:
-        raise InvalidInputError(f"engine {name!r} is unknown; use one of {', '.join(ENGINE_NAMES)}")
+    if name != "auto" and name not in _ENGINES:
+        known = ", ".join(["auto", *sorted(_ENGINES)])
+        raise InvalidInputError(f"engine {name!r} is unknown; use one of {known}")
     if name == "auto":
         big = estimate is not None and estimate >= threshold
         return "spark" if big and engine_available("spark") else "local"

@@ -55,6 +55,25 @@ class DeletionSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
     """KVLAKE_DELETION_BATCH_SIZE: records a worker checks and deletes per batch."""
 
 
+class OperationsSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Long-running operations: bulk deletes and object locks (docs/operations.md)."""
+
+    enabled: bool = True
+    """KVLAKE_OPERATIONS_ENABLED: run (and resume) operations in this server's background."""
+    batch_size: Annotated[int, msgspec.Meta(ge=1, le=100000)] = 10000
+    """KVLAKE_OPERATIONS_BATCH_SIZE: paths per work batch (one KV record each)."""
+    lease_time: Annotated[float, msgspec.Meta(gt=0)] = 60.0
+    """KVLAKE_OPERATIONS_LEASE_TIME: seconds a server holds an operation without renewing
+    (renewed every batch); after it another server resumes it."""
+    upload_lock_ttl: Annotated[float, msgspec.Meta(gt=0)] = 3600.0
+    """KVLAKE_OPERATIONS_UPLOAD_LOCK_TTL: seconds an upload's implicit lock lasts if its
+    server dies mid-upload."""
+    engine: str = "local"
+    """KVLAKE_OPERATIONS_ENGINE: the default engine, `local`, `spark` or `auto`."""
+    spark_threshold: Annotated[int, msgspec.Meta(ge=0)] = 10_000_000
+    """KVLAKE_OPERATIONS_SPARK_THRESHOLD: objects above which `auto` picks Spark."""
+
+
 class AuthSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """How the server protects stored credentials."""
 
@@ -136,6 +155,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     """KVLAKE_PORT: the TCP port the server listens on (0: any free port)."""
     deletion: DeletionSettings = msgspec.field(default_factory=DeletionSettings)
     """KVLAKE_DELETION_*: the deletion log; see `DeletionSettings`."""
+    operations: OperationsSettings = msgspec.field(default_factory=OperationsSettings)
+    """KVLAKE_OPERATIONS_*: bulk deletes and object locks; see `OperationsSettings`."""
     auth: AuthSettings = msgspec.field(default_factory=AuthSettings)
     """KVLAKE_AUTH_*: credential protection; see `AuthSettings`."""
     installation: InstallationSettings = msgspec.field(default_factory=InstallationSettings)

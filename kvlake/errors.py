@@ -15,12 +15,14 @@ codes in one table, so a new specific error needs no API change.
     │   ├── RefNotFoundError                 no branch, tag or commit by that name
     │   ├── EntryNotFoundError               no such path on the ref / in the metarange
     │   ├── MetarangeNotFoundError           no metarange file with that id
-    │   └── RangeNotFoundError               no range file with that id
+    │   ├── RangeNotFoundError               no range file with that id
+    │   └── OperationNotFoundError           no such operation (or not yours to see)
     ├── RepositoryDeletingError              the repository is being deleted
     ├── ProtectedBranchError                 a branch protection rule blocks the action
     │   └── DefaultBranchError               the default branch cannot be deleted
     ├── ConflictError                        it already exists (not unique)
-    │   └── MergeConflictError               both sides changed the same paths differently
+    │   ├── MergeConflictError               both sides changed the same paths differently
+    │   └── LockedError                      another holder's lock covers the path
     ├── PreconditionFailedError              changed underneath you: re-read, retry
     │   └── TooManyTriesError                kept losing races: retry later
     ├── InvalidInputError (ValueError)       fix the request; nothing was changed
@@ -156,6 +158,14 @@ class ProtectedBranchError(KvlakeError):
 
 class DefaultBranchError(ProtectedBranchError):
     """The repository's default branch cannot be deleted: make another branch the default."""
+
+
+class LockedError(ConflictError):
+    """An object lock held by someone else covers the path: wait for it, or for its expiry."""
+
+
+class OperationNotFoundError(NotFoundError):
+    """No operation has that id, or it is not the caller's to see."""
 
 
 class MergeConflictError(ConflictError):

@@ -12,13 +12,16 @@ jobs.
 from __future__ import annotations
 
 import logging
+import os
+import socket
 import threading
 import time
 from collections.abc import Callable
 from typing import Final, Self
 
+from kvlake import ids
 from kvlake.blockstore import BlockStore, open_blockstore
-from kvlake.catalog import Catalog, entry_ref
+from kvlake.catalog import Catalog, describe_entry, entry_ref
 from kvlake.catalog.records import from_value
 from kvlake.closing import Closing
 from kvlake.config import Settings
@@ -32,6 +35,7 @@ from kvlake.deletion import (
 from kvlake.errors import KvlakeError
 from kvlake.graveler import TOKEN_DROP_DELAY, Cleaner, CommittedManager, Graveler
 from kvlake.kv import Store, open_store
+from kvlake.operations import BulkDeletes, EngineContext, Ledger, ObjectLocks, OperationRunner
 
 log = logging.getLogger(__name__)
 
@@ -69,8 +73,21 @@ class Lake(Closing):
             blockstore=blockstore,
             staging_hooks=StagingLogHooks(self.deletion_log, entry_ref),
         )
-        self.catalog = Catalog(self.graveler, blockstore, clock=clock, deletion=self.deletion_log)
+        operations = settings.operations
+        self.locks = ObjectLocks(store, clock=clock, upload_ttl=operations.upload_lock_ttl)
+        self.catalog = Catalog(
+            self.graveler, blockstore, clock=clock, deletion=self.deletion_log, locks=self.locks
+        )
         self.purges = Purges(self.deletion_log, self.graveler, blockstore)
+        self.ledger = Ledger(store)
+        self.bulk_deletes = BulkDeletes(
+            self.graveler,
+            self.ledger,
+            default_engine=operations.engine,
+            spark_threshold=operations.spark_threshold,
+            clock=clock,
+        )
+        self.operations = OperationRunner(self.engine_context())
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
 
@@ -100,6 +117,20 @@ class Lake(Closing):
         """A worker of the deletion log (deleting through `blockstore` if given)."""
         return DeletionWorker(self.purges, entry_ref, blockstore=blockstore, owner=owner)
 
+    def engine_context(self, *, owner: str | None = None) -> EngineContext:
+        """What an operations engine works with; `owner` names its leases (default: one
+        per process, so a restarted server waits out its predecessor's lease)."""
+        return EngineContext(
+            graveler=self.graveler,
+            ledger=self.ledger,
+            locks=self.locks,
+            deletion=self.deletion_log if self.settings.deletion.enabled else None,
+            describe=describe_entry,
+            settings=self.settings.operations,
+            owner=owner or f"{socket.gethostname()}:{os.getpid()}:{ids.new_uid()}",
+            clock=self.clock,
+        )
+
     # -- background jobs -------------------------------------------------------------
 
     def start_background_jobs(self, interval: float = JOB_INTERVAL) -> None:
@@ -112,6 +143,10 @@ class Lake(Closing):
         ]
         if self.settings.deletion.enabled:
             jobs.append(("kvlake-deletion", lambda stop, every: worker.run(stop, interval=every)))
+        if self.settings.operations.enabled:
+            # Resumes every unfinished operation after a restart (invariant 5).
+            runner = self.operations
+            jobs.append(("kvlake-operations", lambda stop, every: runner.run(stop, interval=every)))
         for name, job in jobs:
             thread = threading.Thread(
                 target=keep_running, args=(name, job, self._stop, interval), name=name, daemon=True
@@ -122,6 +157,7 @@ class Lake(Closing):
     def close(self) -> None:
         """Stop the background jobs (after their current pass), then close the stores."""
         self._stop.set()
+        self.operations.wake()
         for thread in self._threads:
             thread.join()
         self.blockstore.close()

@@ -534,8 +534,8 @@ MUTATIONS = (
         "gc-lists-only-hours-past-the-grace-period",
         "issue 12: blobs younger than the grace period are never candidates",
         "kvlake/pipelines/gc.py",
-        "                if (end := hour_folder_end(folder)) is not None and end <= summary.cutoff\n",
-        "                if (end := hour_folder_end(folder)) is not None\n",
+        "            if (end := hour_folder_end(folder)) is not None and end <= cutoff\n",
+        "            if (end := hour_folder_end(folder)) is not None\n",
         (
             "tests/pipelines/test_gc.py::"
             "test_without_the_long_rule_the_overwritten_and_deleted_blobs_go_too",
@@ -559,6 +559,130 @@ MUTATIONS = (
         '        if verdict.action == "delete":\n',
         "        if True:\n",
         ("tests/pipelines/test_gc.py::test_writers_racing_a_run_never_lose_a_referenced_blob",),
+    ),
+    Mutation(
+        "operation-counters-compare-and-swap",
+        "invariant 5 (issue 13): a batch's counters move with `done` by compare-and-swap",
+        "kvlake/operations/ledger.py",
+        "            try:\n                self.swap(predicate, updated)\n",
+        "            try:\n                self.store.set(\n"
+        "                    keys.OPERATIONS, keys.operation_key(updated.id), encode(updated)\n"
+        "                )\n",
+        (
+            "tests/interleavings/test_operations.py"
+            "::test_no_interleaving_double_counts_or_loses_a_batch[two_processors_fold]",
+        ),
+    ),
+    Mutation(
+        "enumeration-resumes-from-its-cursor",
+        "invariant 5 (issue 13): a restarted enumeration lists on from its checkpoint",
+        "kvlake/operations/local.py",
+        '        start = cursor.encode() + b"\\0" if cursor is not None else prefix\n',
+        "        start = prefix\n",
+        (
+            "tests/operations/test_crash_resume.py"
+            "::test_a_killed_bulk_delete_resumes_and_completes_exactly[enumerating]",
+        ),
+    ),
+    Mutation(
+        "bulk-delete-takes-its-delete-lock",
+        "issue 13: a bulk delete locks its prefix before it reads write locks (blind tombstones)",
+        "kvlake/operations/local.py",
+        "            if not operation.options.dry_run:\n                self._lock(held)\n"
+        "            if not operation.enumerated:\n",
+        "            if not operation.enumerated:\n",
+        (
+            "tests/interleavings/test_operations.py"
+            "::test_an_upload_landing_between_the_tombstone_read_and_write_is_never_orphaned",
+        ),
+    ),
+    Mutation(
+        "upload-refused-under-a-bulk-delete",
+        "issue 13: an upload under a running bulk delete is refused, naming the operation",
+        "kvlake/operations/locks.py",
+        "            self._refuse_deleting(repository, path, now)\n        except BaseException:\n",
+        "            pass\n        except BaseException:\n",
+        (
+            "tests/operations/test_bulk_delete.py"
+            "::test_an_upload_under_a_running_bulk_delete_is_refused_naming_it",
+            "tests/interleavings/test_operations.py"
+            "::test_no_interleaving_double_counts_or_loses_a_batch[upload_races_bulk_delete]",
+        ),
+    ),
+    Mutation(
+        "bulk-delete-skips-write-locked-paths",
+        "issue 13: a write-locked object survives a bulk delete, listed as skipped",
+        "kvlake/operations/batches.py",
+        "            if lock is not None:\n                skipped.append(",
+        "            if lock is not None and False:\n                skipped.append(",
+        (
+            "tests/operations/test_bulk_delete.py"
+            "::test_a_write_locked_object_is_skipped_and_listed_with_its_reason",
+            "tests/api/test_operations.py",
+        ),
+    ),
+    Mutation(
+        "object-locks-expire",
+        "issue 13: an expired lock protects nothing (a crashed holder never blocks for ever)",
+        "kvlake/operations/locks.py",
+        "                lock = decode_lock(raw)\n                if lock.live(now):\n"
+        "                    found.setdefault(",
+        "                lock = decode_lock(raw)\n                if True:\n"
+        "                    found.setdefault(",
+        ("tests/operations/test_bulk_delete.py::test_an_expired_lock_does_not_protect",),
+    ),
+    Mutation(
+        "operations-visible-to-creator-and-admins",
+        "issue 13: another user cannot see or cancel an operation (404)",
+        "kvlake/operations/bulk_delete.py",
+        "        operation, _ = self.ledger.load(operation_id)\n"
+        "        if not admin and operation.created_by != user:\n",
+        "        operation, _ = self.ledger.load(operation_id)\n        if False:\n",
+        (
+            "tests/operations/test_bulk_delete.py::test_only_the_creator_and_admins_see_and_cancel",
+            "tests/api/test_operations.py::test_another_user_cannot_see_or_cancel",
+        ),
+    ),
+    Mutation(
+        "cancel-stops-at-a-batch-boundary",
+        "issue 13: a cancelled bulk delete stops at the next batch boundary",
+        "kvlake/operations/local.py",
+        "        while held.operation.done < held.operation.batches:\n"
+        "            if stop.is_set() or held.operation.cancel_requested:\n",
+        "        while held.operation.done < held.operation.batches:\n"
+        "            if stop.is_set():\n",
+        ("tests/operations/test_bulk_delete.py::test_cancel_stops_at_a_batch_boundary",),
+    ),
+    Mutation(
+        "bulk-delete-filters-checked-first",
+        "invariant 6 (issue 13): contradictory filters are refused with nothing recorded",
+        "kvlake/operations/bulk_delete.py",
+        "        check_filters(options.filters)\n        repository = self.graveler",
+        "        repository = self.graveler",
+        (
+            "tests/operations/test_bulk_delete.py::test_bad_input_is_refused_and_records_nothing",
+            "tests/api/test_operations.py::test_bad_requests_are_refused_and_record_nothing",
+        ),
+    ),
+    Mutation(
+        "bulk-delete-refuses-a-tag-as-a-branch",
+        "invariant 6 (issue 13): a tag or commit id instead of a branch is refused as such",
+        "kvlake/operations/bulk_delete.py",
+        "        self._check_branch(repository.name, path.branch)\n",
+        "",
+        ("tests/operations/test_bulk_delete.py::test_a_tag_is_refused_as_a_tag",),
+    ),
+    Mutation(
+        "upload-outliving-its-lock-rechecks",
+        "issue 13: an upload whose lock expired mid-stream re-checks for a bulk delete",
+        "kvlake/catalog/catalog.py",
+        "            if held is not None:\n"
+        "                self._check_lease_held(repository, path, held)\n",
+        "",
+        (
+            "tests/operations/test_bulk_delete.py"
+            "::test_an_upload_that_outlived_its_lock_under_a_new_bulk_delete_is_refused",
+        ),
     ),
 )
 

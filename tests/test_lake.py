@@ -18,7 +18,11 @@ def test_a_failing_pass_is_retried_and_closing_ends_the_jobs() -> None:
     before = {thread.name for thread in threading.enumerate()}
     lake.start_background_jobs(interval=0.01)
     jobs = [t for t in threading.enumerate() if t.name.startswith("kvlake-")]
-    assert {t.name for t in jobs} - before == {"kvlake-cleaner", "kvlake-deletion"}
+    assert {t.name for t in jobs} - before == {
+        "kvlake-cleaner",
+        "kvlake-deletion",
+        "kvlake-operations",
+    }
 
     def retried() -> bool:
         assert all(job.is_alive() for job in jobs), "a job thread died on a store failure"

@@ -32,7 +32,9 @@ from kvlake.api.routes import (
     groups,
     history,
     internal,
+    locks,
     objects,
+    operations,
     policies,
     repositories,
     retention,
@@ -70,6 +72,8 @@ OPERATIONS: Final[tuple[Operation[Any], ...]] = (
     *policies.OPERATIONS,
     *actions.OPERATIONS,
     *internal.OPERATIONS,
+    *operations.OPERATIONS,
+    *locks.OPERATIONS,
 )
 
 

@@ -1,6 +1,12 @@
 """The catalog layer: objects (paths, physical addresses, checksums, user metadata)."""
 
-from kvlake.catalog.catalog import MAX_DELETE_MANY, Catalog, entry_ref, new_address
+from kvlake.catalog.catalog import (
+    MAX_DELETE_MANY,
+    Catalog,
+    describe_entry,
+    entry_ref,
+    new_address,
+)
 from kvlake.catalog.listing import MAX_AMOUNT
 from kvlake.catalog.records import CommonPrefix, ListingPage, ObjectEntry, ObjectStat
 
@@ -12,6 +18,7 @@ __all__ = [
     "ListingPage",
     "ObjectEntry",
     "ObjectStat",
+    "describe_entry",
     "entry_ref",
     "new_address",
 ]

@@ -37,6 +37,7 @@ from kvlake.errors import (
     EntryNotFoundError,
     InvalidInputError,
     KvlakeError,
+    LockedError,
     PreconditionFailedError,
 )
 from kvlake.graveler import (
@@ -47,6 +48,7 @@ from kvlake.graveler import (
     check_branch_name,
     check_path,
 )
+from kvlake.operations import ObjectInfo, ObjectLocks, UploadLock
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +70,18 @@ def entry_ref(value: Value) -> EntryRef:
     except ValueError:  # msgspec decode errors: written by something other than the catalog
         return EntryRef("", 0.0)
     return EntryRef(stat.address, stat.mtime)
+
+
+def describe_entry(value: Value) -> ObjectInfo:
+    """A value's blob address, size and mtime, for bulk deletes' filters and purges.
+
+    A value that is not a catalog entry references no blob: address "", its data's size.
+    """
+    try:
+        stat = from_value("", value)
+    except ValueError:
+        return ObjectInfo("", len(value.data), 0.0)
+    return ObjectInfo(stat.address, stat.size, stat.mtime)
 
 
 class _HashingReader:
@@ -100,6 +114,7 @@ class Catalog:
         *,
         clock: Callable[[], float] = time.time,
         deletion: DeletionLog | None = None,
+        locks: ObjectLocks | None = None,
     ) -> None:
         if deletion is not None and graveler.staging_hooks is None:
             raise ConfigError(
@@ -111,6 +126,7 @@ class Catalog:
         self.blockstore = blockstore
         self._clock = clock
         self._deletion = deletion
+        self._locks = locks
 
     def upload(
         self,
@@ -122,17 +138,47 @@ class Catalog:
         content_type: str | None = None,
         metadata: dict[str, str] | None = None,
         if_absent: bool = False,
+        owner: str = "",
     ) -> ObjectStat:
         """Store the body and stage it at `path`; the body is streamed, never held whole.
 
+        While it streams, the upload holds an implicit write lock on the path (as
+        `owner`), so a bulk delete skips the path rather than racing it.
+
         Raises:
             PreconditionFailedError: `if_absent` and an object exists at the path.
+            LockedError: another owner's write lock or a running bulk delete covers it.
         """
         check_branch_name(branch)
         key = check_path(path)
         token = self.graveler.get_branch(repository, branch).staging_token  # fail before any byte
         if if_absent:
             self._refuse_existing(repository, branch, path)
+        if self._locks is None:
+            return self._upload(
+                repository, branch, path, key, token, data, content_type, metadata, if_absent, None
+            )
+        held = self._locks.begin_upload(repository, path, owner=owner)
+        try:
+            return self._upload(
+                repository, branch, path, key, token, data, content_type, metadata, if_absent, held
+            )
+        finally:
+            self._locks.end_upload(held)
+
+    def _upload(
+        self,
+        repository: Repository,
+        branch: str,
+        path: str,
+        key: bytes,
+        token: str,
+        data: BinaryIO,
+        content_type: str | None,
+        metadata: dict[str, str] | None,
+        if_absent: bool,
+        held: UploadLock | None,
+    ) -> ObjectStat:
         now = self._clock()
         address = new_address(now)
         reader = _HashingReader(data)
@@ -157,10 +203,27 @@ class Catalog:
                 token=token if fresh else "",
                 attempted=tried,
             )
+            if held is not None:
+                self._check_lease_held(repository, path, held)
         except BaseException:
             self._abandon(repository, key, address, now, tried)
             raise
         return from_value(path, to_value(entry))
+
+    def _check_lease_held(self, repository: Repository, path: str, held: UploadLock) -> None:
+        """An upload whose implicit lock expired before it staged may have been replaced by a
+        bulk delete's blind tombstone, unlogged: refuse it, so its blob goes to the log's
+        use-checked deletion (kept if the entry survived)."""
+        assert self._locks is not None
+        if self._clock() < held.lock.expires:
+            return
+        lock = self._locks.deleting(repository, path)
+        if lock is not None:
+            raise LockedError(
+                f"upload of {path!r} outlived its lock ({self._locks.upload_ttl:.0f} s) while"
+                f" bulk delete operation {lock.operation_id} runs; upload it again once that"
+                " operation has finished"
+            )
 
     def _abandon(
         self, repository: Repository, key: bytes, address: str, now: float, tried: list[str]

@@ -20,6 +20,7 @@ from kvlake.cli.deletion import deletion
 from kvlake.cli.gc import gc
 from kvlake.cli.gc_run import gc_run
 from kvlake.cli.kv import kv
+from kvlake.cli.operations import delete, lock, operations
 from kvlake.cli.repo import repo
 from kvlake.cli.serve import serve
 from kvlake.errors import KvlakeError
@@ -46,6 +47,6 @@ def main() -> None:
     """
 
 
-for _command in (config, deletion, gc, kv, repo, serve):
+for _command in (config, deletion, delete, gc, kv, lock, operations, repo, serve):
     main.add_command(_command)
 gc.add_command(gc_run)

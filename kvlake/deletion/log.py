@@ -206,6 +206,13 @@ class DeletionLog:
         marker = keys.shared_value(self.clock())
         self.store.set(keys.SHARED, keys.shared_key(instance_uid, address), marker)
 
+    def mark_shared_many(self, instance_uid: str, addresses: Iterable[str]) -> None:
+        """`mark_shared` for many addresses in batched writes (a bulk delete without purge)."""
+        self.store.set_many(
+            keys.SHARED,
+            ((keys.shared_key(instance_uid, address), b"") for address in addresses if address),
+        )
+
 
 def _decode(key: bytes, raw: bytes) -> DueRecord:
     try:

@@ -449,6 +449,11 @@ class Graveler:
         """Stage a deletion (a tombstone) of `key`, through the writer flow as `set` does."""
         self._writer.write(repository, branch, key, None, attempted=attempted)
 
+    def delete_many(self, repository: Repository, branch: str, keys_: Sequence[bytes]) -> None:
+        """Stage tombstones at many keys at once (see `Writer.write_tombstones`: keys with
+        nothing staged are written blind, so the caller keeps uploads out with a lock)."""
+        self._writer.write_tombstones(repository, branch, keys_)
+
     @property
     def staging_hooks(self) -> StagingHooks | None:
         """The hooks the writer flow and resets call (None: staged values are just replaced)."""

@@ -133,6 +133,48 @@ class Writer:
 
         self.run(repository, branch, stage, token="" if if_absent else token)
 
+    def write_tombstones(self, repository: Repository, branch: str, keys_: Sequence[bytes]) -> None:
+        """Stage tombstones at many keys in one writer flow: a few KV calls per batch.
+
+        Keys with a staged value are replaced as a single write replaces them
+        (`before_unstage` first, for the whole batch at once, then a
+        compare-and-swap each). Keys with nothing staged in the token get their
+        tombstone in one blind `set_many`: a writer staging a blob there between
+        our read and that write would be replaced unannounced, so the caller
+        must keep such writers out while it runs. kvlake/operations does, with a
+        delete lock every upload checks after taking its own write lock (see its
+        locks module); a copy's blob is marked shared, so replacing one is safe.
+        Repeating the call is harmless (a tombstone over a tombstone is skipped).
+
+        Raises:
+            ProtectedBranchError, BranchNotFoundError, TooManyTriesError: as `write`.
+        """
+
+        def stage(token: str, current: Branch | None, again: bool) -> None:
+            self._tombstone_batch(repository, branch, token, keys_)
+
+        self.run(repository, branch, stage)
+
+    def _tombstone_batch(
+        self, repository: Repository, branch: str, token: str, keys_: Sequence[bytes]
+    ) -> None:
+        partition = keys.staging_partition(token)
+        staged = self._store.get_many(partition, keys_)
+        absent = [key for key in keys_ if key not in staged]
+        live = [(key, raw) for key, raw in staged.items() if raw != TOMBSTONE]
+        if absent:
+            self._store.set_many(partition, ((key, TOMBSTONE) for key in absent))
+        if live and self.hooks is not None:
+            # Invariant 4: announced before any of them is replaced (one append per batch).
+            entries = [(key, decode_value(raw)) for key, raw in live]
+            self.hooks.before_unstage(repository, token, entries, None)
+        for key, raw in live:
+            try:
+                self._store.set_if(partition, key, TOMBSTONE, Predicate(raw))
+            except PreconditionFailedError:
+                # A racing writer replaced it: the single-write path announces the new value.
+                self._swap(repository, branch, token, key, None, TOMBSTONE, None, [])
+
     def run(
         self,
         repository: Repository,

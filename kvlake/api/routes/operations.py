@@ -1,0 +1,221 @@
+"""kvlake's operations extension: asynchronous bulk deletes, their status, failures, cancel.
+
+Only the creator of an operation and admins (whoever may `auth:*`, as the
+Admins group) see or cancel it; anyone else gets 404, as if it did not
+exist. The right to delete under the path (`fs:DeleteObject` on the prefix's
+objects, `<prefix>*`) is checked when the operation is created; a request
+whose path, branch or filters are wrong is refused before anything is
+recorded. The work runs in the servers' background (kvlake/operations).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from typing import Any, Final
+
+from starlette.responses import Response
+
+from kvlake.api import params
+from kvlake.api.routing import Call, Operation, json_response
+from kvlake.api.wire import operations as wire
+from kvlake.api.wire.common import pagination
+from kvlake.auth import Permission, object_arn
+from kvlake.errors import PermissionDeniedError
+from kvlake.operations import (
+    BulkDeleteOptions,
+    Filters,
+    Progress,
+    parse_branch_path,
+    progress_of,
+)
+from kvlake.operations import Operation as Record
+
+API_GROUP: Final = "operations"
+ADMIN: Final = Permission("auth:ManageOperations", "*")
+"""What makes a caller an admin of operations: the Admins group's `auth:*` grants it."""
+
+
+def is_admin(call: Call[Any]) -> bool:
+    assert call.user is not None
+    try:
+        call.services.authenticator.authorize(call.user, (ADMIN,))
+    except PermissionDeniedError:
+        return False
+    return True
+
+
+def _delete_needs(call: Call[Any]) -> Sequence[Permission]:
+    path = parse_branch_path(call.query.text("path"))
+    return (Permission("fs:DeleteObject", object_arn(path.repository, path.prefix + "*")),)
+
+
+def _options(body: wire.BulkDeleteCreation | None) -> BulkDeleteOptions:
+    if body is None:
+        return BulkDeleteOptions()
+    given = body.filters or wire.BulkDeleteFilters()
+    return BulkDeleteOptions(
+        filters=Filters(
+            modified_before=given.modified_before,
+            modified_after=given.modified_after,
+            min_size=given.min_size,
+            max_size=given.max_size,
+            glob=given.glob,
+        ),
+        dry_run=body.dry_run,
+        commit=body.commit is not None,
+        commit_message=body.commit.message if body.commit else "",
+        commit_metadata=dict(body.commit.metadata) if body.commit else {},
+        purge=body.purge,
+        engine=body.engine,
+    )
+
+
+def status_of(progress: Progress) -> wire.OperationStatus:
+    op = progress.operation
+    counters = op.counters
+    return wire.OperationStatus(
+        operation_id=op.id,
+        kind=op.kind,
+        path=f"lakefs://{op.repository}/{op.branch}/{op.prefix}",
+        status=op.status,
+        created_at=op.created_at,
+        created_by=op.created_by,
+        last_updated_at=op.last_updated_at,
+        total_count=progress.total_count,
+        enumerated_count=counters.enumerated,
+        deleted_count=counters.deleted,
+        failed_count=counters.failed,
+        skipped_count=counters.skipped,
+        rate_per_second=progress.rate_per_second,
+        eta_seconds=progress.eta_seconds,
+        dry_run=op.options.dry_run,
+        engine=op.options.engine,
+        cancel_requested=op.cancel_requested,
+        commit_id=op.commit_id if op.options.commit else None,
+        error=op.error or None,
+    )
+
+
+def _status(call: Call[Any], operation: Record) -> wire.OperationStatus:
+    return status_of(progress_of(operation, call.services.lake.clock()))
+
+
+def create_bulk_delete(call: Call[wire.BulkDeleteCreation | None]) -> Response:
+    lake = call.services.lake
+    path = parse_branch_path(call.query.text("path"))
+    operation = lake.bulk_deletes.create(path, _options(call.body), created_by=call.user_id)
+    lake.operations.wake()
+    return json_response(wire.OperationCreated(operation_id=operation.id), 202)
+
+
+def get_bulk_delete_status(call: Call[None]) -> Response:
+    operation = call.services.lake.bulk_deletes.get(
+        call.path["operation_id"], user=call.user_id, admin=is_admin(call)
+    )
+    return json_response(_status(call, operation))
+
+
+def list_bulk_delete_failures(call: Call[None]) -> Response:
+    page = call.services.lake.bulk_deletes.failures(
+        call.path["operation_id"],
+        user=call.user_id,
+        admin=is_admin(call),
+        after=call.query.text("after"),
+        amount=call.query.amount() or 1,
+    )
+    results = [
+        wire.OperationFailure(path=path, outcome=failure.outcome, reason=failure.reason)
+        for path, failure in page.failures
+    ]
+    meta = pagination(len(results), has_more=bool(page.next), next_offset=page.next)
+    return json_response(wire.OperationFailureList(pagination=meta, results=results))
+
+
+def list_operations(call: Call[None]) -> Response:
+    query = call.query
+    after, amount = query.text("after"), query.amount() or 1
+    visible = call.services.lake.bulk_deletes.list(
+        user=call.user_id,
+        admin=is_admin(call),
+        status=query.text("status"),
+        kind=query.text("kind"),
+    )
+    page = list(itertools.islice((op for op in visible if op.id > after), amount + 1))
+    more = len(page) > amount
+    page = page[:amount]
+    results = [_status(call, op) for op in page]
+    meta = pagination(len(results), has_more=more, next_offset=page[-1].id if more else "")
+    return json_response(wire.OperationList(pagination=meta, results=results))
+
+
+def cancel_operation(call: Call[None]) -> Response:
+    operation = call.services.lake.bulk_deletes.cancel(
+        call.path["operation_id"], user=call.user_id, admin=is_admin(call)
+    )
+    return json_response(_status(call, operation), 202)
+
+
+_STATUS_PATH: Final = "/operations/bulk-delete/status/{operation_id}"
+
+OPERATIONS: Final = (
+    Operation[wire.BulkDeleteCreation | None](
+        "createBulkDelete",
+        "PUT",
+        "/operations/bulk-delete",
+        create_bulk_delete,
+        API_GROUP,
+        summary="delete everything under lakefs://repo/branch/prefix, asynchronously",
+        params=(params.text("path", "lakefs://<repository>/<branch>/<prefix>", required=True),),
+        body=wire.BulkDeleteCreation,
+        optional_body=True,
+        responses={202: wire.OperationCreated, 400: None, 401: None, 403: None, 404: None},
+        permissions=_delete_needs,
+    ),
+    Operation(
+        "getBulkDeleteStatus",
+        "GET",
+        _STATUS_PATH,
+        get_bulk_delete_status,
+        API_GROUP,
+        summary="a bulk delete's status, counters, rate and ETA",
+        responses={200: wire.OperationStatus, 404: None},
+    ),
+    Operation(
+        "listBulkDeleteFailures",
+        "GET",
+        _STATUS_PATH + "/failures",
+        list_bulk_delete_failures,
+        API_GROUP,
+        summary="the paths a bulk delete failed or skipped, and why (paginated)",
+        params=(
+            params.text("after", "return paths after this one"),
+            params.Param("amount", "int", minimum=-1, maximum=1000, description="how many"),
+        ),
+        responses={200: wire.OperationFailureList, 404: None},
+    ),
+    Operation(
+        "listOperations",
+        "GET",
+        "/operations",
+        list_operations,
+        API_GROUP,
+        summary="the caller's operations (an admin's: all), oldest first",
+        params=(
+            params.text("status", "only operations in this status"),
+            params.text("kind", "only operations of this kind (bulk-delete)"),
+            params.text("after", "return operations after this id"),
+            params.Param("amount", "int", minimum=-1, maximum=1000, description="how many"),
+        ),
+        responses={200: wire.OperationList, 400: None},
+    ),
+    Operation(
+        "cancelOperation",
+        "DELETE",
+        "/operations/{operation_id}",
+        cancel_operation,
+        API_GROUP,
+        summary="cancel at the next batch boundary; what is done stays done",
+        responses={202: wire.OperationStatus, 404: None},
+    ),
+)

@@ -1,0 +1,100 @@
+"""Wire models of kvlake's operations extension: bulk deletes, their status, object locks."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import msgspec
+
+from kvlake.api.wire.common import Metadata, Name, Pagination, Request, Text
+
+Glob = Annotated[str, msgspec.Meta(max_length=1024)]
+
+
+class BulkDeleteFilters(Request):
+    """All set filters must match. Times are seconds since the epoch."""
+
+    modified_before: float | None = None
+    modified_after: float | None = None
+    min_size: Annotated[int, msgspec.Meta(ge=0)] | None = None
+    max_size: Annotated[int, msgspec.Meta(ge=0)] | None = None
+    glob: Glob = ""
+
+
+class BulkDeleteCommit(Request):
+    message: Text = ""
+    metadata: Metadata = {}
+
+
+class BulkDeleteCreation(Request):
+    """The options of `PUT /operations/bulk-delete?path=...` (an empty body: defaults)."""
+
+    filters: BulkDeleteFilters | None = None
+    dry_run: bool = False
+    commit: BulkDeleteCommit | None = None
+    """Commit the branch when done, with this message and metadata."""
+    purge: bool = True
+    engine: Name = ""
+    """`local`, `spark` or `auto` (empty: the server's default)."""
+
+
+class OperationCreated(msgspec.Struct, frozen=True, kw_only=True):
+    operation_id: str
+
+
+class OperationStatus(msgspec.Struct, frozen=True, kw_only=True):
+    operation_id: str
+    kind: str
+    path: str
+    status: Literal[
+        "not_started",
+        "started",
+        "in_progress",
+        "completed",
+        "completed_with_errors",
+        "failed",
+        "cancelled",
+    ]
+    created_at: float
+    created_by: str
+    last_updated_at: float
+    total_count: int | None
+    enumerated_count: int
+    deleted_count: int
+    failed_count: int
+    skipped_count: int
+    rate_per_second: float
+    eta_seconds: float | None
+    dry_run: bool
+    engine: str
+    cancel_requested: bool
+    commit_id: str | None = None
+    error: str | None = None
+
+
+class OperationList(msgspec.Struct, frozen=True, kw_only=True):
+    pagination: Pagination
+    results: list[OperationStatus]
+
+
+class OperationFailure(msgspec.Struct, frozen=True, kw_only=True):
+    path: str
+    outcome: Literal["failed", "skipped"]
+    reason: str
+
+
+class OperationFailureList(msgspec.Struct, frozen=True, kw_only=True):
+    pagination: Pagination
+    results: list[OperationFailure]
+
+
+class ObjectLock(msgspec.Struct, frozen=True, kw_only=True):
+    path: str
+    kind: Literal["write", "delete"]
+    owner: str
+    expires_at: float
+
+
+class ObjectLockList(msgspec.Struct, frozen=True, kw_only=True):
+    pagination: Pagination
+    results: list[ObjectLock]

@@ -1,0 +1,70 @@
+"""Long-running operations (bulk deletes) and object locks, resumable from the KV."""
+
+from kvlake.operations.batches import BatchProcessor
+from kvlake.operations.bulk_delete import BulkDeletes, Progress, check_filters, progress_of
+from kvlake.operations.engines import (
+    ENGINE_NAMES,
+    Describe,
+    Engine,
+    EngineContext,
+    ObjectInfo,
+    open_engine,
+    register_engine,
+    select_engine,
+)
+from kvlake.operations.ledger import FailurePage, Ledger
+from kvlake.operations.local import OPERATION_METADATA_KEY, LocalEngine
+from kvlake.operations.locks import ObjectLocks, UploadLock
+from kvlake.operations.paths import BranchPath, parse_branch_path
+from kvlake.operations.records import (
+    FINISHED,
+    KINDS,
+    STATUSES,
+    Batch,
+    BulkDeleteOptions,
+    Counters,
+    Failure,
+    Filters,
+    Lock,
+    Operation,
+    OperationStatus,
+    Outcome,
+)
+from kvlake.operations.runner import OperationRunner
+
+__all__ = [
+    "ENGINE_NAMES",
+    "FINISHED",
+    "KINDS",
+    "OPERATION_METADATA_KEY",
+    "STATUSES",
+    "Batch",
+    "BatchProcessor",
+    "BranchPath",
+    "BulkDeleteOptions",
+    "BulkDeletes",
+    "Counters",
+    "Describe",
+    "Engine",
+    "EngineContext",
+    "Failure",
+    "FailurePage",
+    "Filters",
+    "Ledger",
+    "LocalEngine",
+    "Lock",
+    "ObjectInfo",
+    "ObjectLocks",
+    "Operation",
+    "OperationRunner",
+    "OperationStatus",
+    "Outcome",
+    "Progress",
+    "UploadLock",
+    "check_filters",
+    "open_engine",
+    "parse_branch_path",
+    "progress_of",
+    "register_engine",
+    "select_engine",
+]

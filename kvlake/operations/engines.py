@@ -1,0 +1,140 @@
+"""Engines run bulk deletes; this is the seam where each one plugs in, by name.
+
+An engine gets an `EngineContext` (the lake's parts the work needs) and runs
+one operation with `run(operation_id, stop)` until it is finished or `stop`
+is set. The contract every engine keeps, so that all give the same result on
+the same data (docs/operations.md):
+
+- it holds the operation's lease (`LocalEngine.claim` shows how) and renews it
+  at least once per `lease_time`, and takes the operation's delete lock
+  (`ObjectLocks.take_delete_lock`) before it reads a batch's write locks;
+- it writes work batches with `Ledger.write_batch` (contiguous numbers, the
+  enumeration cursor advanced by compare-and-swap with them), processes each
+  with `BatchProcessor.process` (locks, filters, tombstones, failures; safe to
+  repeat), and counts them only through `Ledger.fold`, which moves `done` and
+  the counters together. Batches may be processed in any order and anywhere
+  (executors may open the store from the settings); folding is in order;
+- it checks `cancel_requested` at batch boundaries and finishes the record
+  with `LocalEngine.finish`-equivalent steps (commit, status, release).
+
+Engines are named in `_ENGINES` and imported on first use, so pyspark loads
+only when a Spark operation runs. `spark` names the class the pipelines
+package provides (kvlake/pipelines/bulk_delete.py, `SparkBulkDeleteEngine`);
+until that module exists, asking for `spark` is a clear error and `auto`
+falls back to `local`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final, NamedTuple, Protocol
+
+from kvlake.config import OperationsSettings
+from kvlake.errors import ConfigError, InvalidInputError
+from kvlake.graveler import Graveler, Value
+
+if TYPE_CHECKING:
+    from kvlake.deletion import DeletionLog
+    from kvlake.operations.ledger import Ledger
+    from kvlake.operations.locks import ObjectLocks
+    from kvlake.operations.records import Operation
+
+
+class ObjectInfo(NamedTuple):
+    """What the filters and purges need of an entry: its blob, size and mtime."""
+
+    address: str
+    size: int
+    mtime: float
+
+
+Describe = Callable[[Value], ObjectInfo]
+"""Decodes a graveler value (the catalog's entry) into `ObjectInfo`; `Lake` passes it."""
+
+
+@dataclass(frozen=True)
+class EngineContext:
+    """The parts of the lake an engine works with, and its settings."""
+
+    graveler: Graveler
+    ledger: Ledger
+    locks: ObjectLocks
+    deletion: DeletionLog | None
+    describe: Describe
+    settings: OperationsSettings
+    owner: str
+    """Who holds the leases this engine takes (one per server process)."""
+    clock: Callable[[], float] = time.time
+
+
+class Engine(Protocol):
+    """Runs one operation to its end, or until `stop`; safe to call again to resume."""
+
+    def run(self, operation_id: str, stop: threading.Event) -> Operation: ...
+
+
+EngineFactory = Callable[[EngineContext], Engine]
+
+_ENGINES: Final = {
+    "local": "kvlake.operations.local:LocalEngine",
+    "spark": "kvlake.pipelines.bulk_delete:SparkBulkDeleteEngine",
+}
+ENGINE_NAMES: Final = ("auto", "local", "spark")
+"""The names a request may give; engines registered later are accepted by name too."""
+
+
+def register_engine(name: str, dotted_path: str) -> None:
+    """Make `name` an engine, built by `module:Class(context)` (plugins and tests).
+
+    Raises:
+        ConfigError: the name is taken, or the path is not `package.module:Class`.
+    """
+    if name in _ENGINES or name == "auto":
+        raise ConfigError(f"engine {name!r} is already registered")
+    if ":" not in dotted_path:
+        raise ConfigError(f"engine path {dotted_path!r} must look like 'package.module:Class'")
+    _ENGINES[name] = dotted_path
+
+
+def engine_available(name: str) -> bool:
+    """Whether the named engine's module (and, for spark, pyspark) can be imported."""
+    module = _ENGINES[name].split(":", 1)[0]
+    try:
+        if importlib.util.find_spec(module) is None:
+            return False
+    except ModuleNotFoundError:
+        return False
+    return name != "spark" or importlib.util.find_spec("pyspark") is not None
+
+
+def select_engine(name: str, *, threshold: int, estimate: int | None = None) -> str:
+    """The engine to record for a request: `auto` becomes `spark` when Spark is installed
+    and the estimated object count reaches `threshold`, else `local`.
+
+    Raises:
+        InvalidInputError: an unknown engine, or `spark` where it is not installed.
+    """
+    if name != "auto" and name not in _ENGINES:
+        known = ", ".join(["auto", *sorted(_ENGINES)])
+        raise InvalidInputError(f"engine {name!r} is unknown; use one of {known}")
+    if name == "auto":
+        big = estimate is not None and estimate >= threshold
+        return "spark" if big and engine_available("spark") else "local"
+    if not engine_available(name):
+        raise InvalidInputError(
+            f"engine {name!r} is not installed here (it needs kvlake.pipelines and pyspark);"
+            " install kvlake with its spark extra, or use engine=local"
+        )
+    return name
+
+
+def open_engine(name: str, context: EngineContext) -> Engine:
+    """Build the named engine over `context` (imports its module on first use)."""
+    module, _, attribute = _ENGINES[name].partition(":")
+    factory: EngineFactory = getattr(importlib.import_module(module), attribute)
+    return factory(context)

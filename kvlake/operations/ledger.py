@@ -1,0 +1,162 @@
+"""The operations' records in the KV: operations, their work batches, failures.
+
+Every change to an operation record is a compare-and-swap of the whole
+record, so a checkpoint and the counters it carries move together or not at
+all (invariant 5). Batches and failures live in a partition per operation,
+dropped once it is finished.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+
+import msgspec
+
+from kvlake.errors import KeyNotFoundError, PreconditionFailedError
+from kvlake.kv import Predicate, Store
+from kvlake.operations import keys
+from kvlake.operations.records import (
+    Batch,
+    Counters,
+    Failure,
+    Operation,
+    Outcome,
+    decode_batch,
+    decode_failure,
+    decode_operation,
+    encode,
+)
+
+MAX_PAGE = 1000
+
+
+@dataclass(frozen=True)
+class FailurePage:
+    """A page of an operation's failed and skipped paths; `next` is "" on the last page."""
+
+    failures: list[tuple[str, Failure]]
+    next: str
+
+
+class Ledger:
+    """Operation records, batches and failures. Thread-safe; no in-process state."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    # -- operation records ----------------------------------------------------------
+
+    def create(self, operation: Operation) -> None:
+        self.store.set_if(
+            keys.OPERATIONS, keys.operation_key(operation.id), encode(operation), None
+        )
+
+    def load(self, operation_id: str) -> tuple[Operation, Predicate]:
+        """The record and a predicate for `swap`. Raises OperationNotFoundError."""
+        try:
+            raw, predicate = self.store.get(keys.OPERATIONS, keys.operation_key(operation_id))
+        except KeyNotFoundError:
+            raise keys.not_found(operation_id) from None
+        return decode_operation(raw), predicate
+
+    def swap(self, predicate: Predicate, updated: Operation) -> Predicate:
+        """Replace the record `predicate` came from. Raises PreconditionFailedError."""
+        encoded = encode(updated)
+        self.store.set_if(keys.OPERATIONS, keys.operation_key(updated.id), encoded, predicate)
+        return Predicate(encoded)
+
+    def update(
+        self, operation_id: str, change: Callable[[Operation], Operation | None]
+    ) -> Operation:
+        """Apply `change` by compare-and-swap until it lands (None: leave it as it is)."""
+        while True:
+            current, predicate = self.load(operation_id)
+            updated = change(current)
+            if updated is None:
+                return current
+            try:
+                self.swap(predicate, updated)
+            except PreconditionFailedError:
+                continue
+            return updated
+
+    def list(self) -> Iterator[Operation]:
+        """Every operation record, oldest first (ids sort by creation time)."""
+        start = keys.operation_prefix()
+        with self.store.scan(keys.OPERATIONS, start) as scan:
+            for key, raw in scan:
+                if not keys.is_operation_key(key):
+                    return
+                yield decode_operation(raw)
+
+    # -- batches ---------------------------------------------------------------------
+
+    def write_batch(self, operation_id: str, number: int, batch: Batch) -> None:
+        self.store.set(keys.batches_partition(operation_id), keys.batch_key(number), encode(batch))
+
+    def read_batch(self, operation_id: str, number: int) -> Batch:
+        raw, _ = self.store.get(keys.batches_partition(operation_id), keys.batch_key(number))
+        return decode_batch(raw)
+
+    def record_outcome(
+        self, operation_id: str, number: int, batch: Batch, outcome: Outcome
+    ) -> None:
+        """Store a processed batch's outcome (before `fold` counts it). Idempotent."""
+        self.write_batch(operation_id, number, msgspec.structs.replace(batch, outcome=outcome))
+
+    def fold(
+        self, operation_id: str, *, lease: Callable[[Operation], Operation] | None = None
+    ) -> Operation:
+        """Count every processed batch right after `done` into the counters, in order.
+
+        One compare-and-swap moves `done` and the counters together, so a batch
+        is counted exactly once whoever folds it and however often (invariant 5).
+        `lease` may renew the holder's lease in the same swap.
+        """
+
+        def change(current: Operation) -> Operation | None:
+            counters, done = current.counters, current.done
+            while done < current.batches:
+                outcome = self.read_batch(operation_id, done).outcome
+                if outcome is None:
+                    break
+                counters = Counters(
+                    enumerated=counters.enumerated,
+                    deleted=counters.deleted + outcome.deleted,
+                    failed=counters.failed + outcome.failed,
+                    skipped=counters.skipped + outcome.skipped,
+                )
+                done += 1
+            if done == current.done:
+                return None
+            updated = msgspec.structs.replace(current, counters=counters, done=done)
+            return lease(updated) if lease is not None else updated
+
+        return self.update(operation_id, change)
+
+    # -- failures ---------------------------------------------------------------------
+
+    def write_failures(self, operation_id: str, failures: Iterable[tuple[str, Failure]]) -> None:
+        self.store.set_many(
+            keys.failures_partition(operation_id),
+            ((path.encode(), encode(failure)) for path, failure in failures),
+        )
+
+    def failures(self, operation_id: str, *, after: str = "", amount: int = 100) -> FailurePage:
+        """A page of failed and skipped paths in path order, after `after`."""
+        amount = max(1, min(amount, MAX_PAGE))
+        start = after.encode() + b"\0" if after else b""
+        page: list[tuple[str, Failure]] = []
+        more = False
+        with self.store.scan(keys.failures_partition(operation_id), start) as scan:
+            for key, raw in scan:
+                if len(page) == amount:
+                    more = True
+                    break
+                page.append((key.decode(), decode_failure(raw)))
+        return FailurePage(page, page[-1][0] if more else "")
+
+    def drop_work(self, operation_id: str) -> None:
+        """Drop the batches of a finished operation (its failures stay: they are its report)."""
+        self.store.drop_partition(keys.batches_partition(operation_id))

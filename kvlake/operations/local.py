@@ -1,0 +1,329 @@
+"""The local engine: a bulk delete run by a thread of the server, batch by batch.
+
+The run is a sequence of checkpoints, each one compare-and-swap of the
+operation record, so a process killed at any point leaves a record another
+(or the restarted) server resumes from (invariant 5):
+
+1. claim: take the lease (an expired one is taken over);
+2. take the operation's delete lock (uploads under the prefix are refused);
+3. enumerate: stream the branch listing (committed ranges and staging,
+   through `Graveler.list`) from the cursor, write a batch record per
+   `batch_size` matching paths, and advance the cursor with it. A batch
+   number is written once (compare-and-swap on absence): a resumed
+   enumeration that finds one adopts it and lists on after its last path;
+4. process every batch in order (`BatchProcessor`), folding each outcome into
+   the counters (`Ledger.fold`) and renewing the lease and the delete lock;
+5. commit if asked, then finish: status, lease and delete lock released, the
+   batches dropped (the failures stay as the operation's report).
+
+Cancellation is read at each batch boundary. Memory holds one batch.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass
+
+import msgspec
+
+from kvlake.errors import (
+    BranchNotFoundError,
+    KeyNotFoundError,
+    NoChangesError,
+    PreconditionFailedError,
+    ProtectedBranchError,
+    RepositoryNotFoundError,
+)
+from kvlake.graveler import Repository
+from kvlake.operations import keys
+from kvlake.operations.batches import BatchProcessor
+from kvlake.operations.bulk_delete import matches
+from kvlake.operations.engines import EngineContext
+from kvlake.operations.records import (
+    Batch,
+    Counters,
+    Filters,
+    Operation,
+    OperationStatus,
+    decode_batch,
+    encode,
+)
+
+log = logging.getLogger(__name__)
+
+OPERATION_METADATA_KEY = "kvlake.bulk_delete"
+"""Commit metadata naming the operation whose deletion a commit records."""
+
+
+class _LostLease(Exception):
+    """Another server holds the operation now: stop quietly, it carries on."""
+
+
+@dataclass
+class _Held:
+    operation: Operation
+    repository: Repository
+
+
+class LocalEngine:
+    """Runs bulk deletes in the calling thread. Thread-safe; no in-process state."""
+
+    def __init__(self, context: EngineContext) -> None:
+        self.context = context
+        self.batches = BatchProcessor(context)
+
+    def run(self, operation_id: str, stop: threading.Event) -> Operation:
+        """Run the operation until it is finished, cancelled, or `stop` is set.
+
+        Returns the record as last seen. A record another live server holds is
+        left alone (returned as is).
+        """
+        operation = self.claim(operation_id)
+        if operation.owner != self.context.owner or operation.finished:
+            return operation
+        try:
+            repository = self._repository(operation)
+            held = _Held(operation, repository)
+            if not operation.options.dry_run:
+                self._lock(held)
+            if not operation.enumerated:
+                self._enumerate(held, stop)
+            if held.operation.enumerated:
+                self._process(held, stop)
+            if stop.is_set() or not self._ends(held.operation):
+                return held.operation
+            if held.operation.cancel_requested:
+                return self.finish(held.operation, "cancelled")
+            if held.operation.options.commit and not held.operation.options.dry_run:
+                self._commit(held)
+            return self.finish(held.operation, _final_status(held.operation))
+        except _LostLease:
+            return self.context.ledger.load(operation_id)[0]
+        except (RepositoryNotFoundError, BranchNotFoundError, ProtectedBranchError) as exc:
+            return self.finish(self.context.ledger.load(operation_id)[0], "failed", str(exc))
+
+    # -- lease ------------------------------------------------------------------------
+
+    def claim(self, operation_id: str) -> Operation:
+        """Take the operation's lease if it is free, expired or already ours."""
+        context = self.context
+        now = context.clock()
+
+        def change(current: Operation) -> Operation | None:
+            if current.finished:
+                return None
+            if current.owner not in ("", context.owner) and current.lease_expires > now:
+                return None
+            return msgspec.structs.replace(
+                current,
+                owner=context.owner,
+                lease_expires=now + context.settings.lease_time,
+                status="started" if current.status == "not_started" else current.status,
+                processing_started_at=now,
+                processed_at_start=current.processed,
+                last_updated_at=now,
+            )
+
+        return context.ledger.update(operation_id, change)
+
+    def _checkpoint(self, held: _Held, **changes: object) -> None:
+        """Change the record (and renew the lease) by compare-and-swap, if still ours."""
+        now = self.context.clock()
+
+        def change(current: Operation) -> Operation:
+            if current.owner != self.context.owner:
+                raise _LostLease
+            return msgspec.structs.replace(
+                current,
+                **changes,
+                lease_expires=now + self.context.settings.lease_time,
+                last_updated_at=now,
+            )
+
+        held.operation = self.context.ledger.update(held.operation.id, change)
+
+    def _lock(self, held: _Held) -> None:
+        operation = held.operation
+        expires = self.context.clock() + self.context.settings.lease_time
+        self.context.locks.take_delete_lock(
+            held.repository, operation.id, operation.prefix, expires
+        )
+
+    def _repository(self, operation: Operation) -> Repository:
+        repository = self.context.graveler.get_repository(operation.repository)
+        if repository.instance_uid != operation.instance_uid:
+            raise RepositoryNotFoundError(
+                f"repository {operation.repository!r} was deleted (and maybe created again)"
+                " after the operation started; nothing more to delete"
+            )
+        return repository
+
+    # -- enumeration ------------------------------------------------------------------
+
+    def _enumerate(self, held: _Held, stop: threading.Event) -> None:
+        """List the branch under the prefix into batch records, from the cursor on."""
+        while not held.operation.enumerated:
+            if stop.is_set() or held.operation.cancel_requested:
+                return
+            self._enumerate_from_cursor(held, stop)
+
+    def _enumerate_from_cursor(self, held: _Held, stop: threading.Event) -> None:
+        operation = held.operation
+        context = self.context
+        prefix = operation.prefix.encode()
+        cursor = operation.cursor
+        start = cursor.encode() + b"\0" if cursor is not None else prefix
+        filters, keep_addresses = operation.options.filters, not operation.options.purge
+        needs_info = keep_addresses or filters != Filters()
+        paths: list[str] = []
+        addresses: list[str] = []
+        last = cursor
+        for key, value in context.graveler.list(held.repository, operation.branch, start=start):
+            if not key.startswith(prefix):
+                break
+            path = key.decode()
+            last = path
+            if needs_info:  # decoding every entry costs a third of a plain enumeration
+                info = context.describe(value)
+                if not matches(filters, path, info):
+                    continue
+                if keep_addresses:
+                    addresses.append(info.address)
+            paths.append(path)
+            if len(paths) == context.settings.batch_size:
+                if not self._write_batch(held, paths, addresses, last, final=False):
+                    return  # adopted another writer's batch: list again from its end
+                paths, addresses = [], []
+                if stop.is_set() or held.operation.cancel_requested:
+                    return
+        self._write_batch(held, paths, addresses, last, final=True)
+
+    def _write_batch(
+        self,
+        held: _Held,
+        paths: list[str],
+        addresses: list[str],
+        cursor: str | None,
+        *,
+        final: bool,
+    ) -> bool:
+        """Write the next batch once and advance the cursor with it; False if an earlier
+        try wrote a different batch under that number (adopted: the cursor moves to its end)."""
+        operation = held.operation
+        number = operation.batches
+        adopted = False
+        if paths:
+            batch = Batch(paths=paths, addresses=addresses)
+            existing = self._write_once(operation.id, number, batch)
+            if existing is not None and existing.paths != paths:
+                batch, adopted = existing, True
+            paths, cursor = batch.paths, batch.paths[-1] if adopted else cursor
+        counters = operation.counters
+        self._checkpoint(
+            held,
+            batches=number + (1 if paths else 0),
+            cursor=cursor,
+            enumerated=final and not adopted,
+            status="in_progress",
+            counters=msgspec.structs.replace(counters, enumerated=counters.enumerated + len(paths)),
+        )
+        return not adopted
+
+    def _write_once(self, operation_id: str, number: int, batch: Batch) -> Batch | None:
+        """Write batch `number` if absent; the batch already there otherwise."""
+        partition, key = keys.batches_partition(operation_id), keys.batch_key(number)
+        try:
+            self.context.ledger.store.set_if(partition, key, encode(batch), None)
+            return None
+        except PreconditionFailedError:
+            try:
+                return decode_batch(self.context.ledger.store.get(partition, key)[0])
+            except KeyNotFoundError:  # dropped meanwhile: the operation finished elsewhere
+                raise _LostLease from None
+
+    # -- processing -------------------------------------------------------------------
+
+    def _process(self, held: _Held, stop: threading.Event) -> None:
+        ledger = self.context.ledger
+        while held.operation.done < held.operation.batches:
+            if stop.is_set() or held.operation.cancel_requested:
+                return
+            self.batches.process(held.operation, held.repository, held.operation.done)
+            held.operation = ledger.fold(held.operation.id, lease=self._renew)
+            if not held.operation.options.dry_run:
+                self._lock(held)
+
+    def _renew(self, updated: Operation) -> Operation:
+        """Renew the lease in the swap that counts a batch; only its holder may count."""
+        if updated.owner != self.context.owner:
+            raise _LostLease
+        now = self.context.clock()
+        return msgspec.structs.replace(
+            updated, lease_expires=now + self.context.settings.lease_time, last_updated_at=now
+        )
+
+    def _ends(self, operation: Operation) -> bool:
+        done = operation.enumerated and operation.done == operation.batches
+        return done or operation.cancel_requested
+
+    # -- the end ------------------------------------------------------------------------
+
+    def _commit(self, held: _Held) -> None:
+        operation = held.operation
+        if operation.commit_id:
+            return
+        self._checkpoint(held, committing=True)
+        graveler = self.context.graveler
+        repository = held.repository
+        commit_id = self._our_head(repository, operation)
+        if not commit_id:
+            options = operation.options
+            metadata = {**options.commit_metadata, OPERATION_METADATA_KEY: operation.id}
+            message = options.commit_message or f"Bulk delete of {operation.prefix or '/'!s}"
+            try:
+                commit_id = graveler.commit(
+                    repository,
+                    operation.branch,
+                    committer=operation.created_by,
+                    message=message,
+                    metadata=metadata,
+                )
+            except NoChangesError:
+                commit_id = self._our_head(repository, operation)
+        self._checkpoint(held, commit_id=commit_id)
+
+    def _our_head(self, repository: Repository, operation: Operation) -> str:
+        """The branch's head commit if it records this operation (a commit before a crash)."""
+        graveler = self.context.graveler
+        head = graveler.get_branch(repository, operation.branch).commit_id
+        commit = graveler.get_commit(repository, head)
+        return head if commit.metadata.get(OPERATION_METADATA_KEY) == operation.id else ""
+
+    def finish(self, operation: Operation, status: OperationStatus, error: str = "") -> Operation:
+        """Record the final status, then release the delete lock and drop the batches."""
+        context = self.context
+        now = context.clock()
+
+        def change(current: Operation) -> Operation | None:
+            if current.finished:
+                return None
+            return msgspec.structs.replace(
+                current,
+                status=status,
+                error=error,
+                owner="",
+                lease_expires=0.0,
+                last_updated_at=now,
+            )
+
+        finished = context.ledger.update(operation.id, change)
+        context.locks.release_delete_lock(operation.instance_uid, operation.id)
+        context.ledger.drop_work(operation.id)
+        log.info("bulk delete %s %s: %s", operation.id, finished.status, finished.counters)
+        return finished
+
+
+def _final_status(operation: Operation) -> OperationStatus:
+    counters: Counters = operation.counters
+    return "completed_with_errors" if counters.failed or counters.skipped else "completed"

@@ -1,0 +1,234 @@
+"""Object locks: leases on object paths that uploads and bulk deletes respect.
+
+Three kinds of record, all leases with an owner and an expiry, so a crashed
+holder never blocks anyone for longer than its lease:
+
+- an explicit write lock on a path (`acquire` / `release`, API and CLI): other
+  owners' uploads to the path are refused and bulk deletes skip it;
+- an upload's implicit write lock (`begin_upload` / `end_upload`), held while the
+  body streams and until the entry is staged; bulk deletes skip the path;
+- a bulk delete's delete lock on its path prefix (`take_delete_lock`), renewed
+  with the operation's lease; uploads under the prefix are refused.
+
+The upload and the bulk delete meet Dekker-style, which is what makes a bulk
+delete's blind tombstone writes safe (kvlake/graveler/writer.py,
+`write_tombstones`): an upload writes its lock *then* reads the delete locks;
+a bulk delete writes its delete lock *then* reads the write locks of each
+batch before touching it. Whichever writes second sees the other's record, so
+an upload is either refused before it stages anything or its path is skipped.
+Only a lease that expires mid-upload reopens the window; `Catalog.upload`
+checks for that case after staging (docs/operations.md).
+
+One delete lock per operation instead of one per object: a lock per object is
+a KV write per object, which would double the cost of a delete. A prefix lock
+read by every upload (one scan of a partition with an entry per running bulk
+delete) protects the same paths; a retry of the same operation takes it over
+because its key is the operation id.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from kvlake import ids
+from kvlake.errors import InvalidInputError, KeyNotFoundError, LockedError, PreconditionFailedError
+from kvlake.graveler import Repository, check_path
+from kvlake.kv import Predicate, Store
+from kvlake.operations import keys
+from kvlake.operations.records import Lock, decode_lock, encode
+
+MAX_LOCK_TTL = 7 * 24 * 3600.0
+
+
+@dataclass(frozen=True)
+class UploadLock:
+    """An upload's implicit lock: release it with `ObjectLocks.end_upload`."""
+
+    repository: Repository
+    key: bytes
+    lock: Lock
+
+
+class ObjectLocks:
+    """Reads and writes object locks in the KV. Thread-safe; no in-process state."""
+
+    def __init__(
+        self, store: Store, *, clock: Callable[[], float] = time.time, upload_ttl: float = 3600.0
+    ) -> None:
+        self.store = store
+        self.clock = clock
+        self.upload_ttl = upload_ttl
+
+    # -- explicit write locks ------------------------------------------------------
+
+    def acquire(self, repository: Repository, path: str, *, owner: str, ttl: float) -> Lock:
+        """Take (or renew) the write lock on `path` for `ttl` seconds.
+
+        Raises:
+            InvalidInputError: a bad path, owner or ttl (nothing written).
+            LockedError: another owner holds a live lock on it, or a bulk delete
+                covers it.
+        """
+        check_path(path)
+        if not owner:
+            raise InvalidInputError("a lock needs an owner; sign in or pass --owner")
+        if not 0 < ttl <= MAX_LOCK_TTL:
+            raise InvalidInputError(f"lock ttl {ttl} is out of range; use 1 to {MAX_LOCK_TTL:.0f}")
+        now = self.clock()
+        partition = keys.locks_partition(repository.instance_uid)
+        current, predicate = self._read(partition, keys.lock_key(path))
+        if current is not None and current.live(now) and current.owner != owner:
+            raise _held(path, current, now)
+        self._refuse_deleting(repository, path, now)
+        lock = Lock(kind="write", owner=owner, expires=now + ttl, path=path)
+        try:
+            self.store.set_if(partition, keys.lock_key(path), encode(lock), predicate)
+        except PreconditionFailedError:
+            raise LockedError(f"the lock on {path!r} changed while being taken; retry") from None
+        return lock
+
+    def release(
+        self, repository: Repository, path: str, *, owner: str, force: bool = False
+    ) -> None:
+        """Release the write lock on `path` (an admin may `force` another owner's).
+
+        The record is replaced by an expired one by compare-and-swap rather than
+        deleted: the KV has no conditional delete, and an unguarded one could
+        remove a lock someone else took meanwhile.
+
+        Raises:
+            LockedError: the live lock is another owner's.
+            NotFoundError... never: releasing a missing or expired lock is done already.
+        """
+        check_path(path)
+        partition = keys.locks_partition(repository.instance_uid)
+        current, predicate = self._read(partition, keys.lock_key(path))
+        now = self.clock()
+        if current is None or not current.live(now):
+            return
+        if current.owner != owner and not force:
+            raise _held(path, current, now)
+        expired = Lock(kind="write", owner=current.owner, expires=0.0, path=path)
+        try:
+            self.store.set_if(partition, keys.lock_key(path), encode(expired), predicate)
+        except PreconditionFailedError:
+            raise LockedError(f"the lock on {path!r} changed while being released; retry") from None
+
+    def list_locks(self, repository: Repository, *, prefix: str = "") -> Iterator[Lock]:
+        """Live write locks (explicit and uploads') on paths starting with `prefix`."""
+        now = self.clock()
+        start = prefix.encode()
+        with self.store.scan(keys.locks_partition(repository.instance_uid), start) as scan:
+            for key, raw in scan:
+                if not key.startswith(start):
+                    return
+                lock = decode_lock(raw)
+                if lock.live(now):
+                    yield lock
+
+    def write_locked(self, repository: Repository, first: str, last: str) -> dict[str, Lock]:
+        """Live write locks on paths in [first, last], by path: one range scan."""
+        now = self.clock()
+        end = keys.lock_range_end(last)
+        found: dict[str, Lock] = {}
+        partition = keys.locks_partition(repository.instance_uid)
+        with self.store.scan(partition, first.encode()) as scan:
+            for key, raw in scan:
+                if key > end:
+                    break
+                lock = decode_lock(raw)
+                if lock.live(now):
+                    found.setdefault(keys.path_of_lock_key(key), lock)
+        return found
+
+    # -- uploads -----------------------------------------------------------------------
+
+    def begin_upload(self, repository: Repository, path: str, *, owner: str) -> UploadLock:
+        """Take an upload's implicit lock on `path`, then check nothing forbids the upload.
+
+        The lock is written before the delete locks are read (see the module
+        docstring); a refused upload has released it again.
+
+        Raises:
+            LockedError: another owner's write lock, or a bulk delete, covers the path.
+        """
+        now = self.clock()
+        key = keys.upload_lock_key(path, ids.new_uid())
+        lock = Lock(kind="write", owner=owner or "upload", expires=now + self.upload_ttl, path=path)
+        partition = keys.locks_partition(repository.instance_uid)
+        self.store.set(partition, key, encode(lock))
+        held = UploadLock(repository, key, lock)
+        try:
+            explicit, _ = self._read(partition, keys.lock_key(path))
+            if explicit is not None and explicit.live(now) and explicit.owner != owner:
+                raise _held(path, explicit, now)
+            self._refuse_deleting(repository, path, now)
+        except BaseException:
+            self.end_upload(held)
+            raise
+        return held
+
+    def end_upload(self, held: UploadLock) -> None:
+        """Release an upload's lock (its key is the upload's own: no one else writes it)."""
+        self.store.delete(keys.locks_partition(held.repository.instance_uid), held.key)
+
+    def deleting(self, repository: Repository, path: str, now: float | None = None) -> Lock | None:
+        """The live delete lock of a bulk delete whose prefix covers `path`, if any."""
+        at = self.clock() if now is None else now
+        partition = keys.delete_locks_partition(repository.instance_uid)
+        with self.store.scan(partition) as scan:
+            for _, raw in scan:
+                lock = decode_lock(raw)
+                if lock.live(at) and path.startswith(lock.path):
+                    return lock
+        return None
+
+    def _refuse_deleting(self, repository: Repository, path: str, now: float) -> None:
+        lock = self.deleting(repository, path, now)
+        if lock is not None:
+            raise LockedError(
+                f"path {path!r} is being deleted by bulk delete operation {lock.operation_id}"
+                f" (prefix {lock.path!r}); wait for it to finish (GET /api/v1/operations/"
+                f"bulk-delete/status/{lock.operation_id}) or cancel it"
+            )
+
+    # -- bulk deletes' delete locks ---------------------------------------------------
+
+    def take_delete_lock(
+        self, repository: Repository, operation_id: str, prefix: str, expires: float
+    ) -> None:
+        """Take or renew the delete lock of an operation (its key: a retry takes it over)."""
+        lock = Lock(
+            kind="delete",
+            owner=operation_id,
+            expires=expires,
+            path=prefix,
+            operation_id=operation_id,
+        )
+        self.store.set(
+            keys.delete_locks_partition(repository.instance_uid),
+            keys.operation_key(operation_id),
+            encode(lock),
+        )
+
+    def release_delete_lock(self, instance_uid: str, operation_id: str) -> None:
+        self.store.delete(
+            keys.delete_locks_partition(instance_uid), keys.operation_key(operation_id)
+        )
+
+    def _read(self, partition: bytes, key: bytes) -> tuple[Lock | None, Predicate | None]:
+        try:
+            raw, predicate = self.store.get(partition, key)
+        except KeyNotFoundError:
+            return None, None
+        return decode_lock(raw), predicate
+
+
+def _held(path: str, lock: Lock, now: float) -> LockedError:
+    left = max(0.0, lock.expires - now)
+    return LockedError(
+        f"path {path!r} is locked by {lock.owner!r} for about {left:.0f} s more; wait for its"
+        " release or expiry"
+    )

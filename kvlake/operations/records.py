@@ -1,0 +1,185 @@
+"""Stored records of the operations layer: operations, their batches and failures, and locks.
+
+Frozen msgspec structs, encoded as msgpack. The operation record is the one
+place an operation's progress lives: its checkpoint (enumeration cursor,
+batches written, batches done) and its counters change together, by
+compare-and-swap, so a counter never moves without its batch (invariant 5).
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal, get_args
+
+import msgspec
+
+OperationStatus = Literal[
+    "not_started",
+    "started",
+    "in_progress",
+    "completed",
+    "completed_with_errors",
+    "failed",
+    "cancelled",
+]
+STATUSES: Final[tuple[OperationStatus, ...]] = get_args(OperationStatus)
+FINISHED: Final = frozenset({"completed", "completed_with_errors", "failed", "cancelled"})
+OperationKind = Literal["bulk-delete"]
+KINDS: Final[tuple[OperationKind, ...]] = get_args(OperationKind)
+LockKind = Literal["write", "delete"]
+
+
+class Filters(msgspec.Struct, frozen=True, kw_only=True):
+    """Which objects under the path a bulk delete takes (all set filters must match)."""
+
+    modified_before: float | None = None
+    """Only objects last modified strictly before this time (seconds since the epoch)."""
+    modified_after: float | None = None
+    """Only objects last modified strictly after this time."""
+    min_size: int | None = None
+    """Only objects of at least this many bytes."""
+    max_size: int | None = None
+    """Only objects of at most this many bytes."""
+    glob: str = ""
+    """Only objects whose name (the last path segment) matches this glob (`*.tmp`)."""
+
+
+class BulkDeleteOptions(msgspec.Struct, frozen=True, kw_only=True):
+    """What a bulk delete was asked to do, checked before the record is written."""
+
+    filters: Filters = Filters()
+    dry_run: bool = False
+    """Count what would be deleted; change nothing."""
+    commit: bool = False
+    """Commit the branch when done (with `commit_message` and `commit_metadata`)."""
+    commit_message: str = ""
+    commit_metadata: dict[str, str] = {}
+    purge: bool = True
+    """Send the blobs only uncommitted data referenced to the deletion log (false: leave
+    them to garbage collection)."""
+    engine: str = "local"
+    """The engine chosen at creation (`local`, `spark`; `auto` is resolved then)."""
+
+
+class Counters(msgspec.Struct, frozen=True, kw_only=True):
+    """What has been done; moves only with the batch that did it."""
+
+    enumerated: int = 0
+    deleted: int = 0
+    failed: int = 0
+    skipped: int = 0
+
+
+class Operation(msgspec.Struct, frozen=True, kw_only=True):
+    """A long-running operation, under `op/<id>` in the `operations` partition.
+
+    `batches` work batches have been written (numbers 0 .. batches-1), of which
+    the first `done` are processed; `cursor` is the last path enumerated, so a
+    resumed enumeration lists from just after it. `owner` holds the operation
+    until `lease_expires`; a worker that finds it expired takes it over.
+    """
+
+    id: str
+    kind: OperationKind
+    repository: str
+    instance_uid: str
+    branch: str
+    prefix: str
+    options: BulkDeleteOptions
+    created_by: str
+    created_at: float
+    last_updated_at: float
+    status: OperationStatus = "not_started"
+    counters: Counters = Counters()
+    enumerated: bool = False
+    cursor: str | None = None
+    batches: int = 0
+    done: int = 0
+    processing_started_at: float = 0.0
+    processed_at_start: int = 0
+    """Objects processed before this run took over: the rate counts only this run's."""
+    cancel_requested: bool = False
+    committing: bool = False
+    commit_id: str = ""
+    error: str = ""
+    owner: str = ""
+    lease_expires: float = 0.0
+
+    @property
+    def finished(self) -> bool:
+        return self.status in FINISHED
+
+    @property
+    def processed(self) -> int:
+        c = self.counters
+        return c.deleted + c.failed + c.skipped
+
+
+class Outcome(msgspec.Struct, frozen=True, kw_only=True):
+    """What processing one batch did; stored in the batch before the counters move."""
+
+    deleted: int = 0
+    failed: int = 0
+    skipped: int = 0
+
+
+class Batch(msgspec.Struct, frozen=True, kw_only=True):
+    """One work batch: the paths it covers, in key order, and once processed its outcome.
+
+    `addresses` (same order) is kept only when the blobs must be marked shared
+    (`purge` false). An outcome is written before it is folded into the
+    operation's counters, so batches may finish in any order (an engine with
+    many executors) and a crash between the two folds it later, never twice.
+    """
+
+    paths: list[str]
+    addresses: list[str] = []
+    outcome: Outcome | None = None
+
+
+class Failure(msgspec.Struct, frozen=True, kw_only=True):
+    """A path a bulk delete did not delete, and why (`skipped`: locked)."""
+
+    outcome: Literal["failed", "skipped"]
+    reason: str
+
+
+class Lock(msgspec.Struct, frozen=True, kw_only=True):
+    """A lease on an object path (`write`) or on a bulk delete's prefix (`delete`)."""
+
+    kind: LockKind
+    owner: str
+    expires: float
+    path: str = ""
+    """The locked path (`write`) or prefix (`delete`)."""
+    operation_id: str = ""
+    """The bulk delete holding a `delete` lock."""
+
+    def live(self, now: float) -> bool:
+        return now < self.expires
+
+
+_ENCODER: Final = msgspec.msgpack.Encoder()
+_OPERATION: Final = msgspec.msgpack.Decoder(Operation)
+_BATCH: Final = msgspec.msgpack.Decoder(Batch)
+_FAILURE: Final = msgspec.msgpack.Decoder(Failure)
+_LOCK: Final = msgspec.msgpack.Decoder(Lock)
+
+
+def encode(record: Operation | Batch | Failure | Lock) -> bytes:
+    return _ENCODER.encode(record)
+
+
+def decode_operation(raw: bytes) -> Operation:
+    return _OPERATION.decode(raw)
+
+
+def decode_batch(raw: bytes) -> Batch:
+    return _BATCH.decode(raw)
+
+
+def decode_failure(raw: bytes) -> Failure:
+    return _FAILURE.decode(raw)
+
+
+def decode_lock(raw: bytes) -> Lock:
+    return _LOCK.decode(raw)

@@ -1,0 +1,69 @@
+"""Shared by the crash test and the process it kills: the lake, its data, the swap journal."""
+
+from __future__ import annotations
+
+import io
+
+from kvlake.blockstore import BlockStore
+from kvlake.catalog.records import ObjectEntry, to_value
+from kvlake.config import DeletionSettings, OperationsSettings, Settings
+from kvlake.kv import Predicate, Store
+from kvlake.lake import Lake
+from kvlake.operations import Operation
+from kvlake.operations.records import decode_operation, encode
+from tests.support import FakeClock
+
+NAMESPACE = "local://repo1"
+BATCH_SIZE = 100
+LEASE_TIME = 30.0
+
+
+def lake_over(store: Store, blocks: BlockStore, clock: FakeClock) -> Lake:
+    settings = Settings(
+        operations=OperationsSettings(batch_size=BATCH_SIZE, lease_time=LEASE_TIME),
+        deletion=DeletionSettings(send_delay=0.0),
+    )
+    return Lake(settings, store, blocks, clock=clock, token_drop_delay=0)
+
+
+def fill(lake: Lake, *, committed: int, staged: int, outside: list[str]) -> None:
+    """`committed` objects under `del/` (blobs not written: only metadata matters here),
+    then `staged` real uploads under `del/s/`, and the `outside` paths, committed."""
+    repo = lake.graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+    for i in range(committed):
+        entry = ObjectEntry(address=f"data/c{i}", size=1, checksum="c", mtime=1.0, content_type="x")
+        lake.graveler.set(repo, "main", f"del/c{i:06d}".encode(), to_value(entry))
+    for path in outside:
+        lake.catalog.upload(repo, "main", path, io.BytesIO(b"o"))
+    lake.graveler.commit(repo, "main", committer="t", message="data")
+    for i in range(staged):
+        lake.catalog.upload(repo, "main", f"del/s/{i:04d}", io.BytesIO(b"s"))
+
+
+def record_swaps(lake: Lake, kv_url: str) -> None:
+    """Append every operation record the ledger writes to `<kv file>.swaps` once it landed."""
+    journal = journal_path(kv_url)
+    ledger = lake.ledger
+    original = ledger.swap
+
+    def swap(predicate: Predicate, updated: Operation) -> Predicate:
+        landed = original(predicate, updated)  # only what landed: a lost swap wrote nothing
+        with open(journal, "ab") as out:
+            out.write(encode(updated).hex().encode() + b"\n")
+        return landed
+
+    ledger.swap = swap  # type: ignore[method-assign]
+
+
+def journal_path(kv_url: str) -> str:
+    return kv_url.removeprefix("sqlite://") + ".swaps"
+
+
+def journal(kv_url: str) -> list[Operation]:
+    try:
+        with open(journal_path(kv_url), "rb") as lines:
+            return [
+                decode_operation(bytes.fromhex(line.decode())) for line in lines if line.strip()
+            ]
+    except FileNotFoundError:
+        return []

@@ -1,0 +1,61 @@
+"""A lake for the operations tests: memory blockstore, a chosen KV store, a clock tests move."""
+
+from __future__ import annotations
+
+import io
+import threading
+
+from kvlake.blockstore.memory import MemoryBlockStore
+from kvlake.config import DeletionSettings, OperationsSettings, Settings
+from kvlake.errors import RepositoryNotFoundError
+from kvlake.graveler import Repository
+from kvlake.kv import Store
+from kvlake.lake import Lake
+from kvlake.operations import BulkDeleteOptions, LocalEngine, Operation, parse_branch_path
+from tests.support import FakeClock
+
+NAMESPACE = "mem://lake/repo1"
+
+
+def make_lake(store: Store, *, batch_size: int = 10, clock: FakeClock | None = None) -> Lake:
+    settings = Settings(
+        operations=OperationsSettings(batch_size=batch_size, lease_time=30.0),
+        deletion=DeletionSettings(send_delay=0.0),
+    )
+    return Lake(settings, store, MemoryBlockStore(), clock=clock or FakeClock(), token_drop_delay=0)
+
+
+def populate(
+    lake: Lake, paths: list[str], *, commit: bool = True, repository: str = "repo1"
+) -> Repository:
+    """A repository whose main holds one small object per path (committed, if asked)."""
+    try:
+        repo = lake.graveler.get_repository(repository)
+    except RepositoryNotFoundError:
+        repo = lake.graveler.create_repository(repository, storage_namespace=NAMESPACE)
+    for path in paths:
+        lake.catalog.upload(repo, "main", path, io.BytesIO(path.encode()))
+    if commit and paths:
+        lake.graveler.commit(repo, "main", committer="t", message="data")
+    return repo
+
+
+def start(
+    lake: Lake, uri: str, *, user: str = "alice", options: BulkDeleteOptions | None = None
+) -> Operation:
+    return lake.bulk_deletes.create(
+        parse_branch_path(uri), options or BulkDeleteOptions(), created_by=user
+    )
+
+
+def run(lake: Lake, operation: Operation, *, owner: str = "server-1") -> Operation:
+    """Run the operation with the local engine in this thread, to its end."""
+    return LocalEngine(lake.engine_context(owner=owner)).run(operation.id, threading.Event())
+
+
+def listed(lake: Lake, repo: Repository, prefix: str = "") -> list[str]:
+    return [
+        key.decode()
+        for key, _ in lake.graveler.list(repo, "main")
+        if key.decode().startswith(prefix)
+    ]

@@ -1,0 +1,84 @@
+"""`kvlake delete`, `kvlake operations` and `kvlake lock` on a lake in a temporary data dir."""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from kvlake.cli import main
+from kvlake.config import load_settings
+from kvlake.lake import Lake
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for name in os.environ:
+        if name.startswith("KVLAKE_") and not name.startswith("KVLAKE_TEST_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("KVLAKE_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("KVLAKE_OPERATIONS_BATCH_SIZE", "3")
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args))
+
+
+def _lake_with(paths: list[str]) -> None:
+    with Lake.open(load_settings()) as lake:
+        repo = lake.graveler.create_repository("repo1", storage_namespace="local://repo1")
+        for path in paths:
+            lake.catalog.upload(repo, "main", path, io.BytesIO(b"x"))
+        lake.graveler.commit(repo, "main", committer="t", message="data")
+
+
+def _listed() -> list[str]:
+    with Lake.open(load_settings()) as lake:
+        repo = lake.graveler.get_repository("repo1")
+        return [key.decode() for key, _ in lake.graveler.list(repo, "main")]
+
+
+def test_delete_wait_deletes_and_draws_progress() -> None:
+    _lake_with([f"a/{i}" for i in range(7)] + ["b/1"])
+    result = run("delete", "lakefs://repo1/main/a/", "--wait", "--commit", "gone")
+    assert result.exit_code == 0, result.output
+    assert "completed: 7 deleted, 0 failed, 0 skipped of 7; commit " in result.stdout
+    assert "7/7" in result.stderr and "ETA" in result.stderr
+    assert _listed() == ["b/1"]
+    listed = run("operations", "list", "--status", "completed")
+    assert "lakefs://repo1/main/a/" in listed.stdout
+
+
+def test_delete_without_wait_records_it_and_run_finishes_it() -> None:
+    _lake_with(["a/1", "a/2"])
+    created = run("delete", "lakefs://repo1/main/a/")
+    assert created.exit_code == 0, created.output
+    operation_id = created.stdout.split()[1].rstrip(":")
+    assert "not_started" in run("operations", "list").stdout
+    assert run("operations", "run").exit_code == 0
+    assert "completed" in run("operations", "status", operation_id).stdout
+    assert _listed() == []
+
+
+def test_a_locked_path_is_skipped_and_listed_as_a_failure() -> None:
+    _lake_with(["a/1", "a/2"])
+    assert run("lock", "acquire", "repo1", "a/2", "--owner", "bob", "--ttl", "600").exit_code == 0
+    assert "a/2\tbob" in run("lock", "list", "repo1").stdout
+    result = run("delete", "lakefs://repo1/main/a/", "--wait")
+    assert result.exit_code == 1 and "completed_with_errors" in result.stdout
+    operation_id = result.stdout.split()[1].rstrip(":")
+    failures = run("operations", "failures", operation_id)
+    assert failures.stdout.startswith("skipped\ta/2\twrite-locked by 'bob'")
+    assert run("lock", "release", "repo1", "a/2", "--owner", "bob").exit_code == 0
+    assert run("lock", "list", "repo1").stdout == ""
+
+
+def test_bad_input_is_one_line_and_records_nothing() -> None:
+    _lake_with(["a/1"])
+    result = run("delete", "repo1/main/a/")
+    assert result.exit_code == 2 and "is not a lakefs:// URI" in result.stderr
+    assert run("operations", "cancel", "nope").exit_code == 2
+    assert run("operations", "list").stdout == ""

@@ -129,6 +129,7 @@ class Lake(Closing):
             settings=self.settings.operations,
             owner=owner or f"{socket.gethostname()}:{os.getpid()}:{ids.new_uid()}",
             clock=self.clock,
+            lake_settings=self.settings,
         )
 
     # -- background jobs -------------------------------------------------------------

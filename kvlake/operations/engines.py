@@ -20,7 +20,7 @@ the same data (docs/operations.md):
 Engines are named in `_ENGINES` and imported on first use, so pyspark loads
 only when a Spark operation runs. `spark` names the class the pipelines
 package provides (kvlake/pipelines/bulk_delete.py, `SparkBulkDeleteEngine`);
-until that module exists, asking for `spark` is a clear error and `auto`
+where pyspark is missing, asking for `spark` is a clear error and `auto`
 falls back to `local`.
 """
 
@@ -34,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, NamedTuple, Protocol
 
-from kvlake.config import OperationsSettings
+from kvlake.config import OperationsSettings, Settings
 from kvlake.errors import ConfigError, InvalidInputError
 from kvlake.graveler import Graveler, Value
 
@@ -70,6 +70,8 @@ class EngineContext:
     owner: str
     """Who holds the leases this engine takes (one per server process)."""
     clock: Callable[[], float] = time.time
+    lake_settings: Settings | None = None
+    """The whole lake's settings, for engines whose workers open the lake themselves (Spark)."""
 
 
 class Engine(Protocol):

@@ -61,7 +61,10 @@ class _LostLease(Exception):
 
 
 @dataclass
-class _Held:
+class HeldOperation:
+    """An operation record as its holder last wrote it, and its repository: what engines
+    pass between their steps (subclasses override `_enumerate` and `_process`)."""
+
     operation: Operation
     repository: Repository
 
@@ -84,7 +87,7 @@ class LocalEngine:
             return operation
         try:
             repository = self._repository(operation)
-            held = _Held(operation, repository)
+            held = HeldOperation(operation, repository)
             if not operation.options.dry_run:
                 self._lock(held)
             if not operation.enumerated:
@@ -127,7 +130,7 @@ class LocalEngine:
 
         return context.ledger.update(operation_id, change)
 
-    def _checkpoint(self, held: _Held, **changes: object) -> None:
+    def _checkpoint(self, held: HeldOperation, **changes: object) -> None:
         """Change the record (and renew the lease) by compare-and-swap, if still ours."""
         now = self.context.clock()
 
@@ -143,7 +146,7 @@ class LocalEngine:
 
         held.operation = self.context.ledger.update(held.operation.id, change)
 
-    def _lock(self, held: _Held) -> None:
+    def _lock(self, held: HeldOperation) -> None:
         operation = held.operation
         expires = self.context.clock() + self.context.settings.lease_time
         self.context.locks.take_delete_lock(
@@ -161,14 +164,14 @@ class LocalEngine:
 
     # -- enumeration ------------------------------------------------------------------
 
-    def _enumerate(self, held: _Held, stop: threading.Event) -> None:
+    def _enumerate(self, held: HeldOperation, stop: threading.Event) -> None:
         """List the branch under the prefix into batch records, from the cursor on."""
         while not held.operation.enumerated:
             if stop.is_set() or held.operation.cancel_requested:
                 return
             self._enumerate_from_cursor(held, stop)
 
-    def _enumerate_from_cursor(self, held: _Held, stop: threading.Event) -> None:
+    def _enumerate_from_cursor(self, held: HeldOperation, stop: threading.Event) -> None:
         operation = held.operation
         context = self.context
         prefix = operation.prefix.encode()
@@ -201,7 +204,7 @@ class LocalEngine:
 
     def _write_batch(
         self,
-        held: _Held,
+        held: HeldOperation,
         paths: list[str],
         addresses: list[str],
         cursor: str | None,
@@ -244,7 +247,7 @@ class LocalEngine:
 
     # -- processing -------------------------------------------------------------------
 
-    def _process(self, held: _Held, stop: threading.Event) -> None:
+    def _process(self, held: HeldOperation, stop: threading.Event) -> None:
         ledger = self.context.ledger
         while held.operation.done < held.operation.batches:
             if stop.is_set() or held.operation.cancel_requested:
@@ -269,7 +272,7 @@ class LocalEngine:
 
     # -- the end ------------------------------------------------------------------------
 
-    def _commit(self, held: _Held) -> None:
+    def _commit(self, held: HeldOperation) -> None:
         operation = held.operation
         if operation.commit_id:
             return

@@ -12,11 +12,11 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from kvlake.operations import LocalEngine
-from kvlake.operations.local import _Held
+from kvlake.operations.local import HeldOperation
 
 
 class ThreadedEngine(LocalEngine):
-    def _process(self, held: _Held, stop: threading.Event) -> None:
+    def _process(self, held: HeldOperation, stop: threading.Event) -> None:
         operation = held.operation
         pending = list(reversed(range(operation.done, operation.batches)))
         with ThreadPoolExecutor(4) as pool:

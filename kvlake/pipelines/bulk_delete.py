@@ -1,0 +1,102 @@
+"""The `spark` engine of bulk deletes: work batches processed by Spark tasks, counted by the driver.
+
+It is the local engine (kvlake/operations/local.py) with the processing moved
+to Spark: the driver claims the operation, takes its delete lock and
+enumerates the branch into work batches in the KV as the local engine does
+(streamed, one batch in memory); then, a wave of batches at a time, Spark tasks
+open the lake from its settings and run `BatchProcessor.process` on their
+batches (write locks, filters, tombstones through graveler's writer flow,
+failure records, the batch's outcome), in any order and on any executor. The
+driver counts a wave with one `Ledger.fold` (which moves `done` and the
+counters together and renews the lease), re-takes the delete lock, and reads
+cancellation before the next wave. A batch processed twice (a retried task, a
+resumed operation) is counted once, as with every engine.
+
+Waves keep the lease fresh (one fold per wave, well inside `lease_time`) and
+bound what a cancel leaves running. Only batch numbers and per-batch counts
+cross between driver and tasks.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from typing import Final
+
+import msgspec
+import pyarrow as pa
+
+from kvlake.errors import ConfigError
+from kvlake.graveler import Repository
+from kvlake.operations import LocalEngine
+from kvlake.operations.batches import BatchProcessor
+from kvlake.operations.engines import EngineContext
+from kvlake.operations.local import HeldOperation
+from kvlake.operations.records import Operation, decode_operation, encode
+from kvlake.pipelines.executors import encode_settings, task_lake
+from kvlake.pipelines.session import open_spark
+
+WAVE_BATCHES: Final = 32
+"""Batches per Spark job between two folds (10k paths each by default)."""
+OUTCOME_DDL: Final = "number long, deleted long, failed long, skipped long"
+OUTCOMES: Final = pa.schema(
+    [(name, pa.int64()) for name in ("number", "deleted", "failed", "skipped")]
+)
+
+
+class SparkBulkDeleteEngine(LocalEngine):
+    """Runs bulk deletes with Spark tasks doing the per-batch work."""
+
+    def __init__(self, context: EngineContext) -> None:
+        super().__init__(context)
+        if context.lake_settings is None:
+            raise ConfigError(
+                "the spark engine needs the lake's settings to give its tasks;"
+                " build its context with Lake.engine_context()"
+            )
+        self._settings = context.lake_settings
+
+    def _process(self, held: HeldOperation, stop: threading.Event) -> None:
+        spark = open_spark(self._settings.spark, app_name="kvlake-bulk-delete")
+        settings = encode_settings(self._settings)
+        while held.operation.done < held.operation.batches:
+            if stop.is_set() or held.operation.cancel_requested:
+                return
+            first = held.operation.done
+            numbers = [
+                (n,) for n in range(first, min(held.operation.batches, first + WAVE_BATCHES))
+            ]
+            wave = spark.createDataFrame(numbers, "number long").repartition(len(numbers))
+            work = process_batches(settings, self.context.owner, held.operation, held.repository)
+            wave.mapInArrow(work, OUTCOME_DDL).collect()  # a row per batch: ids and counts
+            held.operation = self.context.ledger.fold(held.operation.id, lease=self._renew)
+            if not held.operation.options.dry_run:
+                self._lock(held)
+
+
+def process_batches(
+    settings: str, owner: str, operation: Operation, repository: Repository
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """Batch numbers in, each processed (and its outcome stored) in the task; counts out."""
+    raw_operation = encode(operation)
+    raw_repository = msgspec.msgpack.encode(repository)
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        processor = BatchProcessor(task_lake(settings).engine_context(owner=owner))
+        held_operation = decode_operation(raw_operation)
+        held_repository = msgspec.msgpack.decode(raw_repository, type=Repository)
+        for batch in batches:
+            rows = []
+            for number in batch.column("number").to_pylist():
+                outcome = processor.process(held_operation, held_repository, number)
+                rows.append(
+                    {
+                        "number": number,
+                        "deleted": outcome.deleted,
+                        "failed": outcome.failed,
+                        "skipped": outcome.skipped,
+                    }
+                )
+            yield pa.RecordBatch.from_pylist(rows, schema=OUTCOMES)
+
+    return run

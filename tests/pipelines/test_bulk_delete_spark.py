@@ -1,0 +1,78 @@
+"""The spark engine of bulk deletes gives what the local engine gives, on the same data.
+
+The lake lives in files (SQLite and a local folder) because Spark tasks open it
+themselves from the settings.
+"""
+
+from __future__ import annotations
+
+import io
+import threading
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+
+from kvlake.config import DeletionSettings, OperationsSettings, Settings
+from kvlake.errors import InvalidInputError
+from kvlake.lake import Lake
+from kvlake.operations import (
+    BulkDeleteOptions,
+    Filters,
+    open_engine,
+    parse_branch_path,
+    select_engine,
+)
+
+PATHS = [f"a/{i:02d}.csv" for i in range(10)] + ["a/x.tmp", "b/1"]
+
+
+def _run_on(engine: str, data_dir: Path) -> tuple[object, ...]:
+    settings = Settings(
+        data_dir=str(data_dir),
+        operations=OperationsSettings(batch_size=3, lease_time=60.0),
+        deletion=DeletionSettings(send_delay=0.0),
+    )
+    with Lake.open(settings) as lake:
+        repo = lake.graveler.create_repository(
+            "repo1", storage_namespace=f"local://{data_dir.name}/repo1"
+        )
+        for path in PATHS:
+            lake.catalog.upload(repo, "main", path, io.BytesIO(path.encode()))
+        lake.graveler.commit(repo, "main", committer="t", message="data")
+        lake.catalog.upload(repo, "main", "a/staged.csv", io.BytesIO(b"staged"))
+        lake.locks.acquire(repo, "a/04.csv", owner="bob", ttl=600)
+        options = BulkDeleteOptions(
+            filters=Filters(glob="*.csv"), commit=True, commit_message="m", engine=engine
+        )
+        operation = lake.bulk_deletes.create(
+            parse_branch_path("lakefs://repo1/main/a/"), options, created_by="alice"
+        )
+        context = lake.engine_context(owner="s")
+        final = open_engine(engine, context).run(operation.id, threading.Event())
+        failures = lake.ledger.failures(operation.id).failures
+        left = [key.decode() for key, _ in lake.graveler.list(repo, "main")]
+        message = lake.graveler.get_commit(repo, final.commit_id).message
+        return (
+            final.status,
+            final.counters,
+            final.done == final.batches,
+            left,
+            [(path, failure.outcome) for path, failure in failures],
+            message,
+        )
+
+
+def test_the_spark_engine_agrees_with_the_local_engine(spark: SparkSession, tmp_path: Path) -> None:
+    local = _run_on("local", tmp_path / "local")
+    on_spark = _run_on("spark", tmp_path / "spark")
+
+    assert local[0] == "completed_with_errors" and local[3] == ["a/04.csv", "a/x.tmp", "b/1"]
+    assert on_spark == local
+
+
+def test_auto_picks_spark_above_the_threshold_when_it_is_installed() -> None:
+    assert select_engine("auto", threshold=100, estimate=1000) == "spark"
+    assert select_engine("auto", threshold=100, estimate=10) == "local"
+    with pytest.raises(InvalidInputError, match="unknown"):
+        select_engine("warp", threshold=1)

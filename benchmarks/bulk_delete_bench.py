@@ -1,10 +1,11 @@
-"""Bulk delete figures: N committed objects under a prefix, deleted by the local engine.
+"""Bulk delete figures: N committed objects under a prefix, deleted by the local or spark engine.
 
 For each KV driver (SQLite file, PostgreSQL when KVLAKE_TEST_POSTGRES_DSN answers) and each
 size: a repository whose main branch commits N objects under `big/` (staged with
 `Store.set_many` straight into the staging partition, as graveler_bench does, then committed),
 plus a few objects outside the prefix. The bulk delete then runs in a freshly spawned process
-(so its peak RSS is its own) with the local engine, and this prints objects/s, the time per
+(so its peak RSS is its own) with each engine asked for (`--engines local,spark`; Spark on
+`local[2]`, its session started before the clock runs), and this prints objects/s, the time per
 phase, the peak RSS, and beside it `Store.set_many` of N keys into a scratch partition of the
 same store in the same run (the metadata write limit a tombstone per object is bound by).
 
@@ -31,12 +32,13 @@ from psycopg import sql
 
 from kvlake.blockstore import open_blockstore
 from kvlake.catalog.records import ObjectEntry, to_value
-from kvlake.config import DeletionSettings, OperationsSettings, Settings
+from kvlake.config import DeletionSettings, OperationsSettings, Settings, SparkSettings
 from kvlake.graveler import keys
 from kvlake.graveler.records import encode
 from kvlake.kv import Store, open_store
 from kvlake.lake import Lake
-from kvlake.operations import BulkDeleteOptions, LocalEngine, parse_branch_path
+from kvlake.operations import BulkDeleteOptions, open_engine, parse_branch_path
+from kvlake.pipelines import open_spark
 
 DEFAULT_DSN = "postgresql://postgres@127.0.0.1:5432/test"
 NAMESPACE = "local://repo1"
@@ -52,10 +54,13 @@ def rss_mb(field: str) -> float:
     return 0.0
 
 
-def settings() -> Settings:
+def settings(kv_url: str = "", blocks_url: str = "") -> Settings:
     return Settings(
+        kv_url=kv_url,
+        blockstore_url=blocks_url,
         operations=OperationsSettings(batch_size=10_000),
         deletion=DeletionSettings(send_delay=0.0),
+        spark=SparkSettings(master="local[2]", conf="spark.ui.enabled=false"),
     )
 
 
@@ -83,19 +88,23 @@ def fill(store: Store, blocks_url: str, n: int) -> tuple[float, float]:
         return staged, time.perf_counter() - started
 
 
-def delete_child(kv_url: str, blocks_url: str, out: multiprocessing.Queue[Any]) -> None:
-    """Run one bulk delete of big/ with the local engine; report figures."""
+def delete_child(
+    kv_url: str, blocks_url: str, engine_name: str, out: multiprocessing.Queue[Any]
+) -> None:
+    """Run one bulk delete of big/ with the engine; report figures."""
     try:
         with open_store(kv_url) as store, open_blockstore(blocks_url) as blocks:
-            lake = Lake(settings(), store, blocks)
+            lake = Lake(settings(kv_url, blocks_url), store, blocks)
+            if engine_name == "spark":
+                open_spark(lake.settings.spark)  # the JVM starts outside the timing
             rss_before = rss_mb("VmRSS")
             started = time.perf_counter()
             operation = lake.bulk_deletes.create(
                 parse_branch_path("lakefs://repo1/main/big/"),
-                BulkDeleteOptions(),
+                BulkDeleteOptions(engine=engine_name),
                 created_by="bench",
             )
-            engine = LocalEngine(lake.engine_context(owner="bench"))
+            engine = open_engine(engine_name, lake.engine_context(owner="bench"))
             final = engine.run(operation.id, threading.Event())
             seconds = time.perf_counter() - started
             repo = lake.graveler.get_repository("repo1")
@@ -126,14 +135,26 @@ def set_many_seconds(store: Store, n: int) -> float:
     return seconds
 
 
-def run_one(name: str, kv_url: str, folder: str, n: int) -> None:
+def run_one(name: str, kv_url: str, folder: str, n: int, engines: list[str]) -> None:
     blocks_url = f"local://{folder}/blocks-{n}"
     with open_store(kv_url) as store:
         staged, committed = fill(store, blocks_url, n)
         baseline = set_many_seconds(store, n)
+    for engine in engines:
+        if engine != engines[0]:  # the same committed objects again: reset the branch
+            with open_store(kv_url) as store, open_blockstore(blocks_url) as blocks:
+                lake = Lake(settings(), store, blocks)
+                lake.graveler.resets.reset_branch(lake.graveler.get_repository("repo1"), "main")
+        payload = _delete_in_child(kv_url, blocks_url, engine)
+        assert payload["status"] == "completed" and payload["deleted"] == n, payload
+        assert payload["left"] == sorted(OUTSIDE), payload["left"][:5]
+        _report(name, engine, n, payload, baseline, staged, committed)
+
+
+def _delete_in_child(kv_url: str, blocks_url: str, engine: str) -> dict[str, Any]:
     ctx = multiprocessing.get_context("spawn")
     out: multiprocessing.Queue[Any] = ctx.Queue()
-    child = ctx.Process(target=delete_child, args=(kv_url, blocks_url, out), daemon=True)
+    child = ctx.Process(target=delete_child, args=(kv_url, blocks_url, engine, out), daemon=True)
     child.start()
     while True:
         try:
@@ -145,11 +166,23 @@ def run_one(name: str, kv_url: str, folder: str, n: int) -> None:
     child.join()
     if kind == "error":
         raise RuntimeError(payload)
-    assert payload["status"] == "completed" and payload["deleted"] == n, payload
-    assert payload["left"] == sorted(OUTSIDE), payload["left"][:5]
+    result: dict[str, Any] = payload
+    return result
+
+
+def _report(
+    name: str,
+    engine: str,
+    n: int,
+    payload: dict[str, Any],
+    baseline: float,
+    staged: float,
+    committed: float,
+) -> None:
     rate = n / payload["seconds"]
     print(
-        f"{name:8} {n:>10,} objects: bulk delete {payload['seconds']:7.1f} s = {rate:>9,.0f}/s;"
+        f"{name:8} {engine:5} {n:>10,} objects: bulk delete {payload['seconds']:7.1f} s"
+        f" = {rate:>9,.0f}/s;"
         f" Store.set_many of {n:,} keys {baseline:6.1f} s = {n / baseline:>9,.0f}/s;"
         f" peak RSS {payload['rss_peak']:,.0f} MB (at start {payload['rss_before']:,.0f} MB);"
         f" set-up: staged {staged:.1f} s, committed {committed:.1f} s",
@@ -172,21 +205,23 @@ def main() -> None:
     parser.add_argument("--sizes", default="100000,1000000", help="comma-separated")
     parser.add_argument("--quick", action="store_true", help="one size of 20,000")
     parser.add_argument("--drivers", default="sqlite,postgres")
+    parser.add_argument("--engines", default="local", help="comma-separated: local,spark")
     args = parser.parse_args()
     sizes = [20_000] if args.quick else [int(s) for s in args.sizes.split(",")]
     dsn = os.environ.get("KVLAKE_TEST_POSTGRES_DSN", DEFAULT_DSN)
+    engines = args.engines.split(",")
     for driver in args.drivers.split(","):
         for n in sizes:
             with tempfile.TemporaryDirectory(prefix="bulk-bench-") as folder:
                 if driver == "sqlite":
-                    run_one(driver, f"sqlite://{folder}/kv.db", folder, n)
+                    run_one(driver, f"sqlite://{folder}/kv.db", folder, n, engines)
                     continue
                 table = f"bulk_bench_{uuid.uuid4().hex[:12]}"
                 url = postgres_url(dsn, table)
                 if url is None:
                     break
                 try:
-                    run_one(driver, url, folder, n)
+                    run_one(driver, url, folder, n, engines)
                 finally:
                     with psycopg.connect(dsn, autocommit=True) as conn:
                         conn.execute(

@@ -108,6 +108,10 @@ class RunFiles:
         raw = self.blockstore.get(self.namespace, self.key(f"{table}.json"))
         return msgspec.json.decode(raw, type=TableManifest)
 
+    def rows(self, table: str) -> Iterator[pa.RecordBatch]:
+        """Every row of a table the manifest names, a part at a time (a dry run's candidates)."""
+        yield from read_parts(self.blockstore, self.namespace, self.read_manifest(table).parts)
+
     def write_table(self, name: str, table: pa.Table) -> None:
         """A small table written whole by the driver (the retained commits)."""
         sink = io.BytesIO()

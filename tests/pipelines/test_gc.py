@@ -119,12 +119,7 @@ def test_a_dry_run_deletes_nothing_and_lists_every_candidate(
     assert built.blobs() == before
     assert summary.state == "dry_run" and summary.counts.deleted == 2
     files = RunFiles(clocked_lake.blockstore, built.repo.storage_namespace, summary.run_id)
-    manifest = files.read_manifest("candidates")
-    listed = {
-        address
-        for part in manifest.parts
-        for address in files.read_table(part[len(files.prefix) :]).column("address").to_pylist()
-    }
+    listed = {a for batch in files.rows("candidates") for a in batch.column("address").to_pylist()}
     assert listed == built.named("d", "orphan")
 
 
@@ -239,11 +234,7 @@ def test_an_inventory_file_replaces_the_listing(
     )
 
     files = RunFiles(clocked_lake.blockstore, built.repo.storage_namespace, marked.run_id)
-    found = {
-        address
-        for part in files.read_manifest("candidates").parts
-        for address in files.read_table(part[len(files.prefix) :]).column("address").to_pylist()
-    }
+    found = {a for batch in files.rows("candidates") for a in batch.column("address").to_pylist()}
     assert found == built.named("d", "orphan") | {extra[0]}
     assert marked.counts.listed == len(listed)  # less the young blob, plus only-in-inventory
 

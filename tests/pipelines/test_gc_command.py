@@ -37,11 +37,7 @@ def _env(settings: Settings, master: str = "local[2]") -> dict[str, str]:
 
 def _candidates(lake: Lake, summary: GcSummary) -> set[str]:
     files = RunFiles(lake.blockstore, summary.storage_namespace, summary.run_id)
-    return {
-        address
-        for part in files.read_manifest("candidates").parts
-        for address in files.read_table(part[len(files.prefix) :]).column("address").to_pylist()
-    }
+    return {a for batch in files.rows("candidates") for a in batch.column("address").to_pylist()}
 
 
 def test_mark_only_then_sweep_from_the_command_line(

@@ -448,6 +448,35 @@ MUTATIONS = (
         "            try:\n                raise InvalidInputError(key)\n",
         ("tests/blockstore/test_s3.py::test_keys_a_batch_failed_are_retried_singly",),
     ),
+    Mutation(
+        "update-marks-committed-shared",
+        "invariant 4a: an update restaging a committed blob marks it shared",
+        "kvlake/graveler/writer.py",
+        "                    self.hooks.before_restage(repository, [value])\n"
+        "                else:\n",
+        "                    pass\n                else:\n",
+        (
+            "tests/catalog/test_update_metadata.py::"
+            "test_a_committed_object_gets_a_staged_entry_and_its_blob_outlives_an_overwrite",
+        ),
+    ),
+    Mutation(
+        "update-compare-and-swap",
+        "invariant 2: an update never replaces a racing write with a change of what it read",
+        "kvlake/graveler/writer.py",
+        "                self._store.set_if(partition, key, encoded, expected)\n"
+        "                return\n"
+        "            except PreconditionFailedError:\n"
+        "                continue  # a racing writer won: change what is there now\n",
+        "                self._store.set(partition, key, encoded)\n"
+        "                return\n"
+        "            except PreconditionFailedError:\n"
+        "                continue\n",
+        (
+            "tests/graveler/test_writer.py::"
+            "test_an_update_changes_whatever_a_racing_write_left_at_any_call",
+        ),
+    ),
 )
 
 

@@ -160,7 +160,8 @@ class Operation(Generic[BodyT]):
     """An empty body is allowed and reaches the handler as None."""
     lakefs_errors: Mapping[type[KvlakeError], str] = field(default_factory=dict)
     """lakeFS's texts for this operation's errors where they differ from the error class's
-    (`errors.LAKEFS_MESSAGES`); `{name}` fields are path parameters and the body's fields."""
+    (`errors.LAKEFS_MESSAGES`); `{name}` fields are query and path parameters and the
+    body's fields."""
 
 
 def json_response(
@@ -210,7 +211,7 @@ def _lakefs_text(operation: Operation[BodyT], call: Call[BodyT], exc: KvlakeErro
         if template is None and cls in LAKEFS_MESSAGES:
             return None
         if template is not None:
-            fields: dict[str, object] = dict(call.path)
+            fields: dict[str, object] = call.query.as_dict() | dict(call.path)
             if isinstance(call.body, msgspec.Struct):
                 fields |= msgspec.structs.asdict(call.body)
             return template.format_map(fields)

@@ -27,10 +27,19 @@ import time
 from collections.abc import Callable, Sequence
 from typing import BinaryIO, Final
 
+import msgspec
+
 from kvlake import ids
 from kvlake.blockstore import READ_CHUNK, BlockStore
 from kvlake.catalog.listing import MAX_AMOUNT, list_page
-from kvlake.catalog.records import ListingPage, ObjectEntry, ObjectStat, from_value, to_value
+from kvlake.catalog.records import (
+    ListingPage,
+    ObjectEntry,
+    ObjectStat,
+    decode_entry,
+    from_value,
+    to_value,
+)
 from kvlake.deletion import DeletionLog, EntryRef
 from kvlake.errors import (
     ConfigError,
@@ -261,6 +270,32 @@ class Catalog:
             except KvlakeError as exc:
                 failures.append((path, exc))
         return failures
+
+    def update_metadata(
+        self, repository: Repository, branch: str, path: str, metadata: dict[str, str]
+    ) -> None:
+        """Replace the object's user metadata (all of it) on the branch, as lakeFS's
+        updateObjectUserMetadata does: a new staged entry with the same address, size,
+        checksum and mtime, over the staged or committed one.
+
+        The address stays referenced, so nothing is logged for deletion: the writer
+        flow's hook logs only a replaced entry whose address differs, and an entry
+        taken from a commit or a sealed token has its address marked shared first
+        (graveler's `before_restage`), so replacing the new entry later cannot delete
+        the committed blob.
+
+        Raises:
+            EntryNotFoundError: no object at the path on the branch.
+            ProtectedBranchError: the branch is protected against writes.
+        """
+        check_branch_name(branch)
+        key = check_path(path)
+
+        def change(value: Value) -> Value:
+            entry = decode_entry(value)
+            return to_value(msgspec.structs.replace(entry, metadata=dict(metadata)))
+
+        self.graveler.update(repository, branch, key, change)
 
     def copy_object(
         self, repository: Repository, source_ref: str, source_path: str, branch: str, path: str

@@ -425,6 +425,13 @@ class Graveler:
             attempted=attempted,
         )
 
+    def update(
+        self, repository: Repository, branch: str, key: bytes, change: Callable[[Value], Value]
+    ) -> None:
+        """Stage `change(value)` over the value at `key` on the branch, staged or committed,
+        by compare-and-swap (see `Writer.update`). Raises EntryNotFoundError if none."""
+        self._writer.update(repository, branch, key, change)
+
     def delete(
         self,
         repository: Repository,

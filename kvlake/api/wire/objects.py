@@ -54,3 +54,9 @@ class ObjectErrorList(msgspec.Struct, frozen=True, kw_only=True):
 
 class UnderlyingObjectProperties(msgspec.Struct, frozen=True, kw_only=True):
     storage_class: str | None = None
+
+
+class UpdateObjectUserMetadata(Request):
+    """lakeFS's body for updateObjectUserMetadata: the object's new user metadata, all of it."""
+
+    set: dict[str, str]

@@ -477,6 +477,38 @@ MUTATIONS = (
             "test_an_update_changes_whatever_a_racing_write_left_at_any_call",
         ),
     ),
+    Mutation(
+        "link-marks-shared",
+        "invariant 4: a linked blob is never deleted while an entry holds it",
+        "kvlake/catalog/links.py",
+        "            self._deletion.mark_shared(repository.instance_uid, address)\n",
+        "            pass\n",
+        (
+            "tests/catalog/test_links.py::test_relinking_a_blob_logged_for_deletion_keeps_it",
+            "tests/catalog/test_links.py::"
+            "test_linking_a_committed_blob_elsewhere_then_deleting_it_keeps_the_commit_readable",
+        ),
+    ),
+    Mutation(
+        "link-checks-the-blob-after-the-mark",
+        "invariant 4: no entry is staged over a blob a worker deleted",
+        "kvlake/catalog/links.py",
+        "            found = self._blockstore.size(namespace, address)"
+        "  # after the mark: see above\n",
+        "            found = size\n",
+        ("tests/catalog/test_links.py::test_a_blob_the_worker_deleted_is_not_linked",),
+    ),
+    Mutation(
+        "link-only-inside-the-namespace",
+        "invariant 7: kvlake never links (so never deletes) a blob outside its namespace",
+        "kvlake/catalog/links.py",
+        "    if scheme != namespace_scheme or not rest.startswith(inside) or rest == inside:\n",
+        "    if False:\n",
+        (
+            "tests/catalog/test_links.py::"
+            "test_an_address_outside_the_namespace_is_refused_and_never_marked",
+        ),
+    ),
 )
 
 

@@ -29,8 +29,8 @@ from typing import BinaryIO, Final
 
 import msgspec
 
-from kvlake import ids
 from kvlake.blockstore import READ_CHUNK, BlockStore
+from kvlake.catalog.links import Links, new_address
 from kvlake.catalog.listing import MAX_AMOUNT, list_page
 from kvlake.catalog.records import (
     ListingPage,
@@ -94,11 +94,6 @@ class _HashingReader:
         return data
 
 
-def new_address(now: float) -> str:
-    """A fresh object address, grouped by hour so listings of the namespace stay shallow."""
-    return time.strftime("data/%Y%m%dT%H/", time.gmtime(now)) + ids.new_uid()
-
-
 class Catalog:
     """Object operations over graveler and a blockstore. Thread-safe; no in-process state."""
 
@@ -118,6 +113,8 @@ class Catalog:
             )
         self.graveler = graveler
         self.blockstore = blockstore
+        self.links = Links(graveler, blockstore, clock=clock, deletion=deletion)
+        """Entries over blobs already in the namespace (stageObject, linkPhysicalAddress)."""
         self._clock = clock
         self._deletion = deletion
 

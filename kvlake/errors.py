@@ -26,7 +26,8 @@ codes in one table, so a new specific error needs no API change.
     ├── InvalidInputError (ValueError)       fix the request; nothing was changed
     │   ├── MissingArgumentError             a required argument was empty or None
     │   ├── NoChangesError                   nothing to commit / merge
-    │   └── DirtyBranchError                 the branch has uncommitted changes
+    │   ├── DirtyBranchError                 the branch has uncommitted changes
+    │   └── CommitIdError                    a commit id is not its content's address
     ├── ClosedError (RuntimeError)           the object was closed; open a new one
     ├── ConfigError                          fix the named setting
     ├── UnavailableError                     a backend is down or overloaded: retry later
@@ -120,6 +121,10 @@ class NoChangesError(InvalidInputError):
 
 class DirtyBranchError(InvalidInputError):
     """The branch has uncommitted changes; commit or reset them first."""
+
+
+class CommitIdError(InvalidInputError):
+    """A commit given with its id (a restored record) does not hash to that id."""
 
 
 class ClosedError(KvlakeError, RuntimeError):

@@ -509,6 +509,28 @@ MUTATIONS = (
             "test_an_address_outside_the_namespace_is_refused_and_never_marked",
         ),
     ),
+    Mutation(
+        "commit-record-is-its-content-address",
+        "issue 14: a commit record is stored only under the id its content hashes to",
+        "kvlake/graveler/refs.py",
+        "        if commit_id(commit) != identifier:\n",
+        "        if False:\n",
+        (
+            "tests/catalog/test_commit_records.py::"
+            "test_a_commit_record_is_stored_under_its_content_address_only",
+        ),
+    ),
+    Mutation(
+        "commit-names-an-existing-metarange",
+        "issue 14: a commit (source_metarange, a record) names a metarange that is there",
+        "kvlake/graveler/commits.py",
+        "            self._committed.ranges(repository.storage_namespace, metarange_id)\n",
+        "            pass\n",
+        (
+            "tests/catalog/test_commit_records.py::"
+            "test_a_source_metarange_needs_a_clean_branch_and_an_existing_metarange",
+        ),
+    ),
 )
 
 

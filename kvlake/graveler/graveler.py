@@ -34,16 +34,14 @@ from kvlake.graveler.protection import BranchProtectionRules
 from kvlake.graveler.records import (
     Branch,
     Commit,
-    DroppedToken,
     Repository,
     Tag,
     TokenState,
     Value,
-    encode,
 )
 from kvlake.graveler.references import References
 from kvlake.graveler.refexpr import RefResolver, ResolvedRef
-from kvlake.graveler.refs import Refs
+from kvlake.graveler.refs import Refs, dropped_token_items
 from kvlake.graveler.repositories import INITIAL_TIMEOUT, Repositories
 from kvlake.graveler.reset import Resetter
 from kvlake.graveler.revert import ChangeApplier
@@ -361,9 +359,22 @@ class Graveler:
         metadata: dict[str, str] | None = None,
         allow_empty: bool = False,
         date: int | None = None,
+        source_metarange: str | None = None,
     ) -> str:
+        """Commit the branch's staged changes, or with `source_metarange` that metarange
+        on a clean branch (see `Committer.commit` and `commit_metarange`)."""
         check_branch_name(branch)
         self.protection.check(repository, branch, "commit")
+        if source_metarange is not None:
+            return self._committer.commit_metarange(
+                repository,
+                branch,
+                source_metarange,
+                committer=committer,
+                message=message,
+                metadata=metadata,
+                date=date,
+            )
         return self._committer.commit(
             repository,
             branch,
@@ -374,25 +385,14 @@ class Graveler:
             date=date,
         )
 
+    def create_commit_record(self, repository: Repository, commit_id: str, commit: Commit) -> None:
+        """Store a commit built elsewhere under its id (see `Committer.create_record`)."""
+        self._committer.create_record(repository, commit_id, commit)
+
     def queue_token_drops(self, repository: Repository, tokens: Sequence[str]) -> None:
         """Record that these staging tokens may be dropped once no branch references them."""
         due = self.clock() + self._token_drop_delay
-        self.store.set_many(
-            keys.DROPPED_TOKENS,
-            (
-                (
-                    keys.dropped_token_key(due, token),
-                    encode(
-                        DroppedToken(
-                            repository=repository.name,
-                            instance_uid=repository.instance_uid,
-                            token=token,
-                        )
-                    ),
-                )
-                for token in tokens
-            ),
-        )
+        self.store.set_many(keys.DROPPED_TOKENS, dropped_token_items(repository, tokens, due))
 
     # -- entries -------------------------------------------------------------------------
 

@@ -90,6 +90,21 @@ class CommitCreation(Request):
     force: bool | None = None
 
 
+class CommitRecordCreation(Request):
+    """createCommitRecord's body: a commit with the id it hashes to (a restore)."""
+
+    commit_id: Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
+    version: Annotated[int, msgspec.Meta(ge=0, le=1)]
+    committer: Text
+    message: Text
+    metarange_id: Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
+    creation_date: int
+    parents: Annotated[list[RefName], msgspec.Meta(max_length=64)]
+    generation: Annotated[int, msgspec.Meta(ge=0)]
+    metadata: Metadata | None = None
+    force: bool | None = None
+
+
 class CommitOverrides(Request):
     message: Text | None = None
     metadata: Metadata | None = None

@@ -531,6 +531,14 @@ MUTATIONS = (
             "test_a_source_metarange_needs_a_clean_branch_and_an_existing_metarange",
         ),
     ),
+    Mutation(
+        "metadata-location-exists",
+        "issue 14: getRange and getMetaRange name only files that are there",
+        "kvlake/graveler/committed/manager.py",
+        "        if not self._blockstore.exists(namespace, key):\n",
+        "        if False:\n",
+        ("tests/api/test_metadata_locations.py::test_metarange_and_range_locations",),
+    ),
 )
 
 

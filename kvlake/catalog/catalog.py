@@ -40,6 +40,7 @@ from kvlake.catalog.records import (
     from_value,
     to_value,
 )
+from kvlake.catalog.symlinks import write_symlinks
 from kvlake.deletion import DeletionLog, EntryRef
 from kvlake.errors import (
     ConfigError,
@@ -293,6 +294,10 @@ class Catalog:
             return to_value(msgspec.structs.replace(entry, metadata=dict(metadata)))
 
         self.graveler.update(repository, branch, key, change)
+
+    def write_symlinks(self, repository: Repository, ref: str, prefix: str) -> str:
+        """Write the Hive symlink files of `ref`'s folders under `prefix` (see `symlinks`)."""
+        return write_symlinks(self.graveler, self.blockstore, repository, ref, prefix)
 
     def copy_object(
         self, repository: Repository, source_ref: str, source_path: str, branch: str, path: str

@@ -7,7 +7,8 @@ or logged for deletion after an overwrite). The rules that keep the deletion
 log safe (docs/deletion.md, "Linked blobs"):
 - Only blobs inside the repository's own storage namespace are linked, never
   graveler's `_lakefs/` files: kvlake deletes only what is under a namespace it
-  owns, so a blob elsewhere is never staged, and can never be deleted, by it.
+  owns, so a blob elsewhere is never staged, and can never be deleted, by it
+  (nor the symlink files kvlake writes under `symlinks/`).
 - The address is marked shared before the entry is staged, as a copy's is, so
   no staging record (this entry's, or one logged before for the same blob)
   deletes it: it is garbage collection's from then on.
@@ -28,8 +29,9 @@ from kvlake.deletion import DeletionLog
 from kvlake.errors import BlobNotFoundError, InvalidInputError
 from kvlake.graveler import Graveler, Repository, check_branch_name, check_path
 
-INTERNAL_PREFIX = "_lakefs"
-"""The namespace's folder of graveler's own files (ranges, metaranges, refs dumps)."""
+INTERNAL_PREFIXES = ("_lakefs", "symlinks")
+"""The namespace's folders of kvlake's own files: graveler's (ranges, metaranges, refs
+dumps) and the symlink files (kvlake/catalog/symlinks.py)."""
 MAX_MTIME = 253402300799
 """9999-12-31T23:59:59Z, the last second an HTTP date can name."""
 
@@ -59,10 +61,10 @@ def relative_address(namespace: str, physical_address: str) -> str:
             " never deletes, data it does not own): copy the data in, or upload it"
         )
     key = check_key(rest[len(inside) :])
-    if key.split("/", 1)[0] == INTERNAL_PREFIX:
+    if key.split("/", 1)[0] in INTERNAL_PREFIXES:
         raise InvalidInputError(
-            f"physical address {physical_address!r} is one of kvlake's own files under"
-            f" {INTERNAL_PREFIX}/; link a data blob"
+            f"physical address {physical_address!r} is one of kvlake's own files (under"
+            f" {' or '.join(INTERNAL_PREFIXES)}); link a data blob"
         )
     return key
 

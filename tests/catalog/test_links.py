@@ -99,6 +99,7 @@ def test_a_blob_the_worker_deleted_is_not_linked(any_store: Store) -> None:
         "mem://lake/repo10/x",  # a namespace that only starts alike
         "local://lake/repo1/x",  # another scheme
         f"{NAMESPACE}/_lakefs/range",  # graveler's own files
+        f"{NAMESPACE}/symlinks/repo1/main/symlink.txt",  # the symlink files
         f"{NAMESPACE}/a/../../other/x",
         f"{NAMESPACE}//x",
     ],

@@ -95,3 +95,9 @@ class StagingMetadata(Request):
     content_type: Annotated[str, msgspec.Meta(max_length=1024)] | None = None
     mtime: int | None = None
     force: bool | None = None
+
+
+class StorageURI(msgspec.Struct, frozen=True, kw_only=True):
+    """A full address in the object store (lakeFS's StorageURI)."""
+
+    location: str

@@ -539,6 +539,14 @@ MUTATIONS = (
         "        if False:\n",
         ("tests/api/test_metadata_locations.py::test_metarange_and_range_locations",),
     ),
+    Mutation(
+        "restore-task-refuses-a-non-bare-repository",
+        "issue 14: restoreSubmit refuses at once what lakeFS refuses (a repository not bare)",
+        "kvlake/graveler/tasks.py",
+        "        if not dumps.is_bare(repository):\n",
+        "        if False:\n",
+        ("tests/api/test_dump_tasks.py::test_a_dump_task_restores_through_a_restore_task",),
+    ),
 )
 
 

@@ -61,6 +61,7 @@ LAKEFS_MESSAGES: Final[dict[type[errors.KvlakeError], str]] = {
     errors.BlobNotFoundError: "not found",
     errors.MetarangeNotFoundError: "not found",
     errors.RangeNotFoundError: "not found",
+    errors.TaskNotFoundError: "not found",
     errors.RepositoryDeletingError: "repository in deletion",
     errors.ProtectedBranchError: "cannot write to protected branch",
     errors.DefaultBranchError: "cannot delete repository default branch",

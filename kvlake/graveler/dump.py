@@ -92,7 +92,7 @@ class RefsDumper:
             NotFoundError: no complete dump with that id in the storage namespace.
         """
         manifest = self.load_manifest(repository, dump_id)
-        if self._refs.has_refs(repository):
+        if not self.is_bare(repository):
             raise InvalidInputError(
                 f"repository {repository.name!r} already has branches, tags or commits; "
                 f"restore refs only into a bare repository (create_bare_repository)"
@@ -109,6 +109,10 @@ class RefsDumper:
                 repository, ref.name, Branch(commit_id=ref.commit_id, staging_token=token)
             )
         return manifest
+
+    def is_bare(self, repository: Repository) -> bool:
+        """Whether the repository has no branch, tag or commit (what a restore needs)."""
+        return not self._refs.has_refs(repository)
 
     def load_manifest(self, repository: Repository, dump_id: str) -> RefsManifest:
         """Raises NotFoundError when there is no complete dump `dump_id`."""

@@ -46,6 +46,7 @@ from kvlake.graveler.repositories import INITIAL_TIMEOUT, Repositories
 from kvlake.graveler.reset import Resetter
 from kvlake.graveler.revert import ChangeApplier
 from kvlake.graveler.staging import Staging, overlay
+from kvlake.graveler.tasks import RefsTasks
 from kvlake.graveler.validation import (
     check_branch_name,
     check_repository_name,
@@ -163,6 +164,8 @@ class Graveler:
         """Reads for the deletion layer: instances, live tokens, staged entries, commits."""
         self.metadata = RepositoryMetadataSettings(store)
         """Repository metadata: `get`, `set` (add or replace keys), `delete` (keys)."""
+        self.tasks = RefsTasks(store, lambda: self.dumps, clock)
+        """Dumps and restores as lakeFS's tasks: `submit_dump`, `submit_restore`, `status`."""
 
     @property
     def dumps(self) -> RefsDumper:

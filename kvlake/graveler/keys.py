@@ -27,6 +27,7 @@ COMMIT_PREFIX = b"commits/"
 TAG_PREFIX = b"tags/"
 SETTING_PREFIX = b"settings/"
 CONSUMED_TOKEN_PREFIX = b"consumed_tokens/"
+TASK_PREFIX = b"tasks/"
 
 STAGING_PREFIX = b"staging/"
 
@@ -93,6 +94,10 @@ def tag_key(name: str) -> bytes:
 
 def setting_key(name: str) -> bytes:
     return SETTING_PREFIX + name.encode()
+
+
+def task_key(task_id: str) -> bytes:
+    return TASK_PREFIX + task_id.encode()
 
 
 def consumed_token_key(token: str) -> bytes:

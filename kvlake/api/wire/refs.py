@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Literal
 
 import msgspec
@@ -185,3 +186,22 @@ class RefsRestore(Request):
     tags_meta_range_id: Name
     branches_meta_range_id: Name
     force: bool | None = None
+
+
+class TaskInfo(msgspec.Struct, frozen=True, kw_only=True):
+    id: str
+
+
+class RepositoryRestoreStatus(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    id: str
+    done: bool
+    update_time: datetime
+    error: str | None = None
+
+
+class RepositoryDumpStatus(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    id: str
+    done: bool
+    update_time: datetime
+    error: str | None = None
+    refs: RefsDump | None = None

@@ -16,7 +16,8 @@ codes in one table, so a new specific error needs no API change.
     │   ├── EntryNotFoundError               no such path on the ref / in the metarange
     │   ├── MetarangeNotFoundError           no metarange file with that id
     │   ├── RangeNotFoundError               no range file with that id
-    │   └── TaskNotFoundError                no dump or restore task with that id
+    │   ├── TaskNotFoundError                no dump or restore task with that id
+    │   └── PullRequestNotFoundError         no pull request with that id
     ├── RepositoryDeletingError              the repository is being deleted
     ├── ProtectedBranchError                 a branch protection rule blocks the action
     │   └── DefaultBranchError               the default branch cannot be deleted
@@ -28,7 +29,10 @@ codes in one table, so a new specific error needs no API change.
     │   ├── MissingArgumentError             a required argument was empty or None
     │   ├── NoChangesError                   nothing to commit / merge
     │   ├── DirtyBranchError                 the branch has uncommitted changes
-    │   └── CommitIdError                    a commit id is not its content's address
+    │   ├── CommitIdError                    a commit id is not its content's address
+    │   ├── PullRequestIdError               not a pull request id
+    │   ├── SameBranchError                  a pull request's source is its destination
+    │   └── PullRequestClosedError           only an open pull request can be merged
     ├── ClosedError (RuntimeError)           the object was closed; open a new one
     ├── ConfigError                          fix the named setting
     ├── UnavailableError                     a backend is down or overloaded: retry later
@@ -92,6 +96,10 @@ class TaskNotFoundError(NotFoundError):
     """No dump or restore task of that kind with that id in the repository."""
 
 
+class PullRequestNotFoundError(NotFoundError):
+    """No pull request with that id in the repository."""
+
+
 class RepositoryDeletingError(KvlakeError):
     """The repository is being deleted; its name is free once the record is gone."""
 
@@ -130,6 +138,18 @@ class DirtyBranchError(InvalidInputError):
 
 class CommitIdError(InvalidInputError):
     """A commit given with its id (a restored record) does not hash to that id."""
+
+
+class PullRequestIdError(InvalidInputError):
+    """The text cannot be a pull request id."""
+
+
+class SameBranchError(InvalidInputError):
+    """A pull request must merge one branch into another."""
+
+
+class PullRequestClosedError(InvalidInputError):
+    """The pull request is closed or merged already."""
 
 
 class ClosedError(KvlakeError, RuntimeError):

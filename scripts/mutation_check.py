@@ -547,6 +547,27 @@ MUTATIONS = (
         "        if False:\n",
         ("tests/api/test_dump_tasks.py::test_a_dump_task_restores_through_a_restore_task",),
     ),
+    Mutation(
+        "pull-request-update-compare-and-swap",
+        "issue 14: racing edits of one pull request never lose each other",
+        "kvlake/graveler/pulls.py",
+        "                self._store.set_if(\n"
+        "                    partition_of(repository), keys.pull_key(pull_id),"
+        " encode(changed), predicate\n"
+        "                )\n",
+        "                self._store.set(\n"
+        "                    partition_of(repository), keys.pull_key(pull_id), encode(changed)\n"
+        "                )\n",
+        ("tests/graveler/test_pulls.py::test_racing_updates_of_one_pull_request_both_land",),
+    ),
+    Mutation(
+        "pull-request-merges-only-when-open",
+        "issue 14: a closed or merged pull request is not merged again",
+        "kvlake/graveler/pulls.py",
+        '        if pull.status != "open":\n',
+        "        if False:\n",
+        ("tests/graveler/test_pulls.py::test_a_pull_request_is_opened_listed_and_merged",),
+    ),
 )
 
 

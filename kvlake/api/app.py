@@ -34,6 +34,7 @@ from kvlake.api.routes import (
     metadata,
     objects,
     policies,
+    pulls,
     repositories,
     settings,
     setup,
@@ -68,6 +69,7 @@ OPERATIONS: Final[tuple[Operation[Any], ...]] = (
     *users.OPERATIONS,
     *groups.OPERATIONS,
     *policies.OPERATIONS,
+    *pulls.OPERATIONS,
     *actions.OPERATIONS,
     *internal.OPERATIONS,
 )

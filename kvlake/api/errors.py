@@ -62,6 +62,14 @@ LAKEFS_MESSAGES: Final[dict[type[errors.KvlakeError], str]] = {
     errors.MetarangeNotFoundError: "not found",
     errors.RangeNotFoundError: "not found",
     errors.TaskNotFoundError: "not found",
+    errors.PullRequestNotFoundError: "pull request not found",
+    errors.PullRequestIdError: (
+        "argument pullRequestID: pull request id: invalid value: validation error"
+    ),
+    errors.SameBranchError: (
+        "source and destination branches are the same: same branch validation error"
+    ),
+    errors.PullRequestClosedError: "bad pull request status",
     errors.RepositoryDeletingError: "repository in deletion",
     errors.ProtectedBranchError: "cannot write to protected branch",
     errors.DefaultBranchError: "cannot delete repository default branch",

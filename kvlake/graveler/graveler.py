@@ -31,6 +31,7 @@ from kvlake.graveler.merge import Merger
 from kvlake.graveler.metadata import RepositoryMetadataSettings
 from kvlake.graveler.namespaces import Namespaces
 from kvlake.graveler.protection import BranchProtectionRules
+from kvlake.graveler.pulls import PullRequests
 from kvlake.graveler.records import (
     Branch,
     Commit,
@@ -164,6 +165,8 @@ class Graveler:
         """Reads for the deletion layer: instances, live tokens, staged entries, commits."""
         self.metadata = RepositoryMetadataSettings(store)
         """Repository metadata: `get`, `set` (add or replace keys), `delete` (keys)."""
+        self.pulls = PullRequests(store, self._refs, self.merges, clock)
+        """Pull requests: `create`, `get`, `list`, `update`, `merge`."""
         self.tasks = RefsTasks(store, lambda: self.dumps, clock)
         """Dumps and restores as lakeFS's tasks: `submit_dump`, `submit_restore`, `status`."""
 

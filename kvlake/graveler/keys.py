@@ -28,6 +28,7 @@ TAG_PREFIX = b"tags/"
 SETTING_PREFIX = b"settings/"
 CONSUMED_TOKEN_PREFIX = b"consumed_tokens/"
 TASK_PREFIX = b"tasks/"
+PULL_PREFIX = b"pulls/"
 
 STAGING_PREFIX = b"staging/"
 
@@ -94,6 +95,10 @@ def tag_key(name: str) -> bytes:
 
 def setting_key(name: str) -> bytes:
     return SETTING_PREFIX + name.encode()
+
+
+def pull_key(pull_id: str) -> bytes:
+    return PULL_PREFIX + pull_id.encode()
 
 
 def task_key(task_id: str) -> bytes:

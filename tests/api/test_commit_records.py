@@ -87,7 +87,10 @@ def test_create_commit_record(sdk: LakeFSClient, http: httpx.Client, repo: str) 
     assert again.value.status == 409
     body: dict[str, object] = {**msgspec.to_builtins(commit), "commit_id": head.id, "version": 1}
     wrong = http.post(f"/repositories/{repo}/commits", json=body)
-    assert wrong.status_code == 400 and wrong.json()["message"] == "commit id: invalid value"
+    assert (
+        wrong.status_code == 400
+        and wrong.json()["message"] == "commit id: invalid value: validation error"
+    )
     for bad in ({**body, "version": 2}, {**body, "extra": 1}, {"commit_id": identifier}):
         assert http.post(f"/repositories/{repo}/commits", json=bad).status_code == 400
     missing = http.post("/repositories/nope/commits", json={**body, "commit_id": identifier})

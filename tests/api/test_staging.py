@@ -93,7 +93,8 @@ def test_get_then_link_a_physical_address(server: Server, sdk: LakeFSClient, rep
             lakefs_sdk.StagingMetadata(staging=location, checksum=checksum, size_bytes=7),
             if_none_match="*",
         )
-    assert exists.value.status == 412 and '"path already exists"' in str(exists.value.body)
+    # lakeFS's text for a failed link condition (uploadObject says "path already exists")
+    assert exists.value.status == 412 and '"Precondition failed"' in str(exists.value.body)
 
 
 def test_addresses_kvlake_does_not_own_are_refused(

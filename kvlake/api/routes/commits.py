@@ -66,7 +66,7 @@ OPERATIONS: Final = (
         responses={204: None, 400: None, 404: None, 409: None},
         permissions=on_repository("fs:CreateCommit"),
         lakefs_errors={
-            CommitIdError: "commit id: invalid value",
+            CommitIdError: "commit id: invalid value: validation error",
             ConflictError: "commit already exists: not unique",
         },
     ),

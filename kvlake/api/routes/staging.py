@@ -22,7 +22,7 @@ from kvlake.api.routes.uploads import check_metadata
 from kvlake.api.routing import Call, Operation, json_response
 from kvlake.api.wire import objects as wire
 from kvlake.catalog import DEFAULT_CONTENT_TYPE, ObjectStat
-from kvlake.errors import InvalidInputError, PreconditionFailedError
+from kvlake.errors import InvalidInputError
 
 STAGING: Final = "/repositories/{repository}/branches/{branch}/staging/backing"
 
@@ -139,7 +139,8 @@ OPERATIONS: Final = (
         ),
         body=wire.StagingMetadata,
         responses={200: wire.ObjectStats, 400: None, 403: None, 404: None, 412: None},
+        # No operation text: lakeFS answers a failed condition here with its class's text,
+        # "Precondition failed" (uploadObject's is "path already exists").
         permissions=on_object("fs:WriteObject"),
-        lakefs_errors={PreconditionFailedError: "path already exists"},
     ),
 )

@@ -95,8 +95,8 @@ class PullRequests:
         after: str = "",
         status: StatusFilter = "all",
     ) -> Iterator[tuple[str, PullRequest]]:
-        """Pull requests in id order (creation order, to the millisecond), after `after`, ids starting with `prefix`;
-        `closed` means closed or merged, as in lakeFS."""
+        """Pull requests in id order (creation order, to the millisecond), after `after`,
+        ids starting with `prefix`; `closed` means closed or merged, as in lakeFS."""
         start = keys.pull_key(max(prefix, after))
         with self._store.scan(partition_of(repository), start) as scan:
             for key, raw in scan:

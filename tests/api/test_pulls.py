@@ -114,3 +114,15 @@ def test_merging_needs_commit_rights_on_the_destination(
         viewer.pulls_api.merge_pull_request(repo, pull_id)
     assert denied.value.status == 401
     assert sdk.pulls_api.get_pull_request(repo, pull_id).status == "open"
+
+
+def test_a_dirty_destination_is_named_as_lakefs_names_it(
+    sdk: LakeFSClient, http: httpx.Client, repo: str
+) -> None:
+    sdk.branches_api.create_branch(repo, lakefs_sdk.BranchCreation(name="dev", source="main"))
+    pull_id = _create(sdk, repo)
+    sdk.objects_api.upload_object(repo, "main", "dirt", content=b"x")
+    merge = http.put(f"/repositories/{repo}/pulls/{pull_id}/merge")
+    assert merge.status_code == 400
+    assert merge.json()["message"] == "main: uncommitted changes (dirty branch)"
+    assert sdk.pulls_api.get_pull_request(repo, pull_id).status == "open"

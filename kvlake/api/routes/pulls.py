@@ -23,7 +23,7 @@ from kvlake.api.routing import Call, Operation, json_response, no_content
 from kvlake.api.wire import pulls as wire
 from kvlake.api.wire.refs import MergeResult
 from kvlake.auth import Permission, branch_arn, repository_arn
-from kvlake.errors import InvalidInputError
+from kvlake.errors import DirtyBranchError, InvalidInputError
 from kvlake.graveler import PullRequest
 
 API_GROUP: Final = "pulls"
@@ -98,9 +98,9 @@ def update_pull_request(call: Call[wire.PullRequestBasic]) -> Response:
 
 
 def merge_pull_request(call: Call[None]) -> Response:
-    commit_id = call.services.graveler.pulls.merge(
-        call.repository, call.path["pull_request"], committer=call.user_id
-    )
+    pulls = call.services.graveler.pulls
+    call.fields["destination"] = pulls.get(call.repository, call.path["pull_request"]).destination
+    commit_id = pulls.merge(call.repository, call.path["pull_request"], committer=call.user_id)
     return json_response(MergeResult(reference=commit_id))
 
 
@@ -163,5 +163,6 @@ OPERATIONS: Final = (
         API_GROUP,
         responses={200: MergeResult, 400: None, 404: None, 409: None},
         permissions=_merge_needs,
+        lakefs_errors={DirtyBranchError: "{destination}: uncommitted changes (dirty branch)"},
     ),
 )

@@ -568,6 +568,17 @@ MUTATIONS = (
         "        if False:\n",
         ("tests/graveler/test_pulls.py::test_a_pull_request_is_opened_listed_and_merged",),
     ),
+    Mutation(
+        "link-refuses-before-marking",
+        "invariant 6: a link a protected branch refuses leaves no shared mark",
+        "kvlake/catalog/links.py",
+        '        self._graveler.protection.check(repository, branch, "staging_write")\n',
+        "",
+        (
+            "tests/catalog/test_links.py::"
+            "test_a_protected_branch_refuses_a_link_and_nothing_is_marked",
+        ),
+    ),
 )
 
 

@@ -122,7 +122,9 @@ class Links:
             )
         namespace = repository.storage_namespace
         address = relative_address(namespace, physical_address)
-        self._graveler.get_branch(repository, branch)  # a missing branch is 404, before the mark
+        # Refusals first, so a refused link leaves no mark behind (bad input changes nothing).
+        self._graveler.get_branch(repository, branch)
+        self._graveler.protection.check(repository, branch, "staging_write")
         if self._deletion is not None:
             # Marked even with deletion disabled, so enabling it later stays safe.
             self._deletion.mark_shared(repository.instance_uid, address)

@@ -8,7 +8,12 @@ import pytest
 
 from kvlake.blockstore.memory import MemoryBlockStore
 from kvlake.catalog import ObjectStat
-from kvlake.errors import EntryNotFoundError, InvalidInputError, PreconditionFailedError
+from kvlake.errors import (
+    EntryNotFoundError,
+    InvalidInputError,
+    PreconditionFailedError,
+    ProtectedBranchError,
+)
 from kvlake.kv import Store
 from tests.deletion.helpers import NAMESPACE, DeletionLake
 
@@ -148,3 +153,12 @@ def test_if_absent_refuses_an_existing_path(any_store: Store) -> None:
     with pytest.raises(PreconditionFailedError):
         _link(lake, "a", "imported/a", 1, if_absent=True)
     assert _read(lake, "main", "a") == b"x"
+
+
+def test_a_protected_branch_refuses_a_link_and_nothing_is_marked(any_store: Store) -> None:
+    lake = DeletionLake(any_store, MemoryBlockStore())
+    lake.blocks.put(NAMESPACE, "imported/a", b"x")
+    lake.graveler.protection.set_rule(lake.repository, "main", ["staging_write"])
+    with pytest.raises(ProtectedBranchError):
+        _link(lake, "a", "imported/a", 1)
+    assert lake.shared_addresses() == set()

@@ -130,14 +130,8 @@ class Committer:
             if metarange_id == parent.metarange_id and not allow_empty:
                 self._unseal(repository, branch_name, mine, parent_id)
                 raise NoChangesError(f"branch {branch_name!r} has no changes to commit")
-            commit = Commit(
-                committer=committer,
-                message=message,
-                metarange_id=metarange_id,
-                creation_date=int(self._clock()) if date is None else date,
-                parents=(parent_id,),
-                metadata=dict(metadata or {}),
-                generation=parent.generation + 1,
+            commit = self._next_commit(
+                parent_id, parent, metarange_id, committer, message, metadata, date
             )
             commit_id = self._refs.add_commit(repository, commit)
             # Before the publishing swap: once published, the tokens' blobs are committed
@@ -196,17 +190,32 @@ class Committer:
         self._check_metarange(repository, metarange_id)
 
         def build(parent_id: str, head: Commit) -> Commit:
-            return Commit(
-                committer=committer,
-                message=message,
-                metarange_id=metarange_id,
-                creation_date=int(self._clock()) if date is None else date,
-                parents=(parent_id,),
-                metadata=dict(metadata or {}),
-                generation=head.generation + 1,
+            return self._next_commit(
+                parent_id, head, metarange_id, committer, message, metadata, date
             )
 
         return self.commit_on_clean_head(repository, branch_name, build)
+
+    def _next_commit(
+        self,
+        parent_id: str,
+        parent: Commit,
+        metarange_id: str,
+        committer: str,
+        message: str,
+        metadata: dict[str, str] | None,
+        date: int | None,
+    ) -> Commit:
+        """The commit after `parent` (one parent, the next generation), dated now or `date`."""
+        return Commit(
+            committer=committer,
+            message=message,
+            metarange_id=metarange_id,
+            creation_date=int(self._clock()) if date is None else date,
+            parents=(parent_id,),
+            metadata=dict(metadata or {}),
+            generation=parent.generation + 1,
+        )
 
     def _check_metarange(self, repository: Repository, metarange_id: str) -> None:
         """A commit may name only a metarange that is there: its reads would fail."""

@@ -9,6 +9,7 @@ import pytest
 from lakefs_sdk.client import LakeFSClient
 from lakefs_sdk.exceptions import ApiException
 
+from tests.api.conftest import viewer
 from tests.api.server import Server
 
 
@@ -90,13 +91,9 @@ def test_protected_branches_and_readers_are_refused(
     server: Server, sdk: LakeFSClient, repo: str
 ) -> None:
     sdk.objects_api.upload_object(repo, "main", "a", content=b"x")
-    user = f"viewer-{repo}"
-    sdk.auth_api.create_user(lakefs_sdk.UserCreation(id=user))
-    sdk.auth_api.add_group_membership("Viewers", user)
-    credentials = sdk.auth_api.create_credentials(user)
-    viewer = server.sdk(credentials.access_key_id, credentials.secret_access_key)
+    reader = viewer(server, sdk, f"viewer-{repo}")
     with pytest.raises(ApiException) as denied:
-        _update(viewer, repo, "a", {"k": "v"})
+        _update(reader, repo, "a", {"k": "v"})
     assert denied.value.status == 401
     sdk.repositories_api.set_branch_protection_rules(
         repo, [lakefs_sdk.BranchProtectionRule(pattern="main")]

@@ -9,6 +9,7 @@ import pytest
 from lakefs_sdk.client import LakeFSClient
 from lakefs_sdk.exceptions import ApiException
 
+from tests.api.conftest import viewer
 from tests.api.server import Server
 
 
@@ -105,13 +106,9 @@ def test_merging_needs_commit_rights_on_the_destination(
 ) -> None:
     sdk.branches_api.create_branch(repo, lakefs_sdk.BranchCreation(name="dev", source="main"))
     pull_id = _create(sdk, repo)
-    user = f"viewer-{repo}"
-    sdk.auth_api.create_user(lakefs_sdk.UserCreation(id=user))
-    sdk.auth_api.add_group_membership("Viewers", user)
-    credentials = sdk.auth_api.create_credentials(user)
-    viewer = server.sdk(credentials.access_key_id, credentials.secret_access_key)
+    reader = viewer(server, sdk, f"viewer-{repo}")
     with pytest.raises(ApiException) as denied:
-        viewer.pulls_api.merge_pull_request(repo, pull_id)
+        reader.pulls_api.merge_pull_request(repo, pull_id)
     assert denied.value.status == 401
     assert sdk.pulls_api.get_pull_request(repo, pull_id).status == "open"
 

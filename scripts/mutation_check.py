@@ -579,6 +579,36 @@ MUTATIONS = (
             "test_a_protected_branch_refuses_a_link_and_nothing_is_marked",
         ),
     ),
+    Mutation(
+        "worker-claims-before-reading-marks",
+        "invariant 4: a worker claims what it may delete before its last read of the marks",
+        "kvlake/deletion/checks.py",
+        "            self._log.claim(uid, (records[i].address for i in staging))\n",
+        "            pass\n",
+        (
+            "tests/catalog/test_links.py::"
+            "test_a_link_racing_a_worker_between_its_check_and_its_delete_is_refused",
+        ),
+    ),
+    Mutation(
+        "link-reads-the-claims",
+        "invariant 4: a link refuses a blob a worker claimed after it marked the address",
+        "kvlake/catalog/links.py",
+        "            if self._deletion.claimed(repository.instance_uid, address):\n",
+        "            if False:\n",
+        (
+            "tests/catalog/test_links.py::"
+            "test_a_link_racing_a_worker_between_its_check_and_its_delete_is_refused",
+        ),
+    ),
+    Mutation(
+        "worker-releases-claims",
+        "issue 14: a worker drops its claims once its deletes are done",
+        "kvlake/deletion/worker.py",
+        "        self._log.release_claims(\n",
+        "        (\n",
+        ("tests/catalog/test_links.py::test_a_worker_leaves_no_claims_behind",),
+    ),
 )
 
 

@@ -12,6 +12,10 @@ log safe (docs/deletion.md, "Linked blobs"):
 - The address is marked shared before the entry is staged, as a copy's is, so
   no staging record (this entry's, or one logged before for the same blob)
   deletes it: it is garbage collection's from then on.
+- After the mark, a fresh claim of a worker on the address refuses the link
+  (412, retry): that worker read the marks before ours and may be deleting
+  the blob. Claim-then-read-mark against mark-then-read-claim means one of the
+  two always sees the other (`DeletionLog.claimed`).
 - The blob must exist, and be the size the client says, *after* the mark: a
   worker that deleted it before it could see the mark made it missing, and the
   link is refused instead of staging an entry whose bytes are gone.
@@ -26,7 +30,7 @@ from kvlake import ids
 from kvlake.blockstore import BlockStore, check_key
 from kvlake.catalog.records import ObjectEntry, ObjectStat, from_value, to_value
 from kvlake.deletion import DeletionLog
-from kvlake.errors import BlobNotFoundError, InvalidInputError
+from kvlake.errors import BlobNotFoundError, InvalidInputError, PreconditionFailedError
 from kvlake.graveler import Graveler, Repository, check_branch_name, check_path
 
 INTERNAL_PREFIXES = ("_lakefs", "symlinks")
@@ -128,6 +132,13 @@ class Links:
         if self._deletion is not None:
             # Marked even with deletion disabled, so enabling it later stays safe.
             self._deletion.mark_shared(repository.instance_uid, address)
+            # Then read the workers' claims: a worker that read the marks before ours
+            # holds a claim now, and may be deleting the blob (DeletionLog.claimed).
+            if self._deletion.claimed(repository.instance_uid, address):
+                raise PreconditionFailedError(
+                    f"the blob at {physical_address!r} is being checked for deletion; retry"
+                    " the link in a moment (if it was deleted, write it again)"
+                )
         try:
             found = self._blockstore.size(namespace, address)  # after the mark: see above
         except BlobNotFoundError:

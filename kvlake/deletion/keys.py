@@ -31,6 +31,7 @@ PENDING_PREFIX: Final = b"deletion/"
 DEAD_LETTERS: Final = b"deletion_dlq"
 LEASES: Final = b"deletion_leases"
 SHARED: Final = b"deletion_shared"
+CLAIMS: Final = b"deletion_claims"
 PURGES: Final = b"deletion_purges"
 
 PARTITIONS_KEY: Final = b"partitions"
@@ -75,6 +76,11 @@ def shared_key(instance_uid: str, address: str) -> bytes:
             " pass the repository's instance_uid"
         )
     return instance_uid.encode() + b"/" + address.encode()
+
+
+def claim_key(instance_uid: str, address: str) -> bytes:
+    """A worker's claim on an address it is about to delete: keyed as `shared_key`."""
+    return shared_key(instance_uid, address)
 
 
 def purge_key(repository: str, instance_uid: str) -> bytes:

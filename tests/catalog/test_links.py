@@ -4,10 +4,13 @@ repository's namespace is never linked, so never deleted."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+
 import pytest
 
 from kvlake.blockstore.memory import MemoryBlockStore
 from kvlake.catalog import ObjectStat
+from kvlake.deletion import keys as deletion_keys
 from kvlake.errors import (
     EntryNotFoundError,
     InvalidInputError,
@@ -15,7 +18,7 @@ from kvlake.errors import (
     ProtectedBranchError,
 )
 from kvlake.kv import Store
-from tests.deletion.helpers import NAMESPACE, DeletionLake
+from tests.deletion.helpers import DAY, NAMESPACE, DeletionLake
 
 
 def _link(lake: DeletionLake, path: str, address: str, size: int, **options: bool) -> ObjectStat:
@@ -162,3 +165,59 @@ def test_a_protected_branch_refuses_a_link_and_nothing_is_marked(any_store: Stor
     with pytest.raises(ProtectedBranchError):
         _link(lake, "a", "imported/a", 1)
     assert lake.shared_addresses() == set()
+
+
+class _PausingBlocks(MemoryBlockStore):
+    """Runs `before_delete` once, just before the next batch delete (a worker's)."""
+
+    before_delete: Callable[[], object] | None = None
+
+    def delete_many(self, namespace: str, keys: Iterable[str]) -> dict[str, Exception]:
+        hook, self.before_delete = self.before_delete, None
+        if hook is not None:
+            hook()
+        return super().delete_many(namespace, keys)
+
+
+def test_a_link_racing_a_worker_between_its_check_and_its_delete_is_refused(
+    any_store: Store,
+) -> None:
+    """The worker read the marks before the link marked: its claim makes the link refuse,
+    so no entry is staged over the blob it then deletes."""
+    blocks = _PausingBlocks()
+    lake = DeletionLake(any_store, blocks)
+    old = lake.upload("a", b"old")
+    lake.upload("a", b"new")  # logs the old blob
+    lake.clock.advance(DAY)
+    refused: list[Exception] = []
+
+    def link() -> None:
+        try:
+            _link(lake, "b", old.address, old.size)
+        except PreconditionFailedError as exc:
+            refused.append(exc)
+
+    blocks.before_delete = link
+    lake.worker().run_once()
+    assert refused, "the link went ahead while the worker was deleting its blob"
+    assert old.address not in lake.data_blobs()
+    with pytest.raises(EntryNotFoundError):
+        lake.catalog.stat(lake.repository, "main", "b")
+
+
+def test_a_crashed_workers_claim_blocks_links_for_the_lease_time_only(any_store: Store) -> None:
+    lake = DeletionLake(any_store, MemoryBlockStore())
+    lake.blocks.put(NAMESPACE, "imported/a", b"x")
+    lake.log.claim(lake.repository.instance_uid, ["imported/a"])
+    with pytest.raises(PreconditionFailedError):
+        _link(lake, "a", "imported/a", 1)
+    lake.clock.advance(lake.log.settings.lease_time + 1)
+    assert _link(lake, "a", "imported/a", 1).address == "imported/a"
+
+
+def test_a_worker_leaves_no_claims_behind(any_store: Store) -> None:
+    lake = DeletionLake(any_store, MemoryBlockStore())
+    lake.upload("a", b"old")
+    lake.upload("a", b"new")
+    lake.settle()
+    assert list(any_store.scan(deletion_keys.CLAIMS)) == []

@@ -38,7 +38,8 @@ codes in one table, so a new specific error needs no API change.
     ├── UnavailableError                     a backend is down or overloaded: retry later
     ├── AuthenticationError                  no or bad credentials: sign in again
     ├── PermissionDeniedError (PermissionError)  signed in, but a policy does not allow it
-    └── RateLimitedError                     too many failed attempts: wait, then retry
+    ├── RateLimitedError                     too many failed attempts: wait, then retry
+    └── FeatureOffError                      a lakeFS feature kvlake does not have (501)
 """
 
 from __future__ import annotations
@@ -174,6 +175,10 @@ class PermissionDeniedError(KvlakeError, PermissionError):
 
 class RateLimitedError(KvlakeError):
     """Too many failed attempts in a short time; wait for the time the message names."""
+
+
+class FeatureOffError(KvlakeError):
+    """A lakeFS feature kvlake does not have, answered as lakeFS answers with it off."""
 
 
 class ProtectedBranchError(KvlakeError):

@@ -28,6 +28,7 @@ from kvlake.api.routes import (
     branches,
     commits,
     diffs,
+    external,
     groups,
     history,
     internal,
@@ -72,6 +73,7 @@ OPERATIONS: Final[tuple[Operation[Any], ...]] = (
     *pulls.OPERATIONS,
     *actions.OPERATIONS,
     *internal.OPERATIONS,
+    *external.OPERATIONS,
 )
 
 

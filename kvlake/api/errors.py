@@ -46,6 +46,7 @@ STATUS: Final[dict[type[errors.KvlakeError], int]] = {
     errors.UnavailableError: 503,
     errors.ClosedError: 503,
     errors.ConfigError: 500,
+    errors.FeatureOffError: 501,
     BodyTimeoutError: 408,
 }
 """Error class -> status; the most specific class in an error's MRO wins."""
@@ -80,6 +81,7 @@ LAKEFS_MESSAGES: Final[dict[type[errors.KvlakeError], str]] = {
     errors.PreconditionFailedError: "Precondition failed",
     errors.AuthenticationError: "error authenticating request",
     errors.PermissionDeniedError: "insufficient permissions",
+    errors.FeatureOffError: "Not Implemented",
 }
 """Error class -> lakeFS's message for it (pkg/graveler/errors.go, the API controller)."""
 
@@ -156,7 +158,7 @@ async def kvlake_error(request: Request, exc: Exception) -> Response:
         # Expected under load, and a client could provoke it at will: no traceback.
         log.warning("%s %s refused: %s", request.method, request.url.path, exc)
         return error_response(status, str(exc))
-    if status >= 500:
+    if status >= 500 and status != 501:  # 501: a feature kvlake does not have, not a fault
         log.error("%s %s failed: %s", request.method, request.url.path, exc, exc_info=exc)
         return error_response(status, INTERNAL_MESSAGE if status == 500 else str(exc))
     return error_response(status, error_body(exc))

@@ -5,20 +5,24 @@ file in the storage namespace, in the body (`location`) and the `Location`
 header, so tools read committed metadata straight from storage. Unlike lakeFS,
 kvlake checks the file is there (404 otherwise). kvlake's ranges are Parquet,
 not lakeFS's SSTables: a reader must be kvlake's (the Spark data source).
-createSymlinkFile writes one symlink file per folder (kvlake/catalog/symlinks.py).
+getMetadataObject streams such a file's bytes (or, with `presign` on a blockstore
+that signs URLs, answers 302 to one). createSymlinkFile writes one symlink file per
+folder (kvlake/catalog/symlinks.py).
 """
 
 from __future__ import annotations
 
 from typing import Final, Literal
 
-from starlette.responses import Response
+from starlette.responses import Response, StreamingResponse
 
 from kvlake.api import params
 from kvlake.api.needs import on_repository
+from kvlake.api.routes.objects import PRESIGN_SECONDS, chunks
 from kvlake.api.routing import Call, Operation, json_response
 from kvlake.api.wire import objects as wire
 from kvlake.auth import Permission, object_arn
+from kvlake.errors import InvalidInputError
 
 API_GROUP: Final = "metadata"
 
@@ -37,6 +41,41 @@ def get_range(call: Call[None]) -> Response:
     return _location(call, "range", "range")
 
 
+_KINDS: Final[dict[str, Literal["range", "metarange"]]] = {
+    "meta_range": "metarange",
+    "range": "range",
+}
+_HEADERS: Final = {  # lakeFS's: the bytes are data, never a page to render
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "SAMEORIGIN",
+    "Content-Security-Policy": "default-src 'none'",
+}
+
+
+def get_metadata_object(call: Call[None]) -> Response:
+    kind = _KINDS.get(call.path["type"])
+    if kind is None:
+        raise InvalidInputError(
+            f"metadata object type {call.path['type']!r} is unknown; use meta_range or range"
+        )
+    presign = call.query.flag("presign")
+    blockstore = call.services.blockstore
+    if presign and not blockstore.presigns:
+        raise InvalidInputError(
+            f"query parameter 'presign' is not supported: the {blockstore.scheme} blockstore"
+            " has no presigned URLs; leave presign false"
+        )
+    namespace = call.repository.storage_namespace
+    key = call.services.graveler.committed.file(namespace, kind, call.path["object_id"])
+    if presign:
+        url = blockstore.presign_read(namespace, key, expires=PRESIGN_SECONDS)
+        return Response(status_code=302, headers={"Location": url})
+    size = blockstore.size(namespace, key)
+    reader = blockstore.open_reader(namespace, key)
+    headers = {**_HEADERS, "Content-Length": str(size)}
+    return StreamingResponse(chunks(reader), 200, headers, media_type="application/octet-stream")
+
+
 def create_symlink_file(call: Call[None]) -> Response:
     location = call.services.catalog.write_symlinks(
         call.repository, call.path["branch"], call.query.text("location")
@@ -52,6 +91,17 @@ def _symlink_needs(call: Call[None]) -> tuple[Permission, ...]:
 _READ_METADATA: Final = on_repository("fs:ListObjects", "fs:ReadRepository")
 
 OPERATIONS: Final = (
+    Operation(
+        "getMetadataObject",
+        "GET",
+        "/repositories/{repository}/metadata/object/{type}/{object_id}",
+        get_metadata_object,
+        API_GROUP,
+        summary="the bytes of a range or metarange file (kvlake's are Parquet)",
+        params=(params.flag("presign", "a 302 to a presigned URL (blockstores that sign)"),),
+        responses={200: "binary", 302: None, 400: None, 404: None},
+        permissions=_READ_METADATA,
+    ),
     Operation(
         "getMetaRange",
         "GET",

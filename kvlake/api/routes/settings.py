@@ -22,7 +22,7 @@ from kvlake.api import params
 from kvlake.api.needs import on_repository
 from kvlake.api.routing import Call, Operation, json_response, no_content
 from kvlake.api.wire import refs as wire
-from kvlake.errors import InvalidInputError, PreconditionFailedError
+from kvlake.errors import InvalidInputError, NotFoundError, PreconditionFailedError
 from kvlake.graveler import Rules
 
 API_GROUP: Final = "repositories"
@@ -65,6 +65,23 @@ def dump_refs(call: Call[None]) -> Response:
     graveler = call.services.graveler
     manifest = graveler.dumps.dump(call.repository)
     return json_response(_refs_dump(manifest.dump_id), 201)
+
+
+def internal_create_rule(call: Call[wire.BranchProtectionRule]) -> Response:
+    """lakeFS's deprecated one-rule call: add (or replace) the rule for one pattern."""
+    call.services.graveler.protection.set_rule(call.repository, call.body.pattern, BLOCKED)
+    return no_content()
+
+
+def internal_delete_rule(call: Call[wire.BranchProtectionRule]) -> Response:
+    """lakeFS's deprecated one-rule call: remove the rule for one pattern (404 if none)."""
+    graveler = call.services.graveler
+    repository = call.repository
+    pattern = call.body.pattern
+    if pattern not in graveler.protection.get_rules(repository):
+        raise NotFoundError(f"no branch protection rule has pattern {pattern!r}")
+    graveler.protection.delete_rule(repository, pattern)
+    return no_content()
 
 
 def _dump_id(request: wire.RefsRestore) -> str:
@@ -131,7 +148,41 @@ def _utc(seconds: float) -> datetime:
 _DUMP_NEEDS: Final = on_repository("fs:ListBranches", "fs:ListTags", "fs:ListCommits")
 _RESTORE_NEEDS: Final = on_repository("fs:CreateBranch", "fs:CreateTag", "fs:CreateCommit")
 
+_INTERNAL_RULES: Final = "/repositories/{repository}/branch_protection"
+
 OPERATIONS: Final = (
+    Operation(
+        "internalGetBranchProtectionRules",
+        "GET",
+        _INTERNAL_RULES,
+        get_rules,
+        "internal",
+        summary="deprecated in lakeFS: getBranchProtectionRules",
+        responses={200: list[wire.BranchProtectionRule], 404: None},
+        permissions=on_repository("fs:GetBranchProtectionRules"),
+    ),
+    Operation(
+        "internalCreateBranchProtectionRule",
+        "POST",
+        _INTERNAL_RULES,
+        internal_create_rule,
+        "internal",
+        summary="deprecated in lakeFS: add the rule for one pattern",
+        body=wire.BranchProtectionRule,
+        responses={204: None, 404: None},
+        permissions=on_repository("fs:SetBranchProtectionRules"),
+    ),
+    Operation(
+        "internalDeleteBranchProtectionRule",
+        "DELETE",
+        _INTERNAL_RULES,
+        internal_delete_rule,
+        "internal",
+        summary="deprecated in lakeFS: remove the rule for one pattern",
+        body=wire.BranchProtectionRule,
+        responses={204: None, 404: None},
+        permissions=on_repository("fs:SetBranchProtectionRules"),
+    ),
     Operation(
         "getBranchProtectionRules",
         "GET",

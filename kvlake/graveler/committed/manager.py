@@ -56,8 +56,8 @@ class CommittedManager:
             blockstore, range_cache_size, self.stats, range_cache_bytes=range_cache_bytes
         )
 
-    def location(self, namespace: str, kind: Literal["range", "metarange"], file_id: str) -> str:
-        """The full address of a range or metarange file (lakeFS's getRange, getMetaRange).
+    def file(self, namespace: str, kind: Literal["range", "metarange"], file_id: str) -> str:
+        """The blob key of a range or metarange file that is there (getMetadataObject).
 
         Raises:
             RangeNotFoundError, MetarangeNotFoundError: no such file (or not an id).
@@ -66,6 +66,15 @@ class CommittedManager:
         if not self._blockstore.exists(namespace, key):
             error = RangeNotFoundError if kind == "range" else MetarangeNotFoundError
             raise error(f"{kind} {file_id!r} is not in storage namespace {namespace!r}")
+        return key
+
+    def location(self, namespace: str, kind: Literal["range", "metarange"], file_id: str) -> str:
+        """The full address of a range or metarange file (lakeFS's getRange, getMetaRange).
+
+        Raises:
+            RangeNotFoundError, MetarangeNotFoundError: no such file (or not an id).
+        """
+        key = self.file(namespace, kind, file_id)
         return f"{self._blockstore.check_namespace(namespace)}/{key}"
 
     def empty_metarange(self, namespace: str) -> str:

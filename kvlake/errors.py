@@ -32,7 +32,8 @@ codes in one table, so a new specific error needs no API change.
     │   ├── CommitIdError                    a commit id is not its content's address
     │   ├── PullRequestIdError               not a pull request id
     │   ├── SameBranchError                  a pull request's source is its destination
-    │   └── PullRequestClosedError           only an open pull request can be merged
+    │   ├── PullRequestClosedError           only an open pull request can be merged
+    │   └── AclPermissionError               not an ACL level (Read, Write, Super, Admin)
     ├── ClosedError (RuntimeError)           the object was closed; open a new one
     ├── ConfigError                          fix the named setting
     ├── UnavailableError                     a backend is down or overloaded: retry later
@@ -151,6 +152,10 @@ class SameBranchError(InvalidInputError):
 
 class PullRequestClosedError(InvalidInputError):
     """The pull request is closed or merged already."""
+
+
+class AclPermissionError(InvalidInputError):
+    """Not one of the ACL levels Read, Write, Super and Admin."""
 
 
 class ClosedError(KvlakeError, RuntimeError):

@@ -609,6 +609,14 @@ MUTATIONS = (
         "        (\n",
         ("tests/catalog/test_links.py::test_a_worker_leaves_no_claims_behind",),
     ),
+    Mutation(
+        "group-acl-stands-alone",
+        "issue 14: a group's ACL is its only policy, as lakeFS writes it",
+        "kvlake/auth/acl.py",
+        "        if other != acl_id:\n",
+        "        if False:\n",
+        ("tests/auth/test_acl.py::test_setting_an_acl_detaches_the_groups_other_policies",),
+    ),
 )
 
 

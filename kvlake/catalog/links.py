@@ -113,8 +113,9 @@ class Links:
         Raises:
             InvalidInputError: the address is outside the namespace or internal, or the
                 blob is missing or of another size (nothing staged).
-            PreconditionFailedError: `if_absent` and an object exists at the path.
-            ProtectedBranchError: the branch is protected against writes.
+            PreconditionFailedError: `if_absent` and an object exists at the path, or a
+                deletion worker has claimed the blob (retry in a moment).
+            ProtectedBranchError: the branch is protected against writes (nothing marked).
         """
         check_branch_name(branch)
         key = check_path(path)

@@ -144,6 +144,7 @@ MUTATIONS = (
         "writer-marks-restaged-shared",
         "invariant 4a: a value re-written after a seal (maybe committed) is marked shared",
         "kvlake/graveler/writer.py",
+        "                # Also in the sealed token, which its commit may publish: shared now.\n"
         "                self.hooks.before_restage(repository, [value])\n",
         "                pass\n",
         ("tests/catalog/test_write_races.py",),

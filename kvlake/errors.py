@@ -17,6 +17,8 @@ codes in one table, so a new specific error needs no API change.
     │   ├── MetarangeNotFoundError           no metarange file with that id
     │   ├── RangeNotFoundError               no range file with that id
     │   └── OperationNotFoundError           no such operation (or not yours to see)
+    │   ├── TaskNotFoundError                no dump or restore task with that id
+    │   └── PullRequestNotFoundError         no pull request with that id
     ├── RepositoryDeletingError              the repository is being deleted
     ├── ProtectedBranchError                 a branch protection rule blocks the action
     │   └── DefaultBranchError               the default branch cannot be deleted
@@ -28,13 +30,19 @@ codes in one table, so a new specific error needs no API change.
     ├── InvalidInputError (ValueError)       fix the request; nothing was changed
     │   ├── MissingArgumentError             a required argument was empty or None
     │   ├── NoChangesError                   nothing to commit / merge
-    │   └── DirtyBranchError                 the branch has uncommitted changes
+    │   ├── DirtyBranchError                 the branch has uncommitted changes
+    │   ├── CommitIdError                    a commit id is not its content's address
+    │   ├── PullRequestIdError               not a pull request id
+    │   ├── SameBranchError                  a pull request's source is its destination
+    │   ├── PullRequestClosedError           only an open pull request can be merged
+    │   └── AclPermissionError               not an ACL level (Read, Write, Super, Admin)
     ├── ClosedError (RuntimeError)           the object was closed; open a new one
     ├── ConfigError                          fix the named setting
     ├── UnavailableError                     a backend is down or overloaded: retry later
     ├── AuthenticationError                  no or bad credentials: sign in again
     ├── PermissionDeniedError (PermissionError)  signed in, but a policy does not allow it
-    └── RateLimitedError                     too many failed attempts: wait, then retry
+    ├── RateLimitedError                     too many failed attempts: wait, then retry
+    └── FeatureOffError                      a lakeFS feature kvlake does not have (501)
 """
 
 from __future__ import annotations
@@ -88,6 +96,14 @@ class RangeNotFoundError(NotFoundError):
     """No range with that id is stored in the storage namespace."""
 
 
+class TaskNotFoundError(NotFoundError):
+    """No dump or restore task of that kind with that id in the repository."""
+
+
+class PullRequestNotFoundError(NotFoundError):
+    """No pull request with that id in the repository."""
+
+
 class RepositoryDeletingError(KvlakeError):
     """The repository is being deleted; its name is free once the record is gone."""
 
@@ -128,6 +144,26 @@ class DirtyBranchError(InvalidInputError):
     """The branch has uncommitted changes; commit or reset them first."""
 
 
+class CommitIdError(InvalidInputError):
+    """A commit given with its id (a restored record) does not hash to that id."""
+
+
+class PullRequestIdError(InvalidInputError):
+    """The text cannot be a pull request id."""
+
+
+class SameBranchError(InvalidInputError):
+    """A pull request must merge one branch into another."""
+
+
+class PullRequestClosedError(InvalidInputError):
+    """The pull request is closed or merged already."""
+
+
+class AclPermissionError(InvalidInputError):
+    """Not one of the ACL levels Read, Write, Super and Admin."""
+
+
 class ClosedError(KvlakeError, RuntimeError):
     """The object was closed and cannot be used again; open a new one."""
 
@@ -150,6 +186,10 @@ class PermissionDeniedError(KvlakeError, PermissionError):
 
 class RateLimitedError(KvlakeError):
     """Too many failed attempts in a short time; wait for the time the message names."""
+
+
+class FeatureOffError(KvlakeError):
+    """A lakeFS feature kvlake does not have, answered as lakeFS answers with it off."""
 
 
 class ProtectedBranchError(KvlakeError):

@@ -144,6 +144,7 @@ MUTATIONS = (
         "writer-marks-restaged-shared",
         "invariant 4a: a value re-written after a seal (maybe committed) is marked shared",
         "kvlake/graveler/writer.py",
+        "                # Also in the sealed token, which its commit may publish: shared now.\n"
         "                self.hooks.before_restage(repository, [value])\n",
         "                pass\n",
         ("tests/catalog/test_write_races.py",),
@@ -683,6 +684,175 @@ MUTATIONS = (
             "tests/operations/test_bulk_delete.py"
             "::test_an_upload_that_outlived_its_lock_under_a_new_bulk_delete_is_refused",
         ),
+    ),
+    Mutation(
+        "update-marks-committed-shared",
+        "invariant 4a: an update restaging a committed blob marks it shared",
+        "kvlake/graveler/writer.py",
+        "                    self.hooks.before_restage(repository, [value])\n"
+        "                else:\n",
+        "                    pass\n                else:\n",
+        (
+            "tests/catalog/test_update_metadata.py::"
+            "test_a_committed_object_gets_a_staged_entry_and_its_blob_outlives_an_overwrite",
+        ),
+    ),
+    Mutation(
+        "update-compare-and-swap",
+        "invariant 2: an update never replaces a racing write with a change of what it read",
+        "kvlake/graveler/writer.py",
+        "                self._store.set_if(partition, key, encoded, expected)\n"
+        "                return\n"
+        "            except PreconditionFailedError:\n"
+        "                continue  # a racing writer won: change what is there now\n",
+        "                self._store.set(partition, key, encoded)\n"
+        "                return\n"
+        "            except PreconditionFailedError:\n"
+        "                continue\n",
+        (
+            "tests/graveler/test_writer.py::"
+            "test_an_update_changes_whatever_a_racing_write_left_at_any_call",
+        ),
+    ),
+    Mutation(
+        "link-marks-shared",
+        "invariant 4: a linked blob is never deleted while an entry holds it",
+        "kvlake/catalog/links.py",
+        "            self._deletion.mark_shared(repository.instance_uid, address)\n",
+        "            pass\n",
+        (
+            "tests/catalog/test_links.py::test_relinking_a_blob_logged_for_deletion_keeps_it",
+            "tests/catalog/test_links.py::"
+            "test_linking_a_committed_blob_elsewhere_then_deleting_it_keeps_the_commit_readable",
+        ),
+    ),
+    Mutation(
+        "link-checks-the-blob-after-the-mark",
+        "invariant 4: no entry is staged over a blob a worker deleted",
+        "kvlake/catalog/links.py",
+        "            found = self._blockstore.size(namespace, address)"
+        "  # after the mark: see above\n",
+        "            found = size\n",
+        ("tests/catalog/test_links.py::test_a_blob_the_worker_deleted_is_not_linked",),
+    ),
+    Mutation(
+        "link-only-inside-the-namespace",
+        "invariant 7: kvlake never links (so never deletes) a blob outside its namespace",
+        "kvlake/catalog/links.py",
+        "    if scheme != namespace_scheme or not rest.startswith(inside) or rest == inside:\n",
+        "    if False:\n",
+        (
+            "tests/catalog/test_links.py::"
+            "test_an_address_outside_the_namespace_is_refused_and_never_marked",
+        ),
+    ),
+    Mutation(
+        "commit-record-is-its-content-address",
+        "issue 14: a commit record is stored only under the id its content hashes to",
+        "kvlake/graveler/refs.py",
+        "        if commit_id(commit) != identifier:\n",
+        "        if False:\n",
+        (
+            "tests/catalog/test_commit_records.py::"
+            "test_a_commit_record_is_stored_under_its_content_address_only",
+        ),
+    ),
+    Mutation(
+        "commit-names-an-existing-metarange",
+        "issue 14: a commit (source_metarange, a record) names a metarange that is there",
+        "kvlake/graveler/commits.py",
+        "            self._committed.ranges(repository.storage_namespace, metarange_id)\n",
+        "            pass\n",
+        (
+            "tests/catalog/test_commit_records.py::"
+            "test_a_source_metarange_needs_a_clean_branch_and_an_existing_metarange",
+        ),
+    ),
+    Mutation(
+        "metadata-location-exists",
+        "issue 14: getRange and getMetaRange name only files that are there",
+        "kvlake/graveler/committed/manager.py",
+        "        if not self._blockstore.exists(namespace, key):\n",
+        "        if False:\n",
+        ("tests/api/test_metadata_locations.py::test_metarange_and_range_locations",),
+    ),
+    Mutation(
+        "restore-task-refuses-a-non-bare-repository",
+        "issue 14: restoreSubmit refuses at once what lakeFS refuses (a repository not bare)",
+        "kvlake/graveler/tasks.py",
+        "        if not dumps.is_bare(repository):\n",
+        "        if False:\n",
+        ("tests/api/test_dump_tasks.py::test_a_dump_task_restores_through_a_restore_task",),
+    ),
+    Mutation(
+        "pull-request-update-compare-and-swap",
+        "issue 14: racing edits of one pull request never lose each other",
+        "kvlake/graveler/pulls.py",
+        "                self._store.set_if(\n"
+        "                    partition_of(repository), keys.pull_key(pull_id),"
+        " encode(changed), predicate\n"
+        "                )\n",
+        "                self._store.set(\n"
+        "                    partition_of(repository), keys.pull_key(pull_id), encode(changed)\n"
+        "                )\n",
+        ("tests/graveler/test_pulls.py::test_racing_updates_of_one_pull_request_both_land",),
+    ),
+    Mutation(
+        "pull-request-merges-only-when-open",
+        "issue 14: a closed or merged pull request is not merged again",
+        "kvlake/graveler/pulls.py",
+        '        if pull.status != "open":\n',
+        "        if False:\n",
+        ("tests/graveler/test_pulls.py::test_a_pull_request_is_opened_listed_and_merged",),
+    ),
+    Mutation(
+        "link-refuses-before-marking",
+        "invariant 6: a link a protected branch refuses leaves no shared mark",
+        "kvlake/catalog/links.py",
+        '        self._graveler.protection.check(repository, branch, "staging_write")\n',
+        "",
+        (
+            "tests/catalog/test_links.py::"
+            "test_a_protected_branch_refuses_a_link_and_nothing_is_marked",
+        ),
+    ),
+    Mutation(
+        "worker-claims-before-reading-marks",
+        "invariant 4: a worker claims what it may delete before its last read of the marks",
+        "kvlake/deletion/checks.py",
+        "            self._log.claim(uid, (records[i].address for i in staging))\n",
+        "            pass\n",
+        (
+            "tests/catalog/test_links.py::"
+            "test_a_link_racing_a_worker_between_its_check_and_its_delete_is_refused",
+        ),
+    ),
+    Mutation(
+        "link-reads-the-claims",
+        "invariant 4: a link refuses a blob a worker claimed after it marked the address",
+        "kvlake/catalog/links.py",
+        "            if self._deletion.claimed(repository.instance_uid, address):\n",
+        "            if False:\n",
+        (
+            "tests/catalog/test_links.py::"
+            "test_a_link_racing_a_worker_between_its_check_and_its_delete_is_refused",
+        ),
+    ),
+    Mutation(
+        "worker-releases-claims",
+        "issue 14: a worker drops its claims once its deletes are done",
+        "kvlake/deletion/worker.py",
+        "        self._log.release_claims(\n",
+        "        (\n",
+        ("tests/catalog/test_links.py::test_a_worker_leaves_no_claims_behind",),
+    ),
+    Mutation(
+        "group-acl-stands-alone",
+        "issue 14: a group's ACL is its only policy, as lakeFS writes it",
+        "kvlake/auth/acl.py",
+        "        if other != acl_id:\n",
+        "        if False:\n",
+        ("tests/auth/test_acl.py::test_setting_an_acl_detaches_the_groups_other_policies",),
     ),
 )
 

@@ -46,6 +46,7 @@ STATUS: Final[dict[type[errors.KvlakeError], int]] = {
     errors.UnavailableError: 503,
     errors.ClosedError: 503,
     errors.ConfigError: 500,
+    errors.FeatureOffError: 501,
     BodyTimeoutError: 408,
 }
 """Error class -> status; the most specific class in an error's MRO wins."""
@@ -61,6 +62,15 @@ LAKEFS_MESSAGES: Final[dict[type[errors.KvlakeError], str]] = {
     errors.BlobNotFoundError: "not found",
     errors.MetarangeNotFoundError: "not found",
     errors.RangeNotFoundError: "not found",
+    errors.TaskNotFoundError: "not found",
+    errors.PullRequestNotFoundError: "pull request not found",
+    errors.PullRequestIdError: (
+        "argument pullRequestID: pull request id: invalid value: validation error"
+    ),
+    errors.SameBranchError: (
+        "source and destination branches are the same: same branch validation error"
+    ),
+    errors.PullRequestClosedError: "bad pull request status",
     errors.RepositoryDeletingError: "repository in deletion",
     errors.ProtectedBranchError: "cannot write to protected branch",
     errors.DefaultBranchError: "cannot delete repository default branch",
@@ -71,6 +81,7 @@ LAKEFS_MESSAGES: Final[dict[type[errors.KvlakeError], str]] = {
     errors.PreconditionFailedError: "Precondition failed",
     errors.AuthenticationError: "error authenticating request",
     errors.PermissionDeniedError: "insufficient permissions",
+    errors.FeatureOffError: "Not Implemented",
 }
 """Error class -> lakeFS's message for it (pkg/graveler/errors.go, the API controller)."""
 
@@ -147,7 +158,7 @@ async def kvlake_error(request: Request, exc: Exception) -> Response:
         # Expected under load, and a client could provoke it at will: no traceback.
         log.warning("%s %s refused: %s", request.method, request.url.path, exc)
         return error_response(status, str(exc))
-    if status >= 500:
+    if status >= 500 and status != 501:  # 501: a feature kvlake does not have, not a fault
         log.error("%s %s failed: %s", request.method, request.url.path, exc, exc_info=exc)
         return error_response(status, INTERNAL_MESSAGE if status == 500 else str(exc))
     return error_response(status, error_body(exc))

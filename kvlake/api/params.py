@@ -112,6 +112,10 @@ class Query:
     def has(self, name: str) -> bool:
         return name in self._values
 
+    def as_dict(self) -> dict[str, object]:
+        """Every parsed value by name (for message templates)."""
+        return dict(self._values)
+
 
 def parse(
     declared: Sequence[Param],

@@ -78,7 +78,17 @@ class Call(Generic[BodyT]):
     after authorization, and at most once per request.
     """
 
-    __slots__ = ("request", "path", "query", "body", "services", "user", "source", "_repository")
+    __slots__ = (
+        "request",
+        "path",
+        "query",
+        "body",
+        "services",
+        "user",
+        "source",
+        "fields",
+        "_repository",
+    )
 
     def __init__(
         self, request: Request, query: params.Query, body: BodyT, services: Services
@@ -91,6 +101,9 @@ class Call(Generic[BodyT]):
         self.user: User | None = None
         self.source: BinaryIO | None = None
         """The upload body of a `stream` operation, read from the handler's thread."""
+        self.fields: dict[str, str] = {}
+        """What the call learned that its lakeFS texts name besides its inputs (a pull
+        request's destination branch), for `Operation.lakefs_errors` templates."""
         self._repository: Repository | None = None
 
     @property
@@ -160,7 +173,8 @@ class Operation(Generic[BodyT]):
     """An empty body is allowed and reaches the handler as None."""
     lakefs_errors: Mapping[type[KvlakeError], str] = field(default_factory=dict)
     """lakeFS's texts for this operation's errors where they differ from the error class's
-    (`errors.LAKEFS_MESSAGES`); `{name}` fields are path parameters and the body's fields."""
+    (`errors.LAKEFS_MESSAGES`); `{name}` fields are query and path parameters, the
+    body's fields and what the handler put in `Call.fields`."""
 
 
 def json_response(
@@ -210,7 +224,7 @@ def _lakefs_text(operation: Operation[BodyT], call: Call[BodyT], exc: KvlakeErro
         if template is None and cls in LAKEFS_MESSAGES:
             return None
         if template is not None:
-            fields: dict[str, object] = dict(call.path)
+            fields: dict[str, object] = call.query.as_dict() | dict(call.path) | call.fields
             if isinstance(call.body, msgspec.Struct):
                 fields |= msgspec.structs.asdict(call.body)
             return template.format_map(fields)

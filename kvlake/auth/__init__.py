@@ -1,5 +1,6 @@
 """The auth layer: users, groups, policies and credentials, stored in the KV."""
 
+from kvlake.auth.acl import GroupAcl, acl_policy_id, read_group_acl, write_group_acl
 from kvlake.auth.authenticator import SESSION_COOKIE, Authenticator
 from kvlake.auth.credentials import ServerKey, load_master_key
 from kvlake.auth.installation import (
@@ -27,6 +28,7 @@ __all__ = [
     "AuthStore",
     "Authenticator",
     "Group",
+    "GroupAcl",
     "Installation",
     "LoginLimiter",
     "Permission",
@@ -34,6 +36,7 @@ __all__ = [
     "ServerKey",
     "Statement",
     "User",
+    "acl_policy_id",
     "branch_arn",
     "ensure_installation",
     "group_arn",
@@ -42,7 +45,9 @@ __all__ = [
     "load_master_key",
     "object_arn",
     "policy_arn",
+    "read_group_acl",
     "repository_arn",
     "tag_arn",
     "user_arn",
+    "write_group_acl",
 ]

@@ -43,11 +43,19 @@ KEY_CHECK: Final = b"key_check"
 INSTALLED: Final = b"installed"
 
 _ID = re.compile(r"[\w+=,.@:-]{1,128}", re.ASCII)
+_POLICY_ID = re.compile(r"[\w+=,.@:()-]{1,136}", re.ASCII)
+"""Policy ids also take parentheses and 8 more characters: lakeFS names a group's ACL
+policy `ACL(_-_)<group id>` (kvlake/auth/acl.py)."""
 
 
 def check_id(kind: str, value: str) -> str:
     """Return `value` if it is a valid user, group, policy or access key id."""
-    if not isinstance(value, str) or not _ID.fullmatch(value):
+    pattern = _POLICY_ID if kind == "policy" else _ID
+    if not isinstance(value, str) or not pattern.fullmatch(value):
+        if kind == "policy":
+            raise InvalidInputError(
+                f"policy id {value!r} is invalid; use 1-136 letters, digits and any of '_+=,.@:()-'"
+            )
         raise InvalidInputError(
             f"{kind} id {value!r} is invalid; use 1-128 letters, digits and any of '_+=,.@:-'"
         )

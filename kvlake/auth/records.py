@@ -39,6 +39,9 @@ class Policy(msgspec.Struct, frozen=True, kw_only=True):
     id: str
     creation_date: int
     statement: tuple[Statement, ...]
+    acl: str = ""
+    """The ACL level (Read, Write, Super, Admin) a group ACL policy was written from, or
+    "" for a policy written as statements (kvlake/auth/acl.py)."""
 
 
 class Credential(msgspec.Struct, frozen=True, kw_only=True):

@@ -115,15 +115,21 @@ class AuthStore(CredentialRecords):
 
     # -- policies ---------------------------------------------------------------
 
-    def create_policy(self, policy_id: str, statements: tuple[Statement, ...]) -> Policy:
+    def create_policy(
+        self, policy_id: str, statements: tuple[Statement, ...], *, acl: str = ""
+    ) -> Policy:
         keys.check_id("policy", policy_id)
-        policy = Policy(id=policy_id, creation_date=self._now(), statement=statements)
+        policy = Policy(id=policy_id, creation_date=self._now(), statement=statements, acl=acl)
         self._create(keys.POLICIES, keys.key(policy_id), encode(policy), f"policy {policy_id!r}")
         return policy
 
-    def update_policy(self, policy_id: str, statements: tuple[Statement, ...]) -> Policy:
+    def update_policy(
+        self, policy_id: str, statements: tuple[Statement, ...], *, acl: str = ""
+    ) -> Policy:
         old = self.get_policy(policy_id)
-        policy = Policy(id=policy_id, creation_date=old.creation_date, statement=statements)
+        policy = Policy(
+            id=policy_id, creation_date=old.creation_date, statement=statements, acl=acl
+        )
         try:
             self._set_if(keys.POLICIES, keys.key(policy_id), encode(policy), MUST_EXIST)
         except PreconditionFailedError:

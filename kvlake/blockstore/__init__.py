@@ -1,5 +1,6 @@
 """The blockstore layer: immutable blobs in storage namespaces, adapters chosen by URL."""
 
+from kvlake.blockstore.chunks import ChunkReader
 from kvlake.blockstore.registry import open_blockstore, register_blockstore
 from kvlake.blockstore.store import (
     MAX_NAMESPACE_BYTES,
@@ -16,6 +17,7 @@ __all__ = [
     "MAX_PRESIGN_SECONDS",
     "READ_CHUNK",
     "BlockStore",
+    "ChunkReader",
     "check_key",
     "open_blockstore",
     "register_blockstore",

@@ -27,10 +27,20 @@ import time
 from collections.abc import Callable, Sequence
 from typing import BinaryIO, Final
 
-from kvlake import ids
+import msgspec
+
 from kvlake.blockstore import READ_CHUNK, BlockStore
+from kvlake.catalog.links import Links, new_address
 from kvlake.catalog.listing import MAX_AMOUNT, list_page
-from kvlake.catalog.records import ListingPage, ObjectEntry, ObjectStat, from_value, to_value
+from kvlake.catalog.records import (
+    ListingPage,
+    ObjectEntry,
+    ObjectStat,
+    decode_entry,
+    from_value,
+    to_value,
+)
+from kvlake.catalog.symlinks import write_symlinks
 from kvlake.deletion import DeletionLog, EntryRef
 from kvlake.errors import (
     ConfigError,
@@ -99,11 +109,6 @@ class _HashingReader:
         return data
 
 
-def new_address(now: float) -> str:
-    """A fresh object address, grouped by hour so listings of the namespace stay shallow."""
-    return time.strftime("data/%Y%m%dT%H/", time.gmtime(now)) + ids.new_uid()
-
-
 class Catalog:
     """Object operations over graveler and a blockstore. Thread-safe; no in-process state."""
 
@@ -124,6 +129,8 @@ class Catalog:
             )
         self.graveler = graveler
         self.blockstore = blockstore
+        self.links = Links(graveler, blockstore, clock=clock, deletion=deletion)
+        """Entries over blobs already in the namespace (stageObject, linkPhysicalAddress)."""
         self._clock = clock
         self._deletion = deletion
         self._locks = locks
@@ -324,6 +331,36 @@ class Catalog:
             except KvlakeError as exc:
                 failures.append((path, exc))
         return failures
+
+    def update_metadata(
+        self, repository: Repository, branch: str, path: str, metadata: dict[str, str]
+    ) -> None:
+        """Replace the object's user metadata (all of it) on the branch, as lakeFS's
+        updateObjectUserMetadata does: a new staged entry with the same address, size,
+        checksum and mtime, over the staged or committed one.
+
+        The address stays referenced, so nothing is logged for deletion: the writer
+        flow's hook logs only a replaced entry whose address differs, and an entry
+        taken from a commit or a sealed token has its address marked shared first
+        (graveler's `before_restage`), so replacing the new entry later cannot delete
+        the committed blob.
+
+        Raises:
+            EntryNotFoundError: no object at the path on the branch.
+            ProtectedBranchError: the branch is protected against writes.
+        """
+        check_branch_name(branch)
+        key = check_path(path)
+
+        def change(value: Value) -> Value:
+            entry = decode_entry(value)
+            return to_value(msgspec.structs.replace(entry, metadata=dict(metadata)))
+
+        self.graveler.update(repository, branch, key, change)
+
+    def write_symlinks(self, repository: Repository, ref: str, prefix: str) -> str:
+        """Write the Hive symlink files of `ref`'s folders under `prefix` (see `symlinks`)."""
+        return write_symlinks(self.graveler, self.blockstore, repository, ref, prefix)
 
     def copy_object(
         self, repository: Repository, source_ref: str, source_path: str, branch: str, path: str

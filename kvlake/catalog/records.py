@@ -72,6 +72,10 @@ def to_value(entry: ObjectEntry) -> Value:
     return Value(identity=identity(entry), data=_encode(entry))
 
 
+def decode_entry(value: Value) -> ObjectEntry:
+    return _decode(value.data)
+
+
 def from_value(path: str, value: Value) -> ObjectStat:
     entry = _decode(value.data)
     return ObjectStat(

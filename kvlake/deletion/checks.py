@@ -17,10 +17,14 @@ each group is checked against the KV as it is now:
    and holds it in memory until it publishes (then step 4 finds it). So does a
    record whose own token is sealed: a reset that read the branch before the
    seal may have removed the entry from the token the commit reads.
-3. Shared addresses: a copy marked the address shared. Any entry anywhere may
-   hold it, so staging records keep it and leave it to garbage collection.
-   Read after staging: a copy marks before it re-reads its source, so a copy
-   whose entry our staging read missed had marked before we look.
+3. Shared addresses: a copy or a link marked the address shared. Any entry
+   anywhere may hold it, so staging records keep it and leave it to garbage
+   collection. Read after staging: a copy marks before it re-reads its source,
+   so a copy whose entry our staging read missed had marked before we look. A
+   link has no source to re-read, so the candidates are claimed first
+   (`DeletionLog.claim`): a link marks, then reads the claim, and refuses while
+   one is fresh, so of a worker and a link racing on one blob at least one sees
+   the other.
 4. Committed data (staging records): a commit that consumed the record's
    token (graveler's consumed-token records) and holds the blob at the path
    keeps it, for good: committed blobs are garbage collection's, and such a
@@ -101,6 +105,7 @@ class ReferenceChecker:
         self._graveler = graveler
         self._references = graveler.references
         self._store = purges.store
+        self._log = purges.log
         self._blockstore = blockstore
         self._purges = purges
         self._entry_of = entry_of
@@ -254,6 +259,9 @@ class ReferenceChecker:
         gc_indexes = [i for i, r in enumerate(records) if r.origin == "garbage_collection"]
         if gc_indexes:
             self._check_gc(records, gc_indexes, verdicts)
+            if instance.repository is not None:  # claimed before reading the marks, as below
+                candidates = (records[i].address for i in gc_indexes if verdicts[i] is None)
+                self._log.claim(instance.repository.instance_uid, candidates)
             self._check_copies(instance, records, gc_indexes, verdicts)
         staging = [
             i for i, r in enumerate(records) if verdicts[i] is None and r.origin in STAGING_ORIGINS
@@ -263,6 +271,12 @@ class ReferenceChecker:
                 "kept", "a commit that consumed its staging token holds it: garbage collection's"
             )
         staging = [i for i in staging if verdicts[i] is None]
+        if staging and instance.repository is not None:
+            # Claim before the last read of the marks: a link that marks after this
+            # read sees the claim and refuses (DeletionLog.claimed). The worker drops
+            # the claims once its deletes are done.
+            uid = instance.repository.instance_uid
+            self._log.claim(uid, (records[i].address for i in staging))
         shared = self._shared(instance, [records[i] for i in staging])
         for index in staging:
             if records[index].address in shared:

@@ -31,6 +31,7 @@ PENDING_PREFIX: Final = b"deletion/"
 DEAD_LETTERS: Final = b"deletion_dlq"
 LEASES: Final = b"deletion_leases"
 SHARED: Final = b"deletion_shared"
+CLAIMS: Final = b"deletion_claims"
 PURGES: Final = b"deletion_purges"
 
 PARTITIONS_KEY: Final = b"partitions"
@@ -88,6 +89,11 @@ def shared_since(raw: bytes) -> float:
         return float(raw) if raw else 0.0
     except ValueError:
         return 0.0
+
+
+def claim_key(instance_uid: str, address: str) -> bytes:
+    """A worker's claim on an address it is about to delete: keyed as `shared_key`."""
+    return shared_key(instance_uid, address)
 
 
 def purge_key(repository: str, instance_uid: str) -> bytes:

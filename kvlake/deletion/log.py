@@ -213,6 +213,38 @@ class DeletionLog:
             ((keys.shared_key(instance_uid, address), b"") for address in addresses if address),
         )
 
+    # -- claims: a worker about to delete, against a link about to stage -----------------
+
+    def claim(self, instance_uid: str, addresses: Iterable[str]) -> None:
+        """Record that a worker is about to delete these addresses, before it reads their
+        shared marks for the last time (see `claimed`)."""
+        stamp = repr(self.clock()).encode()
+        claims = sorted({keys.claim_key(instance_uid, address) for address in addresses})
+        self.store.set_many(keys.CLAIMS, ((key, stamp) for key in claims))
+
+    def release_claims(self, claims: Iterable[tuple[str, str]]) -> None:
+        """Drop the claims of (instance uid, address) pairs whose blobs are dealt with."""
+        self.store.delete_many(
+            keys.CLAIMS, sorted({keys.claim_key(uid, address) for uid, address in claims})
+        )
+
+    def claimed(self, instance_uid: str, address: str) -> bool:
+        """Whether a worker claimed the address in the last lease time: it may be deleting
+        the blob now.
+
+        The claim and the shared mark close the race between a worker and a link (or
+        anything that marks before it stages) the way two flags do: the worker writes
+        its claim, then reads the mark; the link writes its mark, then reads the
+        claim. On one store, at least one of them sees the other's write, so either
+        the worker keeps the blob or the link refuses to stage it. A claim older than
+        the lease time is a crashed worker's, and ignored.
+        """
+        try:
+            raw, _ = self.store.get(keys.CLAIMS, keys.claim_key(instance_uid, address))
+        except KeyNotFoundError:
+            return False
+        return self.clock() - float(raw) < self.settings.lease_time
+
 
 def _decode(key: bytes, raw: bytes) -> DueRecord:
     try:

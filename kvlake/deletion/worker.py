@@ -25,6 +25,7 @@ from typing import Final
 
 import msgspec
 
+from kvlake import ids
 from kvlake.blockstore import BlockStore
 from kvlake.deletion import keys
 from kvlake.deletion.checks import ReferenceChecker, Verdict
@@ -145,6 +146,10 @@ class DeletionWorker:
         records = [item.record for item in readable if item.record is not None]
         verdicts = self._checker.check(records)
         errors = self._delete_blobs(records, verdicts)
+        # The deletes are done (or failed): links of these blobs may go ahead again.
+        self._log.release_claims(
+            (r.instance_uid, r.address) for r in records if len(r.instance_uid) == ids.UID_LENGTH
+        )
         counts: Counter[str] = Counter()
         reschedule: list[PendingDelete] = []
         dead: list[KeyValue] = []

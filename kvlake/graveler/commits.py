@@ -35,6 +35,7 @@ from collections.abc import Callable, Sequence
 from kvlake.errors import (
     DirtyBranchError,
     InvalidInputError,
+    MetarangeNotFoundError,
     NoChangesError,
     PreconditionFailedError,
     TooManyTriesError,
@@ -55,6 +56,15 @@ MAX_DATE = 253_402_300_799
 
 MAX_HISTORY = 10_000
 """Commits walked back from the head to find the commit that took a committer's tokens."""
+
+
+def check_date(date: int | None) -> None:
+    """Refuse a commit date before the epoch or after the year 9999 (InvalidInputError)."""
+    if date is not None and not (isinstance(date, int) and 0 <= date <= MAX_DATE):
+        raise InvalidInputError(
+            f"commit date {date!r} is out of range; give seconds since 1970, up to {MAX_DATE}"
+        )
+
 
 DropTokens = Callable[[Repository, Sequence[str]], None]
 BuildCommit = Callable[[str, Commit], Commit]
@@ -108,10 +118,7 @@ class Committer:
                 was committed.
             TooManyTriesError: racing commits kept winning.
         """
-        if date is not None and not (isinstance(date, int) and 0 <= date <= MAX_DATE):
-            raise InvalidInputError(
-                f"commit date {date!r} is out of range; give seconds since 1970, up to {MAX_DATE}"
-            )
+        check_date(date)
         branch, predicate = self._seal(repository, branch_name, allow_empty=allow_empty)
         mine = branch.sealed_tokens
         parent_id = branch.commit_id
@@ -123,14 +130,8 @@ class Committer:
             if metarange_id == parent.metarange_id and not allow_empty:
                 self._unseal(repository, branch_name, mine, parent_id)
                 raise NoChangesError(f"branch {branch_name!r} has no changes to commit")
-            commit = Commit(
-                committer=committer,
-                message=message,
-                metarange_id=metarange_id,
-                creation_date=int(self._clock()) if date is None else date,
-                parents=(parent_id,),
-                metadata=dict(metadata or {}),
-                generation=parent.generation + 1,
+            commit = self._next_commit(
+                parent_id, parent, metarange_id, committer, message, metadata, date
             )
             commit_id = self._refs.add_commit(repository, commit)
             # Before the publishing swap: once published, the tokens' blobs are committed
@@ -148,6 +149,83 @@ class Committer:
         raise TooManyTriesError(
             f"commit on branch {branch_name!r} kept losing races with other commits; retry"
         )
+
+    def create_record(self, repository: Repository, commit_id: str, commit: Commit) -> None:
+        """Store a commit built elsewhere (a restore) under its content address; no ref
+        changes. Its metarange must exist; its parents are not looked up, so commits may
+        come in any order (lakeFS's CreateCommitRecord).
+
+        Raises:
+            InvalidInputError: the id is not the commit's content address, or a bad date.
+            InvalidInputError: no such metarange in the namespace.
+            ConflictError: the commit exists.
+        """
+        check_date(commit.creation_date)
+        self._check_metarange(repository, commit.metarange_id)
+        self._refs.create_commit(repository, commit_id, commit)
+
+    def commit_metarange(
+        self,
+        repository: Repository,
+        branch_name: str,
+        metarange_id: str,
+        *,
+        committer: str,
+        message: str,
+        metadata: dict[str, str] | None = None,
+        date: int | None = None,
+    ) -> str:
+        """Commit an existing metarange as the branch's next commit (lakeFS's
+        `source_metarange`); the branch must be clean. Returns the commit id.
+
+        No blob changes hands: a metarange is only ever written by a commit, so
+        every blob it names is committed data already (garbage collection's).
+
+        Raises:
+            DirtyBranchError: the branch has staged or sealed changes.
+            InvalidInputError: no such metarange (or a malformed id), or a `date` out
+                of range.
+        """
+        check_date(date)
+        self._check_metarange(repository, metarange_id)
+
+        def build(parent_id: str, head: Commit) -> Commit:
+            return self._next_commit(
+                parent_id, head, metarange_id, committer, message, metadata, date
+            )
+
+        return self.commit_on_clean_head(repository, branch_name, build)
+
+    def _next_commit(
+        self,
+        parent_id: str,
+        parent: Commit,
+        metarange_id: str,
+        committer: str,
+        message: str,
+        metadata: dict[str, str] | None,
+        date: int | None,
+    ) -> Commit:
+        """The commit after `parent` (one parent, the next generation), dated now or `date`."""
+        return Commit(
+            committer=committer,
+            message=message,
+            metarange_id=metarange_id,
+            creation_date=int(self._clock()) if date is None else date,
+            parents=(parent_id,),
+            metadata=dict(metadata or {}),
+            generation=parent.generation + 1,
+        )
+
+    def _check_metarange(self, repository: Repository, metarange_id: str) -> None:
+        """A commit may name only a metarange that is there: its reads would fail."""
+        try:
+            self._committed.ranges(repository.storage_namespace, metarange_id)
+        except MetarangeNotFoundError:
+            raise InvalidInputError(
+                f"metarange {metarange_id!r} is not in the storage namespace of repository"
+                f" {repository.name!r}; name one of its commits' metaranges"
+            ) from None
 
     def commit_on_clean_head(
         self, repository: Repository, branch_name: str, build: BuildCommit

@@ -24,6 +24,7 @@ from typing import Final, TypeVar
 import msgspec
 
 from kvlake import ids
+from kvlake.blockstore.chunks import ChunkReader
 from kvlake.blockstore.store import BlockStore
 from kvlake.errors import BlobNotFoundError, InvalidInputError, NotFoundError
 from kvlake.graveler import keys
@@ -38,31 +39,6 @@ _encode = msgspec.json.Encoder().encode
 
 def dump_key(dump_id: str, name: str) -> str:
     return f"{DUMP_PREFIX}{dump_id}/{name}"
-
-
-class _LineStream(io.RawIOBase):
-    """A read-only binary stream over an iterator of byte strings (no whole-file buffer)."""
-
-    def __init__(self, chunks: Iterator[bytes]) -> None:
-        self._chunks = chunks
-        self._pending = b""
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
-        filled = 0
-        while filled < len(buffer):
-            if not self._pending:
-                chunk = next(self._chunks, None)
-                if chunk is None:
-                    break
-                self._pending = chunk
-            n = min(len(buffer) - filled, len(self._pending))
-            buffer[filled : filled + n] = self._pending[:n]
-            self._pending = self._pending[n:]
-            filled += n
-        return filled
 
 
 class RefsDumper:
@@ -116,7 +92,7 @@ class RefsDumper:
             NotFoundError: no complete dump with that id in the storage namespace.
         """
         manifest = self.load_manifest(repository, dump_id)
-        if self._refs.has_refs(repository):
+        if not self.is_bare(repository):
             raise InvalidInputError(
                 f"repository {repository.name!r} already has branches, tags or commits; "
                 f"restore refs only into a bare repository (create_bare_repository)"
@@ -133,6 +109,10 @@ class RefsDumper:
                 repository, ref.name, Branch(commit_id=ref.commit_id, staging_token=token)
             )
         return manifest
+
+    def is_bare(self, repository: Repository) -> bool:
+        """Whether the repository has no branch, tag or commit (what a restore needs)."""
+        return not self._refs.has_refs(repository)
 
     def load_manifest(self, repository: Repository, dump_id: str) -> RefsManifest:
         """Raises NotFoundError when there is no complete dump `dump_id`."""
@@ -197,7 +177,7 @@ class RefsDumper:
                 yield decoder.decode(line)
 
     def _put(self, repository: Repository, key: str, lines: Iterator[bytes]) -> None:
-        with io.BufferedReader(_LineStream(lines), buffer_size=1 << 20) as stream:
+        with io.BufferedReader(ChunkReader(lines), buffer_size=1 << 20) as stream:
             self._blockstore.put(repository.storage_namespace, key, stream)
 
     @staticmethod

@@ -31,25 +31,25 @@ from kvlake.graveler.merge import Merger
 from kvlake.graveler.metadata import RepositoryMetadataSettings
 from kvlake.graveler.namespaces import Namespaces
 from kvlake.graveler.protection import BranchProtectionRules
+from kvlake.graveler.pulls import PullRequests
 from kvlake.graveler.records import (
     Branch,
     Commit,
-    DroppedToken,
     Repository,
     Tag,
     TokenState,
     Value,
-    encode,
 )
 from kvlake.graveler.references import References
 from kvlake.graveler.refexpr import RefResolver, ResolvedRef
-from kvlake.graveler.refs import Refs
+from kvlake.graveler.refs import Refs, dropped_token_items
 from kvlake.graveler.repositories import INITIAL_TIMEOUT, Repositories
 from kvlake.graveler.reset import Resetter
 from kvlake.graveler.retention import Retention
 from kvlake.graveler.revert import ChangeApplier
 from kvlake.graveler.spans import RefSpans
 from kvlake.graveler.staging import Staging, overlay
+from kvlake.graveler.tasks import RefsTasks
 from kvlake.graveler.validation import (
     check_branch_name,
     check_repository_name,
@@ -178,6 +178,10 @@ class Graveler:
         self.retention = Retention(store, self._refs)
         """Garbage collection rules (`get_rules`, `set_rules`, `delete_rules`), `list_commits`
         and `retained_commits`: the commits the rules keep at a given time."""
+        self.pulls = PullRequests(store, self._refs, self.merges, clock)
+        """Pull requests: `create`, `get`, `list`, `update`, `merge`."""
+        self.tasks = RefsTasks(store, lambda: self.dumps, clock)
+        """Dumps and restores as lakeFS's tasks: `submit_dump`, `submit_restore`, `status`."""
 
     @property
     def dumps(self) -> RefsDumper:
@@ -374,9 +378,22 @@ class Graveler:
         metadata: dict[str, str] | None = None,
         allow_empty: bool = False,
         date: int | None = None,
+        source_metarange: str | None = None,
     ) -> str:
+        """Commit the branch's staged changes, or with `source_metarange` that metarange
+        on a clean branch (see `Committer.commit` and `commit_metarange`)."""
         check_branch_name(branch)
         self.protection.check(repository, branch, "commit")
+        if source_metarange is not None:
+            return self._committer.commit_metarange(
+                repository,
+                branch,
+                source_metarange,
+                committer=committer,
+                message=message,
+                metadata=metadata,
+                date=date,
+            )
         return self._committer.commit(
             repository,
             branch,
@@ -387,25 +404,14 @@ class Graveler:
             date=date,
         )
 
+    def create_commit_record(self, repository: Repository, commit_id: str, commit: Commit) -> None:
+        """Store a commit built elsewhere under its id (see `Committer.create_record`)."""
+        self._committer.create_record(repository, commit_id, commit)
+
     def queue_token_drops(self, repository: Repository, tokens: Sequence[str]) -> None:
         """Record that these staging tokens may be dropped once no branch references them."""
         due = self.clock() + self._token_drop_delay
-        self.store.set_many(
-            keys.DROPPED_TOKENS,
-            (
-                (
-                    keys.dropped_token_key(due, token),
-                    encode(
-                        DroppedToken(
-                            repository=repository.name,
-                            instance_uid=repository.instance_uid,
-                            token=token,
-                        )
-                    ),
-                )
-                for token in tokens
-            ),
-        )
+        self.store.set_many(keys.DROPPED_TOKENS, dropped_token_items(repository, tokens, due))
 
     # -- entries -------------------------------------------------------------------------
 
@@ -437,6 +443,13 @@ class Graveler:
             token=token,
             attempted=attempted,
         )
+
+    def update(
+        self, repository: Repository, branch: str, key: bytes, change: Callable[[Value], Value]
+    ) -> None:
+        """Stage `change(value)` over the value at `key` on the branch, staged or committed,
+        by compare-and-swap (see `Writer.update`). Raises EntryNotFoundError if none."""
+        self._writer.update(repository, branch, key, change)
 
     def delete(
         self,

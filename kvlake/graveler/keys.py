@@ -29,6 +29,8 @@ SETTING_PREFIX = b"settings/"
 CONSUMED_TOKEN_PREFIX = b"consumed_tokens/"
 GC_RULES = SETTING_PREFIX + b"gc_rules"
 """In the instance partition: the repository's garbage collection rules (see gcrules.py)."""
+TASK_PREFIX = b"tasks/"
+PULL_PREFIX = b"pulls/"
 
 STAGING_PREFIX = b"staging/"
 
@@ -95,6 +97,14 @@ def tag_key(name: str) -> bytes:
 
 def setting_key(name: str) -> bytes:
     return SETTING_PREFIX + name.encode()
+
+
+def pull_key(pull_id: str) -> bytes:
+    return PULL_PREFIX + pull_id.encode()
+
+
+def task_key(task_id: str) -> bytes:
+    return TASK_PREFIX + task_id.encode()
 
 
 def consumed_token_key(token: str) -> bytes:

@@ -141,6 +141,23 @@ class GarbageCollectionRules(msgspec.Struct, frozen=True, kw_only=True):
     branch_retention_days: dict[str, int] = {}
 
 
+PullRequestStatus = Literal["open", "closed", "merged"]
+
+
+class PullRequest(msgspec.Struct, frozen=True, kw_only=True):
+    """A pull request (lakeFS's): merge `source` into `destination` once reviewed."""
+
+    title: str
+    description: str
+    author: str
+    source: str
+    destination: str
+    creation_date: float
+    status: PullRequestStatus = "open"
+    closed_date: float | None = None
+    merged_commit_id: str | None = None
+
+
 class DumpedRef(msgspec.Struct, frozen=True, kw_only=True):
     """A branch or tag in a refs dump: its name and commit (staging is not dumped)."""
 
@@ -221,3 +238,4 @@ decode_consumed_token = msgspec.msgpack.Decoder(ConsumedToken).decode
 decode_branch_protection = msgspec.msgpack.Decoder(BranchProtection).decode
 decode_repository_metadata = msgspec.msgpack.Decoder(RepositoryMetadata).decode
 decode_gc_rules = msgspec.msgpack.Decoder(GarbageCollectionRules).decode
+decode_pull_request = msgspec.msgpack.Decoder(PullRequest).decode

@@ -20,6 +20,7 @@ import msgspec
 
 from kvlake.errors import (
     BranchNotFoundError,
+    CommitIdError,
     CommitNotFoundError,
     ConflictError,
     KeyNotFoundError,
@@ -32,6 +33,7 @@ from kvlake.graveler.records import (
     Branch,
     Commit,
     ConsumedToken,
+    DroppedToken,
     Repository,
     Tag,
     decode_branch,
@@ -72,6 +74,17 @@ def commit_id(commit: Commit) -> str:
     for parent in commit.parents:
         field(parent)
     return digest.hexdigest()
+
+
+def dropped_token_items(
+    repository: Repository, tokens: Sequence[str], due: float
+) -> Iterator[tuple[bytes, bytes]]:
+    """The `graveler_dropped_tokens` entries that queue these tokens for dropping at `due`."""
+    for token in tokens:
+        record = DroppedToken(
+            repository=repository.name, instance_uid=repository.instance_uid, token=token
+        )
+        yield keys.dropped_token_key(due, token), encode(record)
 
 
 def partition_of(repository: Repository) -> bytes:
@@ -252,6 +265,25 @@ class Refs:
         except PreconditionFailedError:
             pass  # same id, same content: already stored by an earlier try
         return identifier
+
+    def create_commit(self, repository: Repository, identifier: str, commit: Commit) -> None:
+        """Store a commit a caller built, under the id it claims (lakeFS's CreateCommitRecord).
+
+        Raises:
+            CommitIdError: the id is not the commit's content address.
+            ConflictError: a commit with that id exists.
+        """
+        if commit_id(commit) != identifier:
+            raise CommitIdError(
+                f"commit id {identifier!r} is not the content address of the commit given"
+                " (sha256 of its fields, as kvlake computes it); send the id kvlake gave it"
+            )
+        try:
+            self._store.set_if(
+                partition_of(repository), keys.commit_key(identifier), encode(commit), None
+            )
+        except PreconditionFailedError:
+            raise ConflictError(f"commit {identifier!r} already exists") from None
 
     def add_commits(self, repository: Repository, commits: Iterable[tuple[str, Commit]]) -> None:
         """Store many commits under ids the caller has checked (`commit_id`), in batches."""

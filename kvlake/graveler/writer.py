@@ -175,6 +175,36 @@ class Writer:
                 # A racing writer replaced it: the single-write path announces the new value.
                 self._swap(repository, branch, token, key, None, TOMBSTONE, None, [])
 
+    def update(
+        self,
+        repository: Repository,
+        branch: str,
+        key: bytes,
+        change: Callable[[Value], Value],
+    ) -> None:
+        """Stage `change(value)` over the path's current value on the branch (lakeFS's
+        `Update`): the staged value if any, else the sealed tokens' or the commit's.
+
+        A compare-and-swap on the staged value read, so a racing write or deletion is
+        never overwritten with a change of what it replaced: `change` is applied again
+        to whatever won. A value taken from under the staging token (a sealed token,
+        the commit) is then in two places, so `StagingHooks.before_restage` runs
+        first, as for a writer's re-write after a seal. `change` must be idempotent:
+        after a seal it runs again, on its own result in the sealed token.
+
+        Raises:
+            ProtectedBranchError: a rule blocks writes to the branch (nothing written).
+            EntryNotFoundError: the path holds nothing on the branch (or a deletion).
+            BranchNotFoundError: no such branch.
+            TooManyTriesError: racing writers or commits kept winning; retry.
+        """
+
+        def stage(token: str, current: Branch | None, again: bool) -> None:
+            assert current is not None, "run reads the branch when given no token"
+            self._update_in(repository, branch, token, current, key, change)
+
+        self.run(repository, branch, stage)
+
     def run(
         self,
         repository: Repository,
@@ -254,6 +284,42 @@ class Writer:
                 return
             except PreconditionFailedError:
                 continue  # a racing writer replaced it first: announce what is there now
+        raise TooManyTriesError(
+            f"path {key.decode(errors='replace')!r} kept changing under racing writers; retry"
+        )
+
+    def _update_in(
+        self,
+        repository: Repository,
+        branch: str,
+        token: str,
+        current: Branch,
+        key: bytes,
+        change: Callable[[Value], Value],
+    ) -> None:
+        partition = keys.staging_partition(token)
+        for _ in range(WRITE_TRIES):
+            raw, expected = self._read(partition, key)
+            below = expected is None
+            found = self._staged_or_committed(repository, current, key) if below else raw
+            if not found:  # absent, or a tombstone here or under the token
+                path = key.decode(errors="replace")
+                raise EntryNotFoundError(f"path {path!r} not found on branch {branch!r}")
+            value = change(decode_value(found))
+            encoded = encode(value)
+            if encoded == raw:
+                return  # nothing changes (or our own earlier try landed)
+            if self.hooks is not None:
+                if below:
+                    # Also held by a sealed token or the commit: shared from now on.
+                    self.hooks.before_restage(repository, [value])
+                else:
+                    self.hooks.before_unstage(repository, token, [(key, decode_value(raw))], value)
+            try:
+                self._store.set_if(partition, key, encoded, expected)
+                return
+            except PreconditionFailedError:
+                continue  # a racing writer won: change what is there now
         raise TooManyTriesError(
             f"path {key.decode(errors='replace')!r} kept changing under racing writers; retry"
         )

@@ -257,6 +257,8 @@ def _sweep_chunk(
             sizes[address] = 0
             first_failure = first_failure or f"{address}: {exc}"
     failures = {} if dry_run else lake.blockstore.delete_many(namespace, list(sizes))
+    # The deletes are done: links of these addresses may go ahead again (see DeletionLog.claim).
+    lake.deletion_log.release_claims((repository.instance_uid, a) for a in listed)
     failed += len(failures)
     for address, error in failures.items():
         first_failure = first_failure or f"{address}: {error}"

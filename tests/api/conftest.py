@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+import lakefs_sdk
 import pytest
 from lakefs_sdk.client import LakeFSClient
 
@@ -76,3 +77,11 @@ def repo(http: httpx.Client, tmp_path: Path) -> str:
     )
     assert response.status_code == 201, response.text
     return name
+
+
+def viewer(server: Server, sdk: LakeFSClient, user: str) -> LakeFSClient:
+    """A client for a new user `user` in the Viewers group (reads only)."""
+    sdk.auth_api.create_user(lakefs_sdk.UserCreation(id=user))
+    sdk.auth_api.add_group_membership("Viewers", user)
+    credentials = sdk.auth_api.create_credentials(user)
+    return server.sdk(credentials.access_key_id, credentials.secret_access_key)

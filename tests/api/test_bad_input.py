@@ -79,7 +79,9 @@ def _fill(path: str, repo: str, segment: str | None = None) -> str:
 
 
 def _check(response: httpx.Response, what: str) -> None:
-    assert response.status_code < 500, f"{what}: {response.status_code} {response.text}"
+    # 501 is lakeFS's answer for a feature it has off (external principals), not a fault.
+    off = response.status_code == 501 and response.json()["message"] == "Not Implemented"
+    assert response.status_code < 500 or off, f"{what}: {response.status_code} {response.text}"
     if response.status_code >= 400 and response.request.method != "HEAD":
         assert response.json()["message"], what
 

@@ -11,7 +11,7 @@ import pytest
 
 from kvlake.errors import NoChangesError
 from kvlake.graveler.graveler import Graveler
-from kvlake.graveler.records import Repository
+from kvlake.graveler.records import Repository, Value
 from kvlake.kv.faults import Call
 from tests.graveler.helpers import NAMESPACE, value
 from tests.graveler.stepping import calls_of, paused_graveler, run_paused
@@ -96,3 +96,39 @@ def _ancestry(graveler: Graveler, repo: Repository, head: str) -> list[str]:
     while parents := graveler.get_commit(repo, found[-1]).parents:
         found.append(parents[0])
     return found
+
+
+def _suffixed(old: Value) -> Value:
+    """Idempotent, as an update's change must be: a seal may make it run on its own result."""
+    return value(old.data.decode().removesuffix("+u") + "+u")
+
+
+@pytest.mark.parametrize("intruder", ["write", "commit"])
+def test_an_update_changes_whatever_a_racing_write_left_at_any_call(
+    any_graveler: Graveler, repo: Repository, clock: FakeClock, intruder: str
+) -> None:
+    """An update is a compare-and-swap on what it read: a write racing it is changed, never
+    replaced by a change of the value it overwrote (lakeFS's `Update`); a commit racing it
+    leaves the change staged."""
+    graveler = any_graveler
+    paused, stepping = paused_graveler(graveler, clock)
+    graveler.set(repo, "main", b"probe", value("p"))
+    total = calls_of(stepping, lambda: paused.update(repo, "main", b"probe", _suffixed))
+    for n in range(total):
+        key = b"k%d" % n
+        graveler.set(repo, "main", key, value("old"))
+        if intruder == "commit":
+            run = lambda: _commit(graveler, repo)  # noqa: E731
+        else:
+            run = lambda key=key: graveler.set(repo, "main", key, value("new"))  # type: ignore[misc]  # noqa: E731
+        run_paused(
+            stepping,
+            lambda key=key: paused.update(repo, "main", key, _suffixed),  # type: ignore[misc]
+            at_call=n,
+            intruder=run,
+        )
+        got = graveler.get(repo, "main", key).data
+        if intruder == "commit":
+            assert got == b"old+u", n
+        else:
+            assert got in (b"new+u", b"new"), (n, got)

@@ -13,7 +13,12 @@ from kvlake.api.pages import page
 from kvlake.api.routing import Call, Operation, json_response, no_content
 from kvlake.api.wire import refs as wire
 from kvlake.auth import Permission, branch_arn
-from kvlake.errors import ConflictError, InvalidInputError, ProtectedBranchError, RefNotFoundError
+from kvlake.errors import (
+    ConflictError,
+    DirtyBranchError,
+    ProtectedBranchError,
+    RefNotFoundError,
+)
 
 API_GROUP: Final = "branches"
 BRANCH: Final = "/repositories/{repository}/branches/{branch}"
@@ -60,8 +65,7 @@ def delete_branch(call: Call[None]) -> Response:
 
 def commit(call: Call[wire.CommitCreation]) -> Response:
     request = call.body
-    if call.query.has("source_metarange"):
-        raise InvalidInputError("committing a source_metarange is not supported; omit it")
+    source = call.query.text("source_metarange") or None  # empty: none, as in lakeFS
     graveler = call.services.graveler
     repository = call.repository
     commit_id = graveler.commit(
@@ -72,6 +76,7 @@ def commit(call: Call[wire.CommitCreation]) -> Response:
         metadata=dict(request.metadata or {}),
         allow_empty=bool(request.allow_empty),
         date=request.date,
+        source_metarange=source,
     )
     record = graveler.get_commit(repository, commit_id)
     return json_response(convert.commit(commit_id, record), 201)
@@ -132,10 +137,18 @@ OPERATIONS: Final = (
         BRANCH + "/commits",
         commit,
         "commits",
-        params=(params.text("source_metarange", "not supported: must be absent"),),
+        params=(
+            params.text(
+                "source_metarange",
+                "commit this metarange (one of the repository's) on a clean branch",
+            ),
+        ),
         body=wire.CommitCreation,
         responses={201: wire.Commit, 400: None, 404: None},
         permissions=on_branch("fs:CreateCommit"),
-        lakefs_errors={ProtectedBranchError: "cannot commit to protected branch"},
+        lakefs_errors={
+            ProtectedBranchError: "cannot commit to protected branch",
+            DirtyBranchError: "cannot use source MetaRange on a branch with uncommitted changes",
+        },
     ),
 )

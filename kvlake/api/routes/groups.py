@@ -1,9 +1,15 @@
-"""Groups, their members and their policies."""
+"""Groups, their members, their policies and their ACLs.
+
+A group's ACL (lakeFS's simplified permissions: Read, Write, Super, Admin) is one
+policy, `ACL(_-_)<group>`, that setGroupACL writes and attaches alone
+(kvlake/auth/acl.py); getGroupACL reads it back, and answers lakeFS's 404 with
+`no_acl` when the group's policies are something else.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Final
+from collections.abc import Callable, Sequence
+from typing import Any, Final
 
 from starlette.responses import Response
 
@@ -13,8 +19,15 @@ from kvlake.api.pages import page
 from kvlake.api.routes.auth_common import group, on_group, on_policy, policy, user
 from kvlake.api.routing import Call, Operation, json_response, no_content
 from kvlake.api.wire import auth as wire
-from kvlake.auth import Permission, group_arn
-from kvlake.errors import ConflictError, NotFoundError
+from kvlake.auth import (
+    Permission,
+    acl_policy_id,
+    group_arn,
+    policy_arn,
+    read_group_acl,
+    write_group_acl,
+)
+from kvlake.errors import AclPermissionError, ConflictError, NotFoundError
 
 API_GROUP: Final = "auth"
 GROUP: Final = "/auth/groups/{groupId}"
@@ -77,6 +90,32 @@ def attach_policy_to_group(call: Call[None]) -> Response:
 def detach_policy_from_group(call: Call[None]) -> Response:
     call.services.auth.detach_from_group(call.path["groupId"], call.path["policyId"])
     return no_content()
+
+
+def get_group_acl(call: Call[None]) -> Response:
+    found = read_group_acl(call.services.auth, call.path["groupId"])
+    if found.problem:
+        return json_response(wire.ErrorNoACL(message=found.problem), 404)
+    return json_response(wire.ACL(permission=found.permission))
+
+
+def set_group_acl(call: Call[wire.ACL]) -> Response:
+    write_group_acl(call.services.auth, call.path["groupId"], call.body.permission)
+    return Response(status_code=201)
+
+
+def _acl_needs(*policy_actions: str) -> Callable[[Call[Any]], Sequence[Permission]]:
+    """lakeFS's: auth:ReadGroup on the group and the actions on its ACL policy."""
+
+    def needed(call: Call[Any]) -> Sequence[Permission]:
+        group_id = call.path["groupId"]
+        acl_policy = policy_arn(acl_policy_id(group_id))
+        return (
+            Permission("auth:ReadGroup", group_arn(group_id)),
+            *(Permission(action, acl_policy) for action in policy_actions),
+        )
+
+    return needed
 
 
 def _create_needs(call: Call[wire.GroupCreation]) -> Sequence[Permission]:
@@ -155,6 +194,33 @@ OPERATIONS: Final = (
         API_GROUP,
         responses={204: None, 404: None},
         permissions=on_group("auth:RemoveGroupMember"),
+    ),
+    Operation(
+        "getGroupACL",
+        "GET",
+        GROUP + "/acl",
+        get_group_acl,
+        API_GROUP,
+        responses={200: wire.ACL, 404: wire.ErrorNoACL},
+        permissions=_acl_needs("auth:ReadPolicy"),
+        lakefs_errors={NotFoundError: "group not found"},
+    ),
+    Operation(
+        "setGroupACL",
+        "POST",
+        GROUP + "/acl",
+        set_group_acl,
+        API_GROUP,
+        body=wire.ACL,
+        responses={201: None, 400: None, 404: None},
+        permissions=_acl_needs("auth:AttachPolicy", "auth:UpdatePolicy"),
+        lakefs_errors={
+            NotFoundError: "group not found",
+            AclPermissionError: (
+                "{groupId}: translate ACL {{Permission:{permission}}} to statements:"
+                ' validation error: Bad ACL permission "{permission}"'
+            ),
+        },
     ),
     Operation(
         "listGroupPolicies",

@@ -51,7 +51,8 @@ def _headers(stat: ObjectStat) -> dict[str, str]:
     }
 
 
-def _chunks(reader: BinaryIO) -> Iterator[bytes]:
+def chunks(reader: BinaryIO) -> Iterator[bytes]:
+    """A blob reader's bytes in READ_CHUNK pieces, closing it at the end (or on a drop)."""
     try:
         while chunk := reader.read(READ_CHUNK):
             yield chunk
@@ -109,7 +110,7 @@ def _read(call: Call[Any], *, with_body: bool) -> Response:
     if span.end - span.start <= _SMALL:
         with reader:
             return Response(reader.read(), status, headers)
-    return StreamingResponse(_chunks(reader), status, headers)
+    return StreamingResponse(chunks(reader), status, headers)
 
 
 def get_object(call: Call[None]) -> Response:

@@ -13,6 +13,7 @@ and a restore takes them back only when they agree.
 from __future__ import annotations
 
 import hashlib
+from datetime import UTC, datetime
 from typing import Final
 
 from starlette.responses import Response
@@ -21,7 +22,7 @@ from kvlake.api import params
 from kvlake.api.needs import on_repository
 from kvlake.api.routing import Call, Operation, json_response, no_content
 from kvlake.api.wire import refs as wire
-from kvlake.errors import InvalidInputError, PreconditionFailedError
+from kvlake.errors import InvalidInputError, NotFoundError, PreconditionFailedError
 from kvlake.graveler import Rules
 
 API_GROUP: Final = "repositories"
@@ -63,19 +64,27 @@ def set_rules(call: Call[list[wire.BranchProtectionRule]]) -> Response:
 def dump_refs(call: Call[None]) -> Response:
     graveler = call.services.graveler
     manifest = graveler.dumps.dump(call.repository)
-    dump_id = manifest.dump_id
-    return json_response(
-        wire.RefsDump(
-            commits_meta_range_id=dump_id,
-            tags_meta_range_id=dump_id,
-            branches_meta_range_id=dump_id,
-        ),
-        201,
-    )
+    return json_response(_refs_dump(manifest.dump_id), 201)
 
 
-def restore_refs(call: Call[wire.RefsRestore]) -> Response:
-    request = call.body
+def internal_create_rule(call: Call[wire.BranchProtectionRule]) -> Response:
+    """lakeFS's deprecated one-rule call: add (or replace) the rule for one pattern."""
+    call.services.graveler.protection.set_rule(call.repository, call.body.pattern, BLOCKED)
+    return no_content()
+
+
+def internal_delete_rule(call: Call[wire.BranchProtectionRule]) -> Response:
+    """lakeFS's deprecated one-rule call: remove the rule for one pattern (404 if none)."""
+    graveler = call.services.graveler
+    repository = call.repository
+    pattern = call.body.pattern
+    if pattern not in graveler.protection.get_rules(repository):
+        raise NotFoundError(f"no branch protection rule has pattern {pattern!r}")
+    graveler.protection.delete_rule(repository, pattern)
+    return no_content()
+
+
+def _dump_id(request: wire.RefsRestore) -> str:
     ids = {
         request.commits_meta_range_id,
         request.tags_meta_range_id,
@@ -85,12 +94,95 @@ def restore_refs(call: Call[wire.RefsRestore]) -> Response:
         raise InvalidInputError(
             "kvlake restores one dump: give the dump id from dumpRefs in all three fields"
         )
+    return ids.pop()
+
+
+def _refs_dump(dump_id: str) -> wire.RefsDump:
+    return wire.RefsDump(
+        commits_meta_range_id=dump_id, tags_meta_range_id=dump_id, branches_meta_range_id=dump_id
+    )
+
+
+def restore_refs(call: Call[wire.RefsRestore]) -> Response:
     graveler = call.services.graveler
-    graveler.dumps.restore(call.repository, ids.pop())
+    graveler.dumps.restore(call.repository, _dump_id(call.body))
     return no_content()
 
 
+def dump_submit(call: Call[None]) -> Response:
+    task_id = call.services.graveler.tasks.submit_dump(call.repository)
+    return json_response(wire.TaskInfo(id=task_id), 202)
+
+
+def dump_status(call: Call[None]) -> Response:
+    task_id = call.query.text("task_id")
+    task = call.services.graveler.tasks.status(call.repository, "dump", task_id)
+    status = wire.RepositoryDumpStatus(
+        id=task_id,
+        done=True,
+        update_time=_utc(task.update_time),
+        error=task.error or None,
+        refs=None if task.error else _refs_dump(task.dump_id),
+    )
+    return json_response(status)
+
+
+def restore_submit(call: Call[wire.RefsRestore]) -> Response:
+    task_id = call.services.graveler.tasks.submit_restore(call.repository, _dump_id(call.body))
+    return json_response(wire.TaskInfo(id=task_id), 202)
+
+
+def restore_status(call: Call[None]) -> Response:
+    task_id = call.query.text("task_id")
+    task = call.services.graveler.tasks.status(call.repository, "restore", task_id)
+    status = wire.RepositoryRestoreStatus(
+        id=task_id, done=True, update_time=_utc(task.update_time), error=task.error or None
+    )
+    return json_response(status)
+
+
+def _utc(seconds: float) -> datetime:
+    return datetime.fromtimestamp(seconds, tz=UTC)
+
+
+_DUMP_NEEDS: Final = on_repository("fs:ListBranches", "fs:ListTags", "fs:ListCommits")
+_RESTORE_NEEDS: Final = on_repository("fs:CreateBranch", "fs:CreateTag", "fs:CreateCommit")
+
+_INTERNAL_RULES: Final = "/repositories/{repository}/branch_protection"
+
 OPERATIONS: Final = (
+    Operation(
+        "internalGetBranchProtectionRules",
+        "GET",
+        _INTERNAL_RULES,
+        get_rules,
+        "internal",
+        summary="deprecated in lakeFS: getBranchProtectionRules",
+        responses={200: list[wire.BranchProtectionRule], 404: None},
+        permissions=on_repository("fs:GetBranchProtectionRules"),
+    ),
+    Operation(
+        "internalCreateBranchProtectionRule",
+        "POST",
+        _INTERNAL_RULES,
+        internal_create_rule,
+        "internal",
+        summary="deprecated in lakeFS: add the rule for one pattern",
+        body=wire.BranchProtectionRule,
+        responses={204: None, 404: None},
+        permissions=on_repository("fs:SetBranchProtectionRules"),
+    ),
+    Operation(
+        "internalDeleteBranchProtectionRule",
+        "DELETE",
+        _INTERNAL_RULES,
+        internal_delete_rule,
+        "internal",
+        summary="deprecated in lakeFS: remove the rule for one pattern",
+        body=wire.BranchProtectionRule,
+        responses={204: None, 404: None},
+        permissions=on_repository("fs:SetBranchProtectionRules"),
+    ),
     Operation(
         "getBranchProtectionRules",
         "GET",
@@ -118,7 +210,7 @@ OPERATIONS: Final = (
         dump_refs,
         "internal",
         responses={201: wire.RefsDump, 404: None},
-        permissions=on_repository("fs:ListBranches", "fs:ListTags", "fs:ListCommits"),
+        permissions=_DUMP_NEEDS,
     ),
     Operation(
         "restoreRefs",
@@ -128,6 +220,47 @@ OPERATIONS: Final = (
         "internal",
         body=wire.RefsRestore,
         responses={204: None, 400: None, 404: None},
-        permissions=on_repository("fs:CreateBranch", "fs:CreateTag", "fs:CreateCommit"),
+        permissions=_RESTORE_NEEDS,
+    ),
+    Operation(
+        "dumpSubmit",
+        "POST",
+        "/repositories/{repository}/dump",
+        dump_submit,
+        "repositories",
+        summary="dump the refs as a task (kvlake finishes it before answering)",
+        responses={202: wire.TaskInfo, 404: None},
+        permissions=_DUMP_NEEDS,
+    ),
+    Operation(
+        "dumpStatus",
+        "GET",
+        "/repositories/{repository}/dump",
+        dump_status,
+        "repositories",
+        params=(params.text("task_id", "the id dumpSubmit answered", required=True),),
+        responses={200: wire.RepositoryDumpStatus, 404: None},
+        permissions=_DUMP_NEEDS,
+    ),
+    Operation(
+        "restoreSubmit",
+        "POST",
+        "/repositories/{repository}/restore",
+        restore_submit,
+        "repositories",
+        summary="restore a dump into a bare repository as a task (finished before answering)",
+        body=wire.RefsRestore,
+        responses={202: wire.TaskInfo, 400: None, 404: None},
+        permissions=_RESTORE_NEEDS,
+    ),
+    Operation(
+        "restoreStatus",
+        "GET",
+        "/repositories/{repository}/restore",
+        restore_status,
+        "repositories",
+        params=(params.text("task_id", "the id restoreSubmit answered", required=True),),
+        responses={200: wire.RepositoryRestoreStatus, 404: None},
+        permissions=_RESTORE_NEEDS,
     ),
 )

@@ -1,8 +1,11 @@
-"""Object uploads: a raw body or a multipart form, streamed into the blockstore.
+"""Object uploads (a raw body or a multipart form, streamed into the blockstore) and
+updates of an object's user metadata.
 
 The body is never held whole: the catalog pulls it through the reader while
 hashing and storing it. User metadata comes from `x-lakefs-meta-<name>` headers;
 `If-None-Match: *` refuses to overwrite an existing object (412).
+updateObjectUserMetadata replaces the metadata of the object on the branch,
+staged or committed, keeping its bytes (the same blob address).
 """
 
 from __future__ import annotations
@@ -14,9 +17,9 @@ from starlette.responses import Response
 from kvlake.api import convert, params
 from kvlake.api.multipart import MultipartFileReader, boundary_of
 from kvlake.api.needs import on_object
-from kvlake.api.routing import Call, Operation, json_response
+from kvlake.api.routing import Call, Operation, json_response, no_content
 from kvlake.api.wire import objects as wire
-from kvlake.errors import InvalidInputError, PreconditionFailedError
+from kvlake.errors import EntryNotFoundError, InvalidInputError, PreconditionFailedError
 
 META_PREFIX: Final = "x-lakefs-meta-"
 MAX_METADATA_BYTES: Final = 8 * 1024
@@ -28,7 +31,12 @@ def user_metadata(headers: Any) -> dict[str, str]:
         for name, value in headers.items()
         if name.lower().startswith(META_PREFIX) and len(name) > len(META_PREFIX)
     }
-    if sum(len(k) + len(v) for k, v in metadata.items()) > MAX_METADATA_BYTES:
+    return check_metadata(metadata)
+
+
+def check_metadata(metadata: dict[str, str]) -> dict[str, str]:
+    """The same bound on user metadata however it is sent (headers, JSON bodies)."""
+    if sum(len(k.encode()) + len(v.encode()) for k, v in metadata.items()) > MAX_METADATA_BYTES:
         raise InvalidInputError(f"user metadata is over {MAX_METADATA_BYTES} bytes; send less")
     return metadata
 
@@ -62,6 +70,15 @@ def upload_object(call: Call[None]) -> Response:
     return json_response(convert.object_stats(stat, repository.storage_namespace), 201)
 
 
+def update_object_user_metadata(call: Call[wire.UpdateObjectUserMetadata]) -> Response:
+    metadata = check_metadata(call.body.set)
+    repository = call.repository
+    call.services.catalog.update_metadata(
+        repository, call.path["branch"], call.query.text("path"), metadata
+    )
+    return no_content()  # lakeFS's server answers 204 (its API description says 201)
+
+
 OPERATIONS: Final = (
     Operation(
         "uploadObject",
@@ -80,5 +97,20 @@ OPERATIONS: Final = (
         responses={201: wire.ObjectStats, 404: None, 412: None},
         permissions=on_object("fs:WriteObject"),
         lakefs_errors={PreconditionFailedError: "path already exists"},
+    ),
+    Operation(
+        "updateObjectUserMetadata",
+        "PUT",
+        "/repositories/{repository}/branches/{branch}/objects/stat/user_metadata",
+        update_object_user_metadata,
+        "objects",
+        summary="replace (all of) the object's user metadata; its bytes stay",
+        params=(params.PATH,),
+        body=wire.UpdateObjectUserMetadata,
+        responses={204: None, 400: None, 404: None},
+        permissions=on_object("fs:WriteObject"),
+        lakefs_errors={
+            EntryNotFoundError: "update user metadata on {repository}/{branch}/{path}: not found"
+        },
     ),
 )

@@ -83,3 +83,16 @@ class CredentialsWithSecret(msgspec.Struct, frozen=True, kw_only=True):
 class CredentialsList(msgspec.Struct, frozen=True, kw_only=True):
     pagination: Pagination
     results: list[Credentials]
+
+
+class ACL(Request):
+    """A group's ACL level: Read, Write, Super or Admin ("" in an answer: none)."""
+
+    permission: Annotated[str, msgspec.Meta(max_length=64)]
+
+
+class ErrorNoACL(msgspec.Struct, frozen=True, kw_only=True):
+    """lakeFS's 404 when a group's policies are not one ACL policy."""
+
+    message: str
+    no_acl: bool = True

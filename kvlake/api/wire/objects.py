@@ -54,3 +54,50 @@ class ObjectErrorList(msgspec.Struct, frozen=True, kw_only=True):
 
 class UnderlyingObjectProperties(msgspec.Struct, frozen=True, kw_only=True):
     storage_class: str | None = None
+
+
+class UpdateObjectUserMetadata(Request):
+    """lakeFS's body for updateObjectUserMetadata: the object's new user metadata, all of it."""
+
+    set: dict[str, str]
+
+
+Metadata = Annotated[dict[str, str], msgspec.Meta(max_length=1000)]
+
+
+class ObjectStageCreation(Request):
+    """stageObject's body: an entry over a blob already in the namespace."""
+
+    physical_address: Annotated[str, msgspec.Meta(min_length=1, max_length=2048)]
+    checksum: Annotated[str, msgspec.Meta(max_length=1024)]
+    size_bytes: int
+    mtime: int | None = None
+    metadata: Metadata | None = None
+    content_type: Annotated[str, msgspec.Meta(max_length=1024)] | None = None
+    force: bool | None = None
+
+
+class StagingLocation(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """Where to place a blob before linking it (getPhysicalAddress's answer)."""
+
+    physical_address: Annotated[str, msgspec.Meta(max_length=2048)] | None = None
+    presigned_url: str | None = None
+    presigned_url_expiry: int | None = None
+
+
+class StagingMetadata(Request):
+    """linkPhysicalAddress's body: the blob written at a staging location."""
+
+    staging: StagingLocation
+    checksum: Annotated[str, msgspec.Meta(max_length=1024)]
+    size_bytes: int
+    user_metadata: Metadata | None = None
+    content_type: Annotated[str, msgspec.Meta(max_length=1024)] | None = None
+    mtime: int | None = None
+    force: bool | None = None
+
+
+class StorageURI(msgspec.Struct, frozen=True, kw_only=True):
+    """A full address in the object store (lakeFS's StorageURI)."""
+
+    location: str

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Literal
 
 import msgspec
@@ -90,6 +91,21 @@ class CommitCreation(Request):
     force: bool | None = None
 
 
+class CommitRecordCreation(Request):
+    """createCommitRecord's body: a commit with the id it hashes to (a restore)."""
+
+    commit_id: Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
+    version: Annotated[int, msgspec.Meta(ge=0, le=1)]
+    committer: Text
+    message: Text
+    metarange_id: Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
+    creation_date: int
+    parents: Annotated[list[RefName], msgspec.Meta(max_length=64)]
+    generation: Annotated[int, msgspec.Meta(ge=0)]
+    metadata: Metadata | None = None
+    force: bool | None = None
+
+
 class CommitOverrides(Request):
     message: Text | None = None
     metadata: Metadata | None = None
@@ -170,3 +186,22 @@ class RefsRestore(Request):
     tags_meta_range_id: Name
     branches_meta_range_id: Name
     force: bool | None = None
+
+
+class TaskInfo(msgspec.Struct, frozen=True, kw_only=True):
+    id: str
+
+
+class RepositoryRestoreStatus(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    id: str
+    done: bool
+    update_time: datetime
+    error: str | None = None
+
+
+class RepositoryDumpStatus(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    id: str
+    done: bool
+    update_time: datetime
+    error: str | None = None
+    refs: RefsDump | None = None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -112,3 +112,26 @@ class StatsEvent(Request, rename={"event_class": "class"}):
 
 class StatsEventsList(Request):
     events: Annotated[list[StatsEvent], msgspec.Meta(max_length=10_000)]
+
+
+class ExternalLoginInformation(Request):
+    """externalPrincipalLogin's body (an AWS STS identity request, which kvlake never reads)."""
+
+    # lakeFS spells it so; opaque: an identity request kvlake answers 501 without reading
+    identityRequest: dict[str, Any]
+    token_expiration_duration: int | None = None
+
+
+class StsAuthRequest(Request):
+    """stsLogin's body: an OIDC code to exchange (kvlake has no OIDC provider)."""
+
+    code: str
+    state: str
+    redirect_uri: str
+    ttl_seconds: int | None = None
+
+
+class ExternalPrincipalCreation(Request):
+    """Opaque, as above: kvlake answers 501 without reading it."""
+
+    settings: list[Any] | dict[str, Any] | None = None

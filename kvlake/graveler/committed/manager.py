@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator
+from typing import Literal
 
 from kvlake.blockstore.store import BlockStore
-from kvlake.errors import EntryNotFoundError
+from kvlake.errors import EntryNotFoundError, MetarangeNotFoundError, RangeNotFoundError
 from kvlake.graveler.committed.apply import Change, apply_changes
 from kvlake.graveler.committed.columns import RangeColumns
 from kvlake.graveler.committed.reader import (
@@ -23,7 +24,7 @@ from kvlake.graveler.committed.reader import (
     CommittedStats,
     DecodedRange,
 )
-from kvlake.graveler.committed.records import DEFAULT_CHUNKING, Chunking, RangeInfo
+from kvlake.graveler.committed.records import DEFAULT_CHUNKING, Chunking, RangeInfo, file_key
 from kvlake.graveler.committed.writer import RangeWriter, store_metarange
 from kvlake.graveler.records import Value
 
@@ -54,6 +55,27 @@ class CommittedManager:
         self._reader = CommittedReader(
             blockstore, range_cache_size, self.stats, range_cache_bytes=range_cache_bytes
         )
+
+    def file(self, namespace: str, kind: Literal["range", "metarange"], file_id: str) -> str:
+        """The blob key of a range or metarange file that is there (getMetadataObject).
+
+        Raises:
+            RangeNotFoundError, MetarangeNotFoundError: no such file (or not an id).
+        """
+        key = file_key(kind, file_id)
+        if not self._blockstore.exists(namespace, key):
+            error = RangeNotFoundError if kind == "range" else MetarangeNotFoundError
+            raise error(f"{kind} {file_id!r} is not in storage namespace {namespace!r}")
+        return key
+
+    def location(self, namespace: str, kind: Literal["range", "metarange"], file_id: str) -> str:
+        """The full address of a range or metarange file (lakeFS's getRange, getMetaRange).
+
+        Raises:
+            RangeNotFoundError, MetarangeNotFoundError: no such file (or not an id).
+        """
+        key = self.file(namespace, kind, file_id)
+        return f"{self._blockstore.check_namespace(namespace)}/{key}"
 
     def empty_metarange(self, namespace: str) -> str:
         """Return the id of the metarange with no ranges, storing it if missing."""

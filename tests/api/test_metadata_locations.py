@@ -1,0 +1,56 @@
+"""getMetaRange, getRange and createSymlinkFile through the SDK and plain HTTP."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import lakefs
+import pytest
+from lakefs_sdk.client import LakeFSClient
+from lakefs_sdk.exceptions import ApiException
+
+from tests.api.server import Server
+
+
+def _blocks(server: Server) -> Path:
+    return Path(server.log).parent / "blocks"
+
+
+def test_metarange_and_range_locations(server: Server, sdk: LakeFSClient, repo: str) -> None:
+    branch = lakefs.Repository(repo, client=server.client()).branch("main")
+    branch.object("a").upload(b"x")
+    metarange = branch.commit("c").get_commit().meta_range_id
+    uri = sdk.metadata_api.get_meta_range(repo, metarange)
+    assert uri.location == f"local://{repo}/_lakefs/{metarange}"
+    assert (_blocks(server) / repo / "_lakefs" / metarange).is_file()
+    with pytest.raises(ApiException) as missing:
+        sdk.metadata_api.get_range(repo, "0" * 64)
+    assert missing.value.status == 404
+
+
+def test_the_location_header_and_missing_files(http: httpx.Client, repo: str) -> None:
+    head = http.get(f"/repositories/{repo}/branches/main").json()["commit_id"]
+    metarange = http.get(f"/repositories/{repo}/commits/{head}").json()["meta_range_id"]
+    found = http.get(f"/repositories/{repo}/metadata/meta_range/{metarange}")
+    assert found.status_code == 200
+    assert found.headers["Location"] == found.json()["location"]
+    for bad in ("0" * 64, "not-an-id", "..%2F..%2Fetc"):
+        response = http.get(f"/repositories/{repo}/metadata/range/{bad}")
+        assert response.status_code == 404, (bad, response.text)  # never a file outside
+    assert http.get(f"/repositories/nope/metadata/range/{metarange}").status_code == 404
+
+
+def test_symlink_files_for_hive(server: Server, sdk: LakeFSClient, repo: str) -> None:
+    branch = lakefs.Repository(repo, client=server.client()).branch("main")
+    branch.object("t/p=1/a").upload(b"1")
+    branch.object("t/p=2/b").upload(b"2")
+    uri = sdk.internal_api.create_symlink_file(repo, "main", location="t/")
+    assert uri.location == f"local://{repo}/symlinks"
+    folder = _blocks(server) / repo / "symlinks" / repo / "main" / "t"
+    address = branch.object("t/p=1/a").stat().physical_address
+    assert (folder / "p=1" / "symlink.txt").read_text() == address
+    assert (folder / "p=2" / "symlink.txt").is_file()
+    with pytest.raises(ApiException) as missing:
+        sdk.internal_api.create_symlink_file(repo, "nope")
+    assert missing.value.status == 404

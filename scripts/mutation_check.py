@@ -448,6 +448,51 @@ MUTATIONS = (
         "            try:\n                raise InvalidInputError(key)\n",
         ("tests/blockstore/test_s3.py::test_keys_a_batch_failed_are_retried_singly",),
     ),
+    Mutation(
+        "link-intent-at-hand-out",
+        "invariant 4 (issue 15): an address handed out for a direct upload is logged first",
+        "kvlake/catalog/links.py",
+        "            self._deletion.append([record])\n        return address, now + LINK_SECONDS\n",
+        "        return address, now + LINK_SECONDS\n",
+        ("tests/catalog/test_links.py",),
+    ),
+    Mutation(
+        "link-withdraws-intent",
+        "invariant 4a (issue 15): a linked address's hand-out record is withdrawn before staging",
+        "kvlake/catalog/links.py",
+        "        if self._deletion.withdraw("
+        "self._record(self._deletion, repository, address, issued)):\n",
+        "        if True:\n",
+        ("tests/catalog/test_links.py",),
+    ),
+    Mutation(
+        "link-ticket-signature",
+        "issue 15: only an address handed out for this path and branch links",
+        "kvlake/catalog/links.py",
+        "            or not hmac.compare_digest(\n"
+        "                signature,"
+        " self._signature(repository, branch, path, base, int(issued_text))\n"
+        "            )\n",
+        "",
+        ("tests/catalog/test_links.py", "tests/api/test_s3_lake.py"),
+    ),
+    Mutation(
+        "link-ticket-expiry",
+        "issue 15: a handed-out address links for a day, then its record may delete it",
+        "kvlake/catalog/links.py",
+        "        if self._clock() > issued + LINK_SECONDS:\n",
+        "        if False:\n",
+        ("tests/catalog/test_links.py",),
+    ),
+    Mutation(
+        "relink-marks-shared",
+        "invariant 4a (issue 15): a second link of an address leaves its blob to GC",
+        "kvlake/catalog/links.py",
+        "        self._deletion.mark_shared(repository.instance_uid, address)\n"
+        "        return False\n",
+        "        return False\n",
+        ("tests/catalog/test_links.py",),
+    ),
 )
 
 

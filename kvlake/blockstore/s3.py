@@ -425,11 +425,21 @@ class S3BlockStore(BlockStore):
                 return
 
     def _presign_read(self, namespace: str, key: str, expires: int) -> str:
-        """Sign locally with the client's credentials: no request, so no rate slot."""
+        return self._presign("get_object", namespace, key, expires)
+
+    def _presign_write(self, namespace: str, key: str, expires: int) -> str:
+        return self._presign("put_object", namespace, key, expires)
+
+    def _presign(self, method: str, namespace: str, key: str, expires: int) -> str:
+        """Sign locally with the client's credentials: no request, so no rate slot.
+
+        Only the host header is signed, so clients may send Content-Type and
+        Content-Length as they please (the lakefs wrapper does).
+        """
         bucket, object_key = self._locate(namespace, key)
         try:
             return self._client.generate_presigned_url(
-                "get_object", Params={"Bucket": bucket, "Key": object_key}, ExpiresIn=expires
+                method, Params={"Bucket": bucket, "Key": object_key}, ExpiresIn=expires
             )
         except botocore.exceptions.BotoCoreError as exc:
             raise translate(

@@ -71,6 +71,13 @@ MAX_PRESIGN_SECONDS: Final = 7 * 24 * 3600
 """S3's longest lifetime for a URL signed with SigV4."""
 
 
+def _check_expiry(expires: int) -> None:
+    if not 1 <= expires <= MAX_PRESIGN_SECONDS:
+        raise InvalidInputError(
+            f"presigned URL lifetime {expires} s is invalid; use 1 to {MAX_PRESIGN_SECONDS} s"
+        )
+
+
 class BlockStore(Closing, ABC):
     """Blobs in storage namespaces of one URL scheme. Safe for many threads.
 
@@ -82,7 +89,8 @@ class BlockStore(Closing, ABC):
     scheme: str
     """The namespace URL scheme this adapter serves, e.g. `local`."""
     presigns: bool = False
-    """Whether `presign_read` works: the API reports it as `pre_sign_support`."""
+    """Whether `presign_read` and `presign_write` work: the API reports it as
+    `pre_sign_support`."""
 
     # -- the contract ---------------------------------------------------------
 
@@ -175,11 +183,25 @@ class BlockStore(Closing, ABC):
         """
         normalised = self.check_namespace(namespace)
         check_key(key)
-        if not 1 <= expires <= MAX_PRESIGN_SECONDS:
-            raise InvalidInputError(
-                f"presigned URL lifetime {expires} s is invalid; use 1 to {MAX_PRESIGN_SECONDS} s"
-            )
+        _check_expiry(expires)
         return self._presign_read(normalised, key, expires)
+
+    def presign_write(self, namespace: str, key: str, *, expires: int) -> str:
+        """A URL anyone holding it may PUT the blob's bytes to for `expires` seconds.
+
+        For direct uploads: the client sends the bytes to the object store, not
+        through kvlake, then links the key (catalog's `PhysicalLinks`). Whatever
+        the client puts there is the blob; the URL overwrites, so hand it out for
+        fresh keys only.
+
+        Raises:
+            InvalidInputError: bad namespace or key, `expires` outside 1 s to 7 days,
+                or an adapter without presigned URLs.
+        """
+        normalised = self.check_namespace(namespace)
+        check_key(key)
+        _check_expiry(expires)
+        return self._presign_write(normalised, key, expires)
 
     # -- helpers built on the contract ----------------------------------------
 
@@ -292,4 +314,11 @@ class BlockStore(Closing, ABC):
         raise InvalidInputError(
             f"the {self.scheme} blockstore has no presigned URLs (pre_sign_support is false);"
             " read the object through the API"
+        )
+
+    def _presign_write(self, namespace: str, key: str, expires: int) -> str:
+        """Sign a PUT URL; adapters that set `presigns` override this."""
+        raise InvalidInputError(
+            f"the {self.scheme} blockstore has no presigned URLs (pre_sign_support is false);"
+            " upload the object through the API"
         )

@@ -1,10 +1,12 @@
 """The catalog layer: objects (paths, physical addresses, checksums, user metadata)."""
 
 from kvlake.catalog.catalog import MAX_DELETE_MANY, Catalog, entry_ref, new_address
+from kvlake.catalog.links import LINK_SECONDS, PhysicalLinks, link_key
 from kvlake.catalog.listing import MAX_AMOUNT
 from kvlake.catalog.records import CommonPrefix, ListingPage, ObjectEntry, ObjectStat
 
 __all__ = [
+    "LINK_SECONDS",
     "MAX_AMOUNT",
     "MAX_DELETE_MANY",
     "Catalog",
@@ -12,6 +14,8 @@ __all__ = [
     "ListingPage",
     "ObjectEntry",
     "ObjectStat",
+    "PhysicalLinks",
     "entry_ref",
+    "link_key",
     "new_address",
 ]

@@ -29,6 +29,7 @@ from typing import BinaryIO, Final
 
 from kvlake import ids
 from kvlake.blockstore import READ_CHUNK, BlockStore
+from kvlake.catalog.links import PhysicalLinks
 from kvlake.catalog.listing import MAX_AMOUNT, list_page
 from kvlake.catalog.records import ListingPage, ObjectEntry, ObjectStat, from_value, to_value
 from kvlake.deletion import DeletionLog, EntryRef
@@ -111,6 +112,21 @@ class Catalog:
         self.blockstore = blockstore
         self._clock = clock
         self._deletion = deletion
+
+    def links(self, key: bytes) -> PhysicalLinks:
+        """Direct uploads (getPhysicalAddress, linkPhysicalAddress), addresses signed with `key`.
+
+        The key is the API's (`link_key` of the server's master key): every process
+        that links an address must share the key of the one that handed it out.
+        """
+        return PhysicalLinks(
+            self.graveler,
+            self.blockstore,
+            key=key,
+            new_address=new_address,
+            clock=self._clock,
+            deletion=self._deletion,
+        )
 
     def upload(
         self,

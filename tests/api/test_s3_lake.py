@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
+import lakefs
 import pytest
 
 from tests.api.server import Server
@@ -108,9 +109,54 @@ def test_presigned_reads_go_straight_to_the_object_store(http: httpx.Client, rep
     assert httpx.get(redirect.headers["Location"]).content == b"b"
 
 
-def test_storage_config_reports_s3_without_presigned_uploads(http: httpx.Client) -> None:
+def test_storage_config_reports_presigned_urls_on_s3(http: httpx.Client) -> None:
     storage = http.get("/config/storage").json()
     assert storage["blockstore_type"] == "s3"
-    # Presigned *uploads* (getPhysicalAddress) are not served yet, and the lakefs
-    # wrapper uploads that way whenever pre_sign_support is true.
-    assert storage["pre_sign_support"] is False
+    assert storage["pre_sign_support"] is True and storage["pre_sign_support_ui"] is True
+    assert storage["pre_sign_multipart_upload"] is False  # the multipart presign calls
+
+
+def test_the_lakefs_wrapper_uploads_through_presigned_urls(
+    s3_lake: Server, repo: str, moto_s3: MotoS3
+) -> None:
+    """`lakefs` uploads with pre_sign whenever the server reports pre_sign_support: the bytes
+    go to the object store, and kvlake only hands out the address and links it."""
+    branch = lakefs.Repository(repo, client=s3_lake.client()).branch("main")
+    written = branch.object("dir/direct.txt").upload(
+        b"straight to s3", content_type="text/plain", metadata={"who": "wrapper"}
+    )
+    stat = written.stat()
+    # An address with a link ticket: uploadObject never makes one, getPhysicalAddress does.
+    assert "," in stat.physical_address and stat.physical_address.startswith(f"s3://{BUCKET}/")
+    key = stat.physical_address.removeprefix(f"s3://{BUCKET}/")
+    stored = moto_s3.admin.get_object(Bucket=BUCKET, Key=key)
+    assert stored["Body"].read() == b"straight to s3"
+    assert (stat.size_bytes, stat.metadata) == (14, {"who": "wrapper"})
+    assert stat.checksum == stored["ETag"].strip('"')
+    assert branch.object("dir/direct.txt").reader().read() == b"straight to s3"
+    branch.commit("direct upload")
+    with branch.object("dir/direct.txt").reader(pre_sign=True) as reader:
+        assert reader.read() == b"straight to s3"
+    # Mode "x": If-None-Match on the link, as for uploadObject.
+    with pytest.raises(lakefs.exceptions.ObjectExistsException):
+        branch.object("dir/direct.txt").upload(b"again", mode="xb")
+
+
+def test_a_link_of_an_address_for_another_path_is_refused(http: httpx.Client, repo: str) -> None:
+    backing = f"/repositories/{repo}/branches/main/staging/backing"
+    location = http.get(backing, params={"path": "a", "presign": "true"}).json()
+    put = httpx.put(location["presigned_url"], content=b"abc")
+    assert put.status_code == 200, put.text
+    body = {"staging": location, "checksum": put.headers["ETag"], "size_bytes": 3}
+    refused = http.put(backing, params={"path": "b"}, json=body)
+    assert refused.status_code == 400
+    assert "was not handed out for path 'b'" in refused.json()["message"]
+    outside = body | {"staging": {"physical_address": "s3://elsewhere/x"}}
+    refused = http.put(backing, params={"path": "a"}, json=outside)
+    assert refused.status_code == 400
+    assert "outside the repository's storage namespace" in refused.json()["message"]
+    linked = http.put(backing, params={"path": "a"}, json=body)
+    assert linked.status_code == 200, linked.text
+    assert linked.json()["physical_address"] == location["physical_address"]
+    read = http.get(f"/repositories/{repo}/refs/main/objects", params={"path": "a"})
+    assert read.content == b"abc"

@@ -59,7 +59,7 @@ def _chunks(reader: BinaryIO) -> Iterator[bytes]:
         reader.close()
 
 
-def _wants_presign(call: Call[Any]) -> bool:
+def wants_presign(call: Call[Any]) -> bool:
     """Whether the call asked for a presigned URL, refusing it where none can be made.
 
     Whether the blockstore can sign is known only at run time, so unlike the
@@ -85,7 +85,7 @@ def _read(call: Call[Any], *, with_body: bool) -> Response:
     catalog = call.services.catalog
     repository = call.repository
     ref, path = call.path["ref"], call.query.text("path")
-    presign = with_body and _wants_presign(call)
+    presign = with_body and wants_presign(call)
     stat = catalog.stat(repository, ref, path)
     if presign:
         return Response(status_code=302, headers={"Location": _presign(call, stat)})
@@ -123,7 +123,7 @@ def head_object(call: Call[None]) -> Response:
 def stat_object(call: Call[None]) -> Response:
     # The record is read once and handed down: one KV read, not one per layer.
     repository = call.repository
-    presign = _wants_presign(call)
+    presign = wants_presign(call)
     stat = call.services.catalog.stat(repository, call.path["ref"], call.query.text("path"))
     user_metadata = call.query.flag("user_metadata", True)
     stats = convert.object_stats(stat, repository.storage_namespace, user_metadata=user_metadata)

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from kvlake.api.wire.common import Pagination, Request
+from kvlake.api.wire.common import Metadata, Pagination, Request
 
 Path = Annotated[
     str, msgspec.Meta(min_length=1, max_length=1024, pattern=r"^(?!(?:.*/)?\.\.(?:/|$))")
@@ -54,3 +54,29 @@ class ObjectErrorList(msgspec.Struct, frozen=True, kw_only=True):
 
 class UnderlyingObjectProperties(msgspec.Struct, frozen=True, kw_only=True):
     storage_class: str | None = None
+
+
+class StagingLocation(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """Where a client uploads an object itself: the address, and a presigned PUT URL."""
+
+    physical_address: str
+    presigned_url: str | None = None
+    presigned_url_expiry: int | None = None
+
+
+class StagingLocationIn(Request):
+    """A StagingLocation as a client sends it back to linkPhysicalAddress."""
+
+    physical_address: Annotated[str, msgspec.Meta(min_length=1, max_length=4096)]
+    presigned_url: Annotated[str, msgspec.Meta(max_length=16 * 1024)] | None = None
+    presigned_url_expiry: int | None = None
+
+
+class StagingMetadata(Request):
+    staging: StagingLocationIn
+    checksum: Annotated[str, msgspec.Meta(max_length=1024)]
+    size_bytes: Annotated[int, msgspec.Meta(ge=0)]
+    user_metadata: Metadata | None = None
+    content_type: Annotated[str, msgspec.Meta(max_length=1024)] | None = None
+    mtime: int | None = None
+    force: bool | None = None

@@ -1,0 +1,112 @@
+"""Direct uploads: getPhysicalAddress hands out an address (and a presigned PUT URL),
+linkPhysicalAddress stages it at the path once the client has uploaded the bytes.
+
+The `lakefs` wrapper uploads this way whenever `/config/storage` reports
+`pre_sign_support` (kvlake does on s3): the bytes then never pass through kvlake.
+What keeps the blobs safe (signed addresses, the never-linked ones collected) is
+the catalog's `PhysicalLinks`.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Final
+
+from starlette.responses import Response
+
+from kvlake.api import convert, params
+from kvlake.api.needs import on_object
+from kvlake.api.routes.objects import PRESIGN_SECONDS, wants_presign
+from kvlake.api.routing import Call, Operation, json_response
+from kvlake.api.wire import objects as wire
+from kvlake.errors import InvalidInputError, PreconditionFailedError
+
+BACKING: Final = "/repositories/{repository}/branches/{branch}/staging/backing"
+
+
+def get_physical_address(call: Call[None]) -> Response:
+    repository = call.repository
+    presign = wants_presign(call)
+    path = call.query.text("path")
+    address, _ = call.services.links.issue(repository, call.path["branch"], path)
+    namespace = repository.storage_namespace
+    location = wire.StagingLocation(physical_address=f"{namespace}/{address}")
+    if presign:
+        url = call.services.blockstore.presign_write(namespace, address, expires=PRESIGN_SECONDS)
+        location = wire.StagingLocation(
+            physical_address=location.physical_address,
+            presigned_url=url,
+            presigned_url_expiry=int(time.time()) + PRESIGN_SECONDS,  # botocore signs at wall time
+        )
+    return json_response(location)
+
+
+def link_physical_address(call: Call[wire.StagingMetadata]) -> Response:
+    query, body = call.query, call.body
+    if_none_match = query.text("If-None-Match")
+    if if_none_match not in ("", "*"):
+        raise InvalidInputError("If-None-Match supports only '*' (do not overwrite)")
+    if query.has("If-Match"):
+        raise InvalidInputError("If-Match is not supported on linkPhysicalAddress; omit it")
+    repository = call.repository
+    namespace = repository.storage_namespace
+    given = body.staging.physical_address
+    if not given.startswith(f"{namespace}/"):
+        raise InvalidInputError(
+            f"physical address {given!r} is outside the repository's storage namespace"
+            f" {namespace!r}; kvlake links only addresses getPhysicalAddress handed out"
+        )
+    checksum = body.checksum.strip().strip('"').strip()
+    if not checksum:
+        raise InvalidInputError("checksum is required; send the ETag the upload answered with")
+    path = query.text("path")
+    stat = call.services.links.link(
+        repository,
+        call.path["branch"],
+        path,
+        given[len(namespace) + 1 :],
+        size=body.size_bytes,
+        checksum=checksum,
+        content_type=body.content_type or "application/octet-stream",
+        metadata=dict(body.user_metadata or {}),
+        if_absent=if_none_match == "*",
+    )
+    return json_response(convert.object_stats(stat, namespace))
+
+
+OPERATIONS: Final = (
+    Operation(
+        "getPhysicalAddress",
+        "GET",
+        BACKING,
+        get_physical_address,
+        "staging",
+        summary="a fresh address to upload an object to directly, then link",
+        params=(
+            params.object_path("path", "object path relative to the branch"),
+            params.flag(
+                "presign",
+                "also a presigned PUT URL for the address (blockstores that sign URLs: s3)",
+            ),
+        ),
+        responses={200: wire.StagingLocation, 404: None},
+        permissions=on_object("fs:WriteObject"),
+    ),
+    Operation(
+        "linkPhysicalAddress",
+        "PUT",
+        BACKING,
+        link_physical_address,
+        "staging",
+        summary="stage an address getPhysicalAddress handed out at the path",
+        params=(
+            params.object_path("path", "object path relative to the branch"),
+            params.header("If-None-Match", "'*': fail with 412 if the object exists"),
+            params.header("If-Match", "not supported"),
+        ),
+        body=wire.StagingMetadata,
+        responses={200: wire.ObjectStats, 400: None, 404: None, 412: None},
+        permissions=on_object("fs:WriteObject"),
+        lakefs_errors={PreconditionFailedError: "path already exists"},
+    ),
+)

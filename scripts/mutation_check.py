@@ -493,6 +493,19 @@ MUTATIONS = (
         "        return False\n",
         ("tests/catalog/test_links.py",),
     ),
+    Mutation(
+        "deep-copy-own-blob",
+        "invariant 4 (issue 15): a deep copy is a blob of its own, which the log may delete",
+        "kvlake/catalog/catalog.py",
+        "        address = new_address(now)\n"
+        "        try:\n"
+        "            size = self.blockstore.copy("
+        "repository.storage_namespace, source.address, address)\n",
+        "        address = source.address\n"
+        "        try:\n"
+        "            size = self.blockstore.size(repository.storage_namespace, address)\n",
+        ("tests/catalog/test_copies.py",),
+    ),
 )
 
 

@@ -60,7 +60,11 @@ if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
     from botocore.response import StreamingBody
     from mypy_boto3_s3 import S3Client
-    from mypy_boto3_s3.type_defs import CompletedPartTypeDef, ListObjectsV2OutputTypeDef
+    from mypy_boto3_s3.type_defs import (
+        CompletedPartTypeDef,
+        CopySourceTypeDef,
+        ListObjectsV2OutputTypeDef,
+    )
 
 T = TypeVar("T")
 
@@ -74,6 +78,12 @@ PARTS_PER_SIZE_STEP: Final = 1000
 """Part sizes double every 1,000 parts (up to MAX_PART_SIZE): a stream of unknown length
 then fits S3's 10,000 parts up to about 2.5 TiB with 8 MiB parts."""
 MAX_PART_SIZE: Final = 512 * MIB
+MAX_COPY_OBJECT: Final = 5 << 30
+"""CopyObject copies at most 5 GiB; larger blobs are copied in parts (UploadPartCopy)."""
+COPY_PART_SIZE: Final = 512 * MIB
+"""Parts of a multipart copy: copied inside the store, so large parts cost kvlake nothing,
+and 10,000 of them cover S3's largest object (5 TiB)."""
+MAX_PARTS: Final = 10_000
 DELETE_BATCH: Final = 1000
 """DeleteObjects takes at most 1,000 keys."""
 MAX_THROTTLED_ATTEMPTS: Final = 30
@@ -129,8 +139,14 @@ class S3BlockStore(BlockStore):
         limiter: AdaptiveRateLimiter,
         part_size: int = DEFAULT_PART_SIZE,
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        max_copy_object: int = MAX_COPY_OBJECT,
+        copy_part_size: int = COPY_PART_SIZE,
     ) -> None:
-        """Serve namespaces below `root` (`bucket/prefix`, `bucket` or "" for all buckets)."""
+        """Serve namespaces below `root` (`bucket/prefix`, `bucket` or "" for all buckets).
+
+        `max_copy_object` and `copy_part_size` exist for tests, which copy in parts
+        without 5 GiB objects.
+        """
         if part_size < MIN_PART_SIZE or max_attempts < 1:
             raise ConfigError(
                 f"S3 part size {part_size} or max attempts {max_attempts} is invalid; use a part"
@@ -141,6 +157,8 @@ class S3BlockStore(BlockStore):
         self._limiter = limiter
         self._part_size = part_size
         self._max_attempts = max_attempts
+        self._max_copy_object = max_copy_object
+        self._copy_part_size = max(copy_part_size, MIN_PART_SIZE)
         self._known_buckets: set[str] = set()
         self._buckets_lock = threading.Lock()
 
@@ -355,6 +373,73 @@ class S3BlockStore(BlockStore):
         except BlobNotFoundError:
             raise self._not_found(namespace, key) from None
         return answer["ContentLength"]
+
+    def _copy(self, namespace: str, source: str, destination: str) -> int:
+        """Copy inside the store: CopyObject, or UploadPartCopy above 5 GiB. No bytes pass
+        through kvlake, and S3 makes the copy visible whole, as a put."""
+        size = self._size(namespace, source)
+        bucket, source_key = self._locate(namespace, source)
+        _, object_key = self._locate(namespace, destination)
+        origin: CopySourceTypeDef = {"Bucket": bucket, "Key": source_key}
+        what = f"blob {source!r} to {destination!r} in {namespace!r}"
+        try:
+            if size <= self._max_copy_object:
+                self._call(
+                    f"copy {what}",
+                    lambda: self._client.copy_object(
+                        Bucket=bucket, Key=object_key, CopySource=origin
+                    ),
+                )
+            else:
+                self._copy_parts(bucket, object_key, origin, size, what)
+        except BlobNotFoundError:
+            raise self._not_found(namespace, source) from None
+        return size
+
+    def _copy_parts(
+        self, bucket: str, object_key: str, origin: CopySourceTypeDef, size: int, what: str
+    ) -> None:
+        """A multipart upload whose parts are ranges of the source; aborted on any failure."""
+        part = max(self._copy_part_size, -(-size // MAX_PARTS))
+        upload_id = self._call(
+            f"start the copy of {what}",
+            lambda: self._client.create_multipart_upload(Bucket=bucket, Key=object_key),
+        )["UploadId"]
+        parts: list[CompletedPartTypeDef] = []
+        try:
+            for number, start in enumerate(range(0, size, part), start=1):
+                wanted = f"bytes={start}-{min(start + part, size) - 1}"
+                answer = self._call(
+                    f"copy part {number} of {what}",
+                    partial(
+                        self._client.upload_part_copy,
+                        Bucket=bucket,
+                        Key=object_key,
+                        UploadId=upload_id,
+                        PartNumber=number,
+                        CopySource=origin,
+                        CopySourceRange=wanted,
+                    ),
+                )
+                parts.append({"PartNumber": number, "ETag": answer["CopyPartResult"]["ETag"]})
+            self._call(
+                f"complete the copy of {what}",
+                lambda: self._client.complete_multipart_upload(
+                    Bucket=bucket,
+                    Key=object_key,
+                    UploadId=upload_id,
+                    MultipartUpload={"Parts": parts},
+                ),
+            )
+        except BaseException:
+            with suppress(KvlakeError):  # the original error matters more, as in _put_multipart
+                self._call(
+                    f"abort the copy of {what}",
+                    lambda: self._client.abort_multipart_upload(
+                        Bucket=bucket, Key=object_key, UploadId=upload_id
+                    ),
+                )
+            raise
 
     def _delete(self, namespace: str, key: str) -> None:
         bucket, object_key = self._locate(namespace, key)

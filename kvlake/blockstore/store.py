@@ -203,6 +203,22 @@ class BlockStore(Closing, ABC):
         _check_expiry(expires)
         return self._presign_write(normalised, key, expires)
 
+    def copy(self, namespace: str, source: str, destination: str) -> int:
+        """Store a copy of blob `source` under `destination` in the same namespace; its size.
+
+        The copy is a blob of its own: deleting either leaves the other. It appears
+        whole or not at all, as a put does. Adapters whose store copies by itself
+        override `_copy` (s3: CopyObject, UploadPartCopy for large blobs), so the
+        bytes never pass through kvlake; the others stream them through a put.
+
+        Raises:
+            BlobNotFoundError: no blob under `source`.
+            InvalidInputError: bad namespace or key.
+            UnavailableError: the backend failed; nothing was stored.
+        """
+        normalised = self.check_namespace(namespace)
+        return self._copy(normalised, check_key(source), check_key(destination))
+
     # -- helpers built on the contract ----------------------------------------
 
     def get(self, namespace: str, key: str) -> bytes:
@@ -308,6 +324,11 @@ class BlockStore(Closing, ABC):
     @abstractmethod
     def _list_keys(self, namespace: str, prefix: str) -> Iterator[str]:
         """Iterate matching keys in ascending order, streaming."""
+
+    def _copy(self, namespace: str, source: str, destination: str) -> int:
+        """Copy through kvlake: read the source, put the destination (streamed)."""
+        with self._open_reader(namespace, source, 0, None) as reader:
+            return self._put(namespace, destination, _read_chunks(reader))
 
     def _presign_read(self, namespace: str, key: str, expires: int) -> str:
         """Sign a GET URL; adapters that set `presigns` override this."""

@@ -34,6 +34,7 @@ from kvlake.catalog.listing import MAX_AMOUNT, list_page
 from kvlake.catalog.records import ListingPage, ObjectEntry, ObjectStat, from_value, to_value
 from kvlake.deletion import DeletionLog, EntryRef
 from kvlake.errors import (
+    BlobNotFoundError,
     ConfigError,
     EntryNotFoundError,
     InvalidInputError,
@@ -279,11 +280,31 @@ class Catalog:
         return failures
 
     def copy_object(
-        self, repository: Repository, source_ref: str, source_path: str, branch: str, path: str
+        self,
+        repository: Repository,
+        source_ref: str,
+        source_path: str,
+        branch: str,
+        path: str,
+        *,
+        shallow: bool = True,
     ) -> ObjectStat:
-        """Stage `path` on `branch` as a copy of the source: same bytes, metadata and checksum."""
+        """Stage `path` on `branch` as a copy of the source: same bytes, metadata and checksum.
+
+        Shallow (the default here), the copy shares the source's blob, which is then
+        marked shared: only garbage collection may delete it. Otherwise (lakeFS's
+        default copy) the blob is copied to a new address, inside the store where it
+        can (`BlockStore.copy`: S3 CopyObject), and the copy is an upload like any
+        other, whose blob the deletion log may delete when it is replaced.
+
+        Raises:
+            EntryNotFoundError: no source object.
+            PreconditionFailedError: the source changed while being copied.
+        """
         source = self.stat(repository, source_ref, source_path)
         key = check_path(path)
+        if not shallow:
+            return self._copy_blob(repository, source, branch, path)
         if self._deletion is not None:
             # Marked even with deletion disabled, so enabling it later stays safe.
             # Mark, then re-read the source: a worker that missed our entry reads
@@ -291,10 +312,7 @@ class Catalog:
             self._deletion.mark_shared(repository.instance_uid, source.address)
             again = self.stat(repository, source_ref, source_path)
             if again.address != source.address:
-                raise PreconditionFailedError(
-                    f"object {source_path!r} on {source_ref!r} changed while being copied;"
-                    " retry the copy"
-                )
+                raise _changed(source_path, source_ref)
         entry = ObjectEntry(
             address=source.address,
             size=source.size,
@@ -306,3 +324,39 @@ class Catalog:
         value = to_value(entry)
         self.graveler.set(repository, branch, key, value)
         return from_value(path, value)
+
+    def _copy_blob(
+        self, repository: Repository, source: ObjectStat, branch: str, path: str
+    ) -> ObjectStat:
+        """A deep copy: the bytes to a fresh address, then staged as an upload is."""
+        check_branch_name(branch)
+        key = check_path(path)
+        self.graveler.get_branch(repository, branch)  # fail before copying any byte
+        now = self._clock()
+        address = new_address(now)
+        try:
+            size = self.blockstore.copy(repository.storage_namespace, source.address, address)
+        except BlobNotFoundError:
+            # The source was replaced and its blob deleted after we read its entry.
+            raise _changed(source.path, "its ref") from None
+        entry = ObjectEntry(
+            address=address,
+            size=size,
+            checksum=source.checksum,
+            mtime=now,
+            content_type=source.content_type,
+            metadata=source.metadata,
+        )
+        tried: list[str] = []
+        try:
+            self.graveler.set(repository, branch, key, to_value(entry), attempted=tried)
+        except BaseException:
+            self._abandon(repository, key, address, now, tried)
+            raise
+        return from_value(path, to_value(entry))
+
+
+def _changed(path: str, ref: str) -> PreconditionFailedError:
+    return PreconditionFailedError(
+        f"object {path!r} on {ref!r} changed while being copied; retry the copy"
+    )

@@ -160,3 +160,25 @@ def test_a_link_of_an_address_for_another_path_is_refused(http: httpx.Client, re
     assert linked.json()["physical_address"] == location["physical_address"]
     read = http.get(f"/repositories/{repo}/refs/main/objects", params={"path": "a"})
     assert read.content == b"abc"
+
+
+def test_copy_object_copies_inside_the_bucket_unless_shallow(
+    http: httpx.Client, repo: str, moto_s3: MotoS3
+) -> None:
+    objects = f"/repositories/{repo}/branches/main/objects"
+    source = http.post(objects, params={"path": "src"}, content=b"copy me").json()
+    deep = http.post(f"{objects}/copy", params={"dest_path": "deep"}, json={"src_path": "src"})
+    assert deep.status_code == 201, deep.text
+    assert deep.json()["physical_address"] != source["physical_address"]
+    key = deep.json()["physical_address"].removeprefix(f"s3://{BUCKET}/")
+    assert moto_s3.admin.get_object(Bucket=BUCKET, Key=key)["Body"].read() == b"copy me"
+    shallow = http.post(
+        f"{objects}/copy",
+        params={"dest_path": "shallow"},
+        json={"src_path": "src", "shallow": True},
+    )
+    assert shallow.status_code == 201, shallow.text
+    assert shallow.json()["physical_address"] == source["physical_address"]
+    for path in ("deep", "shallow"):
+        read = http.get(f"/repositories/{repo}/refs/main/objects", params={"path": path})
+        assert read.content == b"copy me"

@@ -122,6 +122,29 @@ def test_missing_blob_raises_not_found(blockstore: BlockStore, namespace: str) -
     assert not blockstore.exists(namespace, "nope")
 
 
+def test_copy_makes_a_blob_of_its_own(blockstore: BlockStore, namespace: str) -> None:
+    size = 5 * READ_CHUNK // 2
+    blockstore.put(namespace, "data/src", io.BufferedReader(PatternStream(size)))
+    blockstore.put(namespace, "data/dst", b"replaced whole")
+    assert blockstore.copy(namespace, "data/src", "data/dst") == size
+    blockstore.delete(namespace, "data/src")
+    assert blockstore.get(namespace, "data/dst") == pattern(0, size)
+    assert blockstore.copy(namespace, "data/dst", "empty-src") == size
+    blockstore.put(namespace, "empty", b"")
+    assert blockstore.copy(namespace, "empty", "empty-copy") == 0
+    assert blockstore.get(namespace, "empty-copy") == b""
+
+
+def test_copy_of_a_missing_blob_raises_not_found_and_stores_nothing(
+    blockstore: BlockStore, namespace: str
+) -> None:
+    with pytest.raises(BlobNotFoundError, match="no blob under key 'missing'"):
+        blockstore.copy(namespace, "missing", "dst")
+    assert not blockstore.exists(namespace, "dst")
+    with pytest.raises(InvalidInputError):
+        blockstore.copy(namespace, "a/../b", "dst")
+
+
 def test_delete_is_idempotent(blockstore: BlockStore, namespace: str) -> None:
     blockstore.put(namespace, "data/a", b"x")
     blockstore.delete(namespace, "data/a")

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import pytest
 
 from kvlake.blockstore import READ_CHUNK, open_blockstore
-from kvlake.blockstore.s3 import DELETE_BATCH, MIN_PART_SIZE, S3BlockStore
+from kvlake.blockstore.s3 import DELETE_BATCH, MAX_COPY_OBJECT, MIN_PART_SIZE, S3BlockStore
 from kvlake.blockstore.s3_client import S3Location, make_client
 from kvlake.blockstore.throttle import AdaptiveRateLimiter, shared_limiter
 from kvlake.errors import ConfigError, InvalidInputError, UnavailableError
@@ -35,13 +35,24 @@ def proxy(s3_server: MotoS3) -> Iterator[FaultProxy]:
 
 
 def open_store(
-    endpoint: str, clock: FakeClock, *, root: str = "lake", max_attempts: int = 5
+    endpoint: str,
+    clock: FakeClock,
+    *,
+    root: str = "lake",
+    max_attempts: int = 5,
+    max_copy_object: int = MAX_COPY_OBJECT,
 ) -> S3BlockStore:
     """A store on `endpoint` with its own limiter on the fake clock and 5 MiB parts."""
     client = make_client(S3Location(root=root, endpoint_url=endpoint, addressing_style="path"))
     limiter = AdaptiveRateLimiter(max_rate=1000.0, clock=clock, sleep=clock.sleep)
     return S3BlockStore(
-        client, root=root, limiter=limiter, part_size=MIN_PART_SIZE, max_attempts=max_attempts
+        client,
+        root=root,
+        limiter=limiter,
+        part_size=MIN_PART_SIZE,
+        max_attempts=max_attempts,
+        max_copy_object=max_copy_object,
+        copy_part_size=MIN_PART_SIZE,
     )
 
 
@@ -296,6 +307,50 @@ def test_server_errors_are_retried_then_reported(proxy: FaultProxy, clock: FakeC
         with pytest.raises(UnavailableError, match="answered InternalError"):
             store.get(NS, "k")
         assert store._limiter.throttled == 0  # a server error is not congestion
+
+
+# -- server-side copies ----------------------------------------------------------------------
+
+
+def copies(method: str, path: str) -> bool:
+    return method == "PUT" and "/copy-" in path
+
+
+def test_a_copy_is_one_copy_object_request_and_no_bytes(
+    store: S3BlockStore, proxy: FaultProxy
+) -> None:
+    store.put(NS, "data/src", b"server side")
+    proxy.log.forwarded.clear()
+    assert store.copy(NS, "data/src", "data/copy-1") == 11
+    requests = [line.split("?")[0] for line in proxy.log.forwarded]
+    # HEAD for the size, then one PUT with x-amz-copy-source: no GET of the bytes.
+    assert requests == ["HEAD /lake/repos/repo1/data/src", "PUT /lake/repos/repo1/data/copy-1"]
+    assert store.get(NS, "data/copy-1") == b"server side"
+
+
+def test_a_large_copy_goes_in_upload_part_copy_ranges(proxy: FaultProxy, clock: FakeClock) -> None:
+    with open_store(proxy.endpoint, clock, max_copy_object=MIN_PART_SIZE) as store:
+        size = 2 * MIN_PART_SIZE + READ_CHUNK
+        store.put(NS, "big", io.BufferedReader(PatternStream(size)))
+        proxy.log.forwarded.clear()
+        assert store.copy(NS, "big", "big-copy") == size
+        parts = [line for line in proxy.log.forwarded if "partNumber=" in line]
+        assert len(parts) == 3
+        assert not any(line.startswith("GET") for line in proxy.log.forwarded)
+        assert store.get(NS, "big-copy") == pattern(0, size)
+
+
+def test_a_failed_part_copy_aborts_and_leaves_no_copy(
+    proxy: FaultProxy, clock: FakeClock, s3_server: MotoS3
+) -> None:
+    with open_store(proxy.endpoint, clock, max_copy_object=MIN_PART_SIZE, max_attempts=1) as store:
+        store.put(NS, "big", io.BufferedReader(PatternStream(MIN_PART_SIZE + READ_CHUNK)))
+        proxy.inject(Fault(lambda m, p: "partNumber=2" in p, count=1, status=500, code="Boom"))
+        with pytest.raises(UnavailableError, match="copy part 2"):
+            store.copy(NS, "big", "big-copy")
+        assert not store.exists(NS, "big-copy")
+        uploads = s3_server.admin.list_multipart_uploads(Bucket="lake")
+        assert uploads.get("Uploads", []) == []
 
 
 # -- presigned reads -------------------------------------------------------------------------

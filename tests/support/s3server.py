@@ -130,10 +130,15 @@ class FaultProxy:
                 finally:
                     connection.close()
                 self.send_response(answer.status)
+                # A HEAD answer has no body but the object's Content-Length: keep that one.
+                dropped: tuple[str, ...] = ("connection", "transfer-encoding")
+                if self.command != "HEAD":
+                    dropped += ("content-length",)
                 for name, value in answer.getheaders():
-                    if name.lower() not in ("content-length", "connection", "transfer-encoding"):
+                    if name.lower() not in dropped:
                         self.send_header(name, value)
-                self.send_header("Content-Length", str(len(data)))
+                if self.command != "HEAD":
+                    self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 if truncate:
                     self.wfile.write(data[: len(data) // 2])

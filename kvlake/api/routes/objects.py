@@ -193,6 +193,8 @@ def copy_object(call: Call[wire.ObjectCopyCreation]) -> Response:
         request.src_path,
         branch,
         call.query.text("dest_path"),
+        # lakeFS's default copies the bytes (inside the store on s3); shallow shares them.
+        shallow=bool(request.shallow),
     )
     return json_response(convert.object_stats(stat, repository.storage_namespace), 201)
 

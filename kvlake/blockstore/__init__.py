@@ -1,9 +1,11 @@
 """The blockstore layer: immutable blobs in storage namespaces, adapters chosen by URL."""
 
+from kvlake.blockstore.listing import BlobInfo
 from kvlake.blockstore.registry import open_blockstore, register_blockstore
 from kvlake.blockstore.store import (
     MAX_NAMESPACE_BYTES,
     MAX_NAMESPACE_SEGMENT_BYTES,
+    MAX_PARALLEL_LISTINGS,
     MAX_PRESIGN_SECONDS,
     READ_CHUNK,
     BlockStore,
@@ -13,8 +15,10 @@ from kvlake.blockstore.store import (
 __all__ = [
     "MAX_NAMESPACE_BYTES",
     "MAX_NAMESPACE_SEGMENT_BYTES",
+    "MAX_PARALLEL_LISTINGS",
     "MAX_PRESIGN_SECONDS",
     "READ_CHUNK",
+    "BlobInfo",
     "BlockStore",
     "check_key",
     "open_blockstore",

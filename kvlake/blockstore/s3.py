@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, BinaryIO, Final, Self, TypeVar
 
 import botocore.exceptions
 
+from kvlake.blockstore.listing import BlobInfo
 from kvlake.blockstore.s3_client import (
     BUCKET_NAME,
     DEFAULT_MAX_ATTEMPTS,
@@ -496,6 +497,9 @@ class S3BlockStore(BlockStore):
                 failures[key] = exc
 
     def _list_keys(self, namespace: str, prefix: str) -> Iterator[str]:
+        return (blob.key for blob in self._list_blobs(namespace, prefix))
+
+    def _list_blobs(self, namespace: str, prefix: str) -> Iterator[BlobInfo]:
         bucket, base = self._locate(namespace)
         token = ""
         while True:
@@ -504,7 +508,9 @@ class S3BlockStore(BlockStore):
                 partial(self._list_page, bucket, base + prefix, token),
             )
             for entry in answer.get("Contents", []):
-                yield entry["Key"][len(base) :]
+                yield BlobInfo(
+                    entry["Key"][len(base) :], entry["Size"], entry["LastModified"].timestamp()
+                )
             token = answer.get("NextContinuationToken", "")
             if not answer.get("IsTruncated") or not token:
                 return

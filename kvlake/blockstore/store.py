@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import io
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
+from functools import partial
 from typing import BinaryIO, Final
 
+from kvlake.blockstore.listing import BlobInfo, parallel_listing
 from kvlake.closing import Closing
 from kvlake.errors import BlobNotFoundError, InvalidInputError, KvlakeError
 
@@ -67,6 +69,9 @@ MAX_NAMESPACE_BYTES: Final = 512
 path leaves room for the keys kvlake writes under it."""
 MAX_NAMESPACE_SEGMENT_BYTES: Final = 255
 """A folder name's length on common filesystems."""
+MAX_PARALLEL_LISTINGS: Final = 64
+"""Prefixes listed at once, each in a thread: beyond this, S3's per-prefix request rate,
+not the round trips, is the limit."""
 MAX_PRESIGN_SECONDS: Final = 7 * 24 * 3600
 """S3's longest lifetime for a URL signed with SigV4."""
 
@@ -170,6 +175,35 @@ class BlockStore(Closing, ABC):
         if not isinstance(prefix, str) or "\0" in prefix:
             raise InvalidInputError(f"key prefix {prefix!r} is invalid; use a str without NUL")
         return self._list_keys(normalised, prefix)
+
+    def list_blobs(
+        self, namespace: str, prefixes: Sequence[str] = ("",), *, parallel: int = 1
+    ) -> Iterator[BlobInfo]:
+        """Iterate the blobs (key, size, mtime) under each prefix: prefix by prefix, in
+        the order given, each ascending as `list_keys`.
+
+        For a garbage collector's mark or sweep: with one prefix per time slice
+        of the address layout (the catalog's `data_prefixes`), up to `parallel`
+        prefixes are listed at once, each in its own thread, and memory stays
+        flat (`kvlake/blockstore/listing.py`). Prefixes should not overlap, or
+        blobs are seen twice. Streams and is not a snapshot, as `list_keys`.
+        Arguments are checked now, storage errors raise while iterating.
+
+        Raises:
+            InvalidInputError: bad namespace or prefix, or `parallel` outside 1..64.
+        """
+        normalised = self.check_namespace(namespace)
+        for prefix in prefixes:
+            if not isinstance(prefix, str) or "\0" in prefix:
+                raise InvalidInputError(f"key prefix {prefix!r} is invalid; use a str without NUL")
+        if not 1 <= parallel <= MAX_PARALLEL_LISTINGS:
+            raise InvalidInputError(
+                f"parallel listings {parallel} is invalid; use 1 to {MAX_PARALLEL_LISTINGS}"
+            )
+        wanted = tuple(prefixes)
+        if parallel == 1 or len(wanted) == 1:
+            return (blob for prefix in wanted for blob in self._list_blobs(normalised, prefix))
+        return parallel_listing(partial(self._list_blobs, normalised), wanted, parallel)
 
     def presign_read(self, namespace: str, key: str, *, expires: int) -> str:
         """A URL anyone holding it may GET the blob from for `expires` seconds.
@@ -329,6 +363,10 @@ class BlockStore(Closing, ABC):
         """Copy through kvlake: read the source, put the destination (streamed)."""
         with self._open_reader(namespace, source, 0, None) as reader:
             return self._put(namespace, destination, _read_chunks(reader))
+
+    @abstractmethod
+    def _list_blobs(self, namespace: str, prefix: str) -> Iterator[BlobInfo]:
+        """Iterate matching blobs in ascending key order, with size and mtime, streaming."""
 
     def _presign_read(self, namespace: str, key: str, expires: int) -> str:
         """Sign a GET URL; adapters that set `presigns` override this."""

@@ -53,6 +53,8 @@ from kvlake.graveler import (
 log = logging.getLogger(__name__)
 
 MAX_DELETE_MANY = 1000
+MAX_DATA_HOURS: Final = 20 * 366 * 24
+"""Hours `data_prefixes` spans at most (20 years): a list of them is still small."""
 DEFAULT_CONTENT_TYPE = "application/octet-stream"
 _TOKEN_REUSE: Final = TOKEN_DROP_DELAY / 6
 """Seconds an upload may stage into the token its pre-check read (10 s): a token stays
@@ -89,7 +91,35 @@ class _HashingReader:
 
 def new_address(now: float) -> str:
     """A fresh object address, grouped by hour so listings of the namespace stay shallow."""
-    return time.strftime("data/%Y%m%dT%H/", time.gmtime(now)) + ids.new_uid()
+    return _hour_prefix(now) + ids.new_uid()
+
+
+def _hour_prefix(moment: float) -> str:
+    return time.strftime("data/%Y%m%dT%H/", time.gmtime(moment))
+
+
+def data_prefixes(since: float, until: float) -> list[str]:
+    """The prefixes of the object addresses made in [since, until): one per hour, ascending.
+
+    A garbage collector lists a namespace's objects by these time slices, several
+    at once (`BlockStore.list_blobs(namespace, data_prefixes(a, b), parallel=8)`),
+    and may skip the hours it has no business with (the last one, still written).
+    Addresses are the catalog's clock's hours (UTC), uploads, copies and direct
+    uploads alike; other blobs of a namespace (`_lakefs/` ranges) are not under them.
+
+    Raises:
+        InvalidInputError: `since` after `until`, or a span over MAX_DATA_HOURS.
+    """
+    if since > until or until - since > MAX_DATA_HOURS * 3600:
+        raise InvalidInputError(
+            f"time slice [{since}, {until}) is invalid; since must not be after until, and"
+            f" the span at most {MAX_DATA_HOURS} hours"
+        )
+    if since == until:
+        return []
+    first = int(since // 3600)
+    last = -int(-until // 3600)  # the hour holding `until` only if until is past its start
+    return [_hour_prefix(hour * 3600) for hour in range(first, last)]
 
 
 class Catalog:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import random
 import threading
+import time
 
 import pytest
 
@@ -185,6 +186,58 @@ def test_list_keys_filters_by_prefix(blockstore: BlockStore, namespace: str, pre
         blockstore.put(namespace, key, b"")
     expected = sorted(key for key in KEYS if key.startswith(prefix))
     assert list(blockstore.list_keys(namespace, prefix)) == expected
+
+
+def test_list_blobs_gives_keys_sizes_and_mtimes_in_key_order(
+    blockstore: BlockStore, namespace: str
+) -> None:
+    before = time.time()
+    for key, body in (("data/b", b"22"), ("data/a", b"1"), ("data-x", b""), ("other", b"333")):
+        blockstore.put(namespace, key, body)
+    after = time.time()
+    blobs = list(blockstore.list_blobs(namespace, ("data/",)))
+    assert [(b.key, b.size) for b in blobs] == [("data/a", 1), ("data/b", 2)]
+    # Not timing: only that mtime is the put's wall-clock time (S3's is whole seconds).
+    assert all(before - 2 <= b.mtime <= after + 2 for b in blobs)
+    assert [b.key for b in blockstore.list_blobs(namespace)] == list(
+        blockstore.list_keys(namespace)
+    )
+
+
+def test_list_blobs_of_many_prefixes_in_parallel_keeps_their_order(
+    blockstore: BlockStore, namespace: str
+) -> None:
+    hours = [f"data/2024010{day}T0{hour}/" for day in (1, 2) for hour in range(4)]
+    for number, hour in enumerate(hours):
+        for item in range(number % 3):
+            blockstore.put(namespace, f"{hour}{item}", b"x" * item)
+    blockstore.put(namespace, "data/elsewhere", b"")
+    prefixes = [*reversed(hours), "data/20240109T00/"]  # any order, and an empty slice
+    expected = [
+        (f"{hour}{item}", item)
+        for number, hour in reversed(list(enumerate(hours)))
+        for item in range(number % 3)
+    ]
+    for parallel in (1, 3, 64):
+        listed = blockstore.list_blobs(namespace, prefixes, parallel=parallel)
+        assert [(b.key, b.size) for b in listed] == expected, parallel
+
+
+def test_list_blobs_refuses_bad_arguments_at_once(blockstore: BlockStore, namespace: str) -> None:
+    with pytest.raises(InvalidInputError, match="use 1 to 64"):
+        blockstore.list_blobs(namespace, ("a/", "b/"), parallel=0)
+    with pytest.raises(InvalidInputError, match="without NUL"):
+        blockstore.list_blobs(namespace, ("a/", "b\0"), parallel=2)
+
+
+def test_a_parallel_listing_closed_early_stops(blockstore: BlockStore, namespace: str) -> None:
+    for item in range(5):
+        blockstore.put(namespace, f"a/{item}", b"")
+        blockstore.put(namespace, f"b/{item}", b"")
+    listing = blockstore.list_blobs(namespace, ("a/", "b/"), parallel=2)
+    assert next(listing).key == "a/0"
+    listing.close()  # type: ignore[attr-defined]  # a generator: stops its threads
+    assert not [t for t in threading.enumerate() if t.name.startswith("kvlake-listing")]
 
 
 def test_list_keys_sees_only_its_namespace(blockstore: BlockStore) -> None:

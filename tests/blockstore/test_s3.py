@@ -399,3 +399,18 @@ def test_a_completed_upload_whose_answer_was_lost_is_not_a_failure(
     assert store.put(NS, "big", io.BufferedReader(PatternStream(size))) == size
     assert completes.count == 0
     assert store.get(NS, "big") == pattern(0, size)
+
+
+def test_a_parallel_listing_that_fails_raises_when_its_slice_comes(
+    proxy: FaultProxy, clock: FakeClock
+) -> None:
+    with open_store(proxy.endpoint, clock, max_attempts=1) as store:
+        for key in ("a/1", "b/1", "c/1"):
+            store.put(NS, key, b"x")
+        proxy.inject(
+            Fault(lambda m, p: m == "GET" and "prefix=repos%2Frepo1%2Fb%2F" in p, 1, 500, "Boom")
+        )
+        listing = store.list_blobs(NS, ("a/", "b/", "c/"), parallel=3)
+        assert next(listing).key == "a/1"
+        with pytest.raises(UnavailableError, match="list blobs"):
+            next(listing)

@@ -9,15 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from kvlake.blockstore.memory import MemoryBlockStore
 from kvlake.errors import PreconditionFailedError
-from kvlake.kv.memory import MemoryStore
 from tests.deletion.helpers import DeletionLake
-
-
-@pytest.fixture
-def lake() -> DeletionLake:
-    return DeletionLake(MemoryStore(), MemoryBlockStore())
 
 
 def test_a_deep_copy_is_a_blob_of_its_own_that_the_log_may_delete(lake: DeletionLake) -> None:

@@ -20,11 +20,6 @@ KEY = link_key(b"a master key for tests")
 
 
 @pytest.fixture
-def lake() -> DeletionLake:
-    return DeletionLake(MemoryStore(), MemoryBlockStore())
-
-
-@pytest.fixture
 def links(lake: DeletionLake) -> PhysicalLinks:
     return lake.catalog.links(KEY)
 

@@ -15,7 +15,8 @@ codes in one table, so a new specific error needs no API change.
     │   ├── RefNotFoundError                 no branch, tag or commit by that name
     │   ├── EntryNotFoundError               no such path on the ref / in the metarange
     │   ├── MetarangeNotFoundError           no metarange file with that id
-    │   └── RangeNotFoundError               no range file with that id
+    │   ├── RangeNotFoundError               no range file with that id
+    │   └── ImportNotFoundError              no import with that id in the repository
     ├── RepositoryDeletingError              the repository is being deleted
     ├── ProtectedBranchError                 a branch protection rule blocks the action
     │   └── DefaultBranchError               the default branch cannot be deleted
@@ -84,6 +85,10 @@ class MetarangeNotFoundError(NotFoundError):
 
 class RangeNotFoundError(NotFoundError):
     """No range with that id is stored in the storage namespace."""
+
+
+class ImportNotFoundError(NotFoundError):
+    """No import with that id in the repository."""
 
 
 class RepositoryDeletingError(KvlakeError):

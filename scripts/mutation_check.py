@@ -506,6 +506,49 @@ MUTATIONS = (
         "            size = self.blockstore.size(repository.storage_namespace, address)\n",
         ("tests/catalog/test_copies.py",),
     ),
+    Mutation(
+        "import-entries-name-no-blob",
+        "invariant 4 (issue 15): imported objects are not kvlake's: no record ever names them",
+        "kvlake/catalog/catalog.py",
+        "    if is_external(stat.address):\n"
+        '        return EntryRef("", stat.mtime)  # imported: not kvlake\'s to delete, ever\n',
+        "",
+        ("tests/catalog/test_imports.py",),
+    ),
+    Mutation(
+        "dropped-token-skips-addressless",
+        "invariant 4 (issue 15): a dropped token logs no record for entries without a blob",
+        "kvlake/deletion/hooks.py",
+        "                if not ref.address:\n"
+        "                    continue  # no blob of the namespace: an imported object, or not an"
+        " object\n",
+        "",
+        ("tests/catalog/test_imports.py",),
+    ),
+    Mutation(
+        "import-cancel-stops",
+        "issue 15: a canceled import commits nothing",
+        "kvlake/catalog/imports.py",
+        "            if status.error:\n                raise _Canceled\n",
+        "",
+        ("tests/catalog/test_imports.py",),
+    ),
+    Mutation(
+        "import-outside-own-namespace",
+        "invariant 4a (issue 15): an import never references the repository's own blobs",
+        "kvlake/catalog/imports.py",
+        "        if source.path.startswith(own) or own.startswith(source.path):\n",
+        "        if False:\n",
+        ("tests/catalog/test_imports.py", "tests/api/test_s3_lake.py"),
+    ),
+    Mutation(
+        "import-clean-branch",
+        "issue 15: an import commits only on a clean branch (its one commit is the import)",
+        "kvlake/catalog/imports.py",
+        "        self._graveler.check_clean(repository, branch)\n",
+        "",
+        ("tests/catalog/test_imports.py",),
+    ),
 )
 
 

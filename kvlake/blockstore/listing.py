@@ -35,6 +35,8 @@ class BlobInfo(NamedTuple):
     size: int
     mtime: float
     """Seconds since the epoch (S3: LastModified, whole seconds)."""
+    etag: str = ""
+    """The store's ETag where it has one (s3, without quotes; a checksum for imports)."""
 
 
 class _Done(NamedTuple):

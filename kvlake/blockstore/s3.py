@@ -509,7 +509,10 @@ class S3BlockStore(BlockStore):
             )
             for entry in answer.get("Contents", []):
                 yield BlobInfo(
-                    entry["Key"][len(base) :], entry["Size"], entry["LastModified"].timestamp()
+                    entry["Key"][len(base) :],
+                    entry["Size"],
+                    entry["LastModified"].timestamp(),
+                    entry.get("ETag", "").strip('"'),
                 )
             token = answer.get("NextContinuationToken", "")
             if not answer.get("IsTruncated") or not token:

@@ -29,9 +29,18 @@ from typing import BinaryIO, Final
 
 from kvlake import ids
 from kvlake.blockstore import READ_CHUNK, BlockStore
+from kvlake.catalog.imports import Importer
 from kvlake.catalog.links import PhysicalLinks
 from kvlake.catalog.listing import MAX_AMOUNT, list_page
-from kvlake.catalog.records import ListingPage, ObjectEntry, ObjectStat, from_value, to_value
+from kvlake.catalog.records import (
+    ListingPage,
+    ObjectEntry,
+    ObjectStat,
+    blob_location,
+    from_value,
+    is_external,
+    to_value,
+)
 from kvlake.deletion import DeletionLog, EntryRef
 from kvlake.errors import (
     BlobNotFoundError,
@@ -71,6 +80,8 @@ def entry_ref(value: Value) -> EntryRef:
         stat = from_value("", value)
     except ValueError:  # msgspec decode errors: written by something other than the catalog
         return EntryRef("", 0.0)
+    if is_external(stat.address):
+        return EntryRef("", stat.mtime)  # imported: not kvlake's to delete, ever
     return EntryRef(stat.address, stat.mtime)
 
 
@@ -143,6 +154,8 @@ class Catalog:
         self.blockstore = blockstore
         self._clock = clock
         self._deletion = deletion
+        self.imports = Importer(graveler, blockstore, clock=clock)
+        """Zero-copy imports of external locations (importStart, importStatus, importCancel)."""
 
     def links(self, key: bytes) -> PhysicalLinks:
         """Direct uploads (getPhysicalAddress, linkPhysicalAddress), addresses signed with `key`.
@@ -257,10 +270,8 @@ class Catalog:
     ) -> tuple[ObjectStat, BinaryIO]:
         """The object's metadata and a reader of bytes [start, end). Close the reader."""
         stat = self.stat(repository, ref, path)
-        reader = self.blockstore.open_reader(
-            repository.storage_namespace, stat.address, start=start, end=end
-        )
-        return stat, reader
+        namespace, key = blob_location(repository.storage_namespace, stat.address)
+        return stat, self.blockstore.open_reader(namespace, key, start=start, end=end)
 
     def list_objects(
         self,
@@ -333,9 +344,10 @@ class Catalog:
         """
         source = self.stat(repository, source_ref, source_path)
         key = check_path(path)
-        if not shallow:
+        if not shallow and not is_external(source.address):
             return self._copy_blob(repository, source, branch, path)
-        if self._deletion is not None:
+        # An imported object is shared as it is: kvlake never deletes it, so no mark.
+        if self._deletion is not None and not is_external(source.address):
             # Marked even with deletion disabled, so enabling it later stays safe.
             # Mark, then re-read the source: a worker that missed our entry reads
             # the mark, and one that deleted the blob first made the re-read differ.

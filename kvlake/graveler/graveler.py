@@ -26,6 +26,7 @@ from kvlake.graveler.commits import Committer
 from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.diff import Differ
 from kvlake.graveler.dump import RefsDumper
+from kvlake.graveler.imports import Imports
 from kvlake.graveler.log import CommitLog
 from kvlake.graveler.merge import Merger
 from kvlake.graveler.metadata import RepositoryMetadataSettings
@@ -165,6 +166,8 @@ class Graveler:
         """Reads for the deletion layer: instances, live tokens, staged entries, commits."""
         self.metadata = RepositoryMetadataSettings(store)
         """Repository metadata: `get`, `set` (add or replace keys), `delete` (keys)."""
+        self.imports = Imports(store, committed=committed, committer=committer, clock=clock)
+        """`commit_metarange` (an import's one commit) and import statuses."""
 
     @property
     def dumps(self) -> RefsDumper:
@@ -435,6 +438,14 @@ class Graveler:
     ) -> None:
         """Stage a deletion (a tombstone) of `key`, through the writer flow as `set` does."""
         self._writer.write(repository, branch, key, None, attempted=attempted)
+
+    def check_clean(self, repository: Repository, branch: str) -> None:
+        """Raise DirtyBranchError unless the branch has nothing staged or being committed.
+
+        Raises:
+            BranchNotFoundError: no such branch.
+        """
+        self._committer.check_clean(branch, self.get_branch(repository, branch))
 
     @property
     def staging_hooks(self) -> StagingHooks | None:

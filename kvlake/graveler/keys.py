@@ -27,6 +27,7 @@ COMMIT_PREFIX = b"commits/"
 TAG_PREFIX = b"tags/"
 SETTING_PREFIX = b"settings/"
 CONSUMED_TOKEN_PREFIX = b"consumed_tokens/"
+IMPORT_PREFIX = b"imports/"
 
 STAGING_PREFIX = b"staging/"
 
@@ -93,6 +94,11 @@ def tag_key(name: str) -> bytes:
 
 def setting_key(name: str) -> bytes:
     return SETTING_PREFIX + name.encode()
+
+
+def import_key(import_id: str) -> bytes:
+    """`imports/<id>` in the instance partition: an import's status."""
+    return IMPORT_PREFIX + import_id.encode()
 
 
 def consumed_token_key(token: str) -> bytes:

@@ -239,3 +239,14 @@ def test_get_physical_address_refuses_presign_on_a_blockstore_without_it(
     refused = http.get(backing, params={"path": "a", "presign": "true"})
     assert refused.status_code == 400
     assert "has no presigned URLs" in refused.json()["message"]
+
+
+def test_import_is_refused_on_a_blockstore_without_it(http: httpx.Client, repo: str) -> None:
+    assert http.get("/config/storage").json()["import_support"] is False
+    body = {
+        "paths": [{"type": "common_prefix", "path": "local://elsewhere/", "destination": "d/"}],
+        "commit": {"message": "m"},
+    }
+    refused = http.post(f"/repositories/{repo}/branches/main/import", json=body)
+    assert refused.status_code == 400
+    assert "does not import (import_support is false)" in refused.json()["message"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
@@ -182,3 +182,40 @@ def test_copy_object_copies_inside_the_bucket_unless_shallow(
     for path in ("deep", "shallow"):
         read = http.get(f"/repositories/{repo}/refs/main/objects", params={"path": path})
         assert read.content == b"copy me"
+
+
+def test_the_lakefs_wrapper_imports_a_prefix_without_copying_it(
+    s3_lake: Server, http: httpx.Client, repo: str, moto_s3: MotoS3
+) -> None:
+    source = f"external-{repo}"
+    for key, body in (("a.txt", b"A"), ("deep/b.txt", b"BB")):
+        moto_s3.admin.put_object(Bucket=BUCKET, Key=f"{source}/{key}", Body=body)
+    storage = http.get("/config/storage").json()
+    assert storage["import_support"] is True and storage["import_validity_regex"] == "^s3://"
+    branch = lakefs.Repository(repo, client=s3_lake.client()).branch("main")
+    manager = branch.import_data(commit_message="zero copy").prefix(
+        f"s3://{BUCKET}/{source}/", destination="imported/"
+    )
+    status = manager.run(poll_interval=timedelta(seconds=0.1))
+    assert status.completed and status.ingested_objects == 2 and status.error is None
+    assert status.commit is not None and status.commit.message == "zero copy"
+    assert branch.object("imported/deep/b.txt").reader().read() == b"BB"
+    stat = branch.object("imported/a.txt").stat()
+    assert stat.physical_address == f"s3://{BUCKET}/{source}/a.txt"
+    listed = moto_s3.admin.list_objects_v2(Bucket=BUCKET, Prefix=f"{repo}/data/")
+    assert "Contents" not in listed  # nothing was copied into the namespace
+
+
+def test_import_status_and_cancel_of_an_unknown_import_are_404(
+    http: httpx.Client, repo: str
+) -> None:
+    path = f"/repositories/{repo}/branches/main/import"
+    assert http.get(path, params={"id": "nope"}).status_code == 404
+    assert http.delete(path, params={"id": "nope"}).status_code == 404
+    inside = {
+        "paths": [{"type": "common_prefix", "path": f"s3://{BUCKET}/{repo}/", "destination": ""}],
+        "commit": {"message": "m"},
+    }
+    refused = http.post(path, json=inside)
+    assert refused.status_code == 400
+    assert "overlaps the repository's storage namespace" in refused.json()["message"]

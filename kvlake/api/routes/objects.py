@@ -23,7 +23,7 @@ from kvlake.api.wire import objects as wire
 from kvlake.api.wire.common import pagination
 from kvlake.auth import Permission, object_arn
 from kvlake.blockstore import READ_CHUNK
-from kvlake.catalog import CommonPrefix, ObjectStat
+from kvlake.catalog import CommonPrefix, ObjectStat, blob_location
 from kvlake.errors import InvalidInputError
 
 API_GROUP: Final = "objects"
@@ -77,8 +77,8 @@ def wants_presign(call: Call[Any]) -> bool:
 
 
 def _presign(call: Call[Any], stat: ObjectStat) -> str:
-    namespace = call.repository.storage_namespace
-    return call.services.blockstore.presign_read(namespace, stat.address, expires=PRESIGN_SECONDS)
+    namespace, key = blob_location(call.repository.storage_namespace, stat.address)
+    return call.services.blockstore.presign_read(namespace, key, expires=PRESIGN_SECONDS)
 
 
 def _read(call: Call[Any], *, with_body: bool) -> Response:

@@ -34,6 +34,8 @@ def storage_config(call: Call[None]) -> wire.StorageConfig:
         # multipart presign calls, which kvlake does not serve.
         pre_sign_support=blockstore.presigns,
         pre_sign_support_ui=blockstore.presigns,
+        import_support=call.services.catalog.imports.supported,
+        import_validity_regex=f"^{scheme}://" if call.services.catalog.imports.supported else "^$",
     )
 
 

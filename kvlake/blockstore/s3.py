@@ -25,7 +25,6 @@ import io
 import random
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import suppress
 from functools import partial
 from typing import TYPE_CHECKING, BinaryIO, Final, Self, TypeVar
 
@@ -47,6 +46,7 @@ from kvlake.blockstore.s3_errors import (
     endpoint_host,
     translate,
 )
+from kvlake.blockstore.s3_multipart import MultipartUpload
 from kvlake.blockstore.store import BlockStore, check_key
 from kvlake.blockstore.throttle import AdaptiveRateLimiter, shared_limiter
 from kvlake.errors import (
@@ -61,11 +61,7 @@ if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
     from botocore.response import StreamingBody
     from mypy_boto3_s3 import S3Client
-    from mypy_boto3_s3.type_defs import (
-        CompletedPartTypeDef,
-        CopySourceTypeDef,
-        ListObjectsV2OutputTypeDef,
-    )
+    from mypy_boto3_s3.type_defs import CopySourceTypeDef, ListObjectsV2OutputTypeDef
 
 T = TypeVar("T")
 
@@ -285,51 +281,20 @@ class S3BlockStore(BlockStore):
         self, bucket: str, object_key: str, buffer: bytearray, chunks: Iterator[bytes], what: str
     ) -> int:
         """Upload `buffer`, then the rest of `chunks`, in parts; abort on any failure."""
-        upload_id = self._call(
-            f"start the upload of {what}",
-            lambda: self._client.create_multipart_upload(Bucket=bucket, Key=object_key),
-        )["UploadId"]
-        parts: list[CompletedPartTypeDef] = []
+        upload = MultipartUpload(self._client, self._call, bucket, object_key, what)
         size = 0
-
-        def send(body: bytes) -> None:
-            number = len(parts) + 1
-            answer = self._call(
-                f"upload part {number} of {what}",
-                lambda: self._client.upload_part(
-                    Bucket=bucket, Key=object_key, UploadId=upload_id, PartNumber=number, Body=body
-                ),
-            )
-            parts.append({"PartNumber": number, "ETag": answer["ETag"]})
-
         try:
             for chunk in chunks:  # the caller's stream: its errors reach the caller as they are
-                if len(buffer) >= self._part_size_for(len(parts) + 1):
+                if len(buffer) >= self._part_size_for(upload.parts + 1):
                     size += len(buffer)
-                    send(bytes(buffer))
+                    upload.send(bytes(buffer))
                     buffer = bytearray()
                 buffer += chunk
             size += len(buffer)
-            send(bytes(buffer))
-            self._call(
-                f"complete the upload of {what}",
-                lambda: self._client.complete_multipart_upload(
-                    Bucket=bucket,
-                    Key=object_key,
-                    UploadId=upload_id,
-                    MultipartUpload={"Parts": parts},
-                ),
-            )
+            upload.send(bytes(buffer))
+            upload.complete()
         except BaseException:
-            # The original error matters more; an upload left behind is invisible, and a
-            # bucket lifecycle rule (AbortIncompleteMultipartUpload) removes it (docs/s3.md).
-            with suppress(KvlakeError):
-                self._call(
-                    f"abort the upload of {what}",
-                    lambda: self._client.abort_multipart_upload(
-                        Bucket=bucket, Key=object_key, UploadId=upload_id
-                    ),
-                )
+            upload.abort()
             raise
         return size
 
@@ -402,44 +367,13 @@ class S3BlockStore(BlockStore):
     ) -> None:
         """A multipart upload whose parts are ranges of the source; aborted on any failure."""
         part = max(self._copy_part_size, -(-size // MAX_PARTS))
-        upload_id = self._call(
-            f"start the copy of {what}",
-            lambda: self._client.create_multipart_upload(Bucket=bucket, Key=object_key),
-        )["UploadId"]
-        parts: list[CompletedPartTypeDef] = []
+        upload = MultipartUpload(self._client, self._call, bucket, object_key, what)
         try:
-            for number, start in enumerate(range(0, size, part), start=1):
-                wanted = f"bytes={start}-{min(start + part, size) - 1}"
-                answer = self._call(
-                    f"copy part {number} of {what}",
-                    partial(
-                        self._client.upload_part_copy,
-                        Bucket=bucket,
-                        Key=object_key,
-                        UploadId=upload_id,
-                        PartNumber=number,
-                        CopySource=origin,
-                        CopySourceRange=wanted,
-                    ),
-                )
-                parts.append({"PartNumber": number, "ETag": answer["CopyPartResult"]["ETag"]})
-            self._call(
-                f"complete the copy of {what}",
-                lambda: self._client.complete_multipart_upload(
-                    Bucket=bucket,
-                    Key=object_key,
-                    UploadId=upload_id,
-                    MultipartUpload={"Parts": parts},
-                ),
-            )
+            for start in range(0, size, part):
+                upload.copy(origin, start, min(start + part, size))
+            upload.complete()
         except BaseException:
-            with suppress(KvlakeError):  # the original error matters more, as in _put_multipart
-                self._call(
-                    f"abort the copy of {what}",
-                    lambda: self._client.abort_multipart_upload(
-                        Bucket=bucket, Key=object_key, UploadId=upload_id
-                    ),
-                )
+            upload.abort()
             raise
 
     def _delete(self, namespace: str, key: str) -> None:

@@ -14,8 +14,8 @@ dev dependency), so the figures compare kvlake's overhead, not a network.
    finish with nothing left and every key deleted; the shared rate limiter's
    rate is printed over time.
 
-    .venv/bin/python benchmarks/s3_bench.py --quick    # 10,000 blobs, about a minute
-    .venv/bin/python benchmarks/s3_bench.py            # 100,000 blobs, about 10 minutes
+    .venv/bin/python benchmarks/s3_bench.py --quick    # 10,000 blobs, about two minutes
+    .venv/bin/python benchmarks/s3_bench.py            # 100,000 blobs, about 15 minutes
 """
 
 from __future__ import annotations

@@ -549,6 +549,15 @@ MUTATIONS = (
         "",
         ("tests/catalog/test_imports.py",),
     ),
+    Mutation(
+        "import-rereads-repository",
+        "invariant 1 (issue 15): an import commits only into the instance it started in",
+        "kvlake/catalog/imports.py",
+        "            current = self._graveler.get_repository(repository.name)\n"
+        "            if current.instance_uid != repository.instance_uid:\n",
+        "            if False:\n",
+        ("tests/catalog/test_imports.py",),
+    ),
 )
 
 

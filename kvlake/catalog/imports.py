@@ -154,6 +154,13 @@ class Importer:
                 namespace, self._entries(job, counter)
             )
             self._progress(job, counter[0])  # the last chance to cancel
+            # Invariant 1: the repository may have been deleted (or recreated) meanwhile.
+            current = self._graveler.get_repository(repository.name)
+            if current.instance_uid != repository.instance_uid:
+                raise InvalidInputError(
+                    f"repository {repository.name!r} was deleted during the import; nothing"
+                    " was committed"
+                )
             prefixes, objects = _destinations(job.sources)
             commit_id = self._graveler.imports.commit_metarange(
                 repository,

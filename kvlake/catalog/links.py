@@ -36,6 +36,7 @@ from kvlake.catalog.records import ObjectEntry, ObjectStat, from_value, to_value
 from kvlake.deletion import DeletionLog, PendingDelete
 from kvlake.errors import (
     BlobNotFoundError,
+    ConfigError,
     InvalidInputError,
     KvlakeError,
 )
@@ -73,7 +74,7 @@ class PhysicalLinks:
         deletion: DeletionLog | None = None,
     ) -> None:
         if len(key) < 16:
-            raise InvalidInputError("the link address key is too short; derive it with link_key")
+            raise ConfigError("the link address key is too short; derive it with link_key")
         self._graveler = graveler
         self._blockstore = blockstore
         self._key = key

@@ -17,6 +17,7 @@ from kvlake.errors import (
     EntryNotFoundError,
     ImportNotFoundError,
     InvalidInputError,
+    RepositoryNotFoundError,
 )
 from kvlake.kv.memory import MemoryStore
 from tests.deletion.helpers import DeletionLake
@@ -146,3 +147,19 @@ def test_a_blockstore_without_imports_refuses_them() -> None:
     assert not lake.catalog.imports.supported
     with pytest.raises(InvalidInputError, match="does not import"):
         lake.catalog.imports.prepare(lake.repository, "main", SOURCES, committer="me")
+
+
+def test_an_import_into_a_repository_deleted_meanwhile_commits_nothing(
+    lake: DeletionLake, importer: Importer
+) -> None:
+    repository = lake.repository
+    head = lake.graveler.get_branch(repository, "main").commit_id
+    job = importer.prepare(repository, "main", SOURCES, committer="me")
+    lake.graveler.delete_repository("repo1")
+    importer.run(job)
+    with pytest.raises(RepositoryNotFoundError):
+        lake.graveler.get_repository("repo1")
+    # The instance's refs stay until the cleaner runs: the import added no commit there.
+    assert lake.graveler.get_branch(repository, "main").commit_id == head
+    status = importer.status(repository, job.import_id)
+    assert not status.completed and "repository 'repo1'" in status.error

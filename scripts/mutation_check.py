@@ -558,6 +558,17 @@ MUTATIONS = (
         "            if False:\n",
         ("tests/catalog/test_imports.py",),
     ),
+    Mutation(
+        "multipart-complete-verifies-first",
+        "issue 15: no blob is assembled at an address that cannot be linked at the path",
+        "kvlake/catalog/links.py",
+        "        self._verify(repository, branch, path, address)\n"
+        "        namespace = repository.storage_namespace\n"
+        "        etag = self._blockstore.complete_upload(",
+        "        namespace = repository.storage_namespace\n"
+        "        etag = self._blockstore.complete_upload(",
+        ("tests/catalog/test_links.py",),
+    ),
 )
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import io
 import random
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import partial
 from typing import TYPE_CHECKING, BinaryIO, Final, Self, TypeVar
 
@@ -47,7 +47,8 @@ from kvlake.blockstore.s3_errors import (
     translate,
 )
 from kvlake.blockstore.s3_multipart import MultipartUpload
-from kvlake.blockstore.store import BlockStore, check_key
+from kvlake.blockstore.s3_uploads import S3ClientUploads
+from kvlake.blockstore.store import MAX_PARTS, BlockStore, check_key
 from kvlake.blockstore.throttle import AdaptiveRateLimiter, shared_limiter
 from kvlake.errors import (
     BlobNotFoundError,
@@ -61,7 +62,10 @@ if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
     from botocore.response import StreamingBody
     from mypy_boto3_s3 import S3Client
-    from mypy_boto3_s3.type_defs import CopySourceTypeDef, ListObjectsV2OutputTypeDef
+    from mypy_boto3_s3.type_defs import (
+        CopySourceTypeDef,
+        ListObjectsV2OutputTypeDef,
+    )
 
 T = TypeVar("T")
 
@@ -80,7 +84,6 @@ MAX_COPY_OBJECT: Final = 5 << 30
 COPY_PART_SIZE: Final = 512 * MIB
 """Parts of a multipart copy: copied inside the store, so large parts cost kvlake nothing,
 and 10,000 of them cover S3's largest object (5 TiB)."""
-MAX_PARTS: Final = 10_000
 DELETE_BATCH: Final = 1000
 """DeleteObjects takes at most 1,000 keys."""
 MAX_THROTTLED_ATTEMPTS: Final = 30
@@ -118,7 +121,7 @@ class _ObjectReader(io.RawIOBase):
         super().close()
 
 
-class S3BlockStore(BlockStore):
+class S3BlockStore(S3ClientUploads, BlockStore):
     """Objects under a root `s3://[bucket[/prefix]]`. Thread-safe: one boto3 client, shared.
 
     Puts are atomic because S3's are (PutObject, CompleteMultipartUpload); a
@@ -458,17 +461,20 @@ class S3BlockStore(BlockStore):
     def _presign_write(self, namespace: str, key: str, expires: int) -> str:
         return self._presign("put_object", namespace, key, expires)
 
-    def _presign(self, method: str, namespace: str, key: str, expires: int) -> str:
-        """Sign locally with the client's credentials: no request, so no rate slot.
-
-        Only the host header is signed, so clients may send Content-Type and
-        Content-Length as they please (the lakefs wrapper does).
-        """
+    def _presign(
+        self,
+        method: str,
+        namespace: str,
+        key: str,
+        expires: int,
+        extra: Mapping[str, object] | None = None,
+    ) -> str:
+        """Sign locally (no request, so no rate slot). Only the host header is signed:
+        clients may send Content-Type and Content-Length as they please."""
         bucket, object_key = self._locate(namespace, key)
         try:
-            return self._client.generate_presigned_url(
-                method, Params={"Bucket": bucket, "Key": object_key}, ExpiresIn=expires
-            )
+            params = {"Bucket": bucket, "Key": object_key, **(extra or {})}
+            return self._client.generate_presigned_url(method, Params=params, ExpiresIn=expires)
         except botocore.exceptions.BotoCoreError as exc:
             raise translate(
                 exc, f"presign blob {key!r} in {namespace!r}", self._client.meta.endpoint_url

@@ -76,6 +76,15 @@ MAX_PRESIGN_SECONDS: Final = 7 * 24 * 3600
 """S3's longest lifetime for a URL signed with SigV4."""
 
 
+MAX_PARTS: Final = 10_000
+"""S3's most parts in one multipart upload."""
+
+
+def _check_part(part: int) -> None:
+    if not 1 <= part <= MAX_PARTS:
+        raise InvalidInputError(f"part number {part} is invalid; use 1 to {MAX_PARTS}")
+
+
 def _check_expiry(expires: int) -> None:
     if not 1 <= expires <= MAX_PRESIGN_SECONDS:
         raise InvalidInputError(
@@ -223,10 +232,8 @@ class BlockStore(Closing, ABC):
     def presign_write(self, namespace: str, key: str, *, expires: int) -> str:
         """A URL anyone holding it may PUT the blob's bytes to for `expires` seconds.
 
-        For direct uploads: the client sends the bytes to the object store, not
-        through kvlake, then links the key (catalog's `PhysicalLinks`). Whatever
-        the client puts there is the blob; the URL overwrites, so hand it out for
-        fresh keys only.
+        For direct uploads (catalog's `PhysicalLinks`): the URL overwrites, so hand
+        it out for fresh keys only.
 
         Raises:
             InvalidInputError: bad namespace or key, `expires` outside 1 s to 7 days,
@@ -252,6 +259,85 @@ class BlockStore(Closing, ABC):
         """
         normalised = self.check_namespace(namespace)
         return self._copy(normalised, check_key(source), check_key(destination))
+
+    # -- multipart uploads a client sends itself (presigning adapters) ---------
+
+    def start_upload(self, namespace: str, key: str) -> str:
+        """Start a multipart upload to `key` whose parts a client sends; return its id.
+
+        The blob appears, whole, only when `complete_upload` assembles the parts.
+
+        Raises:
+            InvalidInputError: bad namespace or key, or an adapter without presigned URLs.
+        """
+        normalised = self.check_namespace(namespace)
+        return self._start_upload(normalised, check_key(key))
+
+    def presign_upload_part(
+        self, namespace: str, key: str, upload_id: str, part: int, *, expires: int
+    ) -> str:
+        """A URL anyone holding it may PUT part `part` (1 to 10,000) of the upload to."""
+        normalised = self.check_namespace(namespace)
+        _check_part(part)
+        _check_expiry(expires)
+        return self._presign_upload_part(normalised, check_key(key), upload_id, part, expires)
+
+    def copy_upload_part(
+        self,
+        namespace: str,
+        key: str,
+        upload_id: str,
+        part: int,
+        *,
+        source: tuple[str, str],
+        start: int,
+        end: int,
+    ) -> str:
+        """Make bytes [start, end) of blob `source` (namespace, key) part `part` of the upload,
+        inside the store; return the part's ETag.
+
+        Raises:
+            BlobNotFoundError: no source blob.
+            InvalidInputError: bad arguments, a range beyond the source, or no presigned URLs.
+        """
+        normalised = self.check_namespace(namespace)
+        _check_part(part)
+        source_namespace = self.check_namespace(source[0])
+        if not 0 <= start < end:
+            raise InvalidInputError(
+                f"byte range [{start}, {end}) of the copied part is invalid; pass 0 <= start < end"
+            )
+        return self._copy_upload_part(
+            normalised,
+            check_key(key),
+            upload_id,
+            part,
+            (source_namespace, check_key(source[1])),
+            start,
+            end,
+        )
+
+    def complete_upload(
+        self, namespace: str, key: str, upload_id: str, parts: Sequence[tuple[int, str]]
+    ) -> str:
+        """Assemble the parts (number, ETag), ascending, into the blob; return its ETag.
+
+        Raises:
+            InvalidInputError: no parts, parts out of order, or parts the store refuses
+                (too small, wrong ETag), or an unknown upload.
+        """
+        normalised = self.check_namespace(namespace)
+        numbers = [number for number, _ in parts]
+        if not numbers or numbers != sorted(set(numbers)):
+            raise InvalidInputError(
+                "parts must be given once each, ascending by part number; list the parts uploaded"
+            )
+        return self._complete_upload(normalised, check_key(key), upload_id, parts)
+
+    def abort_upload(self, namespace: str, key: str, upload_id: str) -> None:
+        """Drop the upload's parts; an upload already gone is not an error."""
+        normalised = self.check_namespace(namespace)
+        self._abort_upload(normalised, check_key(key), upload_id)
 
     # -- helpers built on the contract ----------------------------------------
 
@@ -377,7 +463,38 @@ class BlockStore(Closing, ABC):
 
     def _presign_write(self, namespace: str, key: str, expires: int) -> str:
         """Sign a PUT URL; adapters that set `presigns` override this."""
-        raise InvalidInputError(
+        raise self._no_client_uploads()
+
+    def _start_upload(self, namespace: str, key: str) -> str:
+        raise self._no_client_uploads()
+
+    def _presign_upload_part(
+        self, namespace: str, key: str, upload_id: str, part: int, expires: int
+    ) -> str:
+        raise self._no_client_uploads()
+
+    def _copy_upload_part(
+        self,
+        namespace: str,
+        key: str,
+        upload_id: str,
+        part: int,
+        source: tuple[str, str],
+        start: int,
+        end: int,
+    ) -> str:
+        raise self._no_client_uploads()
+
+    def _complete_upload(
+        self, namespace: str, key: str, upload_id: str, parts: Sequence[tuple[int, str]]
+    ) -> str:
+        raise self._no_client_uploads()
+
+    def _abort_upload(self, namespace: str, key: str, upload_id: str) -> None:
+        raise self._no_client_uploads()
+
+    def _no_client_uploads(self) -> InvalidInputError:
+        return InvalidInputError(
             f"the {self.scheme} blockstore has no presigned URLs (pre_sign_support is false);"
             " upload the object through the API"
         )

@@ -28,7 +28,7 @@ import hmac
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Final
 
 from kvlake.blockstore import BlockStore, check_key
@@ -157,6 +157,106 @@ class PhysicalLinks:
             self._unlinked(repository, address, issued, withdrawn=withdrawn, tried=tried, key=key)
             raise
         return from_value(path, to_value(entry))
+
+    # -- multipart uploads the client sends itself (lakeFS's presign multipart) --------
+
+    def start_multipart(self, repository: Repository, branch: str, path: str) -> tuple[str, str]:
+        """Hand out an address as `issue` does and start a multipart upload to it.
+
+        Returns the address and the upload id. The parts go straight to the store
+        (`part_url`, `copy_part`); `complete_multipart` assembles and links them.
+
+        Raises:
+            InvalidInputError: the blockstore has no presigned URLs (nothing handed out).
+        """
+        if not self._blockstore.presigns:
+            raise InvalidInputError(
+                f"the {self._blockstore.scheme} blockstore has no presigned URLs"
+                " (pre_sign_multipart_upload is false); upload the object through the API"
+            )
+        address, _ = self.issue(repository, branch, path)
+        return address, self._blockstore.start_upload(repository.storage_namespace, address)
+
+    def part_url(
+        self,
+        repository: Repository,
+        branch: str,
+        path: str,
+        address: str,
+        upload_id: str,
+        part: int,
+        *,
+        expires: int,
+    ) -> str:
+        """A presigned PUT URL for one part of a handed-out address's upload."""
+        self._verify(repository, branch, path, address)
+        return self._blockstore.presign_upload_part(
+            repository.storage_namespace, address, upload_id, part, expires=expires
+        )
+
+    def copy_part(
+        self,
+        repository: Repository,
+        branch: str,
+        path: str,
+        address: str,
+        upload_id: str,
+        part: int,
+        *,
+        source: tuple[str, str],
+        start: int,
+        end: int,
+    ) -> str:
+        """Copy bytes [start, end) of `source` (namespace, key) into a part; its ETag."""
+        self._verify(repository, branch, path, address)
+        return self._blockstore.copy_upload_part(
+            repository.storage_namespace,
+            address,
+            upload_id,
+            part,
+            source=source,
+            start=start,
+            end=end,
+        )
+
+    def complete_multipart(
+        self,
+        repository: Repository,
+        branch: str,
+        path: str,
+        address: str,
+        upload_id: str,
+        parts: Sequence[tuple[int, str]],
+        *,
+        content_type: str,
+        metadata: dict[str, str],
+    ) -> ObjectStat:
+        """Assemble the parts into the blob at the address, then `link` it at the path.
+
+        The ticket is checked before the store assembles anything: only kvlake
+        completes uploads, so no blob appears at an address that cannot be linked.
+        """
+        self._verify(repository, branch, path, address)
+        namespace = repository.storage_namespace
+        etag = self._blockstore.complete_upload(namespace, address, upload_id, parts)
+        size = self._blockstore.size(namespace, address)
+        return self.link(
+            repository,
+            branch,
+            path,
+            address,
+            size=size,
+            checksum=etag,
+            content_type=content_type,
+            metadata=metadata,
+        )
+
+    def abort_multipart(
+        self, repository: Repository, branch: str, path: str, address: str, upload_id: str
+    ) -> None:
+        """Drop the upload's parts; its hand-out record stays and finds no blob."""
+        self._verify(repository, branch, path, address)
+        self._blockstore.abort_upload(repository.storage_namespace, address, upload_id)
 
     # -- the intent -------------------------------------------------------------------
 

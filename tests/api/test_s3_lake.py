@@ -238,3 +238,96 @@ def test_lakefs_spec_writes_and_reads_through_presigned_urls(
         f"/repositories/{repo}/refs/main/objects/stat", params={"path": "spec/table.csv"}
     )
     assert "," in stat.json()["physical_address"]  # linked from getPhysicalAddress, not uploaded
+
+
+MIB = 1 << 20
+
+
+def test_a_presigned_multipart_upload_goes_straight_to_the_store(
+    http: httpx.Client, repo: str
+) -> None:
+    storage = http.get("/config/storage").json()
+    assert storage["pre_sign_multipart_upload"] is True
+    uploads = f"/repositories/{repo}/branches/main/staging/pmpu"
+    path = {"path": "big.bin"}
+    started = http.post(uploads, params=path | {"parts": 1})
+    assert started.status_code == 201, started.text
+    upload = started.json()
+    first = b"a" * (5 * MIB)  # S3's smallest part but the last
+    put = httpx.put(upload["presigned_urls"][0], content=first)
+    assert put.status_code == 200, put.text
+    address = {"physical_address": upload["physical_address"]}
+    part_url = f"{uploads}/{upload['upload_id']}/parts/2"
+    second = http.put(part_url, params=path, json=address)
+    assert second.status_code == 200, second.text
+    put2 = httpx.put(second.json()["presigned_url"], content=b"tail")
+    parts = [
+        {"part_number": 1, "etag": put.headers["ETag"]},
+        {"part_number": 2, "etag": put2.headers["ETag"]},
+    ]
+    refused = http.put(  # only the path the address was handed out for
+        f"{uploads}/{upload['upload_id']}",
+        params={"path": "other.bin"},
+        json=address | {"parts": parts},
+    )
+    assert refused.status_code == 400 and "was not handed out" in refused.json()["message"]
+    done = http.put(
+        f"{uploads}/{upload['upload_id']}",
+        params=path,
+        json=address | {"parts": parts, "content_type": "application/x-big"},
+    )
+    assert done.status_code == 200, done.text
+    assert done.json()["size_bytes"] == 5 * MIB + 4
+    assert done.json()["physical_address"] == upload["physical_address"]
+    objects = f"/repositories/{repo}/refs/main/objects"
+    read = http.get(objects, params=path, headers={"Range": "bytes=-5"})
+    assert read.content == b"atail"
+
+
+def test_a_multipart_part_can_be_copied_from_an_object_and_an_upload_aborted(
+    http: httpx.Client, repo: str, moto_s3: MotoS3
+) -> None:
+    objects = f"/repositories/{repo}/branches/main/objects"
+    source = b"".join(bytes([65 + i % 26]) * 1024 for i in range(6 * 1024))  # 6 MiB
+    assert http.post(objects, params={"path": "src"}, content=source).status_code == 201
+    uploads = f"/repositories/{repo}/branches/main/staging/pmpu"
+    upload = http.post(uploads, params={"path": "joined"}).json()
+    address = {"physical_address": upload["physical_address"]}
+    base = f"{uploads}/{upload['upload_id']}"
+    copied = http.put(
+        f"{base}/parts/1/copy",
+        params={"path": "joined"},
+        json=address
+        | {
+            "copy_source": {
+                "repository": repo,
+                "ref": "main",
+                "path": "src",
+                "range": f"bytes=0-{5 * MIB - 1}",
+            }
+        },
+    )
+    assert copied.status_code == 204, copied.text
+    tail = http.put(
+        f"{base}/parts/2/copy",
+        params={"path": "joined"},
+        json=address | {"copy_source": {"repository": repo, "ref": "main", "path": "src"}},
+    )
+    assert tail.status_code == 204, tail.text
+    parts = [
+        {"part_number": 1, "etag": copied.headers["ETag"]},
+        {"part_number": 2, "etag": tail.headers["ETag"]},
+    ]
+    done = http.put(base, params={"path": "joined"}, json=address | {"parts": parts})
+    assert done.status_code == 200, done.text
+    joined = http.get(f"/repositories/{repo}/refs/main/objects", params={"path": "joined"})
+    assert joined.content == source[: 5 * MIB] + source
+    aborted = http.post(uploads, params={"path": "never"}).json()
+    gone = http.request(
+        "DELETE",
+        f"{uploads}/{aborted['upload_id']}",
+        params={"path": "never"},
+        json={"physical_address": aborted["physical_address"]},
+    )
+    assert gone.status_code == 204, gone.text
+    assert moto_s3.admin.list_multipart_uploads(Bucket=BUCKET).get("Uploads", []) == []

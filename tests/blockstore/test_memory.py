@@ -61,3 +61,5 @@ def test_memory_and_local_blobs_have_no_presigned_urls(tmp_path: Path) -> None:
             store.presign_read(f"{store.scheme}://lake", "k", expires=60)
         with pytest.raises(InvalidInputError, match="upload the object through the API"):
             store.presign_write(f"{store.scheme}://lake", "k", expires=60)
+        with pytest.raises(InvalidInputError, match="upload the object through the API"):
+            store.start_upload(f"{store.scheme}://lake", "k")

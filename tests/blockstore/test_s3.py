@@ -12,6 +12,7 @@ import socket
 import urllib.request
 from collections.abc import Iterator
 
+import httpx
 import pytest
 
 from kvlake.blockstore import READ_CHUNK, open_blockstore
@@ -414,3 +415,28 @@ def test_a_parallel_listing_that_fails_raises_when_its_slice_comes(
         assert next(listing).key == "a/1"
         with pytest.raises(UnavailableError, match="list blobs"):
             next(listing)
+
+
+# -- multipart uploads a client sends ---------------------------------------------------------
+
+
+def test_a_client_upload_appears_only_when_completed(store: S3BlockStore) -> None:
+    upload = store.start_upload(NS, "data/client")
+    url = store.presign_upload_part(NS, "data/client", upload, 1, expires=60)
+    put = httpx.put(url, content=b"only part")
+    assert put.status_code == 200, put.text
+    etag = put.headers["ETag"]
+    assert not store.exists(NS, "data/client")
+    with pytest.raises(InvalidInputError, match="ascending by part number"):
+        store.complete_upload(NS, "data/client", upload, [(2, etag), (1, etag)])
+    assert store.complete_upload(NS, "data/client", upload, [(1, etag)])
+    assert store.get(NS, "data/client") == b"only part"
+
+
+def test_an_aborted_client_upload_leaves_nothing(store: S3BlockStore, s3_server: MotoS3) -> None:
+    upload = store.start_upload(NS, "data/gone")
+    store.abort_upload(NS, "data/gone", upload)
+    store.abort_upload(NS, "data/gone", upload)  # twice is fine
+    assert s3_server.admin.list_multipart_uploads(Bucket="lake").get("Uploads", []) == []
+    with pytest.raises(InvalidInputError, match="use 1 to 10000"):
+        store.presign_upload_part(NS, "data/gone", upload, 0, expires=60)

@@ -7,6 +7,7 @@ HTTP side is tests/api/test_s3_lake.py.
 
 from __future__ import annotations
 
+import httpx
 import pytest
 
 from kvlake.blockstore.memory import MemoryBlockStore
@@ -187,3 +188,54 @@ def test_with_deletion_disabled_a_link_leaves_the_blob_to_garbage_collection() -
     assert lake.pending() == 0
     link(lake, links, "a", address, 1)
     assert address in lake.shared_addresses()
+
+
+@pytest.mark.parametrize("lake", ["s3"], indirect=True)
+def test_a_completed_multipart_upload_is_linked_and_kept(
+    lake: DeletionLake, links: PhysicalLinks
+) -> None:
+    address, upload = links.start_multipart(lake.repository, "main", "big")
+    url = links.part_url(lake.repository, "main", "big", address, upload, 1, expires=60)
+    etag = httpx.put(url, content=b"one part").headers["ETag"]
+    with pytest.raises(InvalidInputError, match="was not handed out"):
+        links.complete_multipart(
+            lake.repository,
+            "main",
+            "other",
+            address,
+            upload,
+            [(1, etag)],
+            content_type="",
+            metadata={},
+        )
+    assert not lake.blocks.exists(lake.namespace, address)  # checked before assembling
+    stat = links.complete_multipart(
+        lake.repository,
+        "main",
+        "big",
+        address,
+        upload,
+        [(1, etag)],
+        content_type="text/plain",
+        metadata={},
+    )
+    assert (stat.address, stat.size) == (address, 8)
+    lake.settle()
+    assert lake.data_blobs() == {address}
+
+
+@pytest.mark.parametrize("lake", ["s3"], indirect=True)
+def test_an_aborted_multipart_upload_leaves_nothing_behind(
+    lake: DeletionLake, links: PhysicalLinks
+) -> None:
+    address, upload = links.start_multipart(lake.repository, "main", "big")
+    links.abort_multipart(lake.repository, "main", "big", address, upload)
+    lake.settle()
+    assert lake.data_blobs() == set() and list(lake.dead_letters()) == []
+
+
+@pytest.mark.parametrize("lake", ["mem"], indirect=True)
+def test_multipart_uploads_need_presigned_urls(lake: DeletionLake, links: PhysicalLinks) -> None:
+    with pytest.raises(InvalidInputError, match="pre_sign_multipart_upload is false"):
+        links.start_multipart(lake.repository, "main", "big")
+    assert lake.pending() == 0  # nothing handed out

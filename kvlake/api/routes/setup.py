@@ -30,10 +30,11 @@ def storage_config(call: Call[None]) -> wire.StorageConfig:
         validity=f"^{scheme}://",
         default_namespace_prefix=f"{scheme}://",
         blockstore_description=f"kvlake {scheme} blockstore",
-        # Presigned reads and uploads (getPhysicalAddress, linkPhysicalAddress); not the
-        # multipart presign calls, which kvlake does not serve.
+        # Presigned reads and uploads (getPhysicalAddress, linkPhysicalAddress, and the
+        # presigned multipart calls).
         pre_sign_support=blockstore.presigns,
         pre_sign_support_ui=blockstore.presigns,
+        pre_sign_multipart_upload=blockstore.presigns,
         import_support=call.services.catalog.imports.supported,
         import_validity_regex=f"^{scheme}://" if call.services.catalog.imports.supported else "^$",
     )

@@ -24,6 +24,20 @@ from kvlake.errors import InvalidInputError, PreconditionFailedError
 BACKING: Final = "/repositories/{repository}/branches/{branch}/staging/backing"
 
 
+def relative_address(namespace: str, given: str) -> str:
+    """The key in the namespace of a physical address a client sends back.
+
+    Raises:
+        InvalidInputError: it is outside the namespace (kvlake links only its own).
+    """
+    if not given.startswith(f"{namespace}/"):
+        raise InvalidInputError(
+            f"physical address {given!r} is outside the repository's storage namespace"
+            f" {namespace!r}; kvlake links only addresses getPhysicalAddress handed out"
+        )
+    return given[len(namespace) + 1 :]
+
+
 def get_physical_address(call: Call[None]) -> Response:
     repository = call.repository
     presign = wants_presign(call)
@@ -50,12 +64,7 @@ def link_physical_address(call: Call[wire.StagingMetadata]) -> Response:
         raise InvalidInputError("If-Match is not supported on linkPhysicalAddress; omit it")
     repository = call.repository
     namespace = repository.storage_namespace
-    given = body.staging.physical_address
-    if not given.startswith(f"{namespace}/"):
-        raise InvalidInputError(
-            f"physical address {given!r} is outside the repository's storage namespace"
-            f" {namespace!r}; kvlake links only addresses getPhysicalAddress handed out"
-        )
+    address = relative_address(namespace, body.staging.physical_address)
     checksum = body.checksum.strip().strip('"').strip()
     if not checksum:
         raise InvalidInputError("checksum is required; send the ETag the upload answered with")
@@ -64,7 +73,7 @@ def link_physical_address(call: Call[wire.StagingMetadata]) -> Response:
         repository,
         call.path["branch"],
         path,
-        given[len(namespace) + 1 :],
+        address,
         size=body.size_bytes,
         checksum=checksum,
         content_type=body.content_type or "application/octet-stream",

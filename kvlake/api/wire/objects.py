@@ -80,3 +80,48 @@ class StagingMetadata(Request):
     content_type: Annotated[str, msgspec.Meta(max_length=1024)] | None = None
     mtime: int | None = None
     force: bool | None = None
+
+
+class PresignMultipartUpload(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    upload_id: str
+    physical_address: str
+    presigned_urls: list[str] | None = None
+
+
+PhysicalAddress = Annotated[str, msgspec.Meta(min_length=1, max_length=4096)]
+
+
+class UploadPartFrom(Request):
+    physical_address: PhysicalAddress
+
+
+class CopyPartSource(Request):
+    repository: Annotated[str, msgspec.Meta(min_length=1, max_length=1024)]
+    ref: Annotated[str, msgspec.Meta(min_length=1, max_length=1024)]
+    path: Path
+    range: Annotated[str, msgspec.Meta(max_length=100)] | None = None
+
+
+class UploadPartCopyFrom(Request):
+    physical_address: PhysicalAddress
+    copy_source: CopyPartSource
+
+
+class UploadTo(msgspec.Struct, frozen=True, kw_only=True):
+    presigned_url: str
+
+
+class UploadPart(Request):
+    part_number: Annotated[int, msgspec.Meta(ge=1, le=10_000)]
+    etag: Annotated[str, msgspec.Meta(min_length=1, max_length=1024)]
+
+
+class CompletePresignMultipartUpload(Request):
+    physical_address: PhysicalAddress
+    parts: Annotated[list[UploadPart], msgspec.Meta(min_length=1, max_length=10_000)]
+    user_metadata: Metadata | None = None
+    content_type: Annotated[str, msgspec.Meta(max_length=1024)] | None = None
+
+
+class AbortPresignMultipartUpload(Request):
+    physical_address: PhysicalAddress

@@ -116,7 +116,7 @@ def test_storage_config_reports_presigned_urls_on_s3(http: httpx.Client) -> None
     storage = http.get("/config/storage").json()
     assert storage["blockstore_type"] == "s3"
     assert storage["pre_sign_support"] is True and storage["pre_sign_support_ui"] is True
-    assert storage["pre_sign_multipart_upload"] is False  # the multipart presign calls
+    assert storage["pre_sign_multipart_upload"] is True  # the multipart presign calls
 
 
 def test_the_lakefs_wrapper_uploads_through_presigned_urls(

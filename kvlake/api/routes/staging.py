@@ -17,6 +17,7 @@ from starlette.responses import Response
 from kvlake.api import convert, params
 from kvlake.api.needs import on_object
 from kvlake.api.routes.objects import PRESIGN_SECONDS, wants_presign
+from kvlake.api.routes.uploads import if_absent
 from kvlake.api.routing import Call, Operation, json_response
 from kvlake.api.wire import objects as wire
 from kvlake.errors import InvalidInputError, PreconditionFailedError
@@ -57,11 +58,7 @@ def get_physical_address(call: Call[None]) -> Response:
 
 def link_physical_address(call: Call[wire.StagingMetadata]) -> Response:
     query, body = call.query, call.body
-    if_none_match = query.text("If-None-Match")
-    if if_none_match not in ("", "*"):
-        raise InvalidInputError("If-None-Match supports only '*' (do not overwrite)")
-    if query.has("If-Match"):
-        raise InvalidInputError("If-Match is not supported on linkPhysicalAddress; omit it")
+    absent = if_absent(call, "linkPhysicalAddress")
     repository = call.repository
     namespace = repository.storage_namespace
     address = relative_address(namespace, body.staging.physical_address)
@@ -78,7 +75,7 @@ def link_physical_address(call: Call[wire.StagingMetadata]) -> Response:
         checksum=checksum,
         content_type=body.content_type or "application/octet-stream",
         metadata=dict(body.user_metadata or {}),
-        if_absent=if_none_match == "*",
+        if_absent=absent,
     )
     return json_response(convert.object_stats(stat, namespace))
 

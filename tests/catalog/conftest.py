@@ -18,16 +18,11 @@ from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.graveler import Graveler
 from kvlake.kv.memory import MemoryStore
 from tests.deletion.helpers import DeletionLake
-
-
-def _s3(request: pytest.FixtureRequest, tmp: Path) -> str:
-    request.getfixturevalue("s3_server")  # starts moto, creates the bucket `lake`
-    return "s3://lake"
-
+from tests.support.s3server import lake_bucket_url
 
 BLOCKSTORES: dict[str, Callable[[pytest.FixtureRequest, Path], str]] = {
     "local": lambda request, tmp: f"local://{tmp}/blocks",
-    "s3": _s3,
+    "s3": lambda request, tmp: lake_bucket_url(request),
 }
 
 
@@ -50,6 +45,6 @@ def lake(request: pytest.FixtureRequest) -> Iterator[DeletionLake]:
     if request.param == "mem":
         blocks: BlockStore = MemoryBlockStore()
     else:
-        blocks = open_blockstore(_s3(request, Path()))
+        blocks = open_blockstore(lake_bucket_url(request))
     with MemoryStore() as store, blocks:
         yield DeletionLake(store, blocks, namespace=f"{blocks.scheme}://lake/repo1")

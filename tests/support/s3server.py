@@ -25,12 +25,21 @@ from urllib.parse import urlsplit
 from xml.sax.saxutils import escape, unescape
 
 import boto3
+import pytest
 from moto.server import ThreadedMotoServer
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
 
 ACCESS_KEY_ID = SECRET_ACCESS_KEY = "testing"
+
+
+def lake_bucket_url(request: pytest.FixtureRequest) -> str:
+    """Start the session's S3 server for this test (the `s3_server` fixture: reset, the
+    contract's buckets, AWS_ENDPOINT_URL pointing at it) and return the blockstore URL
+    whose root is its bucket `lake`, so namespaces are `s3://lake/<path>`."""
+    request.getfixturevalue("s3_server")
+    return "s3://lake"
 
 
 class MotoS3:

@@ -5,13 +5,17 @@ dev dependency), so the figures compare kvlake's overhead, not a network.
 
 1. Overhead: put, ranged read, list and DeleteObjects through `S3BlockStore`
    beside the plain boto3 calls doing the same work in the same run.
-2. A sweep: N blobs deleted by 8 threads through `delete_many` (as deletion
-   workers do), behind a proxy that answers `SlowDown` to DeleteObjects beyond
-   a fixed rate, the way S3 throttles a prefix. It must finish with nothing left
-   and every key deleted; the shared rate limiter's rate is printed over time.
+2. Scale: N one-byte blobs put by 32 threads into 100 hourly slices
+   (`data/<hour>/`, the catalog's address layout), then listed: as one
+   `list_keys` stream, and by slice with `list_blobs` (1 and 8 at once).
+3. A sweep: those N blobs deleted by 8 threads through `delete_many` (as
+   deletion workers do), behind a proxy that answers `SlowDown` to
+   DeleteObjects beyond a fixed rate, the way S3 throttles a prefix. It must
+   finish with nothing left and every key deleted; the shared rate limiter's
+   rate is printed over time.
 
-    .venv/bin/python benchmarks/s3_bench.py --quick    # 10,000 blobs, about a minute
-    .venv/bin/python benchmarks/s3_bench.py            # 100,000 blobs, about 10 minutes
+    .venv/bin/python benchmarks/s3_bench.py --quick    # 10,000 blobs, about two minutes
+    .venv/bin/python benchmarks/s3_bench.py            # 100,000 blobs, about 15 minutes
 """
 
 from __future__ import annotations
@@ -163,17 +167,43 @@ def overhead(store: S3BlockStore, client: S3Client, n: int) -> None:
     print(f"{'DeleteObjects':<20} {n / mine:>10,.0f} {n / raw:>10,.0f} {mine / raw:>6.2f}x")
 
 
-def sweep(
-    store: S3BlockStore, limiter: AdaptiveRateLimiter, proxy: ThrottlingProxy, n: int
-) -> None:
-    keys = [f"s/{i:07d}" for i in range(n)]
+HOURS: Final = 100
+"""Time slices the scale run spreads its blobs over, as `data/<hour>/` of the address layout."""
+
+
+def scale(store: S3BlockStore, n: int) -> list[str]:
+    """Put n one-byte blobs (32 threads), then list them: sequentially, and by time slice."""
+    first = 1_704_067_200  # 2024-01-01T00:00Z
+    hours = [time.strftime("data/%Y%m%dT%H/", time.gmtime(first + h * 3600)) for h in range(HOURS)]
+    keys = [f"{hours[i % HOURS]}{i:07d}" for i in range(n)]
     start = time.perf_counter()
     with ThreadPoolExecutor(32) as pool:
         list(pool.map(lambda k: store.put(NS, k, b"x"), keys))
-    print(
-        f"\nsweep: {n:,} blobs written in {time.perf_counter() - start:.1f} s; deleting with"
-        f" 8 threads, server limit {SERVER_LIMIT:,.0f} keys/s"
-    )
+    elapsed = time.perf_counter() - start
+    print(f"\nscale: {n:,} blobs over {HOURS} hourly slices")
+    print(f"{'operation':<34} {'seconds':>8} {'blobs/s':>9}")
+    print(f"{'put (32 threads)':<34} {elapsed:>8.1f} {n / elapsed:>9,.0f}")
+    start = time.perf_counter()
+    listed = sum(1 for _ in store.list_keys(NS, "data/"))
+    elapsed = time.perf_counter() - start
+    print(f"{'list_keys data/ (one stream)':<34} {elapsed:>8.1f} {listed / elapsed:>9,.0f}")
+    for parallel in (1, 8):
+        start = time.perf_counter()
+        found = sum(blob.size for blob in store.list_blobs(NS, hours, parallel=parallel))
+        elapsed = time.perf_counter() - start
+        name = f"list_blobs by slice, parallel={parallel}"
+        print(f"{name:<34} {elapsed:>8.1f} {found / elapsed:>9,.0f}")
+    if listed != n or found != n:
+        raise SystemExit(f"listed {listed} and {found} blobs of {n}")
+    return keys
+
+
+def sweep(
+    store: S3BlockStore, limiter: AdaptiveRateLimiter, proxy: ThrottlingProxy, keys: list[str]
+) -> None:
+    """Delete `keys` (already stored) with 8 threads behind the throttling proxy."""
+    n = len(keys)
+    print(f"\nsweep: deleting {n:,} blobs with 8 threads, server limit {SERVER_LIMIT:,.0f} keys/s")
     samples: list[tuple[float, float, float]] = []
     done = threading.Event()
     start = time.perf_counter()
@@ -192,7 +222,7 @@ def sweep(
     elapsed = time.perf_counter() - start
     done.set()
     sampler.join()
-    left = sum(1 for _ in store.list_keys(NS, "s/"))
+    left = sum(1 for _ in store.list_keys(NS, "data/"))
     print(f"{'t (s)':>6} {'rate (req/s)':>13} {'SlowDowns so far':>17}")
     step = max(1, len(samples) // 20)
     for t, rate, throttled in samples[::step]:
@@ -201,6 +231,8 @@ def sweep(
         f"done in {elapsed:.1f} s ({n / elapsed:,.0f} blobs/s): {len(failures)} failed,"
         f" {left} left, {limiter.throttled} SlowDowns answered, final rate {limiter.rate:,.1f}/s"
     )
+    if failures or left:
+        raise SystemExit("the sweep lost blobs or left some behind")
 
 
 def main() -> None:
@@ -223,6 +255,7 @@ def main() -> None:
     limiter = AdaptiveRateLimiter()
     store = S3BlockStore(client, root=BUCKET, limiter=limiter)
     overhead(store, client, 200 if args.quick else 1000)
+    keys = scale(store, 10_000 if args.quick else 100_000)
     proxy = ThrottlingProxy(endpoint, SERVER_LIMIT)
     swept = AdaptiveRateLimiter()
     throttled = S3BlockStore(
@@ -230,7 +263,7 @@ def main() -> None:
         root=BUCKET,
         limiter=swept,
     )
-    sweep(throttled, swept, proxy, 10_000 if args.quick else 100_000)
+    sweep(throttled, swept, proxy, keys)
     proxy.stop()
     server.stop()
 

@@ -16,9 +16,10 @@ codes in one table, so a new specific error needs no API change.
     │   ├── EntryNotFoundError               no such path on the ref / in the metarange
     │   ├── MetarangeNotFoundError           no metarange file with that id
     │   ├── RangeNotFoundError               no range file with that id
-    │   └── OperationNotFoundError           no such operation (or not yours to see)
+    │   ├── OperationNotFoundError           no such operation (or not yours to see)
     │   ├── TaskNotFoundError                no dump or restore task with that id
-    │   └── PullRequestNotFoundError         no pull request with that id
+    │   ├── PullRequestNotFoundError         no pull request with that id
+    │   └── ImportNotFoundError              no import with that id in the repository
     ├── RepositoryDeletingError              the repository is being deleted
     ├── ProtectedBranchError                 a branch protection rule blocks the action
     │   └── DefaultBranchError               the default branch cannot be deleted
@@ -102,6 +103,10 @@ class TaskNotFoundError(NotFoundError):
 
 class PullRequestNotFoundError(NotFoundError):
     """No pull request with that id in the repository."""
+
+
+class ImportNotFoundError(NotFoundError):
+    """No import with that id in the repository."""
 
 
 class RepositoryDeletingError(KvlakeError):

@@ -854,6 +854,127 @@ MUTATIONS = (
         "        if False:\n",
         ("tests/auth/test_acl.py::test_setting_an_acl_detaches_the_groups_other_policies",),
     ),
+    Mutation(
+        "link-intent-at-hand-out",
+        "invariant 4 (issue 15): an address handed out for a direct upload is logged first",
+        "kvlake/catalog/direct.py",
+        "            self._deletion.append([record])\n        return address, now + LINK_SECONDS\n",
+        "        return address, now + LINK_SECONDS\n",
+        ("tests/catalog/test_direct_uploads.py",),
+    ),
+    Mutation(
+        "link-withdraws-intent",
+        "invariant 4a (issue 15): a linked address's hand-out record is withdrawn before staging",
+        "kvlake/catalog/direct.py",
+        "        if self._deletion.withdraw("
+        "self._record(self._deletion, repository, address, issued)):\n",
+        "        if True:\n",
+        ("tests/catalog/test_direct_uploads.py",),
+    ),
+    Mutation(
+        "link-ticket-signature",
+        "issue 15: only an address handed out for this path and branch links",
+        "kvlake/catalog/direct.py",
+        "            or not hmac.compare_digest(\n"
+        "                signature,"
+        " self._signature(repository, branch, path, base, int(issued_text))\n"
+        "            )\n",
+        "",
+        ("tests/catalog/test_direct_uploads.py", "tests/api/test_s3_lake.py"),
+    ),
+    Mutation(
+        "link-ticket-expiry",
+        "issue 15: a handed-out address links for a day, then its record may delete it",
+        "kvlake/catalog/direct.py",
+        "        if self._clock() > issued + LINK_SECONDS:\n",
+        "        if False:\n",
+        ("tests/catalog/test_direct_uploads.py",),
+    ),
+    Mutation(
+        "relink-marks-shared",
+        "invariant 4a (issue 15): a second link of an address leaves its blob to GC",
+        "kvlake/catalog/direct.py",
+        "        self._deletion.mark_shared(repository.instance_uid, address)\n"
+        "        return False\n",
+        "        return False\n",
+        ("tests/catalog/test_direct_uploads.py",),
+    ),
+    Mutation(
+        "deep-copy-own-blob",
+        "invariant 4 (issue 15): a deep copy is a blob of its own, which the log may delete",
+        "kvlake/catalog/catalog.py",
+        "        address = new_address(now)\n"
+        "        try:\n"
+        "            size = self.blockstore.copy("
+        "repository.storage_namespace, source.address, address)\n",
+        "        address = source.address\n"
+        "        try:\n"
+        "            size = self.blockstore.size(repository.storage_namespace, address)\n",
+        ("tests/catalog/test_copies.py",),
+    ),
+    Mutation(
+        "import-entries-name-no-blob",
+        "invariant 4 (issue 15): imported objects are not kvlake's: no record ever names them",
+        "kvlake/catalog/catalog.py",
+        "    if is_external(stat.address):\n"
+        '        return EntryRef("", stat.mtime)  # imported: not kvlake\'s to delete, ever\n',
+        "",
+        ("tests/catalog/test_imports.py",),
+    ),
+    Mutation(
+        "dropped-token-skips-addressless",
+        "invariant 4 (issue 15): a dropped token logs no record for entries without a blob",
+        "kvlake/deletion/hooks.py",
+        "                if not ref.address:\n"
+        "                    continue  # no blob of the namespace: an imported object, or not an"
+        " object\n",
+        "",
+        ("tests/catalog/test_imports.py",),
+    ),
+    Mutation(
+        "import-cancel-stops",
+        "issue 15: a canceled import commits nothing",
+        "kvlake/catalog/imports.py",
+        "            if status.error:\n                raise _Canceled\n",
+        "",
+        ("tests/catalog/test_imports.py",),
+    ),
+    Mutation(
+        "import-outside-own-namespace",
+        "invariant 4a (issue 15): an import never references the repository's own blobs",
+        "kvlake/catalog/imports.py",
+        "        if source.path.startswith(own) or own.startswith(source.path):\n",
+        "        if False:\n",
+        ("tests/catalog/test_imports.py", "tests/api/test_s3_lake.py"),
+    ),
+    Mutation(
+        "import-clean-branch",
+        "issue 15: an import commits only on a clean branch (its one commit is the import)",
+        "kvlake/catalog/imports.py",
+        "        self._graveler.check_clean(repository, branch)\n",
+        "",
+        ("tests/catalog/test_imports.py",),
+    ),
+    Mutation(
+        "import-rereads-repository",
+        "invariant 1 (issue 15): an import commits only into the instance it started in",
+        "kvlake/catalog/imports.py",
+        "            current = self._graveler.get_repository(repository.name)\n"
+        "            if current.instance_uid != repository.instance_uid:\n",
+        "            if False:\n",
+        ("tests/catalog/test_imports.py",),
+    ),
+    Mutation(
+        "multipart-complete-verifies-first",
+        "issue 15: no blob is assembled at an address that cannot be linked at the path",
+        "kvlake/catalog/direct.py",
+        "        self._verify(repository, branch, path, address)\n"
+        "        namespace = repository.storage_namespace\n"
+        "        etag = self._blockstore.complete_upload(",
+        "        namespace = repository.storage_namespace\n"
+        "        etag = self._blockstore.complete_upload(",
+        ("tests/catalog/test_direct_uploads.py",),
+    ),
 )
 
 

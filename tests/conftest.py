@@ -37,6 +37,37 @@ def moto_s3() -> Iterator[MotoS3]:
     server.stop()
 
 
+CONTRACT_BUCKETS = ("lake", "never", "empty")
+"""The buckets `s3_server` creates: the namespaces of the blockstore contract and the
+catalog tests name them (`s3://lake/repo1`, `s3://never/used`, ...)."""
+
+
+@pytest.fixture
+def aws_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> pytest.MonkeyPatch:
+    """The standard AWS variables, pointing at nothing of the machine's own configuration."""
+    from tests.support.s3server import ACCESS_KEY_ID, SECRET_ACCESS_KEY
+
+    for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", ACCESS_KEY_ID)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET_ACCESS_KEY)
+    monkeypatch.setenv("AWS_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-aws-config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-aws-credentials"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    return monkeypatch
+
+
+@pytest.fixture
+def s3_server(moto_s3: MotoS3, aws_env: pytest.MonkeyPatch) -> MotoS3:
+    """The S3 server, empty but for the contract's buckets; AWS_ENDPOINT_URL points at it."""
+    moto_s3.reset()
+    for bucket in CONTRACT_BUCKETS:
+        moto_s3.admin.create_bucket(Bucket=bucket)
+    aws_env.setenv("AWS_ENDPOINT_URL", moto_s3.endpoint)
+    return moto_s3
+
+
 @pytest.fixture
 def clock() -> FakeClock:
     return FakeClock()

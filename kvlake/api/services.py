@@ -19,7 +19,7 @@ from kvlake.auth import (
 )
 from kvlake.auth.installation import Installation
 from kvlake.blockstore import BlockStore
-from kvlake.catalog import Catalog
+from kvlake.catalog import Catalog, PhysicalLinks, link_key
 from kvlake.config import Settings
 from kvlake.graveler import Graveler
 from kvlake.kv import Store
@@ -39,6 +39,8 @@ class Services:
         """Garbage collection runs started through the API (threads of this process)."""
         master = load_master_key(self.settings.auth.encrypt_secret_key, self.settings.data_dir)
         self.auth = AuthStore(lake.store, ServerKey(master))
+        self.links: PhysicalLinks = lake.catalog.direct_uploads(link_key(master))
+        """Direct uploads, with addresses every process of the installation can verify."""
         self.authenticator = Authenticator(
             self.auth, LoginLimiter(lake.store), cache_ttl=self.settings.auth.cache_ttl
         )

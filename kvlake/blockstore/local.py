@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, BinaryIO, Final, Self
 
+from kvlake.blockstore.listing import BlobInfo
 from kvlake.blockstore.store import BlockStore, check_key
 from kvlake.errors import (
     ConfigError,
@@ -414,6 +415,19 @@ class LocalBlockStore(BlockStore):
             raise self._failure(exc, f"delete blob {key!r} in {namespace!r}") from exc
 
     def _list_keys(self, namespace: str, prefix: str) -> Iterator[str]:
+        return (key for key, _ in self._files(namespace, prefix))
+
+    def _list_blobs(self, namespace: str, prefix: str) -> Iterator[BlobInfo]:
+        for key, entry in self._files(namespace, prefix):
+            try:
+                status = entry.stat(follow_symlinks=False)
+            except FileNotFoundError:
+                continue  # deleted since the folder was read: listings are not snapshots
+            except OSError as exc:
+                raise self._failure(exc, f"read the size of blob {key!r}") from exc
+            yield BlobInfo(key, status.st_size, status.st_mtime)
+
+    def _files(self, namespace: str, prefix: str) -> Iterator[tuple[str, os.DirEntry[str]]]:
         *folders, _ = prefix.split("/")
         if any(segment in ("", ".", "..") for segment in folders):
             return  # check_key refuses such segments, so no key can match
@@ -439,28 +453,33 @@ class LocalBlockStore(BlockStore):
         for name in names:
             yield f"{prefix}{name}/"
 
-    def _walk(self, folder: str, base: str, prefix: str) -> Iterator[str]:
-        """Yield keys below `folder` (whose key is `base`) that start with `prefix`, ascending."""
+    def _walk(self, folder: str, base: str, prefix: str) -> Iterator[tuple[str, os.DirEntry[str]]]:
+        """Yield the files below `folder` (whose key is `base`) whose keys start with `prefix`,
+        ascending, with their directory entries."""
         try:
             with os.scandir(folder) as scan:
                 # A sub-folder sorts as "name/": its keys all start so, which keeps
                 # "a-b" before "a/c" exactly as a flat sort of full keys would.
                 entries = sorted(
-                    (f"{entry.name}/", False)
-                    if entry.is_dir(follow_symlinks=False)
-                    else (entry.name, True)
-                    for entry in scan
-                    if entry.is_dir(follow_symlinks=False) or entry.is_file(follow_symlinks=False)
+                    (
+                        (f"{entry.name}/", False, entry)
+                        if entry.is_dir(follow_symlinks=False)
+                        else (entry.name, True, entry)
+                        for entry in scan
+                        if entry.is_dir(follow_symlinks=False)
+                        or entry.is_file(follow_symlinks=False)
+                    ),
+                    key=lambda item: item[:2],
                 )
         except (FileNotFoundError, NotADirectoryError):
             return
         except OSError as exc:
             raise self._failure(exc, f"list the folder {folder!r}") from exc
-        for name, is_file in entries:
+        for name, is_file, entry in entries:
             key = base + name
             if is_file and key.startswith(prefix):
                 if not name.startswith(TEMP_PREFIX):
-                    yield key
+                    yield key, entry
             elif not is_file and (key.startswith(prefix) or prefix.startswith(key)):
                 yield from self._walk(os.path.join(folder, name[:-1]), key, prefix)
             elif key > prefix:

@@ -13,9 +13,11 @@ from __future__ import annotations
 import bisect
 import io
 import threading
+import time
 from collections.abc import Iterator
 from typing import BinaryIO, Final, Self
 
+from kvlake.blockstore.listing import BlobInfo
 from kvlake.blockstore.store import BlockStore
 from kvlake.errors import ClosedError, ConfigError
 
@@ -35,6 +37,7 @@ class MemoryBlockStore(BlockStore):
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._blobs: dict[str, bytes] = {}
+        self._mtimes: dict[str, float] = {}
         self._sorted_paths: list[str] = []
         self._closed = False
 
@@ -67,6 +70,7 @@ class MemoryBlockStore(BlockStore):
             if path not in self._blobs:
                 bisect.insort(self._sorted_paths, path)
             self._blobs[path] = data
+            self._mtimes[path] = time.time()
         return len(data)
 
     def _blob(self, namespace: str, key: str) -> bytes:
@@ -91,9 +95,13 @@ class MemoryBlockStore(BlockStore):
         with self._lock:
             self._check_open()
             if self._blobs.pop(path, None) is not None:
+                del self._mtimes[path]
                 del self._sorted_paths[bisect.bisect_left(self._sorted_paths, path)]
 
     def _list_keys(self, namespace: str, prefix: str) -> Iterator[str]:
+        return (blob.key for blob in self._list_blobs(namespace, prefix))
+
+    def _list_blobs(self, namespace: str, prefix: str) -> Iterator[BlobInfo]:
         base = f"{self._namespace_path(namespace)}/"
         wanted = base + prefix
         after, inclusive = wanted, True
@@ -102,18 +110,20 @@ class MemoryBlockStore(BlockStore):
                 self._check_open()
                 find = bisect.bisect_left if inclusive else bisect.bisect_right
                 first = find(self._sorted_paths, after)
-                page = self._sorted_paths[first : first + LIST_PAGE]
-            for path in page:
+                paths = self._sorted_paths[first : first + LIST_PAGE]
+                page = [(p, len(self._blobs[p]), self._mtimes[p]) for p in paths]
+            for path, size, mtime in page:
                 if not path.startswith(wanted):
                     return
-                yield path[len(base) :]
+                yield BlobInfo(path[len(base) :], size, mtime)
             if len(page) < LIST_PAGE:
                 return
-            after, inclusive = page[-1], False
+            after, inclusive = page[-1][0], False
 
     def close(self) -> None:
         """Drop every blob; later calls raise ClosedError. Closing twice is fine."""
         with self._lock:
             self._closed = True
             self._blobs.clear()
+            self._mtimes.clear()
             self._sorted_paths.clear()

@@ -24,13 +24,13 @@ from __future__ import annotations
 import io
 import random
 import threading
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import suppress
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import partial
 from typing import TYPE_CHECKING, BinaryIO, Final, Self, TypeVar
 
 import botocore.exceptions
 
+from kvlake.blockstore.listing import BlobInfo
 from kvlake.blockstore.s3_client import (
     BUCKET_NAME,
     DEFAULT_MAX_ATTEMPTS,
@@ -46,7 +46,9 @@ from kvlake.blockstore.s3_errors import (
     endpoint_host,
     translate,
 )
-from kvlake.blockstore.store import BlockStore, check_key
+from kvlake.blockstore.s3_multipart import MultipartUpload
+from kvlake.blockstore.s3_uploads import S3ClientUploads
+from kvlake.blockstore.store import MAX_PARTS, BlockStore, check_key
 from kvlake.blockstore.throttle import AdaptiveRateLimiter, shared_limiter
 from kvlake.errors import (
     BlobNotFoundError,
@@ -60,7 +62,10 @@ if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
     from botocore.response import StreamingBody
     from mypy_boto3_s3 import S3Client
-    from mypy_boto3_s3.type_defs import CompletedPartTypeDef, ListObjectsV2OutputTypeDef
+    from mypy_boto3_s3.type_defs import (
+        CopySourceTypeDef,
+        ListObjectsV2OutputTypeDef,
+    )
 
 T = TypeVar("T")
 
@@ -74,6 +79,11 @@ PARTS_PER_SIZE_STEP: Final = 1000
 """Part sizes double every 1,000 parts (up to MAX_PART_SIZE): a stream of unknown length
 then fits S3's 10,000 parts up to about 2.5 TiB with 8 MiB parts."""
 MAX_PART_SIZE: Final = 512 * MIB
+MAX_COPY_OBJECT: Final = 5 << 30
+"""CopyObject copies at most 5 GiB; larger blobs are copied in parts (UploadPartCopy)."""
+COPY_PART_SIZE: Final = 512 * MIB
+"""Parts of a multipart copy: copied inside the store, so large parts cost kvlake nothing,
+and 10,000 of them cover S3's largest object (5 TiB)."""
 DELETE_BATCH: Final = 1000
 """DeleteObjects takes at most 1,000 keys."""
 MAX_THROTTLED_ATTEMPTS: Final = 30
@@ -111,7 +121,7 @@ class _ObjectReader(io.RawIOBase):
         super().close()
 
 
-class S3BlockStore(BlockStore):
+class S3BlockStore(S3ClientUploads, BlockStore):
     """Objects under a root `s3://[bucket[/prefix]]`. Thread-safe: one boto3 client, shared.
 
     Puts are atomic because S3's are (PutObject, CompleteMultipartUpload); a
@@ -129,8 +139,14 @@ class S3BlockStore(BlockStore):
         limiter: AdaptiveRateLimiter,
         part_size: int = DEFAULT_PART_SIZE,
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        max_copy_object: int = MAX_COPY_OBJECT,
+        copy_part_size: int = COPY_PART_SIZE,
     ) -> None:
-        """Serve namespaces below `root` (`bucket/prefix`, `bucket` or "" for all buckets)."""
+        """Serve namespaces below `root` (`bucket/prefix`, `bucket` or "" for all buckets).
+
+        `max_copy_object` and `copy_part_size` exist for tests, which copy in parts
+        without 5 GiB objects.
+        """
         if part_size < MIN_PART_SIZE or max_attempts < 1:
             raise ConfigError(
                 f"S3 part size {part_size} or max attempts {max_attempts} is invalid; use a part"
@@ -141,6 +157,8 @@ class S3BlockStore(BlockStore):
         self._limiter = limiter
         self._part_size = part_size
         self._max_attempts = max_attempts
+        self._max_copy_object = max_copy_object
+        self._copy_part_size = max(copy_part_size, MIN_PART_SIZE)
         self._known_buckets: set[str] = set()
         self._buckets_lock = threading.Lock()
 
@@ -266,51 +284,20 @@ class S3BlockStore(BlockStore):
         self, bucket: str, object_key: str, buffer: bytearray, chunks: Iterator[bytes], what: str
     ) -> int:
         """Upload `buffer`, then the rest of `chunks`, in parts; abort on any failure."""
-        upload_id = self._call(
-            f"start the upload of {what}",
-            lambda: self._client.create_multipart_upload(Bucket=bucket, Key=object_key),
-        )["UploadId"]
-        parts: list[CompletedPartTypeDef] = []
+        upload = MultipartUpload(self._client, self._call, bucket, object_key, what)
         size = 0
-
-        def send(body: bytes) -> None:
-            number = len(parts) + 1
-            answer = self._call(
-                f"upload part {number} of {what}",
-                lambda: self._client.upload_part(
-                    Bucket=bucket, Key=object_key, UploadId=upload_id, PartNumber=number, Body=body
-                ),
-            )
-            parts.append({"PartNumber": number, "ETag": answer["ETag"]})
-
         try:
             for chunk in chunks:  # the caller's stream: its errors reach the caller as they are
-                if len(buffer) >= self._part_size_for(len(parts) + 1):
+                if len(buffer) >= self._part_size_for(upload.parts + 1):
                     size += len(buffer)
-                    send(bytes(buffer))
+                    upload.send(bytes(buffer))
                     buffer = bytearray()
                 buffer += chunk
             size += len(buffer)
-            send(bytes(buffer))
-            self._call(
-                f"complete the upload of {what}",
-                lambda: self._client.complete_multipart_upload(
-                    Bucket=bucket,
-                    Key=object_key,
-                    UploadId=upload_id,
-                    MultipartUpload={"Parts": parts},
-                ),
-            )
+            upload.send(bytes(buffer))
+            upload.complete()
         except BaseException:
-            # The original error matters more; an upload left behind is invisible, and a
-            # bucket lifecycle rule (AbortIncompleteMultipartUpload) removes it (docs/s3.md).
-            with suppress(KvlakeError):
-                self._call(
-                    f"abort the upload of {what}",
-                    lambda: self._client.abort_multipart_upload(
-                        Bucket=bucket, Key=object_key, UploadId=upload_id
-                    ),
-                )
+            upload.abort()
             raise
         return size
 
@@ -355,6 +342,42 @@ class S3BlockStore(BlockStore):
         except BlobNotFoundError:
             raise self._not_found(namespace, key) from None
         return answer["ContentLength"]
+
+    def _copy(self, namespace: str, source: str, destination: str) -> int:
+        """Copy inside the store: CopyObject, or UploadPartCopy above 5 GiB. No bytes pass
+        through kvlake, and S3 makes the copy visible whole, as a put."""
+        size = self._size(namespace, source)
+        bucket, source_key = self._locate(namespace, source)
+        _, object_key = self._locate(namespace, destination)
+        origin: CopySourceTypeDef = {"Bucket": bucket, "Key": source_key}
+        what = f"blob {source!r} to {destination!r} in {namespace!r}"
+        try:
+            if size <= self._max_copy_object:
+                self._call(
+                    f"copy {what}",
+                    lambda: self._client.copy_object(
+                        Bucket=bucket, Key=object_key, CopySource=origin
+                    ),
+                )
+            else:
+                self._copy_parts(bucket, object_key, origin, size, what)
+        except BlobNotFoundError:
+            raise self._not_found(namespace, source) from None
+        return size
+
+    def _copy_parts(
+        self, bucket: str, object_key: str, origin: CopySourceTypeDef, size: int, what: str
+    ) -> None:
+        """A multipart upload whose parts are ranges of the source; aborted on any failure."""
+        part = max(self._copy_part_size, -(-size // MAX_PARTS))
+        upload = MultipartUpload(self._client, self._call, bucket, object_key, what)
+        try:
+            for start in range(0, size, part):
+                upload.copy(origin, start, min(start + part, size))
+            upload.complete()
+        except BaseException:
+            upload.abort()
+            raise
 
     def _delete(self, namespace: str, key: str) -> None:
         bucket, object_key = self._locate(namespace, key)
@@ -411,6 +434,9 @@ class S3BlockStore(BlockStore):
                 failures[key] = exc
 
     def _list_keys(self, namespace: str, prefix: str) -> Iterator[str]:
+        return (blob.key for blob in self._list_blobs(namespace, prefix))
+
+    def _list_blobs(self, namespace: str, prefix: str) -> Iterator[BlobInfo]:
         bucket, base = self._locate(namespace)
         token = ""
         while True:
@@ -419,18 +445,36 @@ class S3BlockStore(BlockStore):
                 partial(self._list_page, bucket, base + prefix, token),
             )
             for entry in answer.get("Contents", []):
-                yield entry["Key"][len(base) :]
+                yield BlobInfo(
+                    entry["Key"][len(base) :],
+                    entry["Size"],
+                    entry["LastModified"].timestamp(),
+                    entry.get("ETag", "").strip('"'),
+                )
             token = answer.get("NextContinuationToken", "")
             if not answer.get("IsTruncated") or not token:
                 return
 
     def _presign_read(self, namespace: str, key: str, expires: int) -> str:
-        """Sign locally with the client's credentials: no request, so no rate slot."""
+        return self._presign("get_object", namespace, key, expires)
+
+    def _presign_write(self, namespace: str, key: str, expires: int) -> str:
+        return self._presign("put_object", namespace, key, expires)
+
+    def _presign(
+        self,
+        method: str,
+        namespace: str,
+        key: str,
+        expires: int,
+        extra: Mapping[str, object] | None = None,
+    ) -> str:
+        """Sign locally (no request, so no rate slot). Only the host header is signed:
+        clients may send Content-Type and Content-Length as they please."""
         bucket, object_key = self._locate(namespace, key)
         try:
-            return self._client.generate_presigned_url(
-                "get_object", Params={"Bucket": bucket, "Key": object_key}, ExpiresIn=expires
-            )
+            params = {"Bucket": bucket, "Key": object_key, **(extra or {})}
+            return self._client.generate_presigned_url(method, Params=params, ExpiresIn=expires)
         except botocore.exceptions.BotoCoreError as exc:
             raise translate(
                 exc, f"presign blob {key!r} in {namespace!r}", self._client.meta.endpoint_url

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import io
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
+from functools import partial
 from typing import BinaryIO, Final
 
+from kvlake.blockstore.listing import BlobInfo, parallel_listing
 from kvlake.closing import Closing
 from kvlake.errors import BlobNotFoundError, InvalidInputError, KvlakeError
 
@@ -67,8 +69,27 @@ MAX_NAMESPACE_BYTES: Final = 512
 path leaves room for the keys kvlake writes under it."""
 MAX_NAMESPACE_SEGMENT_BYTES: Final = 255
 """A folder name's length on common filesystems."""
+MAX_PARALLEL_LISTINGS: Final = 64
+"""Prefixes listed at once, each in a thread: beyond this, S3's per-prefix request rate,
+not the round trips, is the limit."""
 MAX_PRESIGN_SECONDS: Final = 7 * 24 * 3600
 """S3's longest lifetime for a URL signed with SigV4."""
+
+
+MAX_PARTS: Final = 10_000
+"""S3's most parts in one multipart upload."""
+
+
+def _check_part(part: int) -> None:
+    if not 1 <= part <= MAX_PARTS:
+        raise InvalidInputError(f"part number {part} is invalid; use 1 to {MAX_PARTS}")
+
+
+def _check_expiry(expires: int) -> None:
+    if not 1 <= expires <= MAX_PRESIGN_SECONDS:
+        raise InvalidInputError(
+            f"presigned URL lifetime {expires} s is invalid; use 1 to {MAX_PRESIGN_SECONDS} s"
+        )
 
 
 class BlockStore(Closing, ABC):
@@ -82,7 +103,8 @@ class BlockStore(Closing, ABC):
     scheme: str
     """The namespace URL scheme this adapter serves, e.g. `local`."""
     presigns: bool = False
-    """Whether `presign_read` works: the API reports it as `pre_sign_support`."""
+    """Whether `presign_read` and `presign_write` work: the API reports it as
+    `pre_sign_support`."""
 
     # -- the contract ---------------------------------------------------------
 
@@ -176,6 +198,35 @@ class BlockStore(Closing, ABC):
             raise InvalidInputError(f"folder prefix {prefix!r} is invalid; use a str ending in '/'")
         return self._list_folders(normalised, prefix)
 
+    def list_blobs(
+        self, namespace: str, prefixes: Sequence[str] = ("",), *, parallel: int = 1
+    ) -> Iterator[BlobInfo]:
+        """Iterate the blobs (key, size, mtime) under each prefix: prefix by prefix, in
+        the order given, each ascending as `list_keys`.
+
+        For a garbage collector's mark or sweep: with one prefix per time slice
+        of the address layout (the catalog's `data_prefixes`), up to `parallel`
+        prefixes are listed at once, each in its own thread, and memory stays
+        flat (`kvlake/blockstore/listing.py`). Prefixes should not overlap, or
+        blobs are seen twice. Streams and is not a snapshot, as `list_keys`.
+        Arguments are checked now, storage errors raise while iterating.
+
+        Raises:
+            InvalidInputError: bad namespace or prefix, or `parallel` outside 1..64.
+        """
+        normalised = self.check_namespace(namespace)
+        for prefix in prefixes:
+            if not isinstance(prefix, str) or "\0" in prefix:
+                raise InvalidInputError(f"key prefix {prefix!r} is invalid; use a str without NUL")
+        if not 1 <= parallel <= MAX_PARALLEL_LISTINGS:
+            raise InvalidInputError(
+                f"parallel listings {parallel} is invalid; use 1 to {MAX_PARALLEL_LISTINGS}"
+            )
+        wanted = tuple(prefixes)
+        if parallel == 1 or len(wanted) == 1:
+            return (blob for prefix in wanted for blob in self._list_blobs(normalised, prefix))
+        return parallel_listing(partial(self._list_blobs, normalised), wanted, parallel)
+
     def presign_read(self, namespace: str, key: str, *, expires: int) -> str:
         """A URL anyone holding it may GET the blob from for `expires` seconds.
 
@@ -188,11 +239,118 @@ class BlockStore(Closing, ABC):
         """
         normalised = self.check_namespace(namespace)
         check_key(key)
-        if not 1 <= expires <= MAX_PRESIGN_SECONDS:
-            raise InvalidInputError(
-                f"presigned URL lifetime {expires} s is invalid; use 1 to {MAX_PRESIGN_SECONDS} s"
-            )
+        _check_expiry(expires)
         return self._presign_read(normalised, key, expires)
+
+    def presign_write(self, namespace: str, key: str, *, expires: int) -> str:
+        """A URL anyone holding it may PUT the blob's bytes to for `expires` seconds.
+
+        For direct uploads (catalog's `PhysicalLinks`): the URL overwrites, so hand
+        it out for fresh keys only.
+
+        Raises:
+            InvalidInputError: bad namespace or key, `expires` outside 1 s to 7 days,
+                or an adapter without presigned URLs.
+        """
+        normalised = self.check_namespace(namespace)
+        check_key(key)
+        _check_expiry(expires)
+        return self._presign_write(normalised, key, expires)
+
+    def copy(self, namespace: str, source: str, destination: str) -> int:
+        """Store a copy of blob `source` under `destination` in the same namespace; its size.
+
+        The copy is a blob of its own: deleting either leaves the other. It appears
+        whole or not at all, as a put does. Adapters whose store copies by itself
+        override `_copy` (s3: CopyObject, UploadPartCopy for large blobs), so the
+        bytes never pass through kvlake; the others stream them through a put.
+
+        Raises:
+            BlobNotFoundError: no blob under `source`.
+            InvalidInputError: bad namespace or key.
+            UnavailableError: the backend failed; nothing was stored.
+        """
+        normalised = self.check_namespace(namespace)
+        return self._copy(normalised, check_key(source), check_key(destination))
+
+    # -- multipart uploads a client sends itself (presigning adapters) ---------
+
+    def start_upload(self, namespace: str, key: str) -> str:
+        """Start a multipart upload to `key` whose parts a client sends; return its id.
+
+        The blob appears, whole, only when `complete_upload` assembles the parts.
+
+        Raises:
+            InvalidInputError: bad namespace or key, or an adapter without presigned URLs.
+        """
+        normalised = self.check_namespace(namespace)
+        return self._start_upload(normalised, check_key(key))
+
+    def presign_upload_part(
+        self, namespace: str, key: str, upload_id: str, part: int, *, expires: int
+    ) -> str:
+        """A URL anyone holding it may PUT part `part` (1 to 10,000) of the upload to."""
+        normalised = self.check_namespace(namespace)
+        _check_part(part)
+        _check_expiry(expires)
+        return self._presign_upload_part(normalised, check_key(key), upload_id, part, expires)
+
+    def copy_upload_part(
+        self,
+        namespace: str,
+        key: str,
+        upload_id: str,
+        part: int,
+        *,
+        source: tuple[str, str],
+        start: int,
+        end: int,
+    ) -> str:
+        """Make bytes [start, end) of blob `source` (namespace, key) part `part` of the upload,
+        inside the store; return the part's ETag.
+
+        Raises:
+            BlobNotFoundError: no source blob.
+            InvalidInputError: bad arguments, a range beyond the source, or no presigned URLs.
+        """
+        normalised = self.check_namespace(namespace)
+        _check_part(part)
+        source_namespace = self.check_namespace(source[0])
+        if not 0 <= start < end:
+            raise InvalidInputError(
+                f"byte range [{start}, {end}) of the copied part is invalid; pass 0 <= start < end"
+            )
+        return self._copy_upload_part(
+            normalised,
+            check_key(key),
+            upload_id,
+            part,
+            (source_namespace, check_key(source[1])),
+            start,
+            end,
+        )
+
+    def complete_upload(
+        self, namespace: str, key: str, upload_id: str, parts: Sequence[tuple[int, str]]
+    ) -> str:
+        """Assemble the parts (number, ETag), ascending, into the blob; return its ETag.
+
+        Raises:
+            InvalidInputError: no parts, parts out of order, or parts the store refuses
+                (too small, wrong ETag), or an unknown upload.
+        """
+        normalised = self.check_namespace(namespace)
+        numbers = [number for number, _ in parts]
+        if not numbers or numbers != sorted(set(numbers)):
+            raise InvalidInputError(
+                "parts must be given once each, ascending by part number; list the parts uploaded"
+            )
+        return self._complete_upload(normalised, check_key(key), upload_id, parts)
+
+    def abort_upload(self, namespace: str, key: str, upload_id: str) -> None:
+        """Drop the upload's parts; an upload already gone is not an error."""
+        normalised = self.check_namespace(namespace)
+        self._abort_upload(normalised, check_key(key), upload_id)
 
     # -- helpers built on the contract ----------------------------------------
 
@@ -310,9 +468,56 @@ class BlockStore(Closing, ABC):
                 last = folder
                 yield folder
 
+    def _copy(self, namespace: str, source: str, destination: str) -> int:
+        """Copy through kvlake: read the source, put the destination (streamed)."""
+        with self._open_reader(namespace, source, 0, None) as reader:
+            return self._put(namespace, destination, _read_chunks(reader))
+
+    @abstractmethod
+    def _list_blobs(self, namespace: str, prefix: str) -> Iterator[BlobInfo]:
+        """Iterate matching blobs in ascending key order, with size and mtime, streaming."""
+
     def _presign_read(self, namespace: str, key: str, expires: int) -> str:
         """Sign a GET URL; adapters that set `presigns` override this."""
         raise InvalidInputError(
             f"the {self.scheme} blockstore has no presigned URLs (pre_sign_support is false);"
             " read the object through the API"
+        )
+
+    def _presign_write(self, namespace: str, key: str, expires: int) -> str:
+        """Sign a PUT URL; adapters that set `presigns` override this."""
+        raise self._no_client_uploads()
+
+    def _start_upload(self, namespace: str, key: str) -> str:
+        raise self._no_client_uploads()
+
+    def _presign_upload_part(
+        self, namespace: str, key: str, upload_id: str, part: int, expires: int
+    ) -> str:
+        raise self._no_client_uploads()
+
+    def _copy_upload_part(
+        self,
+        namespace: str,
+        key: str,
+        upload_id: str,
+        part: int,
+        source: tuple[str, str],
+        start: int,
+        end: int,
+    ) -> str:
+        raise self._no_client_uploads()
+
+    def _complete_upload(
+        self, namespace: str, key: str, upload_id: str, parts: Sequence[tuple[int, str]]
+    ) -> str:
+        raise self._no_client_uploads()
+
+    def _abort_upload(self, namespace: str, key: str, upload_id: str) -> None:
+        raise self._no_client_uploads()
+
+    def _no_client_uploads(self) -> InvalidInputError:
+        return InvalidInputError(
+            f"the {self.scheme} blockstore has no presigned URLs (pre_sign_support is false);"
+            " upload the object through the API"
         )

@@ -2,27 +2,49 @@
 
 from kvlake.catalog.catalog import (
     DEFAULT_CONTENT_TYPE,
+    MAX_DATA_HOURS,
     MAX_DELETE_MANY,
     Catalog,
+    data_prefixes,
     describe_entry,
     entry_ref,
 )
+from kvlake.catalog.direct import LINK_SECONDS, PhysicalLinks, link_key
+from kvlake.catalog.imports import IMPORT_SCHEMES, Importer, ImportJob, ImportSource
 from kvlake.catalog.links import Links, new_address, relative_address
 from kvlake.catalog.listing import MAX_AMOUNT
-from kvlake.catalog.records import CommonPrefix, ListingPage, ObjectEntry, ObjectStat
+from kvlake.catalog.records import (
+    CommonPrefix,
+    ListingPage,
+    ObjectEntry,
+    ObjectStat,
+    blob_location,
+    is_external,
+)
 
 __all__ = [
     "DEFAULT_CONTENT_TYPE",
+    "IMPORT_SCHEMES",
+    "LINK_SECONDS",
     "MAX_AMOUNT",
+    "MAX_DATA_HOURS",
     "MAX_DELETE_MANY",
     "Catalog",
     "CommonPrefix",
+    "ImportJob",
+    "ImportSource",
+    "Importer",
     "Links",
     "ListingPage",
     "ObjectEntry",
     "ObjectStat",
+    "PhysicalLinks",
+    "blob_location",
+    "data_prefixes",
     "describe_entry",
     "entry_ref",
+    "is_external",
+    "link_key",
     "new_address",
     "relative_address",
 ]

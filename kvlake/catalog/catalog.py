@@ -30,19 +30,24 @@ from typing import BinaryIO, Final
 import msgspec
 
 from kvlake.blockstore import READ_CHUNK, BlockStore
+from kvlake.catalog.direct import PhysicalLinks
+from kvlake.catalog.imports import Importer
 from kvlake.catalog.links import Links, new_address
 from kvlake.catalog.listing import MAX_AMOUNT, list_page
 from kvlake.catalog.records import (
     ListingPage,
     ObjectEntry,
     ObjectStat,
+    blob_location,
     decode_entry,
     from_value,
+    is_external,
     to_value,
 )
 from kvlake.catalog.symlinks import write_symlinks
 from kvlake.deletion import DeletionLog, EntryRef
 from kvlake.errors import (
+    BlobNotFoundError,
     ConfigError,
     EntryNotFoundError,
     InvalidInputError,
@@ -63,6 +68,8 @@ from kvlake.operations import ObjectInfo, ObjectLocks, UploadLock
 log = logging.getLogger(__name__)
 
 MAX_DELETE_MANY = 1000
+MAX_DATA_HOURS: Final = 20 * 366 * 24
+"""Hours `data_prefixes` spans at most (20 years): a list of them is still small."""
 DEFAULT_CONTENT_TYPE = "application/octet-stream"
 _TOKEN_REUSE: Final = TOKEN_DROP_DELAY / 6
 """Seconds an upload may stage into the token its pre-check read (10 s): a token stays
@@ -79,6 +86,8 @@ def entry_ref(value: Value) -> EntryRef:
         stat = from_value("", value)
     except ValueError:  # msgspec decode errors: written by something other than the catalog
         return EntryRef("", 0.0)
+    if is_external(stat.address):
+        return EntryRef("", stat.mtime)  # imported: not kvlake's to delete, ever
     return EntryRef(stat.address, stat.mtime)
 
 
@@ -109,6 +118,34 @@ class _HashingReader:
         return data
 
 
+def _hour_prefix(moment: float) -> str:
+    return time.strftime("data/%Y%m%dT%H/", time.gmtime(moment))
+
+
+def data_prefixes(since: float, until: float) -> list[str]:
+    """The prefixes of the object addresses made in [since, until): one per hour, ascending.
+
+    A garbage collector lists a namespace's objects by these time slices, several
+    at once (`BlockStore.list_blobs(namespace, data_prefixes(a, b), parallel=8)`),
+    and may skip the hours it has no business with (the last one, still written).
+    Addresses are the catalog's clock's hours (UTC), uploads, copies and direct
+    uploads alike; other blobs of a namespace (`_lakefs/` ranges) are not under them.
+
+    Raises:
+        InvalidInputError: `since` after `until`, or a span over MAX_DATA_HOURS.
+    """
+    if since > until or until - since > MAX_DATA_HOURS * 3600:
+        raise InvalidInputError(
+            f"time slice [{since}, {until}) is invalid; since must not be after until, and"
+            f" the span at most {MAX_DATA_HOURS} hours"
+        )
+    if since == until:
+        return []
+    first = int(since // 3600)
+    last = -int(-until // 3600)  # the hour holding `until` only if until is past its start
+    return [_hour_prefix(hour * 3600) for hour in range(first, last)]
+
+
 class Catalog:
     """Object operations over graveler and a blockstore. Thread-safe; no in-process state."""
 
@@ -134,6 +171,23 @@ class Catalog:
         self._clock = clock
         self._deletion = deletion
         self._locks = locks
+        self.imports = Importer(graveler, blockstore, clock=clock)
+        """Zero-copy imports of external locations (importStart, importStatus, importCancel)."""
+
+    def direct_uploads(self, key: bytes) -> PhysicalLinks:
+        """Direct uploads (getPhysicalAddress, linkPhysicalAddress), addresses signed with `key`.
+
+        The key is the API's (`link_key` of the server's master key): every process
+        that links an address must share the key of the one that handed it out.
+        """
+        return PhysicalLinks(
+            self.graveler,
+            self.blockstore,
+            key=key,
+            new_address=new_address,
+            clock=self._clock,
+            deletion=self._deletion,
+        )
 
     def upload(
         self,
@@ -280,10 +334,8 @@ class Catalog:
     ) -> tuple[ObjectStat, BinaryIO]:
         """The object's metadata and a reader of bytes [start, end). Close the reader."""
         stat = self.stat(repository, ref, path)
-        reader = self.blockstore.open_reader(
-            repository.storage_namespace, stat.address, start=start, end=end
-        )
-        return stat, reader
+        namespace, key = blob_location(repository.storage_namespace, stat.address)
+        return stat, self.blockstore.open_reader(namespace, key, start=start, end=end)
 
     def list_objects(
         self,
@@ -363,22 +415,40 @@ class Catalog:
         return write_symlinks(self.graveler, self.blockstore, repository, ref, prefix)
 
     def copy_object(
-        self, repository: Repository, source_ref: str, source_path: str, branch: str, path: str
+        self,
+        repository: Repository,
+        source_ref: str,
+        source_path: str,
+        branch: str,
+        path: str,
+        *,
+        shallow: bool = True,
     ) -> ObjectStat:
-        """Stage `path` on `branch` as a copy of the source: same bytes, metadata and checksum."""
+        """Stage `path` on `branch` as a copy of the source: same bytes, metadata and checksum.
+
+        Shallow (the default here), the copy shares the source's blob, which is then
+        marked shared: only garbage collection may delete it. Otherwise (lakeFS's
+        default copy) the blob is copied to a new address, inside the store where it
+        can (`BlockStore.copy`: S3 CopyObject), and the copy is an upload like any
+        other, whose blob the deletion log may delete when it is replaced.
+
+        Raises:
+            EntryNotFoundError: no source object.
+            PreconditionFailedError: the source changed while being copied.
+        """
         source = self.stat(repository, source_ref, source_path)
         key = check_path(path)
-        if self._deletion is not None:
+        if not shallow and not is_external(source.address):
+            return self._copy_blob(repository, source, branch, path)
+        # An imported object is shared as it is: kvlake never deletes it, so no mark.
+        if self._deletion is not None and not is_external(source.address):
             # Marked even with deletion disabled, so enabling it later stays safe.
             # Mark, then re-read the source: a worker that missed our entry reads
             # the mark, and one that deleted the blob first made the re-read differ.
             self._deletion.mark_shared(repository.instance_uid, source.address)
             again = self.stat(repository, source_ref, source_path)
             if again.address != source.address:
-                raise PreconditionFailedError(
-                    f"object {source_path!r} on {source_ref!r} changed while being copied;"
-                    " retry the copy"
-                )
+                raise _changed(source_path, source_ref)
         entry = ObjectEntry(
             address=source.address,
             size=source.size,
@@ -390,3 +460,39 @@ class Catalog:
         value = to_value(entry)
         self.graveler.set(repository, branch, key, value)
         return from_value(path, value)
+
+    def _copy_blob(
+        self, repository: Repository, source: ObjectStat, branch: str, path: str
+    ) -> ObjectStat:
+        """A deep copy: the bytes to a fresh address, then staged as an upload is."""
+        check_branch_name(branch)
+        key = check_path(path)
+        self.graveler.get_branch(repository, branch)  # fail before copying any byte
+        now = self._clock()
+        address = new_address(now)
+        try:
+            size = self.blockstore.copy(repository.storage_namespace, source.address, address)
+        except BlobNotFoundError:
+            # The source was replaced and its blob deleted after we read its entry.
+            raise _changed(source.path, "its ref") from None
+        entry = ObjectEntry(
+            address=address,
+            size=size,
+            checksum=source.checksum,
+            mtime=now,
+            content_type=source.content_type,
+            metadata=source.metadata,
+        )
+        tried: list[str] = []
+        try:
+            self.graveler.set(repository, branch, key, to_value(entry), attempted=tried)
+        except BaseException:
+            self._abandon(repository, key, address, now, tried)
+            raise
+        return from_value(path, to_value(entry))
+
+
+def _changed(path: str, ref: str) -> PreconditionFailedError:
+    return PreconditionFailedError(
+        f"object {path!r} on {ref!r} changed while being copied; retry the copy"
+    )

@@ -14,10 +14,30 @@ import msgspec
 from kvlake.graveler import Value
 
 
+def is_external(address: str) -> bool:
+    """Whether an address is a full URL outside the namespace: an imported object's.
+
+    kvlake reads such objects but never deletes them (it does not own them):
+    `entry_ref` gives them no address, so no deletion record is ever written.
+    """
+    return "://" in address
+
+
+def blob_location(namespace: str, address: str) -> tuple[str, str]:
+    """The namespace and key to read an entry's bytes at: its own blob, or the imported
+    object (`s3://bucket/dir/file` is the key `file` of `s3://bucket/dir`)."""
+    if not is_external(address):
+        return namespace, address
+    parent, _, key = address.rpartition("/")
+    return parent, key
+
+
 class ObjectEntry(msgspec.Struct, frozen=True, kw_only=True):
-    """One object: where its bytes are in the namespace, and what describes them."""
+    """One object: where its bytes are in the namespace (or, imported, outside it), and
+    what describes them."""
 
     address: str
+    """A key in the namespace, or a full URL (`s3://...`) for an imported object."""
     size: int
     checksum: str
     mtime: float

@@ -58,6 +58,8 @@ class DeletionHooks:
                 if value is None:
                     continue  # a tombstone references no blob
                 ref = self._entry_of(value)
+                if not ref.address:
+                    continue  # no blob of the namespace: an imported object, or not an object
                 yield self._log.new_record(
                     repository,
                     ref.address,

@@ -143,6 +143,28 @@ class DeletionLog:
             ((keys.pending_key(r.not_before, r.id), encode(r)) for r in records),
         )
 
+    def withdraw(self, record: PendingDelete) -> bool:
+        """Remove a record appended earlier, before it was due; return whether it was there.
+
+        The record's key derives from its due time and id, so the caller rebuilds
+        the record it appended (same `record_id` and `due`) rather than keeping its
+        key. Its partition is the address's under the count it was appended with;
+        that count may have changed since, so every partition is looked at, the
+        current count's first.
+        """
+        key = keys.pending_key(record.not_before, record.id)
+        count = self.partition_count()
+        first = keys.partition_for(record.address, self.settings.partitions)
+        for number in (first, *(n for n in range(count) if n != first)):
+            partition = keys.pending_partition(number)
+            try:
+                self.store.get(partition, key)
+            except KeyNotFoundError:
+                continue
+            self.store.delete(partition, key)
+            return True
+        return False
+
     def partition_count(self) -> int:
         """How many partitions to work: the configured count, or more if more were ever used."""
         try:

@@ -21,13 +21,20 @@ Origin = Literal[
     "purged_repository",
     "garbage_collection",
     "abandoned_upload",
+    "unlinked_upload",
 ]
 """Why a blob lost a reference; each origin has its own in-use check (see checks.py)."""
 
 ORIGINS: Final[tuple[Origin, ...]] = get_args(Origin)
 
 STAGING_ORIGINS: Final = frozenset(
-    {"overwritten_staged", "deleted_staged", "dropped_staging_token", "abandoned_upload"}
+    {
+        "overwritten_staged",
+        "deleted_staged",
+        "dropped_staging_token",
+        "abandoned_upload",
+        "unlinked_upload",
+    }
 )
 """Origins whose blob was only ever staged by that path; committed blobs are GC's."""
 

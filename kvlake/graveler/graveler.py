@@ -26,6 +26,7 @@ from kvlake.graveler.commits import Committer
 from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.diff import Differ
 from kvlake.graveler.dump import RefsDumper
+from kvlake.graveler.imports import Imports
 from kvlake.graveler.log import CommitLog
 from kvlake.graveler.merge import Merger
 from kvlake.graveler.metadata import RepositoryMetadataSettings
@@ -182,6 +183,8 @@ class Graveler:
         """Pull requests: `create`, `get`, `list`, `update`, `merge`."""
         self.tasks = RefsTasks(store, lambda: self.dumps, clock)
         """Dumps and restores as lakeFS's tasks: `submit_dump`, `submit_restore`, `status`."""
+        self.imports = Imports(store, committed=committed, committer=committer, clock=clock)
+        """`commit_metarange` (an import's one commit) and import statuses."""
 
     @property
     def dumps(self) -> RefsDumper:
@@ -466,6 +469,14 @@ class Graveler:
         """Stage tombstones at many keys at once (see `Writer.write_tombstones`: keys with
         nothing staged are written blind, so the caller keeps uploads out with a lock)."""
         self._writer.write_tombstones(repository, branch, keys_)
+
+    def check_clean(self, repository: Repository, branch: str) -> None:
+        """Raise DirtyBranchError unless the branch has nothing staged or being committed.
+
+        Raises:
+            BranchNotFoundError: no such branch.
+        """
+        self._committer.check_clean(branch, self.get_branch(repository, branch))
 
     @property
     def staging_hooks(self) -> StagingHooks | None:

@@ -89,6 +89,8 @@ class GcRuns:
             raise ConfigError(f"garbage collection runs on Spark, which is missing; {INSTALL_HINT}")
         grace = check_grace_period(DEFAULT_GRACE_PERIOD if grace_period is None else grace_period)
         repo = self._lake.graveler.get_repository(repository)
+        if mode != "sweep":
+            self._lake.graveler.retention.get_rules(repo)  # no rules: refused now, not in the run
         if mode == "sweep":
             if run_id is None:
                 raise InvalidInputError("a sweep needs `run_id`: the id of a finished mark")
@@ -156,6 +158,9 @@ class GcRuns:
                 collector.mark(name, grace_period=grace, dry_run=dry, run_id=run_id)
             else:
                 collector.run(name, grace_period=grace, dry_run=dry, run_id=run_id)
+        except KvlakeError as exc:  # the lake changed meanwhile, a store failed: said, not a bug
+            log.warning("garbage collection run %s of %s failed: %s", run_id, name, exc)
+            self._record_error(name, run_id, exc)
         except Exception as exc:  # any failure ends the run; its status must say why
             log.exception("garbage collection run %s of %s failed", run_id, name)
             self._record_error(name, run_id, exc)

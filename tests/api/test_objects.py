@@ -226,3 +226,27 @@ def test_underlying_properties_have_no_storage_class(sdk: LakeFSClient, repo: st
     assert properties.storage_class is None
     with pytest.raises(NotFoundException):
         sdk.objects_api.get_underlying_properties(repo, "main", "missing.txt")
+
+
+def test_get_physical_address_refuses_presign_on_a_blockstore_without_it(
+    http: httpx.Client, repo: str
+) -> None:
+    backing = f"/repositories/{repo}/branches/main/staging/backing"
+    plain = http.get(backing, params={"path": "a"})
+    assert plain.status_code == 200, plain.text
+    assert plain.json()["physical_address"].startswith("local://")
+    assert "presigned_url" not in plain.json()
+    refused = http.get(backing, params={"path": "a", "presign": "true"})
+    assert refused.status_code == 400
+    assert "has no presigned URLs" in refused.json()["message"]
+
+
+def test_import_is_refused_on_a_blockstore_without_it(http: httpx.Client, repo: str) -> None:
+    assert http.get("/config/storage").json()["import_support"] is False
+    body = {
+        "paths": [{"type": "common_prefix", "path": "local://elsewhere/", "destination": "d/"}],
+        "commit": {"message": "m"},
+    }
+    refused = http.post(f"/repositories/{repo}/branches/main/import", json=body)
+    assert refused.status_code == 400
+    assert "does not import (import_support is false)" in refused.json()["message"]

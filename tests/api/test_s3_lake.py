@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
+import lakefs
 import pytest
+from lakefs_spec import LakeFSFileSystem
 
+from tests.api.server import ACCESS_KEY_ID as ACCESS_KEY_ID_API
+from tests.api.server import SECRET_ACCESS_KEY as SECRET_ACCESS_KEY_API
 from tests.api.server import Server
 from tests.support.s3server import ACCESS_KEY_ID, SECRET_ACCESS_KEY, MotoS3
 
@@ -108,9 +112,222 @@ def test_presigned_reads_go_straight_to_the_object_store(http: httpx.Client, rep
     assert httpx.get(redirect.headers["Location"]).content == b"b"
 
 
-def test_storage_config_reports_s3_without_presigned_uploads(http: httpx.Client) -> None:
+def test_storage_config_reports_presigned_urls_on_s3(http: httpx.Client) -> None:
     storage = http.get("/config/storage").json()
     assert storage["blockstore_type"] == "s3"
-    # Presigned *uploads* (getPhysicalAddress) are not served yet, and the lakefs
-    # wrapper uploads that way whenever pre_sign_support is true.
-    assert storage["pre_sign_support"] is False
+    assert storage["pre_sign_support"] is True and storage["pre_sign_support_ui"] is True
+    assert storage["pre_sign_multipart_upload"] is True  # the multipart presign calls
+
+
+def test_the_lakefs_wrapper_uploads_through_presigned_urls(
+    s3_lake: Server, repo: str, moto_s3: MotoS3
+) -> None:
+    """`lakefs` uploads with pre_sign whenever the server reports pre_sign_support: the bytes
+    go to the object store, and kvlake only hands out the address and links it."""
+    branch = lakefs.Repository(repo, client=s3_lake.client()).branch("main")
+    written = branch.object("dir/direct.txt").upload(
+        b"straight to s3", content_type="text/plain", metadata={"who": "wrapper"}
+    )
+    stat = written.stat()
+    # An address with a link ticket: uploadObject never makes one, getPhysicalAddress does.
+    assert "," in stat.physical_address and stat.physical_address.startswith(f"s3://{BUCKET}/")
+    key = stat.physical_address.removeprefix(f"s3://{BUCKET}/")
+    stored = moto_s3.admin.get_object(Bucket=BUCKET, Key=key)
+    assert stored["Body"].read() == b"straight to s3"
+    assert (stat.size_bytes, stat.metadata) == (14, {"who": "wrapper"})
+    assert stat.checksum == stored["ETag"].strip('"')
+    assert branch.object("dir/direct.txt").reader().read() == b"straight to s3"
+    branch.commit("direct upload")
+    with branch.object("dir/direct.txt").reader(pre_sign=True) as reader:
+        assert reader.read() == b"straight to s3"
+    # Mode "x": If-None-Match on the link, as for uploadObject.
+    with pytest.raises(lakefs.exceptions.ObjectExistsException):
+        branch.object("dir/direct.txt").upload(b"again", mode="xb")
+
+
+def test_a_link_of_an_address_for_another_path_is_refused(http: httpx.Client, repo: str) -> None:
+    backing = f"/repositories/{repo}/branches/main/staging/backing"
+    location = http.get(backing, params={"path": "a", "presign": "true"}).json()
+    put = httpx.put(location["presigned_url"], content=b"abc")
+    assert put.status_code == 200, put.text
+    body = {"staging": location, "checksum": put.headers["ETag"], "size_bytes": 3}
+    refused = http.put(backing, params={"path": "b"}, json=body)
+    assert refused.status_code == 400
+    assert "was not handed out for path 'b'" in refused.json()["message"]
+    outside = body | {"staging": {"physical_address": "s3://elsewhere/x"}}
+    refused = http.put(backing, params={"path": "a"}, json=outside)
+    assert refused.status_code == 400
+    assert "outside the repository's storage namespace" in refused.json()["message"]
+    linked = http.put(backing, params={"path": "a"}, json=body)
+    assert linked.status_code == 200, linked.text
+    assert linked.json()["physical_address"] == location["physical_address"]
+    read = http.get(f"/repositories/{repo}/refs/main/objects", params={"path": "a"})
+    assert read.content == b"abc"
+
+
+def test_copy_object_copies_inside_the_bucket_unless_shallow(
+    http: httpx.Client, repo: str, moto_s3: MotoS3
+) -> None:
+    objects = f"/repositories/{repo}/branches/main/objects"
+    source = http.post(objects, params={"path": "src"}, content=b"copy me").json()
+    deep = http.post(f"{objects}/copy", params={"dest_path": "deep"}, json={"src_path": "src"})
+    assert deep.status_code == 201, deep.text
+    assert deep.json()["physical_address"] != source["physical_address"]
+    key = deep.json()["physical_address"].removeprefix(f"s3://{BUCKET}/")
+    assert moto_s3.admin.get_object(Bucket=BUCKET, Key=key)["Body"].read() == b"copy me"
+    shallow = http.post(
+        f"{objects}/copy",
+        params={"dest_path": "shallow"},
+        json={"src_path": "src", "shallow": True},
+    )
+    assert shallow.status_code == 201, shallow.text
+    assert shallow.json()["physical_address"] == source["physical_address"]
+    for path in ("deep", "shallow"):
+        read = http.get(f"/repositories/{repo}/refs/main/objects", params={"path": path})
+        assert read.content == b"copy me"
+
+
+def test_the_lakefs_wrapper_imports_a_prefix_without_copying_it(
+    s3_lake: Server, http: httpx.Client, repo: str, moto_s3: MotoS3
+) -> None:
+    source = f"external-{repo}"
+    for key, body in (("a.txt", b"A"), ("deep/b.txt", b"BB")):
+        moto_s3.admin.put_object(Bucket=BUCKET, Key=f"{source}/{key}", Body=body)
+    storage = http.get("/config/storage").json()
+    assert storage["import_support"] is True and storage["import_validity_regex"] == "^s3://"
+    branch = lakefs.Repository(repo, client=s3_lake.client()).branch("main")
+    manager = branch.import_data(commit_message="zero copy").prefix(
+        f"s3://{BUCKET}/{source}/", destination="imported/"
+    )
+    status = manager.run(poll_interval=timedelta(seconds=0.1))
+    assert status.completed and status.ingested_objects == 2 and status.error is None
+    assert status.commit is not None and status.commit.message == "zero copy"
+    assert branch.object("imported/deep/b.txt").reader().read() == b"BB"
+    stat = branch.object("imported/a.txt").stat()
+    assert stat.physical_address == f"s3://{BUCKET}/{source}/a.txt"
+    listed = moto_s3.admin.list_objects_v2(Bucket=BUCKET, Prefix=f"{repo}/data/")
+    assert "Contents" not in listed  # nothing was copied into the namespace
+
+
+def test_import_status_and_cancel_of_an_unknown_import_are_404(
+    http: httpx.Client, repo: str
+) -> None:
+    path = f"/repositories/{repo}/branches/main/import"
+    assert http.get(path, params={"id": "nope"}).status_code == 404
+    assert http.delete(path, params={"id": "nope"}).status_code == 404
+    inside = {
+        "paths": [{"type": "common_prefix", "path": f"s3://{BUCKET}/{repo}/", "destination": ""}],
+        "commit": {"message": "m"},
+    }
+    refused = http.post(path, json=inside)
+    assert refused.status_code == 400
+    assert "overlaps the repository's storage namespace" in refused.json()["message"]
+
+
+def test_lakefs_spec_writes_and_reads_through_presigned_urls(
+    s3_lake: Server, http: httpx.Client, repo: str
+) -> None:
+    fs = LakeFSFileSystem(
+        host=s3_lake.url, username=ACCESS_KEY_ID_API, password=SECRET_ACCESS_KEY_API, pre_sign=True
+    )
+    fs.pipe(f"{repo}/main/spec/table.csv", b"a,b\n1,2\n")
+    with fs.open(f"{repo}/main/spec/table.csv", "rb") as reader:
+        assert reader.read() == b"a,b\n1,2\n"
+    assert fs.info(f"{repo}/main/spec/table.csv")["size"] == 8
+    stat = http.get(
+        f"/repositories/{repo}/refs/main/objects/stat", params={"path": "spec/table.csv"}
+    )
+    assert "," in stat.json()["physical_address"]  # linked from getPhysicalAddress, not uploaded
+
+
+MIB = 1 << 20
+
+
+def test_a_presigned_multipart_upload_goes_straight_to_the_store(
+    http: httpx.Client, repo: str
+) -> None:
+    storage = http.get("/config/storage").json()
+    assert storage["pre_sign_multipart_upload"] is True
+    uploads = f"/repositories/{repo}/branches/main/staging/pmpu"
+    path = {"path": "big.bin"}
+    started = http.post(uploads, params=path | {"parts": 1})
+    assert started.status_code == 201, started.text
+    upload = started.json()
+    first = b"a" * (5 * MIB)  # S3's smallest part but the last
+    put = httpx.put(upload["presigned_urls"][0], content=first)
+    assert put.status_code == 200, put.text
+    address = {"physical_address": upload["physical_address"]}
+    part_url = f"{uploads}/{upload['upload_id']}/parts/2"
+    second = http.put(part_url, params=path, json=address)
+    assert second.status_code == 200, second.text
+    put2 = httpx.put(second.json()["presigned_url"], content=b"tail")
+    parts = [
+        {"part_number": 1, "etag": put.headers["ETag"]},
+        {"part_number": 2, "etag": put2.headers["ETag"]},
+    ]
+    refused = http.put(  # only the path the address was handed out for
+        f"{uploads}/{upload['upload_id']}",
+        params={"path": "other.bin"},
+        json=address | {"parts": parts},
+    )
+    assert refused.status_code == 400 and "was not handed out" in refused.json()["message"]
+    done = http.put(
+        f"{uploads}/{upload['upload_id']}",
+        params=path,
+        json=address | {"parts": parts, "content_type": "application/x-big"},
+    )
+    assert done.status_code == 200, done.text
+    assert done.json()["size_bytes"] == 5 * MIB + 4
+    assert done.json()["physical_address"] == upload["physical_address"]
+    objects = f"/repositories/{repo}/refs/main/objects"
+    read = http.get(objects, params=path, headers={"Range": "bytes=-5"})
+    assert read.content == b"atail"
+
+
+def test_a_multipart_part_can_be_copied_from_an_object_and_an_upload_aborted(
+    http: httpx.Client, repo: str, moto_s3: MotoS3
+) -> None:
+    objects = f"/repositories/{repo}/branches/main/objects"
+    source = b"".join(bytes([65 + i % 26]) * 1024 for i in range(6 * 1024))  # 6 MiB
+    assert http.post(objects, params={"path": "src"}, content=source).status_code == 201
+    uploads = f"/repositories/{repo}/branches/main/staging/pmpu"
+    upload = http.post(uploads, params={"path": "joined"}).json()
+    address = {"physical_address": upload["physical_address"]}
+    base = f"{uploads}/{upload['upload_id']}"
+    copied = http.put(
+        f"{base}/parts/1/copy",
+        params={"path": "joined"},
+        json=address
+        | {
+            "copy_source": {
+                "repository": repo,
+                "ref": "main",
+                "path": "src",
+                "range": f"bytes=0-{5 * MIB - 1}",
+            }
+        },
+    )
+    assert copied.status_code == 204, copied.text
+    tail = http.put(
+        f"{base}/parts/2/copy",
+        params={"path": "joined"},
+        json=address | {"copy_source": {"repository": repo, "ref": "main", "path": "src"}},
+    )
+    assert tail.status_code == 204, tail.text
+    parts = [
+        {"part_number": 1, "etag": copied.headers["ETag"]},
+        {"part_number": 2, "etag": tail.headers["ETag"]},
+    ]
+    done = http.put(base, params={"path": "joined"}, json=address | {"parts": parts})
+    assert done.status_code == 200, done.text
+    joined = http.get(f"/repositories/{repo}/refs/main/objects", params={"path": "joined"})
+    assert joined.content == source[: 5 * MIB] + source
+    aborted = http.post(uploads, params={"path": "never"}).json()
+    gone = http.request(
+        "DELETE",
+        f"{uploads}/{aborted['upload_id']}",
+        params={"path": "never"},
+        json={"physical_address": aborted["physical_address"]},
+    )
+    assert gone.status_code == 204, gone.text
+    assert moto_s3.admin.list_multipart_uploads(Bucket=BUCKET).get("Uploads", []) == []

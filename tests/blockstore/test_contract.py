@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import random
 import threading
+import time
 
 import pytest
 
@@ -122,6 +123,29 @@ def test_missing_blob_raises_not_found(blockstore: BlockStore, namespace: str) -
     assert not blockstore.exists(namespace, "nope")
 
 
+def test_copy_makes_a_blob_of_its_own(blockstore: BlockStore, namespace: str) -> None:
+    size = 5 * READ_CHUNK // 2
+    blockstore.put(namespace, "data/src", io.BufferedReader(PatternStream(size)))
+    blockstore.put(namespace, "data/dst", b"replaced whole")
+    assert blockstore.copy(namespace, "data/src", "data/dst") == size
+    blockstore.delete(namespace, "data/src")
+    assert blockstore.get(namespace, "data/dst") == pattern(0, size)
+    assert blockstore.copy(namespace, "data/dst", "empty-src") == size
+    blockstore.put(namespace, "empty", b"")
+    assert blockstore.copy(namespace, "empty", "empty-copy") == 0
+    assert blockstore.get(namespace, "empty-copy") == b""
+
+
+def test_copy_of_a_missing_blob_raises_not_found_and_stores_nothing(
+    blockstore: BlockStore, namespace: str
+) -> None:
+    with pytest.raises(BlobNotFoundError, match="no blob under key 'missing'"):
+        blockstore.copy(namespace, "missing", "dst")
+    assert not blockstore.exists(namespace, "dst")
+    with pytest.raises(InvalidInputError):
+        blockstore.copy(namespace, "a/../b", "dst")
+
+
 def test_delete_is_idempotent(blockstore: BlockStore, namespace: str) -> None:
     blockstore.put(namespace, "data/a", b"x")
     blockstore.delete(namespace, "data/a")
@@ -176,6 +200,58 @@ def test_list_folders_gives_the_next_segments_with_keys_below(
     assert list(blockstore.list_folders(namespace, prefix)) == folders
     with pytest.raises(InvalidInputError, match="ending in '/'"):
         list(blockstore.list_folders(namespace, "data"))
+
+
+def test_list_blobs_gives_keys_sizes_and_mtimes_in_key_order(
+    blockstore: BlockStore, namespace: str
+) -> None:
+    before = time.time()
+    for key, body in (("data/b", b"22"), ("data/a", b"1"), ("data-x", b""), ("other", b"333")):
+        blockstore.put(namespace, key, body)
+    after = time.time()
+    blobs = list(blockstore.list_blobs(namespace, ("data/",)))
+    assert [(b.key, b.size) for b in blobs] == [("data/a", 1), ("data/b", 2)]
+    # Not timing: only that mtime is the put's wall-clock time (S3's is whole seconds).
+    assert all(before - 2 <= b.mtime <= after + 2 for b in blobs)
+    assert [b.key for b in blockstore.list_blobs(namespace)] == list(
+        blockstore.list_keys(namespace)
+    )
+
+
+def test_list_blobs_of_many_prefixes_in_parallel_keeps_their_order(
+    blockstore: BlockStore, namespace: str
+) -> None:
+    hours = [f"data/2024010{day}T0{hour}/" for day in (1, 2) for hour in range(4)]
+    for number, hour in enumerate(hours):
+        for item in range(number % 3):
+            blockstore.put(namespace, f"{hour}{item}", b"x" * item)
+    blockstore.put(namespace, "data/elsewhere", b"")
+    prefixes = [*reversed(hours), "data/20240109T00/"]  # any order, and an empty slice
+    expected = [
+        (f"{hour}{item}", item)
+        for number, hour in reversed(list(enumerate(hours)))
+        for item in range(number % 3)
+    ]
+    for parallel in (1, 3, 64):
+        listed = blockstore.list_blobs(namespace, prefixes, parallel=parallel)
+        assert [(b.key, b.size) for b in listed] == expected, parallel
+
+
+def test_list_blobs_refuses_bad_arguments_at_once(blockstore: BlockStore, namespace: str) -> None:
+    with pytest.raises(InvalidInputError, match="use 1 to 64"):
+        blockstore.list_blobs(namespace, ("a/", "b/"), parallel=0)
+    with pytest.raises(InvalidInputError, match="without NUL"):
+        blockstore.list_blobs(namespace, ("a/", "b\0"), parallel=2)
+
+
+def test_a_parallel_listing_closed_early_stops(blockstore: BlockStore, namespace: str) -> None:
+    for item in range(5):
+        blockstore.put(namespace, f"a/{item}", b"")
+        blockstore.put(namespace, f"b/{item}", b"")
+    listing = blockstore.list_blobs(namespace, ("a/", "b/"), parallel=2)
+    assert next(listing).key == "a/0"
+    listing.close()  # type: ignore[attr-defined]  # a generator: stops its threads
+    assert not [t for t in threading.enumerate() if t.name.startswith("kvlake-listing")]
 
 
 def test_list_keys_sees_only_its_namespace(blockstore: BlockStore) -> None:

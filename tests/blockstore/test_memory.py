@@ -59,3 +59,7 @@ def test_memory_and_local_blobs_have_no_presigned_urls(tmp_path: Path) -> None:
         assert not store.presigns
         with pytest.raises(InvalidInputError, match="has no presigned URLs"):
             store.presign_read(f"{store.scheme}://lake", "k", expires=60)
+        with pytest.raises(InvalidInputError, match="upload the object through the API"):
+            store.presign_write(f"{store.scheme}://lake", "k", expires=60)
+        with pytest.raises(InvalidInputError, match="upload the object through the API"):
+            store.start_upload(f"{store.scheme}://lake", "k")

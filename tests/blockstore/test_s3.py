@@ -12,10 +12,11 @@ import socket
 import urllib.request
 from collections.abc import Iterator
 
+import httpx
 import pytest
 
 from kvlake.blockstore import READ_CHUNK, open_blockstore
-from kvlake.blockstore.s3 import DELETE_BATCH, MIN_PART_SIZE, S3BlockStore
+from kvlake.blockstore.s3 import DELETE_BATCH, MAX_COPY_OBJECT, MIN_PART_SIZE, S3BlockStore
 from kvlake.blockstore.s3_client import S3Location, make_client
 from kvlake.blockstore.throttle import AdaptiveRateLimiter, shared_limiter
 from kvlake.errors import ConfigError, InvalidInputError, UnavailableError
@@ -35,13 +36,24 @@ def proxy(s3_server: MotoS3) -> Iterator[FaultProxy]:
 
 
 def open_store(
-    endpoint: str, clock: FakeClock, *, root: str = "lake", max_attempts: int = 5
+    endpoint: str,
+    clock: FakeClock,
+    *,
+    root: str = "lake",
+    max_attempts: int = 5,
+    max_copy_object: int = MAX_COPY_OBJECT,
 ) -> S3BlockStore:
     """A store on `endpoint` with its own limiter on the fake clock and 5 MiB parts."""
     client = make_client(S3Location(root=root, endpoint_url=endpoint, addressing_style="path"))
     limiter = AdaptiveRateLimiter(max_rate=1000.0, clock=clock, sleep=clock.sleep)
     return S3BlockStore(
-        client, root=root, limiter=limiter, part_size=MIN_PART_SIZE, max_attempts=max_attempts
+        client,
+        root=root,
+        limiter=limiter,
+        part_size=MIN_PART_SIZE,
+        max_attempts=max_attempts,
+        max_copy_object=max_copy_object,
+        copy_part_size=MIN_PART_SIZE,
     )
 
 
@@ -298,6 +310,50 @@ def test_server_errors_are_retried_then_reported(proxy: FaultProxy, clock: FakeC
         assert store._limiter.throttled == 0  # a server error is not congestion
 
 
+# -- server-side copies ----------------------------------------------------------------------
+
+
+def copies(method: str, path: str) -> bool:
+    return method == "PUT" and "/copy-" in path
+
+
+def test_a_copy_is_one_copy_object_request_and_no_bytes(
+    store: S3BlockStore, proxy: FaultProxy
+) -> None:
+    store.put(NS, "data/src", b"server side")
+    proxy.log.forwarded.clear()
+    assert store.copy(NS, "data/src", "data/copy-1") == 11
+    requests = [line.split("?")[0] for line in proxy.log.forwarded]
+    # HEAD for the size, then one PUT with x-amz-copy-source: no GET of the bytes.
+    assert requests == ["HEAD /lake/repos/repo1/data/src", "PUT /lake/repos/repo1/data/copy-1"]
+    assert store.get(NS, "data/copy-1") == b"server side"
+
+
+def test_a_large_copy_goes_in_upload_part_copy_ranges(proxy: FaultProxy, clock: FakeClock) -> None:
+    with open_store(proxy.endpoint, clock, max_copy_object=MIN_PART_SIZE) as store:
+        size = 2 * MIN_PART_SIZE + READ_CHUNK
+        store.put(NS, "big", io.BufferedReader(PatternStream(size)))
+        proxy.log.forwarded.clear()
+        assert store.copy(NS, "big", "big-copy") == size
+        parts = [line for line in proxy.log.forwarded if "partNumber=" in line]
+        assert len(parts) == 3
+        assert not any(line.startswith("GET") for line in proxy.log.forwarded)
+        assert store.get(NS, "big-copy") == pattern(0, size)
+
+
+def test_a_failed_part_copy_aborts_and_leaves_no_copy(
+    proxy: FaultProxy, clock: FakeClock, s3_server: MotoS3
+) -> None:
+    with open_store(proxy.endpoint, clock, max_copy_object=MIN_PART_SIZE, max_attempts=1) as store:
+        store.put(NS, "big", io.BufferedReader(PatternStream(MIN_PART_SIZE + READ_CHUNK)))
+        proxy.inject(Fault(lambda m, p: "partNumber=2" in p, count=1, status=500, code="Boom"))
+        with pytest.raises(UnavailableError, match="copy part 2"):
+            store.copy(NS, "big", "big-copy")
+        assert not store.exists(NS, "big-copy")
+        uploads = s3_server.admin.list_multipart_uploads(Bucket="lake")
+        assert uploads.get("Uploads", []) == []
+
+
 # -- presigned reads -------------------------------------------------------------------------
 
 
@@ -313,6 +369,19 @@ def test_a_presigned_url_reads_the_blob_without_credentials(store: S3BlockStore)
 def test_a_presigned_url_lives_one_second_to_seven_days(store: S3BlockStore, expires: int) -> None:
     with pytest.raises(InvalidInputError, match="lifetime"):
         store.presign_read(NS, "k", expires=expires)
+    with pytest.raises(InvalidInputError, match="lifetime"):
+        store.presign_write(NS, "k", expires=expires)
+
+
+def test_a_presigned_put_url_stores_the_blob_without_credentials(store: S3BlockStore) -> None:
+    url = store.presign_write(NS, "data/up", expires=60)
+    assert "X-Amz-Signature=" in url and "X-Amz-Expires=60" in url
+    # Content-Type is not signed: clients (the lakefs wrapper) may send one.
+    headers = {"Content-Type": "text/plain"}
+    request = urllib.request.Request(url, data=b"direct", method="PUT", headers=headers)
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        assert answer.status == 200
+    assert store.get(NS, "data/up") == b"direct"
 
 
 def test_a_completed_upload_whose_answer_was_lost_is_not_a_failure(
@@ -331,3 +400,43 @@ def test_a_completed_upload_whose_answer_was_lost_is_not_a_failure(
     assert store.put(NS, "big", io.BufferedReader(PatternStream(size))) == size
     assert completes.count == 0
     assert store.get(NS, "big") == pattern(0, size)
+
+
+def test_a_parallel_listing_that_fails_raises_when_its_slice_comes(
+    proxy: FaultProxy, clock: FakeClock
+) -> None:
+    with open_store(proxy.endpoint, clock, max_attempts=1) as store:
+        for key in ("a/1", "b/1", "c/1"):
+            store.put(NS, key, b"x")
+        proxy.inject(
+            Fault(lambda m, p: m == "GET" and "prefix=repos%2Frepo1%2Fb%2F" in p, 1, 500, "Boom")
+        )
+        listing = store.list_blobs(NS, ("a/", "b/", "c/"), parallel=3)
+        assert next(listing).key == "a/1"
+        with pytest.raises(UnavailableError, match="list blobs"):
+            next(listing)
+
+
+# -- multipart uploads a client sends ---------------------------------------------------------
+
+
+def test_a_client_upload_appears_only_when_completed(store: S3BlockStore) -> None:
+    upload = store.start_upload(NS, "data/client")
+    url = store.presign_upload_part(NS, "data/client", upload, 1, expires=60)
+    put = httpx.put(url, content=b"only part")
+    assert put.status_code == 200, put.text
+    etag = put.headers["ETag"]
+    assert not store.exists(NS, "data/client")
+    with pytest.raises(InvalidInputError, match="ascending by part number"):
+        store.complete_upload(NS, "data/client", upload, [(2, etag), (1, etag)])
+    assert store.complete_upload(NS, "data/client", upload, [(1, etag)])
+    assert store.get(NS, "data/client") == b"only part"
+
+
+def test_an_aborted_client_upload_leaves_nothing(store: S3BlockStore, s3_server: MotoS3) -> None:
+    upload = store.start_upload(NS, "data/gone")
+    store.abort_upload(NS, "data/gone", upload)
+    store.abort_upload(NS, "data/gone", upload)  # twice is fine
+    assert s3_server.admin.list_multipart_uploads(Bucket="lake").get("Uploads", []) == []
+    with pytest.raises(InvalidInputError, match="use 1 to 10000"):
+        store.presign_upload_part(NS, "data/gone", upload, 0, expires=60)

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO, Literal, TypeVar
 
-from kvlake.blockstore import BlockStore
+from kvlake.blockstore import BlobInfo, BlockStore
 from kvlake.errors import UnavailableError
 
 
@@ -91,3 +91,7 @@ class FaultyBlockStore(BlockStore):
     def _list_keys(self, namespace: str, prefix: str) -> Iterator[str]:
         self._run("list_keys", namespace, prefix, lambda: None)
         yield from self.inner.list_keys(namespace, prefix)
+
+    def _list_blobs(self, namespace: str, prefix: str) -> Iterator[BlobInfo]:
+        self._run("list_blobs", namespace, prefix, lambda: None)
+        yield from self.inner.list_blobs(namespace, (prefix,))

@@ -92,3 +92,18 @@ async def _bad_requests(tmp_path: Path) -> None:
         assert unknown.status_code == 404
         namespace = lake.graveler.get_repository("repo1").storage_namespace
         assert lake.blockstore.exists(namespace, ORPHAN)
+
+
+def test_a_repository_without_rules_is_refused_before_a_run_starts(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    anyio.run(_without_rules, tmp_path)
+
+
+async def _without_rules(tmp_path: Path) -> None:
+    async with _served(tmp_path) as (client, lake):
+        repo = lake.graveler.get_repository("repo1")
+        lake.graveler.retention.delete_rules(repo)
+        refused = await client.post("/repositories/repo1/gc/runs", json={})
+        assert refused.status_code == 404 and "no garbage collection rules" in refused.text
+        assert lake.blockstore.exists(repo.storage_namespace, ORPHAN)

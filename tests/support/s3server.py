@@ -25,12 +25,21 @@ from urllib.parse import urlsplit
 from xml.sax.saxutils import escape, unescape
 
 import boto3
+import pytest
 from moto.server import ThreadedMotoServer
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
 
 ACCESS_KEY_ID = SECRET_ACCESS_KEY = "testing"
+
+
+def lake_bucket_url(request: pytest.FixtureRequest) -> str:
+    """Start the session's S3 server for this test (the `s3_server` fixture: reset, the
+    contract's buckets, AWS_ENDPOINT_URL pointing at it) and return the blockstore URL
+    whose root is its bucket `lake`, so namespaces are `s3://lake/<path>`."""
+    request.getfixturevalue("s3_server")
+    return "s3://lake"
 
 
 class MotoS3:
@@ -130,10 +139,15 @@ class FaultProxy:
                 finally:
                     connection.close()
                 self.send_response(answer.status)
+                # A HEAD answer has no body but the object's Content-Length: keep that one.
+                dropped: tuple[str, ...] = ("connection", "transfer-encoding")
+                if self.command != "HEAD":
+                    dropped += ("content-length",)
                 for name, value in answer.getheaders():
-                    if name.lower() not in ("content-length", "connection", "transfer-encoding"):
+                    if name.lower() not in dropped:
                         self.send_header(name, value)
-                self.send_header("Content-Length", str(len(data)))
+                if self.command != "HEAD":
+                    self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 if truncate:
                     self.wfile.write(data[: len(data) // 2])

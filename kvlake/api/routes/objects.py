@@ -23,7 +23,7 @@ from kvlake.api.wire import objects as wire
 from kvlake.api.wire.common import pagination
 from kvlake.auth import Permission, object_arn
 from kvlake.blockstore import READ_CHUNK
-from kvlake.catalog import CommonPrefix, ObjectStat
+from kvlake.catalog import CommonPrefix, ObjectStat, blob_location
 from kvlake.errors import InvalidInputError
 
 API_GROUP: Final = "objects"
@@ -60,7 +60,7 @@ def chunks(reader: BinaryIO) -> Iterator[bytes]:
         reader.close()
 
 
-def _wants_presign(call: Call[Any]) -> bool:
+def wants_presign(call: Call[Any]) -> bool:
     """Whether the call asked for a presigned URL, refusing it where none can be made.
 
     Whether the blockstore can sign is known only at run time, so unlike the
@@ -78,15 +78,15 @@ def _wants_presign(call: Call[Any]) -> bool:
 
 
 def _presign(call: Call[Any], stat: ObjectStat) -> str:
-    namespace = call.repository.storage_namespace
-    return call.services.blockstore.presign_read(namespace, stat.address, expires=PRESIGN_SECONDS)
+    namespace, key = blob_location(call.repository.storage_namespace, stat.address)
+    return call.services.blockstore.presign_read(namespace, key, expires=PRESIGN_SECONDS)
 
 
 def _read(call: Call[Any], *, with_body: bool) -> Response:
     catalog = call.services.catalog
     repository = call.repository
     ref, path = call.path["ref"], call.query.text("path")
-    presign = with_body and _wants_presign(call)
+    presign = with_body and wants_presign(call)
     stat = catalog.stat(repository, ref, path)
     if presign:
         return Response(status_code=302, headers={"Location": _presign(call, stat)})
@@ -124,7 +124,7 @@ def head_object(call: Call[None]) -> Response:
 def stat_object(call: Call[None]) -> Response:
     # The record is read once and handed down: one KV read, not one per layer.
     repository = call.repository
-    presign = _wants_presign(call)
+    presign = wants_presign(call)
     stat = call.services.catalog.stat(repository, call.path["ref"], call.query.text("path"))
     user_metadata = call.query.flag("user_metadata", True)
     stats = convert.object_stats(stat, repository.storage_namespace, user_metadata=user_metadata)
@@ -194,6 +194,8 @@ def copy_object(call: Call[wire.ObjectCopyCreation]) -> Response:
         request.src_path,
         branch,
         call.query.text("dest_path"),
+        # lakeFS's default copies the bytes (inside the store on s3); shallow shares them.
+        shallow=bool(request.shallow),
     )
     return json_response(convert.object_stats(stat, repository.storage_namespace), 201)
 

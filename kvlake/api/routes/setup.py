@@ -22,13 +22,21 @@ def health_check(call: Call[None]) -> Response:
 
 
 def storage_config(call: Call[None]) -> wire.StorageConfig:
-    scheme = call.services.blockstore.scheme
+    blockstore = call.services.blockstore
+    scheme = blockstore.scheme
     return wire.StorageConfig(
         blockstore_type=scheme,
         blockstore_namespace_example=f"{scheme}://example-bucket/repo1",
         validity=f"^{scheme}://",
         default_namespace_prefix=f"{scheme}://",
         blockstore_description=f"kvlake {scheme} blockstore",
+        # Presigned reads and uploads (getPhysicalAddress, linkPhysicalAddress, and the
+        # presigned multipart calls).
+        pre_sign_support=blockstore.presigns,
+        pre_sign_support_ui=blockstore.presigns,
+        pre_sign_multipart_upload=blockstore.presigns,
+        import_support=call.services.catalog.imports.supported,
+        import_validity_regex=f"^{scheme}://" if call.services.catalog.imports.supported else "^$",
     )
 
 

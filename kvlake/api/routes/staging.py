@@ -1,101 +1,108 @@
-"""Entries over blobs already in storage: stageObject, getPhysicalAddress, linkPhysicalAddress.
+"""Entries over blobs the client writes itself: direct uploads and stageObject.
 
-lakeFS's clients write a blob themselves (to an address getPhysicalAddress
-handed out, or one they chose) and then stage an entry over it. kvlake links
-only blobs inside the repository's own storage namespace, marks them shared
-first and checks they exist (kvlake/catalog/links.py says why): an address
-elsewhere is refused, so kvlake never stages, and so never deletes, data it
-does not own. getPhysicalAddress's addresses are not signed, unlike lakeFS's:
-stageObject links any blob of the namespace with the same permission, so a
-signature would guard nothing more.
+getPhysicalAddress hands out an address (and a presigned PUT URL);
+linkPhysicalAddress stages it at the path once the client has uploaded the
+bytes. The `lakefs` wrapper uploads this way whenever `/config/storage` reports
+`pre_sign_support` (kvlake does on s3): the bytes then never pass through
+kvlake. What keeps those blobs safe (signed addresses, the never-linked ones
+collected) is the catalog's `PhysicalLinks` (kvlake/catalog/direct.py).
+
+stageObject stages an entry over any blob already inside the repository's own
+namespace: it marks the address shared first and checks the blob exists (the
+catalog's `Links`, kvlake/catalog/links.py, says why). An address elsewhere is
+refused, so kvlake never stages, and so never deletes, data it does not own.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Final
 
 from starlette.responses import Response
 
 from kvlake.api import convert, params
 from kvlake.api.needs import on_object
-from kvlake.api.routes.uploads import check_metadata
+from kvlake.api.routes.objects import PRESIGN_SECONDS, wants_presign
+from kvlake.api.routes.uploads import check_metadata, if_absent
 from kvlake.api.routing import Call, Operation, json_response
 from kvlake.api.wire import objects as wire
-from kvlake.catalog import DEFAULT_CONTENT_TYPE, ObjectStat
+from kvlake.catalog import DEFAULT_CONTENT_TYPE
 from kvlake.errors import InvalidInputError
 
-STAGING: Final = "/repositories/{repository}/branches/{branch}/staging/backing"
+BACKING: Final = "/repositories/{repository}/branches/{branch}/staging/backing"
+
+
+def relative_address(namespace: str, given: str) -> str:
+    """The key in the namespace of a physical address a client sends back.
+
+    Raises:
+        InvalidInputError: it is outside the namespace (kvlake links only its own).
+    """
+    if not given.startswith(f"{namespace}/"):
+        raise InvalidInputError(
+            f"physical address {given!r} is outside the repository's storage namespace"
+            f" {namespace!r}; kvlake links only addresses getPhysicalAddress handed out"
+        )
+    return given[len(namespace) + 1 :]
+
+
+def get_physical_address(call: Call[None]) -> Response:
+    repository = call.repository
+    presign = wants_presign(call)
+    path = call.query.text("path")
+    address, _ = call.services.links.issue(repository, call.path["branch"], path)
+    namespace = repository.storage_namespace
+    location = wire.StagingLocation(physical_address=f"{namespace}/{address}")
+    if presign:
+        url = call.services.blockstore.presign_write(namespace, address, expires=PRESIGN_SECONDS)
+        location = wire.StagingLocation(
+            physical_address=location.physical_address,
+            presigned_url=url,
+            presigned_url_expiry=int(time.time()) + PRESIGN_SECONDS,  # botocore signs at wall time
+        )
+    return json_response(location)
+
+
+def link_physical_address(call: Call[wire.StagingMetadata]) -> Response:
+    query, body = call.query, call.body
+    absent = if_absent(call, "linkPhysicalAddress")
+    repository = call.repository
+    namespace = repository.storage_namespace
+    address = relative_address(namespace, body.staging.physical_address)
+    checksum = body.checksum.strip().strip('"').strip()
+    if not checksum:
+        raise InvalidInputError("checksum is required")  # lakeFS's text
+    path = query.text("path")
+    stat = call.services.links.link(
+        repository,
+        call.path["branch"],
+        path,
+        address,
+        size=body.size_bytes,
+        checksum=checksum,
+        content_type=body.content_type or "application/octet-stream",
+        metadata=dict(body.user_metadata or {}),
+        if_absent=absent,
+    )
+    return json_response(convert.object_stats(stat, namespace))
 
 
 def stage_object(call: Call[wire.ObjectStageCreation]) -> Response:
     request = call.body
-    stat = _link(
-        call,
+    stat = call.services.catalog.links.link(
+        call.repository,
+        call.path["branch"],
+        call.query.text("path"),
         request.physical_address,
-        checksum=request.checksum,
         size=request.size_bytes,
+        checksum=request.checksum,
         mtime=request.mtime,
-        content_type=request.content_type,
-        metadata=request.metadata,
+        content_type=request.content_type or DEFAULT_CONTENT_TYPE,
+        metadata=check_metadata(request.metadata or {}),
     )
     # As lakeFS's: the stats of the new entry, without its user metadata.
     namespace = call.repository.storage_namespace
     return json_response(convert.object_stats(stat, namespace, user_metadata=False), 201)
-
-
-def get_physical_address(call: Call[None]) -> Response:
-    address = call.services.catalog.links.new_physical_address(call.repository)
-    return json_response(wire.StagingLocation(physical_address=address))
-
-
-def link_physical_address(call: Call[wire.StagingMetadata]) -> Response:
-    request = call.body
-    if_none_match = call.query.text("If-None-Match")
-    if if_none_match not in ("", "*"):
-        raise InvalidInputError("If-None-Match supports only '*' (do not overwrite)")
-    if call.query.has("If-Match"):
-        raise InvalidInputError("If-Match is not supported on link; omit it")
-    checksum = request.checksum.strip().strip('"').strip()
-    if not checksum:
-        raise InvalidInputError("checksum is required")  # lakeFS's text
-    if not request.staging.physical_address:
-        raise InvalidInputError("staging.physical_address is required; send getPhysicalAddress's")
-    stat = _link(
-        call,
-        request.staging.physical_address,
-        checksum=checksum,
-        size=request.size_bytes,
-        mtime=request.mtime,
-        content_type=request.content_type,
-        metadata=request.user_metadata,
-        if_absent=if_none_match == "*",
-    )
-    return json_response(convert.object_stats(stat, call.repository.storage_namespace))
-
-
-def _link(
-    call: Call[wire.ObjectStageCreation] | Call[wire.StagingMetadata],
-    physical_address: str,
-    *,
-    checksum: str,
-    size: int,
-    mtime: int | None,
-    content_type: str | None,
-    metadata: dict[str, str] | None,
-    if_absent: bool = False,
-) -> ObjectStat:
-    return call.services.catalog.links.link(
-        call.repository,
-        call.path["branch"],
-        call.query.text("path"),
-        physical_address,
-        size=size,
-        checksum=checksum,
-        mtime=mtime,
-        content_type=content_type or DEFAULT_CONTENT_TYPE,
-        metadata=check_metadata(metadata or {}),
-        if_absent=if_absent,
-    )
 
 
 OPERATIONS: Final = (
@@ -114,13 +121,16 @@ OPERATIONS: Final = (
     Operation(
         "getPhysicalAddress",
         "GET",
-        STAGING,
+        BACKING,
         get_physical_address,
         "staging",
-        summary="a fresh address inside the storage namespace to write a blob to, then link",
+        summary="a fresh address to upload an object to directly, then link",
         params=(
-            params.PATH,
-            params.unsupported("presign", "kvlake has no presigned uploads"),
+            params.object_path("path", "object path relative to the branch"),
+            params.flag(
+                "presign",
+                "also a presigned PUT URL for the address (blockstores that sign URLs: s3)",
+            ),
         ),
         responses={200: wire.StagingLocation, 404: None},
         permissions=on_object("fs:WriteObject"),
@@ -128,17 +138,17 @@ OPERATIONS: Final = (
     Operation(
         "linkPhysicalAddress",
         "PUT",
-        STAGING,
+        BACKING,
         link_physical_address,
         "staging",
-        summary="stage an entry over the blob written at a staging location",
+        summary="stage an address getPhysicalAddress handed out at the path",
         params=(
-            params.PATH,
+            params.object_path("path", "object path relative to the branch"),
             params.header("If-None-Match", "'*': fail with 412 if the object exists"),
             params.header("If-Match", "not supported"),
         ),
         body=wire.StagingMetadata,
-        responses={200: wire.ObjectStats, 400: None, 403: None, 404: None, 412: None},
+        responses={200: wire.ObjectStats, 400: None, 404: None, 412: None},
         # No operation text: lakeFS answers a failed condition here with its class's text,
         # "Precondition failed" (uploadObject's is "path already exists").
         permissions=on_object("fs:WriteObject"),

@@ -41,13 +41,19 @@ def check_metadata(metadata: dict[str, str]) -> dict[str, str]:
     return metadata
 
 
-def upload_object(call: Call[None]) -> Response:
-    query = call.query
-    if_none_match = query.text("If-None-Match")
+def if_absent(call: Call[Any], operation: str) -> bool:
+    """Whether `If-None-Match: *` asks not to overwrite; other conditions are refused."""
+    if_none_match = call.query.text("If-None-Match")
     if if_none_match not in ("", "*"):
         raise InvalidInputError("If-None-Match supports only '*' (do not overwrite)")
-    if query.has("If-Match"):
-        raise InvalidInputError("If-Match is not supported on upload; omit it")
+    if call.query.has("If-Match"):
+        raise InvalidInputError(f"If-Match is not supported on {operation}; omit it")
+    return if_none_match == "*"
+
+
+def upload_object(call: Call[None]) -> Response:
+    query = call.query
+    absent = if_absent(call, "upload")
     repository = call.repository
     branch, path = call.path["branch"], query.text("path")
     content_type = call.request.headers.get("content-type", "")
@@ -64,7 +70,7 @@ def upload_object(call: Call[None]) -> Response:
         source,
         content_type=content_type or None,
         metadata=user_metadata(call.request.headers),
-        if_absent=if_none_match == "*",
+        if_absent=absent,
         owner=call.user_id,
     )
     return json_response(convert.object_stats(stat, repository.storage_namespace), 201)

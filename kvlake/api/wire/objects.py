@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from kvlake.api.wire.common import Pagination, Request
+from kvlake.api.wire.common import Metadata, Pagination, Request
 
 Path = Annotated[
     str, msgspec.Meta(min_length=1, max_length=1024, pattern=r"^(?!(?:.*/)?\.\.(?:/|$))")
@@ -62,9 +62,6 @@ class UpdateObjectUserMetadata(Request):
     set: dict[str, str]
 
 
-Metadata = Annotated[dict[str, str], msgspec.Meta(max_length=1000)]
-
-
 class ObjectStageCreation(Request):
     """stageObject's body: an entry over a blob already in the namespace."""
 
@@ -77,20 +74,28 @@ class ObjectStageCreation(Request):
     force: bool | None = None
 
 
-class StagingLocation(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    """Where to place a blob before linking it (getPhysicalAddress's answer)."""
+class StagingLocation(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """Where a client uploads an object itself: the address, and a presigned PUT URL."""
 
-    physical_address: Annotated[str, msgspec.Meta(max_length=2048)] | None = None
+    physical_address: str
     presigned_url: str | None = None
+    presigned_url_expiry: int | None = None
+
+
+class StagingLocationIn(Request):
+    """A StagingLocation as a client sends it back to linkPhysicalAddress."""
+
+    physical_address: Annotated[str, msgspec.Meta(min_length=1, max_length=4096)]
+    presigned_url: Annotated[str, msgspec.Meta(max_length=16 * 1024)] | None = None
     presigned_url_expiry: int | None = None
 
 
 class StagingMetadata(Request):
     """linkPhysicalAddress's body: the blob written at a staging location."""
 
-    staging: StagingLocation
+    staging: StagingLocationIn
     checksum: Annotated[str, msgspec.Meta(max_length=1024)]
-    size_bytes: int
+    size_bytes: Annotated[int, msgspec.Meta(ge=0)]
     user_metadata: Metadata | None = None
     content_type: Annotated[str, msgspec.Meta(max_length=1024)] | None = None
     mtime: int | None = None
@@ -101,3 +106,48 @@ class StorageURI(msgspec.Struct, frozen=True, kw_only=True):
     """A full address in the object store (lakeFS's StorageURI)."""
 
     location: str
+
+
+class PresignMultipartUpload(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    upload_id: str
+    physical_address: str
+    presigned_urls: list[str] | None = None
+
+
+PhysicalAddress = Annotated[str, msgspec.Meta(min_length=1, max_length=4096)]
+
+
+class UploadPartFrom(Request):
+    physical_address: PhysicalAddress
+
+
+class CopyPartSource(Request):
+    repository: Annotated[str, msgspec.Meta(min_length=1, max_length=1024)]
+    ref: Annotated[str, msgspec.Meta(min_length=1, max_length=1024)]
+    path: Path
+    range: Annotated[str, msgspec.Meta(max_length=100)] | None = None
+
+
+class UploadPartCopyFrom(Request):
+    physical_address: PhysicalAddress
+    copy_source: CopyPartSource
+
+
+class UploadTo(msgspec.Struct, frozen=True, kw_only=True):
+    presigned_url: str
+
+
+class UploadPart(Request):
+    part_number: Annotated[int, msgspec.Meta(ge=1, le=10_000)]
+    etag: Annotated[str, msgspec.Meta(min_length=1, max_length=1024)]
+
+
+class CompletePresignMultipartUpload(Request):
+    physical_address: PhysicalAddress
+    parts: Annotated[list[UploadPart], msgspec.Meta(min_length=1, max_length=10_000)]
+    user_metadata: Metadata | None = None
+    content_type: Annotated[str, msgspec.Meta(max_length=1024)] | None = None
+
+
+class AbortPresignMultipartUpload(Request):
+    physical_address: PhysicalAddress

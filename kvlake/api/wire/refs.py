@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from kvlake.api.wire.common import Metadata, Name, Pagination, Request, Text
+from kvlake.api.wire.common import Error, Metadata, Name, Pagination, Request, Text
 
 RefName = Annotated[str, msgspec.Meta(min_length=1, max_length=1024)]
 
@@ -205,3 +205,29 @@ class RepositoryDumpStatus(msgspec.Struct, frozen=True, kw_only=True, omit_defau
     update_time: datetime
     error: str | None = None
     refs: RefsDump | None = None
+
+
+class ImportLocation(Request):
+    type: Literal["common_prefix", "object"]
+    path: Annotated[str, msgspec.Meta(min_length=1, max_length=4096)]
+    destination: Annotated[str, msgspec.Meta(max_length=1024)]
+
+
+class ImportCreation(Request):
+    paths: Annotated[list[ImportLocation], msgspec.Meta(min_length=1, max_length=1000)]
+    commit: CommitCreation
+    force: bool | None = None
+
+
+class ImportCreationResponse(msgspec.Struct, frozen=True, kw_only=True):
+    id: str
+
+
+class ImportStatus(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    completed: bool
+    update_time: str
+    """RFC 3339, as lakeFS's date-time."""
+    ingested_objects: int
+    metarange_id: str | None = None
+    commit: Commit | None = None
+    error: Error | None = None

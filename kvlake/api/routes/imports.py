@@ -1,0 +1,116 @@
+"""Zero-copy imports: importStart (202 and an id), importStatus, importCancel.
+
+The import runs in a thread of the process that accepted it and reports through
+its status record in the KV, so any server process answers importStatus. The
+work, and why imported objects are never deleted, is the catalog's `Importer`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Final
+
+from starlette.responses import Response
+
+from kvlake.api import convert, params
+from kvlake.api.needs import on_branch
+from kvlake.api.routing import Call, Operation, json_response, no_content
+from kvlake.api.wire import refs as wire
+from kvlake.api.wire.common import Error
+from kvlake.auth import Permission, branch_arn, object_arn
+from kvlake.catalog import ImportSource
+
+IMPORT: Final = "/repositories/{repository}/branches/{branch}/import"
+_ID: Final = params.text("id", "the id importStart returned", required=True)
+
+
+def import_start(call: Call[wire.ImportCreation]) -> Response:
+    body = call.body
+    importer = call.services.catalog.imports
+    job = importer.prepare(
+        call.repository,
+        call.path["branch"],
+        [ImportSource(p.path, p.destination, p.type) for p in body.paths],
+        committer=call.user_id,
+        message=body.commit.message,
+        metadata=dict(body.commit.metadata or {}),
+    )
+    # The request ends now; the import goes on in this process and reports in the KV.
+    threading.Thread(target=importer.run, args=(job,), name="kvlake-import", daemon=True).start()
+    return json_response(wire.ImportCreationResponse(id=job.import_id), 202)
+
+
+def import_status(call: Call[None]) -> Response:
+    repository = call.repository
+    status = call.services.catalog.imports.status(repository, call.query.text("id"))
+    commit = None
+    if status.commit_id:
+        record = call.services.graveler.get_commit(repository, status.commit_id)
+        commit = convert.commit(status.commit_id, record)
+    answer = wire.ImportStatus(
+        completed=status.completed,
+        update_time=datetime.fromtimestamp(status.updated, UTC).isoformat(),
+        ingested_objects=status.ingested,
+        metarange_id=status.metarange_id or None,
+        commit=commit,
+        error=Error(message=status.error) if status.error else None,
+    )
+    return json_response(answer)
+
+
+def import_cancel(call: Call[None]) -> Response:
+    call.services.catalog.imports.cancel(call.repository, call.query.text("id"))
+    return no_content()
+
+
+def _start_needs(call: Call[wire.ImportCreation]) -> Sequence[Permission]:
+    """lakeFS's: write and commit on the branch, import from each source, write each
+    destination."""
+    repository, branch = call.path["repository"], call.path["branch"]
+    needs = [
+        Permission("fs:WriteObject", branch_arn(repository, branch)),
+        Permission("fs:CreateCommit", branch_arn(repository, branch)),
+    ]
+    for location in call.body.paths:
+        needs.append(
+            Permission("fs:ImportFromStorage", f"arn:lakefs:fs:::namespace/{location.path}")
+        )
+        needs.append(Permission("fs:WriteObject", object_arn(repository, location.destination)))
+    return needs
+
+
+OPERATIONS: Final = (
+    Operation(
+        "importStart",
+        "POST",
+        IMPORT,
+        import_start,
+        "import",
+        summary="import objects of an s3:// location as one commit, without copying them",
+        body=wire.ImportCreation,
+        responses={202: wire.ImportCreationResponse, 400: None, 404: None},
+        permissions=_start_needs,
+    ),
+    Operation(
+        "importStatus",
+        "GET",
+        IMPORT,
+        import_status,
+        "import",
+        params=(_ID,),
+        responses={200: wire.ImportStatus, 404: None},
+        permissions=on_branch("fs:ReadBranch"),
+    ),
+    Operation(
+        "importCancel",
+        "DELETE",
+        IMPORT,
+        import_cancel,
+        "import",
+        params=(_ID,),
+        responses={204: None, 404: None, 409: None},
+        permissions=on_branch("fs:ImportCancel"),
+    ),
+)

@@ -1,0 +1,128 @@
+"""The multipart uploads a client sends itself, for S3BlockStore: presigned part URLs,
+parts copied inside the store, completion and abort.
+
+For lakeFS's presigned multipart calls (createPresignMultipartUpload, uploadPart,
+uploadPartCopy, completePresignMultipartUpload, abortPresignMultipartUpload): the
+client PUTs the parts straight to S3, kvlake starts, completes or aborts the
+upload. Kept apart from `s3.py` because it is another concept (the adapter's own
+large puts are `s3_multipart.MultipartUpload`); every request still goes through
+the adapter's `_call`, so it shares the rate limiter and its retries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import suppress
+from functools import partial
+from typing import TYPE_CHECKING, Protocol, TypeVar
+
+from kvlake.errors import BlobNotFoundError, InvalidInputError
+
+if TYPE_CHECKING:
+    from mypy_boto3_s3 import S3Client
+    from mypy_boto3_s3.type_defs import CompletedPartTypeDef
+
+T = TypeVar("T")
+
+
+class _S3(Protocol):
+    """What the mixin uses of S3BlockStore."""
+
+    @property
+    def _client(self) -> S3Client: ...
+
+    def _call(self, doing: str, request: Callable[[], T]) -> T: ...
+
+    def _locate(self, namespace: str, key: str = "") -> tuple[str, str]: ...
+
+    def _presign(
+        self,
+        method: str,
+        namespace: str,
+        key: str,
+        expires: int,
+        extra: Mapping[str, object] | None = None,
+    ) -> str: ...
+
+
+class S3ClientUploads:
+    """Implements BlockStore's client-upload primitives for S3BlockStore (a mixin)."""
+
+    def _start_upload(self: _S3, namespace: str, key: str) -> str:
+        bucket, object_key = self._locate(namespace, key)
+        return self._call(
+            f"start an upload of blob {key!r} in {namespace!r}",
+            lambda: self._client.create_multipart_upload(Bucket=bucket, Key=object_key),
+        )["UploadId"]
+
+    def _presign_upload_part(
+        self: _S3, namespace: str, key: str, upload_id: str, part: int, expires: int
+    ) -> str:
+        extra = {"UploadId": upload_id, "PartNumber": part}
+        return self._presign("upload_part", namespace, key, expires, extra)
+
+    def _copy_upload_part(
+        self: _S3,
+        namespace: str,
+        key: str,
+        upload_id: str,
+        part: int,
+        source: tuple[str, str],
+        start: int,
+        end: int,
+    ) -> str:
+        bucket, object_key = self._locate(namespace, key)
+        source_bucket, source_key = self._locate(*source)
+        try:
+            answer = self._call(
+                f"copy part {part} of an upload of blob {key!r} in {namespace!r}",
+                partial(
+                    self._client.upload_part_copy,
+                    Bucket=bucket,
+                    Key=object_key,
+                    UploadId=upload_id,
+                    PartNumber=part,
+                    CopySource={"Bucket": source_bucket, "Key": source_key},
+                    CopySourceRange=f"bytes={start}-{end - 1}",
+                ),
+            )
+        except BlobNotFoundError:  # NoSuchKey or NoSuchUpload
+            raise InvalidInputError(
+                f"upload {upload_id!r} of {key!r} or the copied blob {source[1]!r} does not"
+                " exist; start the upload again, or check the source"
+            ) from None
+        return answer["CopyPartResult"]["ETag"].strip('"')
+
+    def _complete_upload(
+        self: _S3, namespace: str, key: str, upload_id: str, parts: Sequence[tuple[int, str]]
+    ) -> str:
+        bucket, object_key = self._locate(namespace, key)
+        listed: list[CompletedPartTypeDef] = [
+            {"PartNumber": number, "ETag": f'"{etag.strip(chr(34))}"'} for number, etag in parts
+        ]
+        try:
+            answer = self._call(
+                f"complete an upload of blob {key!r} in {namespace!r}",
+                lambda: self._client.complete_multipart_upload(
+                    Bucket=bucket,
+                    Key=object_key,
+                    UploadId=upload_id,
+                    MultipartUpload={"Parts": listed},
+                ),
+            )
+        except BlobNotFoundError:  # NoSuchUpload
+            raise InvalidInputError(
+                f"upload {upload_id!r} of {key!r} does not exist (completed or aborted already?);"
+                " start a new upload"
+            ) from None
+        return answer.get("ETag", "").strip('"')
+
+    def _abort_upload(self: _S3, namespace: str, key: str, upload_id: str) -> None:
+        bucket, object_key = self._locate(namespace, key)
+        with suppress(BlobNotFoundError):  # gone already: aborted or completed
+            self._call(
+                f"abort an upload of blob {key!r} in {namespace!r}",
+                lambda: self._client.abort_multipart_upload(
+                    Bucket=bucket, Key=object_key, UploadId=upload_id
+                ),
+            )

@@ -1,0 +1,361 @@
+"""Direct uploads: an address handed out to a client, linked to a path once its bytes are there.
+
+lakeFS's getPhysicalAddress and linkPhysicalAddress: the client asks for a fresh
+address, writes the blob itself (to a presigned PUT URL, or with its own
+credentials), then links the address to a path, which stages the entry. Two
+rules protect the blobs:
+
+- Only an address kvlake handed out for this repository instance, branch and
+  path, less than `LINK_SECONDS` ago, can be linked. The address carries its
+  issue time and an HMAC of all of them (a ticket), as lakeFS's does; without
+  it a client could link the blob of another entry, which would then have a
+  second reference the deletion log knows nothing of.
+- An address handed out but never linked is collected (invariant 4: the intent
+  is durable before the reference can exist). Handing it out appends an
+  `unlinked_upload` record, due when the ticket has expired plus the send
+  delay; linking withdraws it before staging, and from then on the staged entry
+  is the writer flow's, like any upload's. A link that finds no record to
+  withdraw (a second link of the address, or one handed out with deletion
+  disabled) may be a second reference to a committed blob, so it marks the
+  address shared: garbage collection decides, never the log.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import logging
+import time
+from collections.abc import Callable, Sequence
+from typing import Final
+
+from kvlake.blockstore import BlockStore, check_key
+from kvlake.catalog.records import ObjectEntry, ObjectStat, from_value, to_value
+from kvlake.deletion import DeletionLog, PendingDelete
+from kvlake.errors import (
+    BlobNotFoundError,
+    ConfigError,
+    InvalidInputError,
+    KvlakeError,
+)
+from kvlake.graveler import Graveler, Repository, check_branch_name, check_path
+
+log = logging.getLogger(__name__)
+
+LINK_SECONDS: Final = 24 * 3600
+"""How long a handed-out address may be linked: lakeFS's LinkAddressTime. A direct upload
+of a large object with the client's own credentials may take hours."""
+_TICKET_SEPARATOR: Final = ","
+_SIGNATURE_BYTES: Final = 16
+
+
+def link_key(master: bytes) -> bytes:
+    """The key that signs link addresses, derived from the server's master key.
+
+    Every server process of one installation shares the master key, so an address
+    one process handed out links on any other.
+    """
+    return hmac.new(master, b"kvlake link addresses", hashlib.sha256).digest()
+
+
+class PhysicalLinks:
+    """Hands out link addresses and links them. Thread-safe; no in-process state."""
+
+    def __init__(
+        self,
+        graveler: Graveler,
+        blockstore: BlockStore,
+        *,
+        key: bytes,
+        new_address: Callable[[float], str],
+        clock: Callable[[], float] = time.time,
+        deletion: DeletionLog | None = None,
+    ) -> None:
+        if len(key) < 16:
+            raise ConfigError("the link address key is too short; derive it with link_key")
+        self._graveler = graveler
+        self._blockstore = blockstore
+        self._key = key
+        self._new_address = new_address
+        self._clock = clock
+        self._deletion = deletion
+
+    def issue(self, repository: Repository, branch: str, path: str) -> tuple[str, float]:
+        """A fresh address under the namespace for `path` on `branch`, and when it expires.
+
+        Raises:
+            BranchNotFoundError: no such branch.
+            InvalidInputError: a bad branch name or path.
+            UnavailableError: the intent could not be logged; nothing was handed out.
+        """
+        check_branch_name(branch)
+        key = check_path(path)
+        token = self._graveler.get_branch(repository, branch).staging_token
+        now = self._clock()
+        address = self._sign(repository, branch, path, self._new_address(now), now)
+        if self._deletion is not None and self._deletion.enabled:
+            record = self._record(
+                self._deletion, repository, address, now, staging_token=token, path=key
+            )
+            self._deletion.append([record])
+        return address, now + LINK_SECONDS
+
+    def link(
+        self,
+        repository: Repository,
+        branch: str,
+        path: str,
+        address: str,
+        *,
+        size: int,
+        checksum: str,
+        content_type: str,
+        metadata: dict[str, str],
+        if_absent: bool = False,
+    ) -> ObjectStat:
+        """Stage `path` on `branch` as the blob at `address`, which `issue` handed out.
+
+        Raises:
+            InvalidInputError: the address was not handed out for this path, has
+                expired, holds no blob, or holds another size than `size`.
+            PreconditionFailedError: `if_absent` and an object exists at the path
+                (the writer flow's compare-and-swap on its absence).
+        """
+        check_branch_name(branch)
+        key = check_path(path)
+        issued = self._verify(repository, branch, path, address)
+        namespace = repository.storage_namespace
+        try:
+            stored = self._blockstore.size(namespace, check_key(address))
+        except BlobNotFoundError:
+            raise InvalidInputError(
+                f"nothing was uploaded to {namespace}/{address}; upload the object's bytes"
+                " there (or to its presigned URL) before linking it"
+            ) from None
+        if stored != size:
+            raise InvalidInputError(
+                f"size_bytes is {size} but {namespace}/{address} holds {stored} bytes;"
+                " send the size of what was uploaded"
+            )
+        withdrawn = self._withdraw(repository, address, issued)
+        entry = ObjectEntry(
+            address=address,
+            size=size,
+            checksum=checksum,
+            mtime=self._clock(),
+            content_type=content_type,
+            metadata=metadata,
+        )
+        tried: list[str] = []
+        try:
+            self._graveler.set(
+                repository, branch, key, to_value(entry), if_absent=if_absent, attempted=tried
+            )
+        except BaseException:
+            self._unlinked(repository, address, issued, withdrawn=withdrawn, tried=tried, key=key)
+            raise
+        return from_value(path, to_value(entry))
+
+    # -- multipart uploads the client sends itself (lakeFS's presign multipart) --------
+
+    def start_multipart(self, repository: Repository, branch: str, path: str) -> tuple[str, str]:
+        """Hand out an address as `issue` does and start a multipart upload to it.
+
+        Returns the address and the upload id. The parts go straight to the store
+        (`part_url`, `copy_part`); `complete_multipart` assembles and links them.
+
+        Raises:
+            InvalidInputError: the blockstore has no presigned URLs (nothing handed out).
+        """
+        if not self._blockstore.presigns:
+            raise InvalidInputError(
+                f"the {self._blockstore.scheme} blockstore has no presigned URLs"
+                " (pre_sign_multipart_upload is false); upload the object through the API"
+            )
+        address, _ = self.issue(repository, branch, path)
+        return address, self._blockstore.start_upload(repository.storage_namespace, address)
+
+    def part_url(
+        self,
+        repository: Repository,
+        branch: str,
+        path: str,
+        address: str,
+        upload_id: str,
+        part: int,
+        *,
+        expires: int,
+    ) -> str:
+        """A presigned PUT URL for one part of a handed-out address's upload."""
+        self._verify(repository, branch, path, address)
+        return self._blockstore.presign_upload_part(
+            repository.storage_namespace, address, upload_id, part, expires=expires
+        )
+
+    def copy_part(
+        self,
+        repository: Repository,
+        branch: str,
+        path: str,
+        address: str,
+        upload_id: str,
+        part: int,
+        *,
+        source: tuple[str, str],
+        start: int,
+        end: int,
+    ) -> str:
+        """Copy bytes [start, end) of `source` (namespace, key) into a part; its ETag."""
+        self._verify(repository, branch, path, address)
+        return self._blockstore.copy_upload_part(
+            repository.storage_namespace,
+            address,
+            upload_id,
+            part,
+            source=source,
+            start=start,
+            end=end,
+        )
+
+    def complete_multipart(
+        self,
+        repository: Repository,
+        branch: str,
+        path: str,
+        address: str,
+        upload_id: str,
+        parts: Sequence[tuple[int, str]],
+        *,
+        content_type: str,
+        metadata: dict[str, str],
+    ) -> ObjectStat:
+        """Assemble the parts into the blob at the address, then `link` it at the path.
+
+        The ticket is checked before the store assembles anything: only kvlake
+        completes uploads, so no blob appears at an address that cannot be linked.
+        """
+        self._verify(repository, branch, path, address)
+        namespace = repository.storage_namespace
+        etag = self._blockstore.complete_upload(namespace, address, upload_id, parts)
+        size = self._blockstore.size(namespace, address)
+        return self.link(
+            repository,
+            branch,
+            path,
+            address,
+            size=size,
+            checksum=etag,
+            content_type=content_type,
+            metadata=metadata,
+        )
+
+    def abort_multipart(
+        self, repository: Repository, branch: str, path: str, address: str, upload_id: str
+    ) -> None:
+        """Drop the upload's parts; its hand-out record stays and finds no blob."""
+        self._verify(repository, branch, path, address)
+        self._blockstore.abort_upload(repository.storage_namespace, address, upload_id)
+
+    # -- the intent -------------------------------------------------------------------
+
+    def _record(
+        self,
+        deletion: DeletionLog,
+        repository: Repository,
+        address: str,
+        issued: float,
+        *,
+        staging_token: str = "",
+        path: bytes = b"",
+    ) -> PendingDelete:
+        """The hand-out's record; its key (due time and id) derives from the address alone."""
+        uid = address.rsplit("/", 1)[-1].split(_TICKET_SEPARATOR, 1)[0]
+        return deletion.new_record(
+            repository,
+            address,
+            "unlinked_upload",
+            staging_token=staging_token,
+            path=path,
+            since=issued,
+            record_id=uid,
+            due=issued + LINK_SECONDS + deletion.settings.send_delay,
+        )
+
+    def _withdraw(self, repository: Repository, address: str, issued: float) -> bool:
+        """Withdraw the hand-out's record; without one, mark the address shared."""
+        if self._deletion is None:
+            return False
+        if self._deletion.withdraw(self._record(self._deletion, repository, address, issued)):
+            return True
+        # A second link of the address (the first one's answer may have been lost), or
+        # one handed out with deletion disabled: the blob may be committed already, and
+        # staging it again unmarked would let the log delete committed data.
+        self._deletion.mark_shared(repository.instance_uid, address)
+        return False
+
+    def _unlinked(
+        self,
+        repository: Repository,
+        address: str,
+        issued: float,
+        *,
+        withdrawn: bool,
+        tried: list[str],
+        key: bytes,
+    ) -> None:
+        """Put the intent back after staging failed, so the blob is still collected."""
+        if self._deletion is None or not withdrawn:
+            return  # nothing was withdrawn: the record (or the shared mark) is still there
+        try:
+            if tried:
+                # The write may have landed although it failed: only GC may decide.
+                self._deletion.mark_shared(repository.instance_uid, address)
+            else:
+                # Nothing was staged: the address is unlinked again, and may be linked
+                # again until the ticket expires. Same key, so a retry withdraws it.
+                record = self._record(self._deletion, repository, address, issued, path=key)
+                self._deletion.append([record])
+        except KvlakeError as exc:  # the caller sees the first error; this one is logged
+            log.warning("link in %s left blob %s unlogged: %s", repository.name, address, exc)
+
+    # -- tickets ----------------------------------------------------------------------
+
+    def _sign(
+        self, repository: Repository, branch: str, path: str, base: str, issued: float
+    ) -> str:
+        issued_ms = int(issued * 1000)
+        signature = self._signature(repository, branch, path, base, issued_ms)
+        return f"{base}{_TICKET_SEPARATOR}{issued_ms}.{signature}"
+
+    def _signature(
+        self, repository: Repository, branch: str, path: str, base: str, issued_ms: int
+    ) -> str:
+        message = json.dumps([repository.instance_uid, branch, path, base, issued_ms]).encode()
+        digest = hmac.new(self._key, message, hashlib.sha256).digest()[:_SIGNATURE_BYTES]
+        return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+
+    def _verify(self, repository: Repository, branch: str, path: str, address: str) -> float:
+        """The address's issue time, if it is a ticket for this path that has not expired."""
+        base, _, ticket = address.rpartition(_TICKET_SEPARATOR)
+        issued_text, _, signature = ticket.partition(".")
+        if (
+            not base
+            or not issued_text.isdigit()
+            or not hmac.compare_digest(
+                signature, self._signature(repository, branch, path, base, int(issued_text))
+            )
+        ):
+            raise InvalidInputError(
+                f"physical address {address!r} was not handed out for path {path!r} on branch"
+                f" {branch!r} of repository {repository.name!r}; link only an address"
+                " getPhysicalAddress returned for that same path and branch"
+            )
+        issued = int(issued_text) / 1000
+        if self._clock() > issued + LINK_SECONDS:
+            raise InvalidInputError(
+                f"physical address {address!r} expired {LINK_SECONDS // 3600} h after it was"
+                " handed out; get a new one with getPhysicalAddress and upload again"
+            )
+        return issued

@@ -1,0 +1,335 @@
+"""Zero-copy import: objects of an external S3 location become one commit on a branch.
+
+lakeFS's importStart / importStatus / importCancel. Nothing is copied: each
+imported entry's address is the object's full URL (`s3://bucket/dir/file`),
+which reads follow, and which kvlake never deletes: it does not own that data,
+so `entry_ref` gives such entries no address and no deletion record (staged,
+dropped or garbage-collected) can name it.
+
+An import lists each source (S3 returns keys in order, so destinations come out
+sorted), writes the entries as ranges and a metarange as it goes (memory holds
+one range, however many objects), then graveler commits that metarange on the
+branch in one commit (`Imports.commit_metarange`): the branch must be clean, and
+each destination is replaced by what was imported there. Progress and the
+outcome are the import's status record; a cancel marks it, and the importing
+thread stops at its next progress update without committing.
+
+Sources must be served by the blockstore (same scheme, inside its root, an
+existing bucket) and outside the repository's own namespace, whose blobs the
+repository's deletion log and garbage collection delete.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Final, Literal, NamedTuple
+
+import msgspec
+
+from kvlake import ids
+from kvlake.blockstore import BlockStore
+from kvlake.catalog.records import ObjectEntry, to_value
+from kvlake.errors import (
+    ConflictError,
+    InvalidInputError,
+    KvlakeError,
+    PreconditionFailedError,
+    TooManyTriesError,
+)
+from kvlake.graveler import Graveler, ImportStatus, Repository, Value, check_branch_name, check_path
+
+log = logging.getLogger(__name__)
+
+IMPORT_SCHEMES: Final = frozenset({"s3"})
+"""Blockstores whose namespaces imports may read (`import_support` in /config/storage)."""
+PROGRESS_EVERY: Final = 10_000
+"""Entries between progress updates (and cancel checks)."""
+STALE_SECONDS: Final = 3600.0
+"""An import without progress this long is reported failed: its process has ended."""
+MAX_SOURCES: Final = 1000
+CANCELED: Final = "import canceled"
+_MAX_TRIES: Final = 10
+DEFAULT_CONTENT_TYPE: Final = "application/octet-stream"
+
+
+class ImportSource(NamedTuple):
+    """One location to import: a prefix (everything under it) or one object."""
+
+    path: str
+    """`s3://bucket/dir/` (or any key prefix), or `s3://bucket/dir/file` for an object."""
+    destination: str
+    """Where on the branch: a path prefix (prefix sources) or the object's path."""
+    kind: Literal["common_prefix", "object"]
+
+
+class ImportJob(NamedTuple):
+    """A validated import with its status record written: what `run` needs."""
+
+    repository: Repository
+    branch: str
+    import_id: str
+    sources: tuple[ImportSource, ...]
+    committer: str
+    message: str
+    metadata: dict[str, str]
+
+
+class _Canceled(Exception):
+    """The status says canceled: stop without committing."""
+
+
+class Importer:
+    """Starts, runs, reports and cancels imports. Thread-safe; state lives in the KV."""
+
+    def __init__(
+        self,
+        graveler: Graveler,
+        blockstore: BlockStore,
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._graveler = graveler
+        self._blockstore = blockstore
+        self._clock = clock
+
+    @property
+    def supported(self) -> bool:
+        return self._blockstore.scheme in IMPORT_SCHEMES
+
+    def prepare(
+        self,
+        repository: Repository,
+        branch: str,
+        sources: Sequence[ImportSource],
+        *,
+        committer: str,
+        message: str = "",
+        metadata: dict[str, str] | None = None,
+    ) -> ImportJob:
+        """Check the request and record the import as started; then `run` it (a thread).
+
+        Raises:
+            InvalidInputError: no sources, an unreadable or overlapping source or
+                destination, a source in the repository's namespace, or a blockstore
+                without imports.
+            DirtyBranchError: the branch has uncommitted changes (lakeFS: at commit).
+            BranchNotFoundError: no such branch.
+        """
+        if not self.supported:
+            raise InvalidInputError(
+                f"the {self._blockstore.scheme} blockstore does not import (import_support is"
+                " false); imports read s3:// locations on an s3 blockstore"
+            )
+        check_branch_name(branch)
+        if not 1 <= len(sources) <= MAX_SOURCES:
+            raise InvalidInputError(f"{len(sources)} import paths given; give 1 to {MAX_SOURCES}")
+        for source in sources:
+            self._check_source(repository, source)
+        prefixes, objects = _destinations(sources)
+        self._graveler.imports.check_destinations(prefixes, objects)
+        self._graveler.check_clean(repository, branch)
+        now = self._clock()
+        import_id = ids.new_uid()
+        status = ImportStatus(id=import_id, branch=branch, created=now, updated=now)
+        self._graveler.imports.create_status(repository, status)
+        return ImportJob(
+            repository=repository,
+            branch=branch,
+            import_id=import_id,
+            sources=tuple(sorted(sources, key=lambda s: s.destination)),
+            committer=committer,
+            message=message or "Import objects",
+            metadata=dict(metadata or {}),
+        )
+
+    def run(self, job: ImportJob) -> None:
+        """Ingest and commit. Never raises a KvlakeError: the outcome is the status's."""
+        repository = job.repository
+        namespace = repository.storage_namespace
+        counter = [0]
+        try:
+            metarange_id = self._graveler.committed.write_metarange(
+                namespace, self._entries(job, counter)
+            )
+            self._progress(job, counter[0])  # the last chance to cancel
+            # Invariant 1: the repository may have been deleted (or recreated) meanwhile.
+            current = self._graveler.get_repository(repository.name)
+            if current.instance_uid != repository.instance_uid:
+                raise InvalidInputError(
+                    f"repository {repository.name!r} was deleted during the import; nothing"
+                    " was committed"
+                )
+            prefixes, objects = _destinations(job.sources)
+            commit_id = self._graveler.imports.commit_metarange(
+                repository,
+                job.branch,
+                metarange_id,
+                prefixes=prefixes,
+                objects=objects,
+                committer=job.committer,
+                message=job.message,
+                metadata=job.metadata,
+            )
+            commit = self._graveler.get_commit(repository, commit_id)
+            self._finish(
+                job, counter[0], completed=True, metarange_id=commit.metarange_id, commit=commit_id
+            )
+        except _Canceled:
+            log.info("import %s into %s canceled", job.import_id, repository.name)
+        except KvlakeError as exc:
+            self._finish(job, counter[0], error=str(exc))
+        except Exception:  # the thread's last word: recorded for importStatus, then logged
+            log.exception("import %s into %s failed", job.import_id, repository.name)
+            self._finish(job, counter[0], error="internal error; see the server log")
+
+    def status(self, repository: Repository, import_id: str) -> ImportStatus:
+        """The import's status; one whose process stopped reporting is reported failed.
+
+        Raises:
+            ImportNotFoundError: no such import in the repository.
+        """
+        status, _ = self._graveler.imports.load_status(repository, import_id)
+        if not status.completed and not status.error:
+            if self._clock() - status.updated > STALE_SECONDS:
+                return msgspec.structs.replace(
+                    status,
+                    error=f"the import made no progress for {STALE_SECONDS / 3600:.0f} h: its"
+                    " server process has ended; start the import again",
+                )
+        return status
+
+    def cancel(self, repository: Repository, import_id: str) -> None:
+        """Mark the import canceled: it stops without committing. Canceling twice is fine.
+
+        Raises:
+            ImportNotFoundError: no such import in the repository.
+            ConflictError: it completed already (its commit stays).
+        """
+        for _ in range(_MAX_TRIES):
+            status, predicate = self._graveler.imports.load_status(repository, import_id)
+            if status.completed:
+                raise ConflictError(
+                    f"import {import_id!r} completed already (commit {status.commit_id});"
+                    " revert that commit to undo it"
+                )
+            if status.error:
+                return
+            canceled = msgspec.structs.replace(status, error=CANCELED, updated=self._clock())
+            try:
+                self._graveler.imports.save_status(repository, canceled, predicate)
+            except PreconditionFailedError:
+                continue  # progress was saved meanwhile: look again
+            return
+        raise TooManyTriesError(f"import {import_id!r} kept changing; retry the cancel")
+
+    # -- running ------------------------------------------------------------------------
+
+    def _entries(self, job: ImportJob, counter: list[int]) -> Iterator[tuple[bytes, Value]]:
+        for source in job.sources:
+            for key, value in self._source_entries(source):
+                yield key, value
+                counter[0] += 1
+                if counter[0] % PROGRESS_EVERY == 0:
+                    self._progress(job, counter[0])
+
+    def _source_entries(self, source: ImportSource) -> Iterator[tuple[bytes, Value]]:
+        """The entries of one source, ascending by destination path."""
+        folder, _, rest = source.path.rpartition("/")
+        found = False
+        for blob in self._blockstore.list_blobs(folder, (rest,)):
+            if source.kind == "object":
+                if blob.key != rest:
+                    break  # keys after the object's own share its name as a prefix
+                path = source.destination
+            else:
+                path = source.destination + blob.key[len(rest) :]
+            found = True
+            entry = ObjectEntry(
+                address=f"{folder}/{blob.key}",
+                size=blob.size,
+                checksum=blob.etag,
+                mtime=blob.mtime,
+                content_type=DEFAULT_CONTENT_TYPE,
+            )
+            yield check_path(path), to_value(entry)
+            if source.kind == "object":
+                return
+        if source.kind == "object" and not found:
+            raise InvalidInputError(f"import source object {source.path!r} does not exist")
+
+    def _progress(self, job: ImportJob, ingested: int) -> None:
+        """Save the count; stop if the import was canceled meanwhile."""
+        imports = self._graveler.imports
+        for _ in range(_MAX_TRIES):
+            status, predicate = imports.load_status(job.repository, job.import_id)
+            if status.error:
+                raise _Canceled
+            updated = msgspec.structs.replace(status, ingested=ingested, updated=self._clock())
+            try:
+                imports.save_status(job.repository, updated, predicate)
+            except PreconditionFailedError:
+                continue  # a cancel raced us: look again
+            return
+        raise TooManyTriesError(f"import {job.import_id!r} status kept changing")
+
+    def _finish(
+        self,
+        job: ImportJob,
+        ingested: int,
+        *,
+        completed: bool = False,
+        metarange_id: str = "",
+        commit: str = "",
+        error: str = "",
+    ) -> None:
+        imports = self._graveler.imports
+        try:
+            for _ in range(_MAX_TRIES):
+                status, predicate = imports.load_status(job.repository, job.import_id)
+                final = msgspec.structs.replace(
+                    status,
+                    ingested=ingested,
+                    updated=self._clock(),
+                    completed=completed,
+                    metarange_id=metarange_id,
+                    commit_id=commit,
+                    error=error if not completed else "",
+                )
+                try:
+                    imports.save_status(job.repository, final, predicate)
+                    return
+                except PreconditionFailedError:
+                    continue
+        except KvlakeError as exc:  # the KV is down: the status goes stale, and says so
+            log.warning("import %s: its outcome could not be saved: %s", job.import_id, exc)
+
+    # -- checks -------------------------------------------------------------------------
+
+    def _check_source(self, repository: Repository, source: ImportSource) -> None:
+        folder, _, rest = source.path.rpartition("/")
+        if source.kind not in ("common_prefix", "object") or (source.kind == "object" and not rest):
+            raise InvalidInputError(
+                f"import path {source.path!r} of type {source.kind!r} is invalid; use type"
+                " common_prefix with s3://bucket/prefix, or object with s3://bucket/key"
+            )
+        own = repository.storage_namespace.rstrip("/") + "/"
+        if source.path.startswith(own) or own.startswith(source.path):
+            raise InvalidInputError(
+                f"import path {source.path!r} overlaps the repository's storage namespace"
+                f" {repository.storage_namespace!r}, whose blobs kvlake deletes; import from"
+                " outside it"
+            )
+        try:
+            self._blockstore.check_namespace(folder)
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"import path {source.path!r} cannot be read: {exc}") from exc
+        if source.kind == "object":
+            check_path(source.destination)
+
+
+def _destinations(sources: Sequence[ImportSource]) -> tuple[list[bytes], list[bytes]]:
+    prefixes = [s.destination.encode() for s in sources if s.kind == "common_prefix"]
+    objects = [s.destination.encode() for s in sources if s.kind == "object"]
+    return prefixes, objects

@@ -1,0 +1,168 @@
+"""Imports: a metarange of entries made elsewhere, committed onto a branch as one commit.
+
+lakeFS's import: the catalog lists an external location and writes its entries
+as a metarange (`CommittedManager.write_metarange`, streamed: memory holds one
+range), then `commit_metarange` publishes one commit on the branch's head whose
+content is the head's with each destination replaced by the import's entries
+there. A prefix destination is replaced whole (what the head held under it and
+the import does not is gone in the new commit), an object destination is one
+key. Like a merge it needs a clean branch, and is rebuilt on a new head when a
+racing commit wins, from the stored metarange, never by listing again.
+
+The import's status lives in the repository instance's partition
+(`imports/<id>`) and changes by compare-and-swap only, so a cancel is never lost
+under a progress update; it dies with the repository instance.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Iterator, Sequence
+
+from kvlake.errors import ImportNotFoundError, InvalidInputError, KeyNotFoundError
+from kvlake.graveler import keys
+from kvlake.graveler.commits import Committer
+from kvlake.graveler.committed import Change, CommittedManager
+from kvlake.graveler.records import (
+    Commit,
+    ImportStatus,
+    Repository,
+    Value,
+    decode_import_status,
+    encode,
+)
+from kvlake.graveler.refs import partition_of
+from kvlake.kv import Predicate, Store
+
+
+class Imports:
+    """Commits import metaranges and keeps import statuses. Thread-safe."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        committed: CommittedManager,
+        committer: Committer,
+        clock: Callable[[], float],
+    ) -> None:
+        self._store = store
+        self._committed = committed
+        self._committer = committer
+        self._clock = clock
+
+    def commit_metarange(
+        self,
+        repository: Repository,
+        branch: str,
+        metarange_id: str,
+        *,
+        prefixes: Sequence[bytes],
+        objects: Sequence[bytes],
+        committer: str,
+        message: str,
+        metadata: dict[str, str] | None = None,
+    ) -> str:
+        """Publish one commit on the clean branch: its head with the destinations replaced.
+
+        `prefixes` are replaced whole by the metarange's entries under them and
+        `objects` key by key; the metarange holds nothing outside them. No
+        destination may start with another (`check_destinations`).
+
+        Raises:
+            DirtyBranchError: the branch has uncommitted changes.
+            BranchNotFoundError: no such branch.
+            InvalidInputError: overlapping destinations.
+            TooManyTriesError: racing commits kept winning.
+        """
+        self.check_destinations(prefixes, objects)
+        namespace = repository.storage_namespace
+
+        def build(head_id: str, head: Commit) -> Commit:
+            changes = _replacing(
+                self._committed.scan(namespace, metarange_id),
+                self._existing(namespace, head.metarange_id, sorted(prefixes)),
+            )
+            return Commit(
+                committer=committer,
+                message=message,
+                metarange_id=self._committed.apply(namespace, head.metarange_id, changes),
+                creation_date=int(self._clock()),
+                parents=(head_id,),
+                metadata=dict(metadata or {}),
+                generation=head.generation + 1,
+            )
+
+        return self._committer.commit_on_clean_head(repository, branch, build)
+
+    @staticmethod
+    def check_destinations(prefixes: Sequence[bytes], objects: Sequence[bytes]) -> None:
+        """Refuse destinations of which one starts with another: their entries would mix.
+
+        Raises:
+            InvalidInputError: two destinations overlap.
+        """
+        destinations = sorted((*prefixes, *objects))
+        for before, after in zip(destinations, destinations[1:], strict=False):
+            if after.startswith(before):
+                raise InvalidInputError(
+                    f"import destinations {before.decode()!r} and {after.decode()!r} overlap;"
+                    " import into destinations of which none starts with another"
+                )
+
+    def _existing(
+        self, namespace: str, metarange_id: str, prefixes: list[bytes]
+    ) -> Iterator[bytes]:
+        """The head's keys under the (sorted, disjoint) prefixes, ascending."""
+        for prefix in prefixes:
+            for key, _ in self._committed.scan(namespace, metarange_id, prefix):
+                if not key.startswith(prefix):
+                    break
+                yield key
+
+    # -- statuses -----------------------------------------------------------------------
+
+    def create_status(self, repository: Repository, status: ImportStatus) -> None:
+        """Store a new import's status. Raises PreconditionFailedError if the id is taken."""
+        self._store.set_if(
+            partition_of(repository), keys.import_key(status.id), encode(status), None
+        )
+
+    def load_status(self, repository: Repository, import_id: str) -> tuple[ImportStatus, Predicate]:
+        """The status and its predicate, for `save_status`. Raises ImportNotFoundError."""
+        try:
+            raw, predicate = self._store.get(partition_of(repository), keys.import_key(import_id))
+        except KeyNotFoundError:
+            raise ImportNotFoundError(
+                f"no import {import_id!r} in repository {repository.name!r}; check the id"
+                " importStart returned"
+            ) from None
+        return decode_import_status(raw), predicate
+
+    def save_status(
+        self, repository: Repository, status: ImportStatus, predicate: Predicate
+    ) -> Predicate:
+        """Replace the status if unchanged since read; return the new predicate.
+
+        Raises:
+            PreconditionFailedError: it changed (a cancel, or another process).
+        """
+        partition, key = partition_of(repository), keys.import_key(status.id)
+        self._store.set_if(partition, key, encode(status), predicate)
+        return self._store.get(partition, key)[1]
+
+
+def _replacing(
+    imported: Iterator[tuple[bytes, Value]], existing: Iterator[bytes]
+) -> Iterator[Change]:
+    """Changes that make the destinations hold exactly the imported entries, by key."""
+    marked: Iterator[tuple[bytes, int, Value | None]] = heapq.merge(
+        ((key, 0, value) for key, value in imported),
+        ((key, 1, None) for key in existing),
+        key=lambda item: (item[0], item[1]),
+    )
+    last = None
+    for key, _, value in marked:
+        if key != last:  # imported (0) sorts before existing (1): the import wins
+            yield key, value
+        last = key

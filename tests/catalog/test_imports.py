@@ -1,0 +1,165 @@
+"""Zero-copy imports from S3 (moto): one commit of entries that point at the external objects,
+which kvlake reads and never deletes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from kvlake.blockstore import open_blockstore
+from kvlake.blockstore.memory import MemoryBlockStore
+from kvlake.catalog import Importer, ImportSource
+from kvlake.catalog.imports import CANCELED, STALE_SECONDS
+from kvlake.errors import (
+    ConflictError,
+    DirtyBranchError,
+    EntryNotFoundError,
+    ImportNotFoundError,
+    InvalidInputError,
+    RepositoryNotFoundError,
+)
+from kvlake.kv.memory import MemoryStore
+from tests.deletion.helpers import DeletionLake
+from tests.support.s3server import MotoS3
+
+EXTERNAL = {"external/set/a.csv": b"a,b", "external/set/sub/b.csv": b"1,2,3", "external/x": b"x"}
+
+
+@pytest.fixture
+def lake(s3_server: MotoS3) -> Iterator[DeletionLake]:
+    for key, body in EXTERNAL.items():
+        s3_server.admin.put_object(Bucket="lake", Key=key, Body=body)
+    with MemoryStore() as store, open_blockstore("s3://lake") as blocks:
+        yield DeletionLake(store, blocks, namespace="s3://lake/repo1")
+
+
+@pytest.fixture
+def importer(lake: DeletionLake) -> Importer:
+    return lake.catalog.imports
+
+
+def read(lake: DeletionLake, path: str, ref: str = "main") -> bytes:
+    _, reader = lake.catalog.open_object(lake.repository, ref, path)
+    with reader:
+        return reader.read()
+
+
+SOURCES = [
+    ImportSource("s3://lake/external/set/", "data/", "common_prefix"),
+    ImportSource("s3://lake/external/x", "single", "object"),
+]
+
+
+def test_an_import_is_one_commit_of_entries_that_read_the_external_objects(
+    lake: DeletionLake, importer: Importer
+) -> None:
+    lake.upload("data/old")
+    lake.commit()
+    job = importer.prepare(lake.repository, "main", SOURCES, committer="me", message="imported")
+    importer.run(job)
+    status = importer.status(lake.repository, job.import_id)
+    assert (status.completed, status.error, status.ingested) == (True, "", 3)
+    assert lake.graveler.get_branch(lake.repository, "main").commit_id == status.commit_id
+    assert read(lake, "data/a.csv") == b"a,b" and read(lake, "data/sub/b.csv") == b"1,2,3"
+    assert read(lake, "single") == b"x"
+    stat = lake.catalog.stat(lake.repository, "main", "data/a.csv")
+    assert stat.address == "s3://lake/external/set/a.csv" and stat.size == 3
+    assert stat.checksum  # the ETag
+    with pytest.raises(EntryNotFoundError):  # the destination prefix was replaced whole
+        lake.catalog.stat(lake.repository, "main", "data/old")
+    assert lake.data_blobs() == {lake.catalog.stat(lake.repository, "main~1", "data/old").address}
+
+
+def test_imported_objects_are_never_deleted(lake: DeletionLake, importer: Importer) -> None:
+    importer.run(importer.prepare(lake.repository, "main", SOURCES, committer="me"))
+    lake.catalog.copy_object(lake.repository, "main", "single", "main", "copy", shallow=False)
+    lake.catalog.copy_object(lake.repository, "main", "data/a.csv", "main", "copy2")
+    lake.catalog.delete_object(lake.repository, "main", "copy")  # a staged delete
+    lake.graveler.resets.reset_branch(lake.repository, "main")  # drops the token with copy2
+    lake.catalog.delete_objects(lake.repository, "main", ["data/a.csv", "single"])
+    lake.commit()
+    lake.settle()
+    assert list(lake.dead_letters()) == []
+    assert set(lake.blocks.list_keys("s3://lake/external")) == {"set/a.csv", "set/sub/b.csv", "x"}
+    assert read(lake, "single", "main~1") == b"x"
+
+
+def test_a_bad_import_is_refused_before_anything_is_recorded(
+    lake: DeletionLake, importer: Importer
+) -> None:
+    repository = lake.repository
+    for sources, match in (
+        ([ImportSource("s3://lake/repo1/data/", "d/", "common_prefix")], "overlaps the repository"),
+        ([ImportSource("s3://lake/re", "d/", "common_prefix")], "overlaps the repository"),
+        ([ImportSource("s3://never/x/", "d/", "common_prefix")], "cannot be read: .*not below"),
+        ([ImportSource("local://x/", "d/", "common_prefix")], "cannot be read"),
+        ([ImportSource("s3://lake/external/", "", "object")], "is invalid"),
+        ([*SOURCES, ImportSource("s3://lake/external/x", "data/x", "object")], "overlap"),
+        ([], "give 1 to 1000"),
+    ):
+        with pytest.raises(InvalidInputError, match=match):
+            importer.prepare(repository, "main", sources, committer="me")
+    lake.upload("staged")
+    with pytest.raises(DirtyBranchError):
+        importer.prepare(repository, "main", SOURCES, committer="me")
+
+
+def test_a_missing_source_object_fails_the_import_with_nothing_committed(
+    lake: DeletionLake, importer: Importer
+) -> None:
+    head = lake.graveler.get_branch(lake.repository, "main").commit_id
+    missing = [ImportSource("s3://lake/external/nope", "n", "object")]
+    job = importer.prepare(lake.repository, "main", missing, committer="me")
+    importer.run(job)
+    status = importer.status(lake.repository, job.import_id)
+    assert not status.completed and "does not exist" in status.error
+    assert lake.graveler.get_branch(lake.repository, "main").commit_id == head
+
+
+def test_a_canceled_import_commits_nothing(lake: DeletionLake, importer: Importer) -> None:
+    head = lake.graveler.get_branch(lake.repository, "main").commit_id
+    job = importer.prepare(lake.repository, "main", SOURCES, committer="me")
+    importer.cancel(lake.repository, job.import_id)
+    importer.cancel(lake.repository, job.import_id)  # twice is fine
+    importer.run(job)
+    assert importer.status(lake.repository, job.import_id).error == CANCELED
+    assert lake.graveler.get_branch(lake.repository, "main").commit_id == head
+    done = importer.prepare(lake.repository, "main", SOURCES, committer="me")
+    importer.run(done)
+    with pytest.raises(ConflictError, match="completed already"):
+        importer.cancel(lake.repository, done.import_id)
+    with pytest.raises(ImportNotFoundError):
+        importer.cancel(lake.repository, "nope")
+
+
+def test_an_import_whose_process_stopped_is_reported_failed(
+    lake: DeletionLake, importer: Importer
+) -> None:
+    job = importer.prepare(lake.repository, "main", SOURCES, committer="me")
+    assert importer.status(lake.repository, job.import_id).error == ""
+    lake.clock.advance(STALE_SECONDS + 1)
+    assert "server process has ended" in importer.status(lake.repository, job.import_id).error
+
+
+def test_a_blockstore_without_imports_refuses_them() -> None:
+    lake = DeletionLake(MemoryStore(), MemoryBlockStore())
+    assert not lake.catalog.imports.supported
+    with pytest.raises(InvalidInputError, match="does not import"):
+        lake.catalog.imports.prepare(lake.repository, "main", SOURCES, committer="me")
+
+
+def test_an_import_into_a_repository_deleted_meanwhile_commits_nothing(
+    lake: DeletionLake, importer: Importer
+) -> None:
+    repository = lake.repository
+    head = lake.graveler.get_branch(repository, "main").commit_id
+    job = importer.prepare(repository, "main", SOURCES, committer="me")
+    lake.graveler.delete_repository("repo1")
+    importer.run(job)
+    with pytest.raises(RepositoryNotFoundError):
+        lake.graveler.get_repository("repo1")
+    # The instance's refs stay until the cleaner runs: the import added no commit there.
+    assert lake.graveler.get_branch(repository, "main").commit_id == head
+    status = importer.status(repository, job.import_id)
+    assert not status.completed and "repository 'repo1'" in status.error

@@ -1,0 +1,101 @@
+"""An import's one commit: the head with each destination replaced, on a clean branch only."""
+
+from __future__ import annotations
+
+import pytest
+
+from kvlake.errors import (
+    DirtyBranchError,
+    ImportNotFoundError,
+    InvalidInputError,
+    PreconditionFailedError,
+)
+from kvlake.graveler import Graveler, ImportStatus, Repository
+from tests.graveler.helpers import NAMESPACE, contents, value
+
+
+@pytest.fixture
+def repo(graveler: Graveler) -> Repository:
+    repository = graveler.create_repository("repo", storage_namespace=NAMESPACE)
+    for key in ("dest/old", "dest/kept-by-import", "destination-sibling", "other", "one"):
+        graveler.set(repository, "main", key.encode(), value(f"head {key}"))
+    graveler.commit(repository, "main", committer="t", message="head")
+    return repository
+
+
+def imported(graveler: Graveler, *entries: str) -> str:
+    return graveler.committed.write_metarange(
+        NAMESPACE, ((key.encode(), value(f"imported {key}")) for key in sorted(entries))
+    )
+
+
+def test_a_prefix_is_replaced_whole_and_an_object_key_by_key(
+    graveler: Graveler, repo: Repository
+) -> None:
+    metarange = imported(graveler, "dest/kept-by-import", "dest/new", "one")
+    commit_id = graveler.imports.commit_metarange(
+        repo, "main", metarange, prefixes=[b"dest/"], objects=[b"one"], committer="me", message="i"
+    )
+    assert graveler.get_branch(repo, "main").commit_id == commit_id
+    assert {k: v.data.decode() for k, v in contents(graveler, repo, "main").items()} == {
+        b"dest/kept-by-import": "imported dest/kept-by-import",
+        b"dest/new": "imported dest/new",
+        b"destination-sibling": "head destination-sibling",
+        b"one": "imported one",
+        b"other": "head other",
+    }
+    commit = graveler.get_commit(repo, commit_id)
+    assert (commit.committer, commit.message, len(commit.parents)) == ("me", "i", 1)
+
+
+def test_an_empty_import_of_a_prefix_empties_it(graveler: Graveler, repo: Repository) -> None:
+    graveler.imports.commit_metarange(
+        repo, "main", imported(graveler), prefixes=[b"dest/"], objects=[], committer="t", message=""
+    )
+    assert sorted(contents(graveler, repo, "main")) == [b"destination-sibling", b"one", b"other"]
+
+
+def test_an_import_needs_a_clean_branch(graveler: Graveler, repo: Repository) -> None:
+    graveler.set(repo, "main", b"staged", value("s"))
+    with pytest.raises(DirtyBranchError):
+        graveler.imports.commit_metarange(
+            repo,
+            "main",
+            imported(graveler),
+            prefixes=[b"d/"],
+            objects=[],
+            committer="t",
+            message="",
+        )
+    with pytest.raises(DirtyBranchError):
+        graveler.check_clean(repo, "main")
+
+
+def test_overlapping_destinations_are_refused(graveler: Graveler, repo: Repository) -> None:
+    for prefixes, objects in (([b"a/", b"a/b/"], []), ([b"a/"], [b"a/x"]), ([b""], [b"x"])):
+        with pytest.raises(InvalidInputError, match="overlap"):
+            graveler.imports.commit_metarange(
+                repo,
+                "main",
+                imported(graveler),
+                prefixes=prefixes,
+                objects=objects,
+                committer="t",
+                message="",
+            )
+
+
+def test_statuses_change_by_compare_and_swap(graveler: Graveler, repo: Repository) -> None:
+    status = ImportStatus(id="i1", branch="main", created=1.0, updated=1.0)
+    graveler.imports.create_status(repo, status)
+    with pytest.raises(PreconditionFailedError):
+        graveler.imports.create_status(repo, status)
+    loaded, predicate = graveler.imports.load_status(repo, "i1")
+    assert loaded == status
+    graveler.imports.save_status(
+        repo, ImportStatus(id="i1", branch="main", created=1, updated=2), predicate
+    )
+    with pytest.raises(PreconditionFailedError):
+        graveler.imports.save_status(repo, status, predicate)
+    with pytest.raises(ImportNotFoundError, match="no import 'nope'"):
+        graveler.imports.load_status(repo, "nope")

@@ -57,6 +57,8 @@ DEFAULT_GRACE_PERIOD: Final = 24 * 3600.0
 HOUR: Final = 3600
 _HOUR_FOLDER = re.compile(r"data/(\d{8}T\d{2})/")
 MAX_TASKS: Final = 512
+SWEEP_STARTED: Final = "sweep.json"
+"""Written when a sweep starts deleting: a sweep that finds it is a run again."""
 RANGES_PER_TASK: Final = 16
 """Range files one task reads (~65k entries): fewer tasks on a laptop, enough on a cluster."""
 
@@ -216,6 +218,9 @@ class GarbageCollector:
             )
         summary.dry_run = dry_run
         counts = summary.counts
+        again = files.exists(SWEEP_STARTED)
+        if not dry_run:
+            files.write_json(SWEEP_STARTED, summary)
 
         with self._phase("late_commits", summary):
             candidates = self._table(files, "candidates")
@@ -228,7 +233,14 @@ class GarbageCollector:
         with self._phase("sweep", summary):
             tasks_wanted = _tasks(files.read_manifest("candidates").rows, tasks.SWEEP_CHUNK)
             swept = candidates.repartition(tasks_wanted).mapInArrow(
-                tasks.sweep(self._settings, repo.name, run_id, summary.started, dry_run=dry_run),
+                tasks.sweep(
+                    self._settings,
+                    repo.name,
+                    run_id,
+                    summary.started,
+                    dry_run=dry_run,
+                    again=again,
+                ),
                 tasks.SWEEP_DDL,
             )
             from pyspark.sql import functions as F

@@ -114,19 +114,21 @@ def range_addresses(settings: str, namespace: str) -> TaskFunction:
 
 
 def folder_addresses(settings: str, namespace: str) -> TaskFunction:
-    """Hour folders in, every blob key under them out."""
+    """Hour folders in, every blob under them out, with its size (S3 lists it for free)."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         blockstore = task_lake(settings).blockstore
-
-        def addresses() -> Iterator[str]:
-            for folder in _values(batches, "folder"):
-                yield from blockstore.list_keys(namespace, folder)
-
-        for batch in _address_batches(addresses()):
-            yield pa.record_batch(
-                [batch.column(0), pa.nulls(len(batch), pa.int64())], schema=LISTED
-            )
+        keys: list[str] = []
+        sizes: list[int] = []
+        for folder in _values(batches, "folder"):
+            for blob in blockstore.list_blobs(namespace, [folder]):
+                keys.append(blob.key)
+                sizes.append(blob.size)
+                if len(keys) == BATCH_ROWS:
+                    yield pa.record_batch([keys, sizes], schema=LISTED)
+                    keys, sizes = [], []
+        if keys:
+            yield pa.record_batch([keys, sizes], schema=LISTED)
 
     return run
 
@@ -186,7 +188,7 @@ def read_table_parts(settings: str, namespace: str) -> TaskFunction:
 
 
 def sweep(
-    settings: str, repository: str, run_id: str, started: float, *, dry_run: bool
+    settings: str, repository: str, run_id: str, started: float, *, dry_run: bool, again: bool
 ) -> TaskFunction:
     """Candidates in, checked afresh and deleted in chunks; one row of counts per chunk out.
 
@@ -195,6 +197,8 @@ def sweep(
     owns the namespace, no live staging entry holds the address, and no copy
     shared it since the run started. The marks were subtracted before any
     candidate existed (SubtractedMarks). A dry run checks and deletes nothing.
+    A sweep run `again` asks each blob's size instead of trusting the listing's, so
+    the blobs an earlier attempt deleted count as gone, not as deleted twice.
     """
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -210,7 +214,7 @@ def sweep(
             for address, size in zip(
                 batch.column("address").to_pylist(), batch.column("size").to_pylist(), strict=True
             ):
-                chunk[address] = size
+                chunk[address] = None if again else size
                 if len(chunk) == SWEEP_CHUNK:
                     yield _sweep_chunk(lake, checker, record, run_id, started, chunk, dry_run)
                     chunk = {}

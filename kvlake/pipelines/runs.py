@@ -10,6 +10,8 @@ ran the mark:
   count (a retried task's leftover part is in no manifest);
 - `mark.json`: the mark's summary, written last: a run without it never
   finished its mark, and nothing may be swept from it;
+- `sweep.json`: written when a sweep starts deleting (a later sweep of the same
+  run knows it is a run again and checks each blob's size);
 - `summary.json`: the whole run's summary, once the sweep is done.
 
 Tables live in the blockstore, not on a Spark filesystem: executors write and
@@ -89,6 +91,9 @@ class RunFiles:
 
     def key(self, name: str) -> str:
         return self.prefix + name
+
+    def exists(self, name: str) -> bool:
+        return self.blockstore.exists(self.namespace, self.key(name))
 
     def write_json(self, name: str, value: msgspec.Struct) -> None:
         self.blockstore.put(self.namespace, self.key(name), msgspec.json.encode(value))

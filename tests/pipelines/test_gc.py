@@ -19,7 +19,7 @@ from kvlake.blockstore.memory import MemoryBlockStore
 from kvlake.errors import InvalidInputError, NotFoundError
 from kvlake.graveler import DAY, Repository, make_rules
 from kvlake.lake import Lake
-from kvlake.pipelines.gc import GarbageCollector
+from kvlake.pipelines.gc import SWEEP_STARTED, GarbageCollector
 from kvlake.pipelines.runs import RunFiles
 from tests.support import FakeClock
 
@@ -150,7 +150,9 @@ def test_a_sweep_run_again_after_a_partial_one_finishes_and_loses_nothing(
     built = build(clocked_lake, clock)
     gc = GarbageCollector(spark, clocked_lake, clock=clock)
     marked = gc.mark("repo1", grace_period=DAY)
-    # A sweep killed after deleting the orphan only:
+    # A sweep killed after deleting the orphan only: it had marked its start.
+    files = RunFiles(clocked_lake.blockstore, built.repo.storage_namespace, marked.run_id)
+    files.write_json(SWEEP_STARTED, marked)
     clocked_lake.blockstore.delete(built.repo.storage_namespace, built.addresses["orphan"])
 
     summary = gc.sweep("repo1", marked.run_id)

@@ -975,6 +975,17 @@ MUTATIONS = (
         "        etag = self._blockstore.complete_upload(",
         ("tests/catalog/test_direct_uploads.py",),
     ),
+    Mutation(
+        "gc-candidates-claimed-before-their-marks-are-read",
+        "invariant 4 (issue 12): a link racing a GC check either is seen or sees the claim",
+        "kvlake/deletion/checks.py",
+        "                self._log.claim(instance.repository.instance_uid, candidates)\n",
+        "                pass\n",
+        (
+            "tests/deletion/test_gc.py::"
+            "test_a_link_racing_a_gc_check_is_refused_once_the_candidate_is_claimed",
+        ),
+    ),
 )
 
 

@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from kvlake.deletion import DeadLetters, GcMarks, log_candidates
-from kvlake.errors import InvalidInputError
+from kvlake.catalog import entry_ref
+from kvlake.deletion import (
+    DeadLetters,
+    GcMarks,
+    ReferenceChecker,
+    SubtractedMarks,
+    gc_records,
+    log_candidates,
+)
+from kvlake.errors import InvalidInputError, PreconditionFailedError
 from tests.deletion.helpers import DeletionLake
 
 
@@ -91,3 +99,29 @@ def test_marks_can_be_dropped_and_bad_run_ids_are_refused(lake: DeletionLake) ->
         with pytest.raises(InvalidInputError, match="GC run id"):
             log_candidates(lake.log, lake.repository, bad, ["data/a"], started=lake.clock())
     assert lake.pending() == 0
+
+
+def test_a_link_racing_a_gc_check_is_refused_once_the_candidate_is_claimed(
+    lake: DeletionLake,
+) -> None:
+    put(lake, "data/old/1")
+    started = lake.clock()
+    checker = ReferenceChecker(
+        lake.graveler, lake.blocks, lake.lake.purges, entry_ref, gc_marks=SubtractedMarks()
+    )
+    records = list(gc_records(lake.log, lake.repository, "run1", started, ["data/old/1"]))
+
+    (verdict,) = checker.check(records)  # claims, then reads the marks: no link yet, so delete
+
+    assert verdict.action == "delete"
+    with pytest.raises(PreconditionFailedError):
+        lake.catalog.links.link(
+            lake.repository,
+            "main",
+            "linked",
+            f"{lake.namespace}/data/old/1",
+            size=1,
+            checksum="c",
+            content_type="x",
+            metadata={},
+        )

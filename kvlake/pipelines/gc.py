@@ -225,6 +225,7 @@ class GarbageCollector:
         with self._phase("late_commits", summary):
             candidates = self._table(files, "candidates")
             late = self._late_ranges(repo, files, summary.started)
+            late_addresses: DataFrame | None = None
             if late is not None:
                 late_addresses = self._addresses_of_ranges(repo, late).distinct().persist()
                 counts.late_marked = late_addresses.count()
@@ -245,18 +246,21 @@ class GarbageCollector:
             )
             from pyspark.sql import functions as F
 
-            (totals,) = swept.agg(
+            totals = swept.agg(  # one row, whatever the number of candidates
                 F.sum("deleted").alias("deleted"),
                 F.sum("kept").alias("kept"),
                 F.sum("failed").alias("failed"),
                 F.sum("bytes_freed").alias("bytes_freed"),
                 F.max("first_failure").alias("first_failure"),
-            ).collect()
+            ).first()
+            assert totals is not None  # a global aggregate always has its one row
             counts.deleted = int(totals["deleted"] or 0)
             counts.kept = int(totals["kept"] or 0)
             counts.failed = int(totals["failed"] or 0)
             counts.bytes_freed = int(totals["bytes_freed"] or 0)
             summary.first_failure = totals["first_failure"] or ""
+            if late_addresses is not None:
+                late_addresses.unpersist()
 
         summary.state = "dry_run" if dry_run else "swept"
         files.write_json("summary.json", summary)
@@ -328,12 +332,20 @@ class GarbageCollector:
         )
 
     def _write(self, files: RunFiles, table: str, frame: DataFrame) -> TableManifest:
-        """Write a table as parts (an action) and its manifest; return the manifest."""
-        writer = tasks.write_parts(self._settings, files.namespace, f"{files.prefix}{table}/")
-        parts = frame.mapInArrow(writer, tasks.PART_DDL).collect()  # one row per task
-        manifest = TableManifest(
-            parts=sorted(row["key"] for row in parts), rows=sum(row["rows"] for row in parts)
-        )
+        """Write a table as parts, one per partition (an action), then its manifest.
+
+        The driver gets the row count as one aggregated row, and the parts by
+        listing the table's folder: as many keys as partitions, whatever the rows.
+        """
+        from pyspark.sql import functions as F
+
+        folder = f"{files.prefix}{table}/"
+        writer = tasks.write_parts(self._settings, files.namespace, folder)
+        written = frame.mapInArrow(writer, tasks.PART_DDL).agg(F.sum("rows").alias("rows"))
+        total = written.first()  # a global aggregate: one row
+        rows = int(total["rows"] or 0) if total is not None else 0
+        parts = list(files.blockstore.list_keys(files.namespace, folder))
+        manifest = TableManifest(parts=parts, rows=rows)
         files.write_manifest(table, manifest)
         return manifest
 

@@ -15,7 +15,6 @@ from typing import Final
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kvlake import ids
 from kvlake.catalog import entry_ref
 from kvlake.deletion import ReferenceChecker, SubtractedMarks, gc_records
 from kvlake.errors import BlobNotFoundError, KvlakeError
@@ -45,7 +44,7 @@ SWEEP_SCHEMA: Final = pa.schema(
     ]
 )
 SWEEP_DDL: Final = "deleted long, kept long, failed long, bytes_freed long, first_failure string"
-PART_DDL: Final = "key string, rows long"
+PART_DDL: Final = "rows long"
 
 
 def _values(batches: Iterator[pa.RecordBatch], column: str) -> Iterator[str]:
@@ -166,13 +165,20 @@ def inventory_addresses(cutoff: float) -> TaskFunction:
 
 
 def write_parts(settings: str, namespace: str, prefix: str) -> TaskFunction:
-    """Any batches in, one Parquet part per task written under `prefix`; (key, rows) out."""
+    """Any batches in, one Parquet part per partition written under `prefix`; its rows out.
+
+    The part is named by the task's partition, so a retried attempt replaces what
+    a failed one wrote instead of leaving a second copy beside it.
+    """
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        key = f"{prefix}part-{ids.new_uid()}.parquet"
+        from pyspark import TaskContext
+
+        context = TaskContext.get()
+        partition = context.partitionId() if context is not None else 0
+        key = f"{prefix}part-{partition:05d}.parquet"
         rows = write_part(task_lake(settings).blockstore, namespace, key, batches)
-        if rows:
-            yield pa.record_batch([pa.array([key]), pa.array([rows], pa.int64())], ["key", "rows"])
+        yield pa.record_batch([pa.array([rows], pa.int64())], ["rows"])
 
     return run
 

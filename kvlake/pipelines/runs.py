@@ -6,8 +6,8 @@ ran the mark:
 
 - `retained.parquet`: the retained commits (commit id, metarange id);
 - `staged/`, `ranges/`, `candidates/`: tables written by Spark tasks, one
-  Parquet part per task, and a manifest `<table>.json` naming the parts that
-  count (a retried task's leftover part is in no manifest);
+  Parquet part per partition (named by it, so a retried attempt replaces a
+  failed one's part), and a manifest `<table>.json` with the parts and rows;
 - `mark.json`: the mark's summary, written last: a run without it never
   finished its mark, and nothing may be swept from it;
 - `sweep.json`: written when a sweep starts deleting (a later sweep of the same

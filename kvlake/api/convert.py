@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kvlake.api.wire import objects as wire_objects
 from kvlake.api.wire import refs as wire_refs
-from kvlake.catalog import ObjectStat, is_external
+from kvlake.catalog import ObjectStat, physical_address
 from kvlake.graveler import Commit
 
 
@@ -27,9 +27,7 @@ def object_stats(
     return wire_objects.ObjectStats(
         path=stat.path,
         path_type="object",
-        physical_address=stat.address
-        if is_external(stat.address)
-        else f"{namespace}/{stat.address}",
+        physical_address=physical_address(namespace, stat.address),
         checksum=stat.checksum,
         mtime=int(stat.mtime),
         size_bytes=stat.size,

@@ -20,6 +20,7 @@ from kvlake.catalog.records import (
     ObjectStat,
     blob_location,
     is_external,
+    physical_address,
 )
 
 __all__ = [
@@ -46,5 +47,6 @@ __all__ = [
     "is_external",
     "link_key",
     "new_address",
+    "physical_address",
     "relative_address",
 ]

@@ -23,6 +23,11 @@ def is_external(address: str) -> bool:
     return "://" in address
 
 
+def physical_address(namespace: str, address: str) -> str:
+    """The full address of an entry's bytes: its blob in the namespace, or the imported object."""
+    return address if is_external(address) else f"{namespace}/{address}"
+
+
 def blob_location(namespace: str, address: str) -> tuple[str, str]:
     """The namespace and key to read an entry's bytes at: its own blob, or the imported
     object (`s3://bucket/dir/file` is the key `file` of `s3://bucket/dir`)."""

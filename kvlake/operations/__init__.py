@@ -15,7 +15,7 @@ from kvlake.operations.engines import (
 from kvlake.operations.ledger import FailurePage, Ledger
 from kvlake.operations.local import OPERATION_METADATA_KEY, LocalEngine
 from kvlake.operations.locks import ObjectLocks, UploadLock
-from kvlake.operations.paths import BranchPath, parse_branch_path
+from kvlake.operations.paths import BranchPath, parse_branch_path, parse_ref_path
 from kvlake.operations.records import (
     FINISHED,
     KINDS,
@@ -64,6 +64,7 @@ __all__ = [
     "check_filters",
     "open_engine",
     "parse_branch_path",
+    "parse_ref_path",
     "progress_of",
     "register_engine",
     "select_engine",

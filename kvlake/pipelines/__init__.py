@@ -5,6 +5,5 @@ See docs/spark.md.
 """
 
 from kvlake.pipelines.session import open_spark, read_lake
-from kvlake.pipelines.uris import LakeUri, parse_lake_uri
 
-__all__ = ["LakeUri", "open_spark", "parse_lake_uri", "read_lake"]
+__all__ = ["open_spark", "read_lake"]

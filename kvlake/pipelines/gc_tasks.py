@@ -20,6 +20,7 @@ from kvlake.deletion import ReferenceChecker, SubtractedMarks, gc_records
 from kvlake.errors import BlobNotFoundError, KvlakeError
 from kvlake.graveler import Repository
 from kvlake.lake import Lake
+from kvlake.pipelines.arrow import record_batches
 from kvlake.pipelines.executors import task_lake
 from kvlake.pipelines.runs import read_parts, write_part
 
@@ -29,7 +30,6 @@ ADDRESSES: Final = pa.schema([("address", pa.string())])
 LISTED: Final = pa.schema([("address", pa.string()), ("size", pa.int64())])
 LISTED_DDL: Final = "address string, size long"
 """Listed blobs: the size is null where the listing does not give it (the sweep asks)."""
-BATCH_ROWS: Final = 65_536
 HOUR: Final = 3600
 SWEEP_CHUNK: Final = 5_000
 """Candidates checked and deleted together: one in-use check reads live staging per chunk."""
@@ -52,15 +52,8 @@ def _values(batches: Iterator[pa.RecordBatch], column: str) -> Iterator[str]:
         yield from batch.column(column).to_pylist()
 
 
-def _address_batches(addresses: Iterable[str]) -> Iterator[pa.RecordBatch]:
-    chunk: list[str] = []
-    for address in addresses:
-        chunk.append(address)
-        if len(chunk) == BATCH_ROWS:
-            yield pa.record_batch([pa.array(chunk, pa.string())], schema=ADDRESSES)
-            chunk = []
-    if chunk:
-        yield pa.record_batch([pa.array(chunk, pa.string())], schema=ADDRESSES)
+def _addresses(addresses: Iterable[str]) -> Iterator[pa.RecordBatch]:
+    return record_batches(((address,) for address in addresses), ADDRESSES)
 
 
 def staged_addresses(settings: str) -> TaskFunction:
@@ -77,7 +70,7 @@ def staged_addresses(settings: str) -> TaskFunction:
                         if address:
                             yield address
 
-        yield from _address_batches(addresses())
+        yield from _addresses(addresses())
 
     return run
 
@@ -107,7 +100,7 @@ def range_addresses(settings: str, namespace: str) -> TaskFunction:
                     if address:
                         yield address
 
-        yield from _address_batches(addresses())
+        yield from _addresses(addresses())
 
     return run
 
@@ -117,17 +110,9 @@ def folder_addresses(settings: str, namespace: str) -> TaskFunction:
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         blockstore = task_lake(settings).blockstore
-        keys: list[str] = []
-        sizes: list[int] = []
-        for folder in _values(batches, "folder"):
-            for blob in blockstore.list_blobs(namespace, [folder]):
-                keys.append(blob.key)
-                sizes.append(blob.size)
-                if len(keys) == BATCH_ROWS:
-                    yield pa.record_batch([keys, sizes], schema=LISTED)
-                    keys, sizes = [], []
-        if keys:
-            yield pa.record_batch([keys, sizes], schema=LISTED)
+        folders = list(_values(batches, "folder"))  # this task's few hour folders
+        blobs = blockstore.list_blobs(namespace, folders)
+        yield from record_batches(((blob.key, blob.size) for blob in blobs), LISTED)
 
     return run
 

@@ -20,10 +20,11 @@ import msgspec
 import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
-from kvlake.catalog.records import from_value
-from kvlake.graveler import Span, SpanChange
+from kvlake.catalog.records import from_value, physical_address
+from kvlake.graveler import Span, SpanChange, Value
+from kvlake.operations import parse_ref_path
+from kvlake.pipelines.arrow import record_batches
 from kvlake.pipelines.executors import SETTINGS_OPTION, task_lake
-from kvlake.pipelines.uris import parse_lake_uri
 
 BATCH_ROWS: Final = 8192
 
@@ -79,7 +80,7 @@ class LakeDataSource(DataSource):
 class LakeReader(DataSourceReader):
     def __init__(self, options: dict[str, str]) -> None:
         uri = options.get("path", "")
-        self._uri = parse_lake_uri(uri)
+        self._uri = parse_ref_path(uri)
         self._against = options.get("diff_against")
         self._settings = options.get(SETTINGS_OPTION, "")
 
@@ -87,7 +88,7 @@ class LakeReader(DataSourceReader):
         graveler = task_lake(self._settings).graveler
         repository = graveler.get_repository(self._uri.repository)
         spans = graveler.spans.split(
-            repository, self._uri.ref, prefix=self._uri.prefix.encode(), against=self._against
+            repository, self._uri.branch, prefix=self._uri.prefix.encode(), against=self._against
         )
         return [SpanPartition(span) for span in spans]
 
@@ -97,46 +98,36 @@ class LakeReader(DataSourceReader):
         namespace = graveler.get_repository(span.repository).storage_namespace
         if span.against is None:
             rows = (_object_row(namespace, key, value) for key, value in graveler.spans.read(span))
-            yield from _batches(rows, OBJECTS)
+            yield from record_batches(rows, OBJECTS, size=BATCH_ROWS)
         else:
-            yield from _batches(
-                (_change_row(namespace, c) for c in graveler.spans.diff(span)), CHANGES
-            )
+            changes = (_change_row(namespace, c) for c in graveler.spans.diff(span))
+            yield from record_batches(changes, CHANGES, size=BATCH_ROWS)
 
 
-def _object_row(namespace: str, key: bytes, value: Any) -> dict[str, Any]:
+def _object_row(namespace: str, key: bytes, value: Value) -> tuple[object, ...]:
+    """A row of OBJECTS."""
     stat = from_value(key.decode(), value)
-    return {
-        "path": stat.path,
-        "physical_address": f"{namespace}/{stat.address}",
-        "size": stat.size,
-        "checksum": stat.checksum,
-        "mtime": int(stat.mtime * 1_000_000),
-        "content_type": stat.content_type,
-        "metadata": list(stat.metadata.items()),
-    }
+    return (
+        stat.path,
+        physical_address(namespace, stat.address),
+        stat.size,
+        stat.checksum,
+        int(stat.mtime * 1_000_000),
+        stat.content_type,
+        list(stat.metadata.items()),
+    )
 
 
-def _change_row(namespace: str, change: SpanChange) -> dict[str, Any]:
+def _change_row(namespace: str, change: SpanChange) -> tuple[object, ...]:
+    """A row of CHANGES."""
     path = change.key.decode()
     old = from_value(path, change.old) if change.old is not None else None
     new = from_value(path, change.new) if change.new is not None else None
     kind = "added" if old is None else "removed" if new is None else "changed"
-    return {
-        "path": path,
-        "type": kind,
-        "old_physical_address": f"{namespace}/{old.address}" if old else None,
-        "new_physical_address": f"{namespace}/{new.address}" if new else None,
-        "size": new.size if new is not None else old.size if old is not None else 0,
-    }
-
-
-def _batches(rows: Iterator[dict[str, Any]], schema: pa.Schema) -> Iterator[pa.RecordBatch]:
-    batch: list[dict[str, Any]] = []
-    for row in rows:
-        batch.append(row)
-        if len(batch) == BATCH_ROWS:
-            yield pa.RecordBatch.from_pylist(batch, schema=schema)
-            batch = []
-    if batch:
-        yield pa.RecordBatch.from_pylist(batch, schema=schema)
+    return (
+        path,
+        kind,
+        physical_address(namespace, old.address) if old else None,
+        physical_address(namespace, new.address) if new else None,
+        new.size if new is not None else old.size if old is not None else 0,
+    )

@@ -12,7 +12,8 @@ from kvlake.config import Settings
 from kvlake.errors import InvalidInputError
 from kvlake.graveler import Repository
 from kvlake.lake import Lake
-from kvlake.pipelines import parse_lake_uri, read_lake
+from kvlake.operations import parse_ref_path
+from kvlake.pipelines import read_lake
 
 
 def _upload(lake: Lake, repo: Repository, branch: str, path: str, body: bytes) -> None:
@@ -84,7 +85,8 @@ def test_diff_against_gives_each_change_with_both_addresses(
 
 
 def test_a_bad_uri_says_what_to_write() -> None:
-    with pytest.raises(InvalidInputError, match="lakefs://<repository>/<ref>"):
-        parse_lake_uri("s3://bucket/key")
-    with pytest.raises(InvalidInputError, match="names no ref"):
-        parse_lake_uri("lakefs://repo1")
+    with pytest.raises(InvalidInputError, match="is not a lakefs:// URI; write it as lakefs://"):
+        parse_ref_path("s3://bucket/key")
+    with pytest.raises(InvalidInputError, match="needs a repository and a branch"):
+        parse_ref_path("lakefs://repo1")
+    assert parse_ref_path("lakefs://repo1/main~2/a/").branch == "main~2"

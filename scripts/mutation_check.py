@@ -986,6 +986,17 @@ MUTATIONS = (
             "test_a_link_racing_a_gc_check_is_refused_once_the_candidate_is_claimed",
         ),
     ),
+    Mutation(
+        "gc-sweep-run-again-asks-sizes",
+        "issue 12: a sweep run again counts what an earlier attempt deleted as gone, not deleted",
+        "kvlake/pipelines/gc_tasks.py",
+        "                chunk[address] = None if again else size\n",
+        "                chunk[address] = size\n",
+        (
+            "tests/pipelines/test_gc.py::"
+            "test_a_sweep_run_again_after_a_partial_one_finishes_and_loses_nothing",
+        ),
+    ),
 )
 
 
@@ -1007,9 +1018,10 @@ def copy_tree(destination: Path) -> None:
 
 def run_tests(tree: Path, tests: tuple[str, ...], python: str) -> int:
     """pytest's exit status for `tests` in `tree`: 0 passed, 1 failed, other: not run."""
-    # `python -m pytest` puts the copy first on sys.path, ahead of the editable install.
+    # `python -m pytest` puts the copy first on sys.path, ahead of the editable install;
+    # PYTHONPATH does the same for the processes tests start (servers, Spark's workers).
     command = [python, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests]
-    environment = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    environment = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": str(tree)}
     return subprocess.run(command, cwd=tree, capture_output=True, env=environment).returncode
 
 

@@ -8,6 +8,7 @@ from kvlake.graveler.cleaner import Cleaner, CleanerHooks, CleanerReport
 from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.gcrules import MAX_DAYS, make_rules
 from kvlake.graveler.graveler import TOKEN_DROP_DELAY, Graveler, data_size
+from kvlake.graveler.hiding import HiddenRange
 from kvlake.graveler.namespaces import NamespaceClaim
 from kvlake.graveler.protection import Rules
 from kvlake.graveler.records import (
@@ -58,6 +59,7 @@ __all__ = [
     "DiffPage",
     "GarbageCollectionRules",
     "Graveler",
+    "HiddenRange",
     "ImportStatus",
     "LiveTokens",
     "LogPage",

@@ -124,8 +124,11 @@ class Committer:
         parent_id = branch.commit_id
         for _ in range(MAX_TRIES):
             parent = self._refs.get_commit(repository, parent_id)
+            hidden = self._staging.hidden(repository.storage_namespace, branch.hiding_among(mine))
             metarange_id = self._committed.apply(
-                repository.storage_namespace, parent.metarange_id, self._staging.scan(mine)
+                repository.storage_namespace,
+                parent.metarange_id,
+                self._staging.scan(mine, hidden=hidden),
             )
             if metarange_id == parent.metarange_id and not allow_empty:
                 self._unseal(repository, branch_name, mine, parent_id)
@@ -251,6 +254,7 @@ class Committer:
                 commit_id=commit_id,
                 staging_token=branch.staging_token,
                 hidden=branch.hidden,
+                hiding=branch.hiding_among((branch.staging_token,)),
             )
             try:
                 self._refs.swap_branch(repository, branch_name, published, predicate)
@@ -285,6 +289,7 @@ class Committer:
                 staging_token=keys.new_staging_token(repository.instance_uid),
                 sealed_tokens=(branch.staging_token, *branch.sealed_tokens),
                 hidden=branch.hidden,
+                hiding=branch.hiding,
             )
             try:
                 return sealed, self._refs.swap_branch(repository, branch_name, sealed, predicate)
@@ -362,11 +367,13 @@ class Committer:
             # Tell a commit still running on older ones of these tokens why they went.
             self._refs.record_consumed(repository, ours, parent_id, empty=True)
             self._drop_tokens(repository, ours)
+            sealed_tokens = tuple(t for t in branch.sealed_tokens if t not in ours)
             unsealed = Branch(
                 commit_id=branch.commit_id,
                 staging_token=branch.staging_token,
-                sealed_tokens=tuple(t for t in branch.sealed_tokens if t not in ours),
+                sealed_tokens=sealed_tokens,
                 hidden=branch.hidden,
+                hiding=branch.hiding_among((branch.staging_token, *sealed_tokens)),
             )
             try:
                 self._refs.swap_branch(repository, branch_name, unsealed, predicate)
@@ -398,11 +405,13 @@ class Committer:
                 break  # a commit or reset took some of our tokens: the caller decides
             # Queue before unreferencing: a crash leaves the tokens queued, never lost.
             self._drop_tokens(repository, [t for t in mine if t in branch.sealed_tokens])
+            sealed_tokens = tuple(t for t in branch.sealed_tokens if t not in mine)
             published = Branch(
                 commit_id=commit_id,
                 staging_token=branch.staging_token,
-                sealed_tokens=tuple(t for t in branch.sealed_tokens if t not in mine),
+                sealed_tokens=sealed_tokens,
                 hidden=branch.hidden,
+                hiding=branch.hiding_among((branch.staging_token, *sealed_tokens)),
             )
             try:
                 self._refs.swap_branch(repository, branch_name, published, predicate)

@@ -137,14 +137,16 @@ def staged_differences(
     metarange_id: str,
     start: bytes = b"",
     stop: bytes | None = None,
+    hiding: Sequence[str] = (),
 ) -> Iterator[Difference]:
     """What the staged entries of `tokens` change against a metarange, ascending by key.
 
     A staged value equal (by identity) to the committed one, and a tombstone
     for a key that is not committed, change nothing and are not yielded.
+    `hiding` are the tokens that may hold hidden-range records.
     """
     lookup = SortedLookup(committed, namespace, metarange_id)
-    for key, staged in staging.scan(tokens, start):
+    for key, staged in staging.scan(tokens, start, staging.hidden(namespace, hiding)):
         if stop is not None and key >= stop:
             return
         current = lookup.identity(key)
@@ -255,6 +257,7 @@ class Differ:
                 metarange_id,
                 start,
                 stop,
+                current.hiding,
             )
 
         return diff_page(

@@ -26,6 +26,7 @@ from kvlake.graveler.commits import Committer
 from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.diff import Differ
 from kvlake.graveler.dump import RefsDumper
+from kvlake.graveler.hiding import HiddenRange
 from kvlake.graveler.imports import Imports
 from kvlake.graveler.log import CommitLog
 from kvlake.graveler.merge import Merger
@@ -104,7 +105,7 @@ class Graveler:
         self._repositories = Repositories(store, clock=clock, initial_timeout=initial_timeout)
         self._namespaces = Namespaces(store, clock=clock, is_live=self._repositories.is_live)
         self._refs = Refs(store)
-        self._staging = Staging(store)
+        self._staging = Staging(store, committed)
         self._resolver = resolver = RefResolver(self._refs)
         self.protection = protection = BranchProtectionRules(store)
         """Branch protection rules: get, set, delete, check."""
@@ -470,6 +471,11 @@ class Graveler:
         nothing staged are written blind, so the caller keeps uploads out with a lock)."""
         self._writer.write_tombstones(repository, branch, keys_)
 
+    def hide(self, repository: Repository, branch: str, records: Sequence[HiddenRange]) -> None:
+        """Stage a tombstone at every key of these committed ranges but their `keep`
+        keys, one record per range (kvlake/graveler/hiding.py; see Writer.hide)."""
+        self._writer.hide(repository, branch, records)
+
     def check_clean(self, repository: Repository, branch: str) -> None:
         """Raise DirtyBranchError unless the branch has nothing staged or being committed.
 
@@ -492,7 +498,8 @@ class Graveler:
         resolved = self.resolve_ref(repository, ref)
         if resolved.staging_tokens:
             try:
-                staged = self._staging.get(resolved.staging_tokens, key)
+                hidden = self._staging.hidden(repository.storage_namespace, resolved.hiding)
+                staged = self._staging.get(resolved.staging_tokens, key, hidden)
             except KeyNotFoundError:
                 pass
             else:
@@ -518,7 +525,8 @@ class Graveler:
         if not resolved.staging_tokens:
             yield from committed
             return
-        staged = self._staging.scan(resolved.staging_tokens, start)
+        hidden = self._staging.hidden(repository.storage_namespace, resolved.hiding)
+        staged = self._staging.scan(resolved.staging_tokens, start, hidden)
         for key, value in overlay([staged, committed]):
             if value is not None:
                 yield key, value

@@ -50,17 +50,24 @@ class Branch(msgspec.Struct, frozen=True, kw_only=True):
     """A branch: its commit, the staging token writers use, and tokens being committed.
 
     `sealed_tokens` are newest first; each is a staging partition whose writes
-    are not yet in `commit_id` but are visible to readers.
+    are not yet in `commit_id` but are visible to readers. `hiding` lists the
+    tokens that may hold hidden-range records (kvlake/graveler/hiding.py),
+    listed before the first is written, so readers look for records only there.
     """
 
     commit_id: str
     staging_token: str
     sealed_tokens: tuple[str, ...] = ()
     hidden: bool = False
+    hiding: tuple[str, ...] = ()
 
     def tokens(self) -> tuple[str, ...]:
         """Every staging token, in the order readers consult them (newest first)."""
         return (self.staging_token, *self.sealed_tokens)
+
+    def hiding_among(self, tokens: tuple[str, ...]) -> tuple[str, ...]:
+        """The tokens of `hiding` that are among `tokens` (what a new record keeps)."""
+        return tuple(token for token in self.hiding if token in tokens)
 
 
 class Commit(msgspec.Struct, frozen=True, kw_only=True):

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from kvlake.errors import KeyNotFoundError
 from kvlake.graveler import keys
 from kvlake.graveler.committed import CommittedManager
+from kvlake.graveler.hiding import FIRST_PATH
 from kvlake.graveler.namespaces import NamespaceClaim, Namespaces
 from kvlake.graveler.records import (
     ConsumedToken,
@@ -138,6 +139,8 @@ class References:
 
     def staged_pages(self, token: str, *, batch_size: int = 1000) -> Iterator[StagedPage]:
         """Every entry of `token`, a page at a time, so callers hold one page."""
-        with self._store.scan(keys.staging_partition(token), batch_size=batch_size) as scan:
+        partition = keys.staging_partition(token)
+        # From the first path: hidden-range records below it name no blob.
+        with self._store.scan(partition, FIRST_PATH, batch_size=batch_size) as scan:
             for page in scan.batches():
                 yield [(key, decode_value(raw) if raw else None) for key, raw in page]

@@ -38,16 +38,25 @@ class ResolvedRef:
     """A ref resolved to a commit, and to the branch's staging tokens when it names a branch.
 
     `branch` is set when the expression is a branch with no `~` or `^`
-    modifier; `staging_tokens` is empty for `branch@`, whose reads ignore staging.
+    modifier; `staging_tokens` is empty for `branch@`, whose reads ignore staging;
+    `hiding` are those of them that may hold hidden-range records.
     """
 
-    __slots__ = ("commit_id", "commit", "staging_tokens", "branch")
+    __slots__ = ("commit_id", "commit", "staging_tokens", "branch", "hiding")
 
-    def __init__(self, commit_id: str, commit: Commit, branch: str | None, tokens: tuple[str, ...]):
+    def __init__(
+        self,
+        commit_id: str,
+        commit: Commit,
+        branch: str | None,
+        tokens: tuple[str, ...],
+        hiding: tuple[str, ...] = (),
+    ):
         self.commit_id = commit_id
         self.commit = commit
         self.branch = branch
         self.staging_tokens = tokens
+        self.hiding = hiding
 
 
 class RefExpression:
@@ -135,7 +144,8 @@ class RefResolver:
             else:
                 commit = self._refs.get_commit(repository, branch.commit_id)
                 tokens = () if expression.committed_only else branch.tokens()
-                return ResolvedRef(branch.commit_id, commit, base, tokens)
+                hiding = branch.hiding_among(tokens)
+                return ResolvedRef(branch.commit_id, commit, base, tokens, hiding)
         if expression.committed_only:
             raise InvalidInputError(
                 f"ref {ref!r} is invalid: '@' follows only a branch name, and {base!r} is no "

@@ -156,6 +156,11 @@ class Resetter:
             # read them: shadow those keys too while that commit is running.
             read = set().union(*(removed[t] for t in branch.sealed_tokens if t in removed))
             removed[token] = self._remove(repository, token, start, stop)
+            hidden = self._staging.hidden(
+                repository.storage_namespace, branch.hiding_among((token,))
+            )
+            if hidden is not None:  # a bulk delete's hidden ranges are staged changes too
+                hidden.unhide(token, start, stop)
             if branch.sealed_tokens:
                 self._stage_shadows(repository, branch, start, stop, read)
 
@@ -218,7 +223,10 @@ class Resetter:
         """Staged entries that restore the committed state over the sealed tokens' keys."""
         metarange_id = self._refs.get_commit(repository, branch.commit_id).metarange_id
         lookup = SortedLookup(self._committed, repository.storage_namespace, metarange_id)
-        sealed = (key for key, _ in self._staging.scan(branch.sealed_tokens, start))
+        hidden = self._staging.hidden(
+            repository.storage_namespace, branch.hiding_among(branch.sealed_tokens)
+        )
+        sealed = (key for key, _ in self._staging.scan(branch.sealed_tokens, start, hidden))
         previous = None
         for key in heapq.merge(sealed, sorted(read)):
             if stop is not None and key >= stop:

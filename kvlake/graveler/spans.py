@@ -40,6 +40,8 @@ class RefState(msgspec.Struct, frozen=True, kw_only=True):
     commit_id: str
     metarange_id: str
     tokens: tuple[str, ...] = ()
+    hiding: tuple[str, ...] = ()
+    """The tokens that may hold hidden-range records (kvlake/graveler/hiding.py)."""
 
 
 class Span(msgspec.Struct, frozen=True, kw_only=True):
@@ -154,6 +156,7 @@ class RefSpans:
             commit_id=resolved.commit_id,
             metarange_id=resolved.commit.metarange_id,
             tokens=resolved.staging_tokens,
+            hiding=resolved.hiding,
         )
 
     def _repository(self, span: Span) -> Repository:
@@ -171,7 +174,8 @@ class RefSpans:
         committed = self._committed.scan(repository.storage_namespace, state.metarange_id, start)
         sources: list[Iterator[tuple[bytes, Value | None]]] = [committed]
         if state.tokens:
-            sources.insert(0, self._staging.scan(state.tokens, start))
+            hidden = self._staging.hidden(repository.storage_namespace, state.hiding)
+            sources.insert(0, self._staging.scan(state.tokens, start, hidden))
         for key, value in overlay(sources):
             if stop is not None and key >= stop:
                 return

@@ -28,14 +28,18 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Final, Protocol
 
+import msgspec
+
 from kvlake.errors import (
     EntryNotFoundError,
+    InvalidInputError,
     KeyNotFoundError,
     PreconditionFailedError,
     TooManyTriesError,
 )
 from kvlake.graveler import keys
 from kvlake.graveler.committed import CommittedManager
+from kvlake.graveler.hiding import FIRST_PATH, HiddenKeys, HiddenRange, stage_records
 from kvlake.graveler.protection import BranchProtectionRules
 from kvlake.graveler.records import Branch, Repository, Value, decode_value, encode
 from kvlake.graveler.refs import Refs
@@ -47,6 +51,18 @@ WRITE_TRIES: Final = 10
 
 Step = Callable[[str, Branch | None, bool], None]
 """One pass of an operation on a staging token: (token, branch read, again after a seal)."""
+
+
+def check_key(key: bytes) -> None:
+    """Refuse a key below `FIRST_PATH`: staging keeps hidden-range records there.
+
+    Raises:
+        InvalidInputError: the key is empty or starts with NUL.
+    """
+    if key < FIRST_PATH:
+        raise InvalidInputError(
+            f"key {key!r} is empty or starts with NUL; graveler keys start with another byte"
+        )
 
 
 class StagingHooks(Protocol):
@@ -121,6 +137,7 @@ class Writer:
             BranchNotFoundError: no such branch.
             TooManyTriesError: racing commits or writers kept winning; retry.
         """
+        check_key(key)
         encoded = TOMBSTONE if value is None else encode(value)
         tried = [] if attempted is None else attempted
 
@@ -150,6 +167,9 @@ class Writer:
             ProtectedBranchError, BranchNotFoundError, TooManyTriesError: as `write`.
         """
 
+        for key in keys_:
+            check_key(key)
+
         def stage(token: str, current: Branch | None, again: bool) -> None:
             self._tombstone_batch(repository, branch, token, keys_)
 
@@ -174,6 +194,43 @@ class Writer:
             except PreconditionFailedError:
                 # A racing writer replaced it: the single-write path announces the new value.
                 self._swap(repository, branch, token, key, None, TOMBSTONE, None, [])
+
+    def hide(self, repository: Repository, branch: str, records: Sequence[HiddenRange]) -> None:
+        """Stage hidden-range records: a tombstone at every key of each committed range
+        but its `keep` keys, in one writer flow (kvlake/graveler/hiding.py).
+
+        The token is listed in the branch's `hiding` before its first record is
+        written, so a reader never misses one. As with `write_tombstones`, the
+        caller keeps writers off those keys while it runs (a key staged in the
+        token meanwhile would win over the record). Repeating the call is harmless.
+
+        Raises:
+            ConflictError: a record overlaps another one of the token (nothing of
+                that call written).
+            ProtectedBranchError, BranchNotFoundError, TooManyTriesError: as `write`.
+        """
+
+        def stage(token: str, current: Branch | None, again: bool) -> None:
+            if self._list_hiding(repository, branch, token):
+                stage_records(self._store, token, records)
+
+        self.run(repository, branch, stage)
+
+    def _list_hiding(self, repository: Repository, name: str, token: str) -> bool:
+        """Add `token` to the branch's `hiding`; False if it is no longer the branch's."""
+        for _ in range(WRITE_TRIES):
+            branch, predicate = self._refs.load_branch(repository, name)
+            if token not in branch.tokens():
+                return False  # committed or reset meanwhile: `run` goes on to the new token
+            if token in branch.hiding:
+                return True
+            listed = msgspec.structs.replace(branch, hiding=(*branch.hiding, token))
+            try:
+                self._refs.swap_branch(repository, name, listed, predicate)
+                return True
+            except PreconditionFailedError:
+                continue  # a commit or another writer's listing moved first
+        raise TooManyTriesError(f"branch {name!r} kept changing under racing commits; retry")
 
     def update(
         self,
@@ -351,10 +408,17 @@ class Writer:
 
     def _staged_or_committed(self, repository: Repository, branch: Branch, key: bytes) -> bytes:
         """The encoded value at `key` under the staging token, or b"" for none."""
+        hidden = HiddenKeys(
+            self._store, self._committed, repository.storage_namespace, branch.hiding
+        )
+        if hidden.hides(branch.staging_token, key):
+            return b""
         for token in branch.sealed_tokens:
             raw, expected = self._read(keys.staging_partition(token), key)
             if expected is not None:
                 return raw
+            if hidden.hides(token, key):
+                return b""
         metarange_id = self._refs.get_commit(repository, branch.commit_id).metarange_id
         try:
             committed = self._committed.get(repository.storage_namespace, metarange_id, key)

@@ -11,6 +11,7 @@ from kvlake.errors import (
     ConflictError,
     DefaultBranchError,
     EntryNotFoundError,
+    InvalidInputError,
     NoChangesError,
     PreconditionFailedError,
     RefNotFoundError,
@@ -267,8 +268,17 @@ def test_commit_rebases_when_an_earlier_commit_publishes_first(clock: FakeClock)
 
 def test_values_survive_encoding_round_trip(graveler: Graveler, repo: Repository) -> None:
     weird = Value(identity=b"\x00\xff", data=b"")
-    graveler.set(repo, "main", b"\x00k\xff", weird)
-    assert graveler.get(repo, "main", b"\x00k\xff") == weird
+    graveler.set(repo, "main", b"\x01k\x00\xff", weird)
+    assert graveler.get(repo, "main", b"\x01k\x00\xff") == weird
+
+
+def test_a_key_starting_with_nul_is_refused(graveler: Graveler, repo: Repository) -> None:
+    """Staging keeps hidden-range records below every key that starts with another byte."""
+    with pytest.raises(InvalidInputError, match="starts with NUL"):
+        graveler.set(repo, "main", b"\x00k", Value(identity=b"i", data=b""))
+    with pytest.raises(InvalidInputError, match="starts with NUL"):
+        graveler.delete_many(repo, "main", [b"a", b"\x00"])
+    assert list(graveler.list(repo, "main")) == []
 
 
 def test_a_commit_that_finds_nothing_after_sealing_leaves_the_branch_clean(

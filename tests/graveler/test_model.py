@@ -10,7 +10,7 @@ from kvlake.kv.memory import MemoryStore
 from tests.graveler.helpers import NAMESPACE, make_graveler, value
 from tests.support import FakeClock
 
-keys_ = st.binary(min_size=1, max_size=3)
+keys_ = st.binary(min_size=1, max_size=3).filter(lambda key: not key.startswith(b"\0"))
 operations = st.lists(
     st.one_of(
         st.tuples(st.just("set"), keys_, st.text(max_size=3)),

@@ -137,7 +137,7 @@ def test_a_commit_racing_the_publish_makes_it_rebuild_on_the_new_head(
 ) -> None:
     committer = Committer(
         refs=Refs(graveler.store),
-        staging=Staging(graveler.store),
+        staging=Staging(graveler.store, graveler.committed),
         committed=graveler.committed,
         drop_tokens=graveler.queue_token_drops,
         clock=clock,

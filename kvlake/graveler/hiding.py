@@ -1,0 +1,183 @@
+"""Hidden ranges: tombstones for every key of a committed range, staged as one record.
+
+A bulk delete over a prefix that holds millions of committed objects would
+stage one tombstone per object: one KV write each. Whole ranges of the commit
+lie under such a prefix, and a range file's keys never change (its id is the
+hash of its bytes), so one staged record can say "a tombstone at each key of
+range R, except these": `HiddenRange`. It is exactly the tombstones it stands
+for, in the token it is staged in, so every reader keeps the staging rule
+(docs/design.md "Hidden ranges"):
+
+- within a token, a key's own staged entry wins over a record that hides it
+  (the record's tombstones are written once, entries staged later are newer);
+- across tokens, the newest token that says anything about a key wins, as
+  for any staged entry;
+- a key the range does not hold is never hidden, whatever the record's span:
+  an object created under the prefix while the delete ran stays.
+
+Records live in the token's own staging partition under keys below every
+path (`\\x00h<max key>\\x00<range id>`: paths hold no NUL), so they are sealed,
+committed, dropped and reset with the token and make it non-empty (a branch
+holding one is dirty). Readers that scan a partition start at `FIRST_PATH`.
+A branch lists the tokens that may hold records (`Branch.hiding`), set before
+the first record is written, so reads of a branch without any pay nothing.
+The records of one token never overlap (`HidingWriter` refuses an overlap),
+so the hidden keys of a token are the records' keys in order.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Collection, Iterator, Sequence
+from typing import Final
+
+import msgspec
+
+from kvlake.errors import ConflictError
+from kvlake.graveler import keys
+from kvlake.graveler.committed import CommittedManager
+from kvlake.kv import Store
+
+RECORD_PREFIX: Final = b"\x00h"
+"""Staging keys of hidden-range records: below every path, since paths hold no NUL."""
+FIRST_PATH: Final = b"\x01"
+"""The smallest possible path: scans of staged entries start here, past the records."""
+
+
+class HiddenRange(msgspec.Struct, frozen=True, kw_only=True):
+    """Tombstones at every key of committed range `range_id` except those in `keep`.
+
+    `min_key` and `max_key` are the range's first and last keys (its span);
+    `keep` is sorted.
+    """
+
+    range_id: str
+    min_key: bytes
+    max_key: bytes
+    keep: tuple[bytes, ...] = ()
+
+
+_encoder = msgspec.msgpack.Encoder()
+_decoder = msgspec.msgpack.Decoder(HiddenRange)
+
+
+def record_key(record: HiddenRange) -> bytes:
+    return RECORD_PREFIX + record.max_key + b"\0" + record.range_id.encode()
+
+
+def encode_record(record: HiddenRange) -> bytes:
+    return _encoder.encode(record)
+
+
+def is_record_key(key: bytes) -> bool:
+    return key < FIRST_PATH
+
+
+class HiddenKeys:
+    """The keys hidden-range records hide, for the tokens of one branch read.
+
+    `tokens` are those the branch lists as holding records; the others are
+    never read. Range files come through the committed manager's cache.
+    """
+
+    def __init__(
+        self, store: Store, committed: CommittedManager, namespace: str, tokens: Collection[str]
+    ) -> None:
+        self._store = store
+        self._committed = committed
+        self._namespace = namespace
+        self.tokens = frozenset(tokens)
+
+    def hides(self, token: str, key: bytes) -> bool:
+        """Whether a record of `token` holds a tombstone at `key`."""
+        if token not in self.tokens:
+            return False
+        partition = keys.staging_partition(token)
+        with self._store.scan(partition, RECORD_PREFIX + key, batch_size=1) as scan:
+            found = next(scan, None)
+        if found is None or not is_record_key(found[0]):
+            return False
+        record = _decoder.decode(found[1])
+        return record.min_key <= key and self._holds(record, key)
+
+    def keys(self, token: str, start: bytes = b"") -> Iterator[bytes]:
+        """The keys `token`'s records hide, ascending, from `start` on."""
+        if token not in self.tokens:
+            return
+        for record in self.records(token, start):
+            range_keys = self._range_keys(record)
+            keep = record.keep
+            for key in range_keys[bisect_left(range_keys, start) :]:
+                if not keep or not _contains(keep, key):
+                    yield key
+
+    def records(self, token: str, start: bytes = b"") -> Iterator[HiddenRange]:
+        """`token`'s records whose span ends at or after `start`, in key order."""
+        partition = keys.staging_partition(token)
+        with self._store.scan(partition, RECORD_PREFIX + start) as scan:
+            for page in scan.batches():
+                for key, raw in page:
+                    if not is_record_key(key):
+                        return
+                    yield _decoder.decode(raw)
+
+    def unhide(self, token: str, start: bytes, stop: bytes | None) -> None:
+        """Stop `token`'s records hiding keys in [start, stop): a reset of those keys.
+
+        A record inside the window goes; one that straddles it adds the range's
+        keys in the window to its `keep` (at most one range of keys each).
+        """
+        partition = keys.staging_partition(token)
+        for record in list(self.records(token, start)):
+            if stop is not None and record.min_key >= stop:
+                break
+            key = record_key(record)
+            if record.min_key >= start and (stop is None or record.max_key < stop):
+                self._store.delete(partition, key)
+                continue
+            range_keys = self._range_keys(record)
+            low = bisect_left(range_keys, start)
+            high = len(range_keys) if stop is None else bisect_left(range_keys, stop)
+            keep = tuple(sorted({*record.keep, *range_keys[low:high]}))
+            if keep != record.keep:
+                updated = msgspec.structs.replace(record, keep=keep)
+                self._store.set(partition, key, encode_record(updated))
+
+    def _holds(self, record: HiddenRange, key: bytes) -> bool:
+        if record.keep and _contains(record.keep, key):
+            return False
+        return _contains(self._range_keys(record), key)
+
+    def _range_keys(self, record: HiddenRange) -> list[bytes]:
+        return self._committed.range_columns(self._namespace, record.range_id).key_list()
+
+
+def _contains(sorted_keys: Sequence[bytes], key: bytes) -> bool:
+    index = bisect_left(sorted_keys, key)
+    return index < len(sorted_keys) and sorted_keys[index] == key
+
+
+def stage_records(store: Store, token: str, records: Sequence[HiddenRange]) -> None:
+    """Write `records` into `token`'s staging partition; one already there is kept.
+
+    Raises:
+        ConflictError: a record would overlap another one of the token (a second
+            bulk delete over the same keys): nothing of this call is written.
+    """
+    partition = keys.staging_partition(token)
+    fresh = []
+    for record in sorted(records, key=record_key):
+        key = record_key(record)
+        with store.scan(partition, RECORD_PREFIX + record.min_key, batch_size=1) as scan:
+            found = next(scan, None)
+        if found is not None and is_record_key(found[0]) and found[0] != key:
+            other = _decoder.decode(found[1])
+            if other.min_key <= record.max_key:
+                raise ConflictError(
+                    f"keys {record.min_key!r}..{record.max_key!r} are already being deleted"
+                    " by another bulk delete on this branch; wait for it to finish"
+                )
+        if found is None or found[0] != key:
+            fresh.append((key, encode_record(record)))
+    if fresh:
+        store.set_many(partition, fresh)

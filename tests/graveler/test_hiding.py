@@ -1,0 +1,216 @@
+"""Hidden ranges: one staged record stands for a tombstone at every key of a committed
+range, and every reader (get, list, diff, spans, commit, reset, conditional writes)
+sees exactly those tombstones (kvlake/graveler/hiding.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from kvlake.blockstore.memory import MemoryBlockStore
+from kvlake.errors import ConflictError, EntryNotFoundError, PreconditionFailedError
+from kvlake.graveler import HiddenRange
+from kvlake.graveler.committed import Chunking, CommittedManager, RangeInfo
+from kvlake.graveler.graveler import Graveler
+from kvlake.graveler.records import Repository, Value
+from kvlake.kv import KeyValue
+from kvlake.kv.memory import MemoryStore
+from tests.graveler.helpers import NAMESPACE, make_graveler, value
+from tests.support import FakeClock
+
+TINY = Chunking(target_entries=4, max_entries=8, max_bytes=1 << 20)
+KEYS = [f"d/{i:03d}".encode() for i in range(60)]
+
+
+@pytest.fixture
+def small(kv: MemoryStore, clock: FakeClock) -> Graveler:
+    """A graveler whose ranges hold a few keys each, so a prefix spans many of them."""
+    committed = CommittedManager(MemoryBlockStore(), chunking=TINY)
+    return make_graveler(kv, clock, committed=committed)
+
+
+@pytest.fixture
+def repo(small: Graveler) -> Repository:
+    repo = small.create_repository("repo1", storage_namespace=NAMESPACE)
+    for key in [*KEYS, b"a", b"z"]:
+        small.set(repo, "main", key, value(key.decode()))
+    small.commit(repo, "main", committer="t", message="data")
+    return repo
+
+
+def ranges(graveler: Graveler, repo: Repository, ref: str = "main") -> list[RangeInfo]:
+    commit = graveler.get_commit(repo, graveler.resolve_ref(repo, ref).commit_id)
+    return graveler.committed.ranges(repo.storage_namespace, commit.metarange_id)
+
+
+def inside(graveler: Graveler, repo: Repository) -> list[RangeInfo]:
+    """The committed ranges whose keys are all under d/."""
+    found = [r for r in ranges(graveler, repo) if r.min_key >= b"d/" and r.max_key < b"d0"]
+    assert len(found) >= 3
+    return found
+
+
+def record(info: RangeInfo, keep: tuple[bytes, ...] = ()) -> HiddenRange:
+    return HiddenRange(range_id=info.id, min_key=info.min_key, max_key=info.max_key, keep=keep)
+
+
+def keys_in(info: RangeInfo) -> list[bytes]:
+    return [k for k in KEYS if info.min_key <= k <= info.max_key]
+
+
+def listed(graveler: Graveler, repo: Repository, ref: str = "main") -> list[bytes]:
+    return [key for key, _ in graveler.list(repo, ref)]
+
+
+def test_every_reader_sees_the_tombstones_of_a_hidden_range(
+    small: Graveler, repo: Repository
+) -> None:
+    first, second, *_ = inside(small, repo)
+    gone = keys_in(first)
+    small.hide(repo, "main", [record(first)])
+    assert small.get_branch(repo, "main").hiding == (small.get_branch(repo, "main").staging_token,)
+    for key in gone:
+        with pytest.raises(EntryNotFoundError):
+            small.get(repo, "main", key)
+    assert small.get(repo, "main", keys_in(second)[0]) == value(keys_in(second)[0].decode())
+    assert small.get(repo, "main@", gone[0]) == value(gone[0].decode())  # committed view
+    expected = [k for k in [b"a", *KEYS, b"z"] if k not in gone]
+    assert listed(small, repo) == expected
+    page = small.diffs.diff_uncommitted(repo, "main", amount=1000)
+    assert [(e.path, e.type) for e in page.entries] == [(k, "removed") for k in gone]
+    spans = small.spans.split(repo, "main")
+    assert [k for span in spans for k, _ in small.spans.read(span)] == expected
+    with pytest.raises(Exception, match="uncommitted changes"):
+        small.check_clean(repo, "main")
+
+
+def test_a_commit_drops_hidden_ranges_and_keeps_the_rest(small: Graveler, repo: Repository) -> None:
+    first, second, third, *_ = inside(small, repo)
+    small.hide(repo, "main", [record(first), record(third, keep=(keys_in(third)[1],))])
+    small.commit(repo, "main", committer="t", message="delete")
+    gone = set(keys_in(first)) | (set(keys_in(third)) - {keys_in(third)[1]})
+    assert listed(small, repo) == [k for k in [b"a", *KEYS, b"z"] if k not in gone]
+    branch = small.get_branch(repo, "main")
+    assert branch.hiding == ()
+    small.check_clean(repo, "main")  # the records went with their token
+    kept_ids = {r.id for r in ranges(small, repo)}
+    assert second.id in kept_ids and first.id not in kept_ids
+
+
+def test_entries_staged_in_the_token_win_and_new_keys_are_never_hidden(
+    small: Graveler, repo: Repository
+) -> None:
+    first, *_ = inside(small, repo)
+    old = keys_in(first)
+    small.hide(repo, "main", [record(first)])
+    small.set(repo, "main", old[0], value("again"))  # written after the record: newer
+    between = old[0] + b"x"  # inside the range's span, but no key of the range
+    small.set(repo, "main", between, value("new"))
+    assert small.get(repo, "main", old[0]) == value("again")
+    assert small.get(repo, "main", between) == value("new")
+    small.commit(repo, "main", committer="t", message="c")
+    assert [k for k in listed(small, repo) if first.min_key <= k <= first.max_key + b"x"] == [
+        old[0],
+        between,
+    ]
+
+
+def test_a_newer_token_hides_what_an_older_sealed_token_staged(
+    small: Graveler, repo: Repository, kv: MemoryStore
+) -> None:
+    """A record in a newer token beats an entry of a sealed token, as a tombstone would."""
+    first, *_ = inside(small, repo)
+    key = keys_in(first)[0]
+    small.set(repo, "main", key, value("sealed"))
+    seal_only(small, repo)
+    small.hide(repo, "main", [record(first)])
+    with pytest.raises(EntryNotFoundError):
+        small.get(repo, "main", key)
+    assert key not in listed(small, repo)
+
+
+def seal_only(graveler: Graveler, repo: Repository) -> None:
+    """Seal the staging token as a commit's first step does, and stop there."""
+    graveler._committer._seal(repo, "main", allow_empty=True)
+
+
+def test_a_record_written_while_a_commit_seals_the_token_is_written_again(
+    kv: MemoryStore, clock: FakeClock
+) -> None:
+    """The writer flow: a commit that sealed the token may have read it before the record
+    landed, so the record is written to the new token too, and listed there first."""
+    store = SealingStore()
+    committed = CommittedManager(MemoryBlockStore(), chunking=TINY)
+    graveler = make_graveler(store, clock, committed=committed)
+    repo = graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+    for key in KEYS:
+        graveler.set(repo, "main", key, value(key.decode()))
+    graveler.commit(repo, "main", committer="t", message="data")
+    first = inside(graveler, repo)[0]
+    store.before_record = lambda: graveler.commit(
+        repo, "main", committer="t", message="racer", allow_empty=True
+    )
+    graveler.hide(repo, "main", [record(first)])
+    branch = graveler.get_branch(repo, "main")
+    assert branch.hiding == (branch.staging_token,)
+    assert not set(keys_in(first)) & set(listed(graveler, repo))
+    graveler.commit(repo, "main", committer="t", message="delete")
+    assert not set(keys_in(first)) & set(listed(graveler, repo))
+
+
+class SealingStore(MemoryStore):
+    """Runs `before_record` once, just before the first hidden-range record is written."""
+
+    before_record: Callable[[], object] | None = None
+
+    def _set_many(self, partition: bytes, items: list[KeyValue]) -> None:
+        hook = self.before_record
+        if hook is not None and any(key.startswith(b"\x00h") for key, _ in items):
+            self.before_record = None
+            hook()
+        super()._set_many(partition, items)
+
+
+def test_resets_unhide_keys(small: Graveler, repo: Repository) -> None:
+    first, second, *_ = inside(small, repo)
+    small.hide(repo, "main", [record(first), record(second)])
+    small.resets.reset_key(repo, "main", keys_in(first)[1])
+    assert small.get(repo, "main", keys_in(first)[1]) == value(keys_in(first)[1].decode())
+    assert keys_in(first)[0] not in listed(small, repo)
+    small.resets.reset_prefix(repo, "main", b"d")
+    assert listed(small, repo) == [b"a", *KEYS, b"z"]
+    small.check_clean(repo, "main")  # nothing hidden, nothing staged: clean again
+
+
+def test_conditional_writes_and_updates_see_hidden_keys_as_absent(
+    small: Graveler, repo: Repository
+) -> None:
+    first, *_ = inside(small, repo)
+    key = keys_in(first)[0]
+    small.hide(repo, "main", [record(first)])
+    with pytest.raises(EntryNotFoundError):
+        small.update(repo, "main", key, lambda v: Value(identity=b"u", data=v.data))
+    small.set(repo, "main", key, value("fresh"), if_absent=True)
+    assert small.get(repo, "main", key) == value("fresh")
+    with pytest.raises(PreconditionFailedError):
+        small.set(repo, "main", keys_in(inside(small, repo)[1])[0], value("x"), if_absent=True)
+
+
+def test_overlapping_records_in_one_token_are_refused(small: Graveler, repo: Repository) -> None:
+    first, second, *_ = inside(small, repo)
+    small.hide(repo, "main", [record(first)])
+    small.hide(repo, "main", [record(first)])  # the same record again: harmless
+    wide = HiddenRange(range_id=second.id, min_key=first.min_key, max_key=second.max_key)
+    with pytest.raises(ConflictError, match="another bulk delete"):
+        small.hide(repo, "main", [wide])
+    assert keys_in(second)[0] in listed(small, repo)
+
+
+def test_the_deletion_layer_reads_no_record_as_an_entry(small: Graveler, repo: Repository) -> None:
+    first, *_ = inside(small, repo)
+    small.hide(repo, "main", [record(first)])
+    small.set(repo, "main", b"staged", value("s"))
+    token = small.get_branch(repo, "main").staging_token
+    pages: Iterator[list[tuple[bytes, Value | None]]] = small.references.staged_pages(token)
+    assert [key for page in pages for key, _ in page] == [b"staged"]

@@ -997,6 +997,60 @@ MUTATIONS = (
             "test_a_sweep_run_again_after_a_partial_one_finishes_and_loses_nothing",
         ),
     ),
+    Mutation(
+        "hide-lists-the-token-first",
+        "hidden ranges: a token is listed in Branch.hiding before its first record",
+        "kvlake/graveler/writer.py",
+        "            if self._list_hiding(repository, branch, token):\n",
+        "            if True:\n",
+        ("tests/graveler/test_hiding.py::test_every_reader_sees_the_tombstones_of_a_hidden_range",),
+    ),
+    Mutation(
+        "hidden-range-loses-to-its-tokens-entries",
+        "hidden ranges: an entry staged in the record's token wins over the record",
+        "kvlake/graveler/staging.py",
+        "        return overlay([entries, tombstones])  # the token's own entries win\n",
+        "        return overlay([tombstones, entries])\n",
+        (
+            "tests/graveler/test_hiding.py"
+            "::test_entries_staged_in_the_token_win_and_new_keys_are_never_hidden",
+        ),
+    ),
+    Mutation(
+        "hidden-range-hides-only-its-keys",
+        "hidden ranges: a key created inside a range's span is no key of the range",
+        "kvlake/graveler/hiding.py",
+        "        return record.min_key <= key and self._holds(record, key)\n",
+        "        return record.min_key <= key\n",
+        (
+            "tests/graveler/test_hiding.py"
+            "::test_entries_staged_in_the_token_win_and_new_keys_are_never_hidden",
+        ),
+    ),
+    Mutation(
+        "commit-applies-hidden-ranges",
+        "hidden ranges: a commit drops the keys its tokens' records hide",
+        "kvlake/graveler/commits.py",
+        "                self._staging.scan(mine, hidden=hidden),\n",
+        "                self._staging.scan(mine),\n",
+        ("tests/graveler/test_hiding.py::test_a_commit_drops_hidden_ranges_and_keeps_the_rest",),
+    ),
+    Mutation(
+        "deletion-reads-no-record-as-an-entry",
+        "hidden ranges: the deletion layer's scans of a token start past the records",
+        "kvlake/graveler/references.py",
+        "        with self._store.scan(partition, FIRST_PATH, batch_size=batch_size) as scan:\n",
+        '        with self._store.scan(partition, b"", batch_size=batch_size) as scan:\n',
+        ("tests/graveler/test_hiding.py::test_the_deletion_layer_reads_no_record_as_an_entry",),
+    ),
+    Mutation(
+        "range-batch-plan-stored-before-it-runs",
+        "issue 13: a range batch's plan is stored first, so a retry counts what it counted",
+        "kvlake/operations/batches.py",
+        "            ledger.write_batch(operation.id, number, batch)\n",
+        "",
+        ("tests/operations/test_range_batches.py::test_a_range_batch_processed_again_counts_once",),
+    ),
 )
 
 

@@ -5,7 +5,8 @@ and storage engines are private to it (tests/test_layers.py checks that).
 """
 
 from kvlake.graveler.cleaner import Cleaner, CleanerHooks, CleanerReport
-from kvlake.graveler.committed import CommittedManager
+from kvlake.graveler.committed import CommittedManager, RangeInfo
+from kvlake.graveler.diff import prefix_end
 from kvlake.graveler.gcrules import MAX_DAYS, make_rules
 from kvlake.graveler.graveler import TOKEN_DROP_DELAY, Graveler, data_size
 from kvlake.graveler.hiding import HiddenRange
@@ -66,6 +67,7 @@ __all__ = [
     "NamespaceClaim",
     "ProtectedAction",
     "PullRequest",
+    "RangeInfo",
     "RefState",
     "RefsManifest",
     "Repository",
@@ -84,4 +86,5 @@ __all__ = [
     "check_tag_name",
     "data_size",
     "make_rules",
+    "prefix_end",
 ]

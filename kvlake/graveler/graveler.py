@@ -511,22 +511,45 @@ class Graveler:
         return self.committed.get(repository.storage_namespace, resolved.commit.metarange_id, key)
 
     def list(
-        self, repository: Repository, ref: str | ResolvedRef, *, start: bytes = b""
+        self,
+        repository: Repository,
+        ref: str | ResolvedRef,
+        *,
+        start: bytes = b"",
+        stop: bytes | None = None,
     ) -> Iterator[tuple[bytes, Value]]:
-        """Entries with key >= `start` on a ref, in key order, staged changes applied.
+        """Entries with `start` <= key < `stop` on a ref, in key order, staged changes applied.
 
         `ref` may be one the caller resolved already, so a listing that restarts
         (past a common prefix) reads one branch state instead of one per restart.
+        No committed range that starts at or after `stop` is read.
         """
         resolved = ref if isinstance(ref, ResolvedRef) else self.resolve_ref(repository, ref)
         committed = self.committed.scan(
-            repository.storage_namespace, resolved.commit.metarange_id, start
+            repository.storage_namespace, resolved.commit.metarange_id, start, stop
         )
         if not resolved.staging_tokens:
             yield from committed
             return
-        hidden = self._staging.hidden(repository.storage_namespace, resolved.hiding)
-        staged = self._staging.scan(resolved.staging_tokens, start, hidden)
-        for key, value in overlay([staged, committed]):
+        for key, value in overlay([self.list_staged(repository, resolved, start, stop), committed]):
             if value is not None:
                 yield key, value
+
+    def list_staged(
+        self,
+        repository: Repository,
+        ref: str | ResolvedRef,
+        start: bytes = b"",
+        stop: bytes | None = None,
+    ) -> Iterator[tuple[bytes, Value | None]]:
+        """A branch's staged state with `start` <= key < `stop`, in key order: the newest
+        staged value of each key, or None where it is deleted (hidden ranges included).
+        Nothing for a ref that is not a branch."""
+        resolved = ref if isinstance(ref, ResolvedRef) else self.resolve_ref(repository, ref)
+        if not resolved.staging_tokens:
+            return
+        hidden = self._staging.hidden(repository.storage_namespace, resolved.hiding)
+        for key, value in self._staging.scan(resolved.staging_tokens, start, hidden):
+            if stop is not None and key >= stop:
+                return
+            yield key, value

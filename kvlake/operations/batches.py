@@ -12,10 +12,12 @@ from __future__ import annotations
 import datetime
 import logging
 
-from kvlake.errors import TooManyTriesError
-from kvlake.graveler import Repository
+import msgspec
+
+from kvlake.errors import ConflictError, TooManyTriesError
+from kvlake.graveler import HiddenRange, Repository
 from kvlake.operations.engines import EngineContext
-from kvlake.operations.records import Batch, Failure, Lock, Operation, Outcome
+from kvlake.operations.records import Batch, Failure, Lock, Operation, Outcome, RangePlan
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +47,8 @@ class BatchProcessor:
         batch = ledger.read_batch(operation.id, number)
         if batch.outcome is not None:
             return batch.outcome
+        if batch.range_id:
+            return self._process_range(operation, repository, number, batch)
         failures, todo, addresses = self._split_locked(repository, batch)
         failed = 0
         if todo and not operation.options.dry_run:
@@ -60,6 +64,124 @@ class BatchProcessor:
         )
         ledger.record_outcome(operation.id, number, batch, outcome)
         return outcome
+
+    def _process_range(
+        self, operation: Operation, repository: Repository, number: int, batch: Batch
+    ) -> Outcome:
+        """A range batch: its staged objects one by one, the range's keys as one record."""
+        ledger = self.context.ledger
+        plan = batch.plan
+        if plan is None:
+            plan = self._plan_range(operation, repository, batch)
+            batch = msgspec.structs.replace(batch, plan=plan)
+            ledger.write_batch(operation.id, number, batch)
+        failed_paths: list[tuple[str, str]] = []
+        if not operation.options.dry_run:
+            if plan.paths:
+                failed_paths = self._delete(operation, repository, plan.paths, plan.addresses)
+            if plan.hidden:
+                failed_paths += self._hide(operation, repository, batch, plan)
+        if failed_paths:
+            failures = [(path, Failure(outcome="failed", reason=why)) for path, why in failed_paths]
+            ledger.write_failures(operation.id, failures)
+        failed = len(failed_paths)
+        deleted = len(plan.paths) + plan.hidden - failed
+        outcome = Outcome(
+            deleted=deleted,
+            failed=failed,
+            skipped=plan.skipped,
+            objects=deleted + failed + plan.skipped,
+        )
+        ledger.record_outcome(operation.id, number, batch, outcome)
+        return outcome
+
+    def _plan_range(self, operation: Operation, repository: Repository, batch: Batch) -> RangePlan:
+        """Read the range's keys, the span's staged entries and locks; write the skips.
+
+        A staged entry wins over the committed one at its key: a value is deleted
+        as a staged object (its blob logged, or marked shared), a deletion was
+        done already. Write-locked objects are skipped, and their keys kept out of
+        the record.
+        """
+        context = self.context
+        graveler = context.graveler
+        namespace = repository.storage_namespace
+        range_keys = graveler.committed.range_columns(namespace, batch.range_id).key_list()
+        staged = dict(
+            graveler.list_staged(
+                repository, operation.branch, batch.range_min, batch.range_max + b"\0"
+            )
+        )
+        locked = context.locks.write_locked(
+            repository, batch.range_min.decode(), batch.range_max.decode()
+        )
+        keep_addresses = not operation.options.purge
+        failures: list[tuple[str, Failure]] = []
+        paths: list[str] = []
+        addresses: list[str] = []
+        for key, value in staged.items():
+            if value is None:
+                continue  # deleted already
+            path = key.decode()
+            lock = locked.get(path)
+            if lock is not None:
+                failures.append((path, Failure(outcome="skipped", reason=skip_reason(lock))))
+                continue
+            paths.append(path)
+            if keep_addresses:
+                addresses.append(context.describe(value).address)
+        hidden = len(range_keys)
+        keep: list[bytes] = []
+        if staged or locked:
+            hidden = 0
+            for key in range_keys:
+                if key in staged:
+                    continue
+                lock = locked.get(key.decode())
+                if lock is None:
+                    hidden += 1
+                    continue
+                keep.append(key)
+                failures.append(
+                    (key.decode(), Failure(outcome="skipped", reason=skip_reason(lock)))
+                )
+        if failures:
+            context.ledger.write_failures(operation.id, failures)
+        return RangePlan(
+            paths=paths, addresses=addresses, hidden=hidden, keep=keep, skipped=len(failures)
+        )
+
+    def _hide(
+        self, operation: Operation, repository: Repository, batch: Batch, plan: RangePlan
+    ) -> list[tuple[str, str]]:
+        """Stage the range's record; every key it would hide fails with why, if it cannot."""
+        record = HiddenRange(
+            range_id=batch.range_id,
+            min_key=batch.range_min,
+            max_key=batch.range_max,
+            keep=tuple(plan.keep),
+        )
+        try:
+            self.context.graveler.hide(repository, operation.branch, [record])
+            return []
+        except (ConflictError, TooManyTriesError) as exc:
+            log.info("bulk delete %s: range %s not hidden (%s)", operation.id, batch.range_id, exc)
+            graveler = self.context.graveler
+            namespace = repository.storage_namespace
+            range_keys = graveler.committed.range_columns(namespace, batch.range_id).key_list()
+            stop = batch.range_max + b"\0"
+            staged = {
+                key
+                for key, _ in graveler.list_staged(
+                    repository, operation.branch, batch.range_min, stop
+                )
+            }
+            kept = set(plan.keep)
+            return [
+                (key.decode(), str(exc))
+                for key in range_keys
+                if key not in kept and key not in staged
+            ]
 
     def _split_locked(
         self, repository: Repository, batch: Batch

@@ -118,11 +118,13 @@ class Ledger:
         def change(current: Operation) -> Operation | None:
             counters, done = current.counters, current.done
             while done < current.batches:
-                outcome = self.read_batch(operation_id, done).outcome
+                batch = self.read_batch(operation_id, done)
+                outcome = batch.outcome
                 if outcome is None:
                     break
+                found = batch.estimate if outcome.objects is None else outcome.objects
                 counters = Counters(
-                    enumerated=counters.enumerated,
+                    enumerated=counters.enumerated + found - batch.estimate,
                     deleted=counters.deleted + outcome.deleted,
                     failed=counters.failed + outcome.failed,
                     skipped=counters.skipped + outcome.skipped,

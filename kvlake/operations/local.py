@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from bisect import bisect_left
 from dataclasses import dataclass
 
 import msgspec
@@ -35,7 +36,7 @@ from kvlake.errors import (
     ProtectedBranchError,
     RepositoryNotFoundError,
 )
-from kvlake.graveler import Repository
+from kvlake.graveler import RangeInfo, Repository, prefix_end
 from kvlake.operations import keys
 from kvlake.operations.batches import BatchProcessor
 from kvlake.operations.bulk_delete import matches
@@ -67,6 +68,8 @@ class HeldOperation:
 
     operation: Operation
     repository: Repository
+    ranges: list[RangeInfo] | None = None
+    """The base commit's ranges, once enumeration read them."""
 
 
 class LocalEngine:
@@ -172,19 +175,26 @@ class LocalEngine:
             self._enumerate_from_cursor(held, stop)
 
     def _enumerate_from_cursor(self, held: HeldOperation, stop: threading.Event) -> None:
+        """List on from the cursor up to the next whole committed range, then write that
+        range as one range batch (its objects are neither listed nor read here)."""
         operation = held.operation
         context = self.context
         prefix = operation.prefix.encode()
         cursor = operation.cursor
         start = cursor.encode() + b"\0" if cursor is not None else prefix
+        whole = self._next_whole_range(held, start)
         filters, keep_addresses = operation.options.filters, not operation.options.purge
         needs_info = keep_addresses or filters != Filters()
         paths: list[str] = []
         addresses: list[str] = []
         last = cursor
-        for key, value in context.graveler.list(held.repository, operation.branch, start=start):
-            if not key.startswith(prefix):
-                break
+        listing = context.graveler.list(
+            held.repository,
+            operation.branch,
+            start=start,
+            stop=whole.min_key if whole is not None else prefix_end(prefix),
+        )
+        for key, value in listing:
             path = key.decode()
             last = path
             if needs_info:  # decoding every entry costs a third of a plain enumeration
@@ -195,18 +205,49 @@ class LocalEngine:
                     addresses.append(info.address)
             paths.append(path)
             if len(paths) == context.settings.batch_size:
-                if not self._write_batch(held, paths, addresses, last, final=False):
+                if not self._write_paths(held, paths, addresses, last, final=False):
                     return  # adopted another writer's batch: list again from its end
                 paths, addresses = [], []
                 if stop.is_set() or held.operation.cancel_requested:
                     return
-        self._write_batch(held, paths, addresses, last, final=True)
+        if whole is None:
+            self._write_paths(held, paths, addresses, last, final=True)
+            return
+        if paths and not self._write_paths(held, paths, addresses, last, final=False):
+            return
+        ranged = Batch(
+            range_id=whole.id,
+            range_min=whole.min_key,
+            range_max=whole.max_key,
+            estimate=whole.count,
+        )
+        self._write_batch(held, ranged, whole.max_key.decode(), final=False)
+
+    def _next_whole_range(self, held: HeldOperation, start: bytes) -> RangeInfo | None:
+        """The first range of the base commit at or after `start`, if it lies wholly under
+        the prefix; None otherwise, or when filters must see every object."""
+        operation = held.operation
+        if operation.options.filters != Filters():
+            return None
+        if held.ranges is None:
+            graveler = self.context.graveler
+            if not operation.base_commit:
+                head = graveler.get_branch(held.repository, operation.branch).commit_id
+                self._checkpoint(held, base_commit=head)
+            commit = graveler.get_commit(held.repository, held.operation.base_commit)
+            namespace = held.repository.storage_namespace
+            held.ranges = graveler.committed.ranges(namespace, commit.metarange_id)
+        index = bisect_left(held.ranges, start, key=lambda info: info.min_key)
+        if index == len(held.ranges):
+            return None
+        info = held.ranges[index]
+        prefix = operation.prefix.encode()
+        return info if info.min_key.startswith(prefix) and info.max_key.startswith(prefix) else None
 
     def _write_batch(
         self,
         held: HeldOperation,
-        paths: list[str],
-        addresses: list[str],
+        batch: Batch | None,
         cursor: str | None,
         *,
         final: bool,
@@ -216,22 +257,34 @@ class LocalEngine:
         operation = held.operation
         number = operation.batches
         adopted = False
-        if paths:
-            batch = Batch(paths=paths, addresses=addresses)
+        if batch is not None:
             existing = self._write_once(operation.id, number, batch)
-            if existing is not None and existing.paths != paths:
+            if existing is not None and existing != batch:
                 batch, adopted = existing, True
-            paths, cursor = batch.paths, batch.paths[-1] if adopted else cursor
+                cursor = batch.range_max.decode() if batch.range_id else batch.paths[-1]
+        counted = 0 if batch is None else len(batch.paths) + batch.estimate
         counters = operation.counters
         self._checkpoint(
             held,
-            batches=number + (1 if paths else 0),
+            batches=number + (0 if batch is None else 1),
             cursor=cursor,
             enumerated=final and not adopted,
             status="in_progress",
-            counters=msgspec.structs.replace(counters, enumerated=counters.enumerated + len(paths)),
+            counters=msgspec.structs.replace(counters, enumerated=counters.enumerated + counted),
         )
         return not adopted
+
+    def _write_paths(
+        self,
+        held: HeldOperation,
+        paths: list[str],
+        addresses: list[str],
+        cursor: str | None,
+        *,
+        final: bool,
+    ) -> bool:
+        batch = Batch(paths=paths, addresses=addresses) if paths else None
+        return self._write_batch(held, batch, cursor, final=final)
 
     def _write_once(self, operation_id: str, number: int, batch: Batch) -> Batch | None:
         """Write batch `number` if absent; the batch already there otherwise."""

@@ -92,6 +92,9 @@ class Operation(msgspec.Struct, frozen=True, kw_only=True):
     counters: Counters = Counters()
     enumerated: bool = False
     cursor: str | None = None
+    base_commit: str = ""
+    """The branch's commit when enumeration began: its whole ranges under the prefix
+    become range batches (see `Batch`), so every resumed enumeration must see the same."""
     batches: int = 0
     done: int = 0
     processing_started_at: float = 0.0
@@ -115,24 +118,57 @@ class Operation(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Outcome(msgspec.Struct, frozen=True, kw_only=True):
-    """What processing one batch did; stored in the batch before the counters move."""
+    """What processing one batch did; stored in the batch before the counters move.
+
+    `objects` is how many objects a range batch found (enumeration counted the
+    range's recorded size, `Batch.estimate`); None for a batch of listed paths.
+    """
 
     deleted: int = 0
     failed: int = 0
     skipped: int = 0
+    objects: int | None = None
 
 
-class Batch(msgspec.Struct, frozen=True, kw_only=True):
-    """One work batch: the paths it covers, in key order, and once processed its outcome.
+class RangePlan(msgspec.Struct, frozen=True, kw_only=True):
+    """What a range batch does, fixed (and stored) before any of it is done, so a retry
+    repeats exactly it: its own record would otherwise hide the keys it counts.
 
-    `addresses` (same order) is kept only when the blobs must be marked shared
-    (`purge` false). An outcome is written before it is folded into the
-    operation's counters, so batches may finish in any order (an engine with
-    many executors) and a crash between the two folds it later, never twice.
+    `paths` are staged objects in the span, deleted one by one (`addresses`: their
+    blobs, when kept for garbage collection); `hidden` keys of the range go with
+    one hidden-range record, `keep` (write-locked) keys stay; `skipped` counts the
+    locked objects.
     """
 
     paths: list[str]
+    addresses: list[str]
+    hidden: int
+    keep: list[bytes]
+    skipped: int
+
+
+class Batch(msgspec.Struct, frozen=True, kw_only=True):
+    """One work batch and, once processed, its outcome.
+
+    A path batch lists its paths in key order; `addresses` (same order) is kept
+    only when the blobs must be marked shared (`purge` false). A range batch
+    (`range_id` set) stands for one committed range of the operation's base
+    commit lying wholly under the prefix, and for the span `range_min` ..
+    `range_max`: the executor that processes it reads the range file, the staged
+    entries and the locks of that span (`RangePlan`) and stages one hidden-range
+    record instead of a tombstone per object. An outcome is written before it is
+    folded into the operation's counters, so batches may finish in any order (an
+    engine with many executors) and a crash between the two folds it later,
+    never twice.
+    """
+
+    paths: list[str] = []
     addresses: list[str] = []
+    range_id: str = ""
+    range_min: bytes = b""
+    range_max: bytes = b""
+    estimate: int = 0
+    plan: RangePlan | None = None
     outcome: Outcome | None = None
 
 

@@ -6,9 +6,11 @@ import io
 import threading
 
 from kvlake.blockstore.memory import MemoryBlockStore
+from kvlake.catalog.records import ObjectEntry, to_value
 from kvlake.config import DeletionSettings, OperationsSettings, Settings
 from kvlake.errors import RepositoryNotFoundError
-from kvlake.graveler import Repository
+from kvlake.graveler import Repository, keys
+from kvlake.graveler.records import encode
 from kvlake.kv import Store
 from kvlake.lake import Lake
 from kvlake.operations import BulkDeleteOptions, LocalEngine, Operation, parse_branch_path
@@ -38,6 +40,18 @@ def populate(
     if commit and paths:
         lake.graveler.commit(repo, "main", committer="t", message="data")
     return repo
+
+
+def fill(lake: Lake, repo: Repository, paths: list[str], *, commit: bool = True) -> None:
+    """Stage an entry per path in one KV call (metadata only, no blobs), and commit: fast
+    enough to give a commit many ranges."""
+    entry = encode(
+        to_value(ObjectEntry(address="data/x", size=1, checksum="c", mtime=1.0, content_type="x"))
+    )
+    token = lake.graveler.get_branch(repo, "main").staging_token
+    lake.store.set_many(keys.staging_partition(token), ((p.encode(), entry) for p in paths))
+    if commit:
+        lake.graveler.commit(repo, "main", committer="t", message="filled")
 
 
 def start(

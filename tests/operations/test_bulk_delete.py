@@ -193,7 +193,7 @@ def test_only_the_creator_and_admins_see_and_cancel(lake: Lake) -> None:
 
 
 def test_cancel_stops_at_a_batch_boundary(lake: Lake) -> None:
-    repo = populate(lake, _paths(12, "a/"))
+    repo = populate(lake, _paths(12, "a/"), commit=False)  # staged: batches of listed paths
     operation = start(lake, "lakefs://repo1/main/a/")
     engine_context = lake.engine_context(owner="s1")
 

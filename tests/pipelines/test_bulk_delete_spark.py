@@ -23,11 +23,14 @@ from kvlake.operations import (
     parse_branch_path,
     select_engine,
 )
+from tests.operations.helpers import fill
 
 PATHS = [f"a/{i:02d}.csv" for i in range(10)] + ["a/x.tmp", "b/1"]
 
 
-def _run_on(engine: str, data_dir: Path) -> tuple[object, ...]:
+def _run_on(engine: str, data_dir: Path, *, many: int = 0) -> tuple[object, ...]:
+    """Run the same bulk delete with `engine`; `many` committed objects more under a/
+    (and no filter) make whole committed ranges, which the engine hides range by range."""
     settings = Settings(
         data_dir=str(data_dir),
         operations=OperationsSettings(batch_size=3, lease_time=60.0),
@@ -39,11 +42,15 @@ def _run_on(engine: str, data_dir: Path) -> tuple[object, ...]:
         )
         for path in PATHS:
             lake.catalog.upload(repo, "main", path, io.BytesIO(path.encode()))
+        fill(lake, repo, [f"a/m{i:05d}.csv" for i in range(many)], commit=False)
         lake.graveler.commit(repo, "main", committer="t", message="data")
         lake.catalog.upload(repo, "main", "a/staged.csv", io.BytesIO(b"staged"))
         lake.locks.acquire(repo, "a/04.csv", owner="bob", ttl=600)
         options = BulkDeleteOptions(
-            filters=Filters(glob="*.csv"), commit=True, commit_message="m", engine=engine
+            filters=Filters() if many else Filters(glob="*.csv"),
+            commit=True,
+            commit_message="m",
+            engine=engine,
         )
         operation = lake.bulk_deletes.create(
             parse_branch_path("lakefs://repo1/main/a/"), options, created_by="alice"
@@ -68,6 +75,14 @@ def test_the_spark_engine_agrees_with_the_local_engine(spark: SparkSession, tmp_
     on_spark = _run_on("spark", tmp_path / "spark")
 
     assert local[0] == "completed_with_errors" and local[3] == ["a/04.csv", "a/x.tmp", "b/1"]
+    assert on_spark == local
+
+
+def test_the_engines_agree_on_whole_committed_ranges(spark: SparkSession, tmp_path: Path) -> None:
+    local = _run_on("local", tmp_path / "local", many=12_000)
+    on_spark = _run_on("spark", tmp_path / "spark", many=12_000)
+
+    assert local[0] == "completed_with_errors" and local[3] == ["a/04.csv", "b/1"]
     assert on_spark == local
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator
+from itertools import takewhile
 from typing import Literal
 
 from kvlake.blockstore.store import BlockStore
@@ -133,20 +134,25 @@ class CommittedManager:
         )
 
     def scan(
-        self, namespace: str, metarange_id: str, start: bytes = b""
+        self, namespace: str, metarange_id: str, start: bytes = b"", stop: bytes | None = None
     ) -> Iterator[tuple[bytes, Value]]:
-        """Iterate the entries with key >= `start` in ascending order, range by range.
+        """Iterate the entries with `start` <= key < `stop` in ascending order, range by range.
 
         The metarange is read now (an unknown id raises here, not on first
-        `next`); each range is read when the scan reaches it. Only the first
-        range is cached, so paging through a listing reuses it and a long scan
-        does not evict the ranges point reads keep hot.
+        `next`); each range is read when the scan reaches it, and none that
+        starts at or after `stop`. Only the first range is cached, so paging
+        through a listing reuses it and a long scan does not evict the ranges
+        point reads keep hot.
 
         Raises:
             MetarangeNotFoundError: no metarange with that id in the namespace.
         """
         metarange = self._reader.metarange(namespace, metarange_id)
-        return self._scan_ranges(namespace, metarange.ranges[metarange.find(start) :], start)
+        ranges = metarange.ranges[metarange.find(start) :]
+        if stop is not None:
+            ranges = [info for info in ranges if info.min_key < stop]  # sorted: a prefix
+        entries = self._scan_ranges(namespace, ranges, start)
+        return entries if stop is None else takewhile(lambda entry: entry[0] < stop, entries)
 
     def ranges(self, namespace: str, metarange_id: str) -> list[RangeInfo]:
         """Return the ranges of a metarange in key order (a new list each call).

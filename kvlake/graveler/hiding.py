@@ -27,7 +27,7 @@ so the hidden keys of a token are the records' keys in order.
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Collection, Iterator, Sequence
 from typing import Final
 
@@ -106,8 +106,10 @@ class HiddenKeys:
             return
         for record in self.records(token, start):
             range_keys = self._range_keys(record)
+            low = bisect_left(range_keys, max(start, record.min_key))
+            high = bisect_right(range_keys, record.max_key)
             keep = record.keep
-            for key in range_keys[bisect_left(range_keys, start) :]:
+            for key in range_keys[low:high]:
                 if not keep or not _contains(keep, key):
                     yield key
 

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import datetime
 import logging
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterator
 
 import msgspec
 
 from kvlake.errors import ConflictError, TooManyTriesError
-from kvlake.graveler import HiddenRange, Repository
+from kvlake.graveler import HiddenRange, RangeInfo, Repository
 from kvlake.operations.engines import EngineContext
 from kvlake.operations.records import Batch, Failure, Lock, Operation, Outcome, RangePlan
 
@@ -47,7 +49,7 @@ class BatchProcessor:
         batch = ledger.read_batch(operation.id, number)
         if batch.outcome is not None:
             return batch.outcome
-        if batch.range_id:
+        if batch.ranges:
             return self._process_range(operation, repository, number, batch)
         failures, todo, addresses = self._split_locked(repository, batch)
         failed = 0
@@ -68,7 +70,7 @@ class BatchProcessor:
     def _process_range(
         self, operation: Operation, repository: Repository, number: int, batch: Batch
     ) -> Outcome:
-        """A range batch: its staged objects one by one, the range's keys as one record."""
+        """A range batch: its staged objects one by one, each range's keys as one record."""
         ledger = self.context.ledger
         plan = batch.plan
         if plan is None:
@@ -96,25 +98,19 @@ class BatchProcessor:
         return outcome
 
     def _plan_range(self, operation: Operation, repository: Repository, batch: Batch) -> RangePlan:
-        """Read the range's keys, the span's staged entries and locks; write the skips.
+        """Read the span's staged entries and locks (and, where there are any, the range
+        keys they fall on); write the skips.
 
         A staged entry wins over the committed one at its key: a value is deleted
         as a staged object (its blob logged, or marked shared), a deletion was
         done already. Write-locked objects are skipped, and their keys kept out of
-        the record.
+        the records. With neither in the span, every key of every range is hidden,
+        and the ranges' recorded counts say how many without reading them.
         """
         context = self.context
-        graveler = context.graveler
-        namespace = repository.storage_namespace
-        range_keys = graveler.committed.range_columns(namespace, batch.range_id).key_list()
-        staged = dict(
-            graveler.list_staged(
-                repository, operation.branch, batch.range_min, batch.range_max + b"\0"
-            )
-        )
-        locked = context.locks.write_locked(
-            repository, batch.range_min.decode(), batch.range_max.decode()
-        )
+        low, high = batch.span
+        staged = dict(context.graveler.list_staged(repository, operation.branch, low, high + b"\0"))
+        locked = context.locks.write_locked(repository, low.decode(), high.decode())
         keep_addresses = not operation.options.purge
         failures: list[tuple[str, Failure]] = []
         paths: list[str] = []
@@ -130,11 +126,11 @@ class BatchProcessor:
             paths.append(path)
             if keep_addresses:
                 addresses.append(context.describe(value).address)
-        hidden = len(range_keys)
+        hidden = batch.estimate
         keep: list[bytes] = []
         if staged or locked:
             hidden = 0
-            for key in range_keys:
+            for key in self._range_keys(repository, batch):
                 if key in staged:
                     continue
                 lock = locked.get(key.decode())
@@ -151,37 +147,49 @@ class BatchProcessor:
             paths=paths, addresses=addresses, hidden=hidden, keep=keep, skipped=len(failures)
         )
 
+    def _range_keys(self, repository: Repository, batch: Batch) -> Iterator[bytes]:
+        """Every key of the batch's ranges, in order (one range file in memory at a time)."""
+        committed = self.context.graveler.committed
+        for info in batch.ranges:
+            yield from committed.range_columns(repository.storage_namespace, info.id).key_list()
+
     def _hide(
         self, operation: Operation, repository: Repository, batch: Batch, plan: RangePlan
     ) -> list[tuple[str, str]]:
-        """Stage the range's record; every key it would hide fails with why, if it cannot."""
-        record = HiddenRange(
-            range_id=batch.range_id,
-            min_key=batch.range_min,
-            max_key=batch.range_max,
-            keep=tuple(plan.keep),
-        )
+        """Stage the ranges' records, all at once or, if that is refused, one by one;
+        every key of a range whose record cannot be staged fails with why."""
+        graveler = self.context.graveler
+        records = [_record(info, plan.keep) for info in batch.ranges]
         try:
-            self.context.graveler.hide(repository, operation.branch, [record])
+            graveler.hide(repository, operation.branch, records)
             return []
         except (ConflictError, TooManyTriesError) as exc:
-            log.info("bulk delete %s: range %s not hidden (%s)", operation.id, batch.range_id, exc)
-            graveler = self.context.graveler
-            namespace = repository.storage_namespace
-            range_keys = graveler.committed.range_columns(namespace, batch.range_id).key_list()
-            stop = batch.range_max + b"\0"
-            staged = {
-                key
-                for key, _ in graveler.list_staged(
-                    repository, operation.branch, batch.range_min, stop
-                )
-            }
-            kept = set(plan.keep)
-            return [
-                (key.decode(), str(exc))
-                for key in range_keys
-                if key not in kept and key not in staged
-            ]
+            log.info("bulk delete %s: ranges not hidden at once (%s)", operation.id, exc)
+        failed: list[tuple[str, str]] = []
+        for record in records:
+            try:
+                graveler.hide(repository, operation.branch, [record])
+            except (ConflictError, TooManyTriesError) as exc:
+                failed += self._unhidden(operation, repository, record, str(exc))
+        return failed
+
+    def _unhidden(
+        self, operation: Operation, repository: Repository, record: HiddenRange, why: str
+    ) -> list[tuple[str, str]]:
+        """The keys `record` was to hide, each failed with `why`."""
+        graveler = self.context.graveler
+        stop = record.max_key + b"\0"
+        staged = {
+            key
+            for key, _ in graveler.list_staged(repository, operation.branch, record.min_key, stop)
+        }
+        kept = set(record.keep)
+        range_keys = graveler.committed.range_columns(repository.storage_namespace, record.range_id)
+        return [
+            (key.decode(), why)
+            for key in range_keys.key_list()
+            if key not in kept and key not in staged
+        ]
 
     def _split_locked(
         self, repository: Repository, batch: Batch
@@ -227,3 +235,12 @@ class BatchProcessor:
             except TooManyTriesError as exc:
                 failed.append((path, str(exc)))
         return failed
+
+
+def _record(info: RangeInfo, keep: list[bytes]) -> HiddenRange:
+    """The hidden-range record of range `info`, keeping the locked keys (sorted `keep`)
+    that fall in it."""
+    kept = keep[bisect_left(keep, info.min_key) : bisect_right(keep, info.max_key)]
+    return HiddenRange(
+        range_id=info.id, min_key=info.min_key, max_key=info.max_key, keep=tuple(kept)
+    )

@@ -12,6 +12,8 @@ from typing import Final, Literal, get_args
 
 import msgspec
 
+from kvlake.graveler import RangeInfo
+
 OperationStatus = Literal[
     "not_started",
     "started",
@@ -121,7 +123,7 @@ class Outcome(msgspec.Struct, frozen=True, kw_only=True):
     """What processing one batch did; stored in the batch before the counters move.
 
     `objects` is how many objects a range batch found (enumeration counted the
-    range's recorded size, `Batch.estimate`); None for a batch of listed paths.
+    ranges' recorded sizes, `Batch.estimate`); None for a batch of listed paths.
     """
 
     deleted: int = 0
@@ -132,12 +134,12 @@ class Outcome(msgspec.Struct, frozen=True, kw_only=True):
 
 class RangePlan(msgspec.Struct, frozen=True, kw_only=True):
     """What a range batch does, fixed (and stored) before any of it is done, so a retry
-    repeats exactly it: its own record would otherwise hide the keys it counts.
+    repeats exactly it: its own records would otherwise hide the keys it counts.
 
     `paths` are staged objects in the span, deleted one by one (`addresses`: their
-    blobs, when kept for garbage collection); `hidden` keys of the range go with
-    one hidden-range record, `keep` (write-locked) keys stay; `skipped` counts the
-    locked objects.
+    blobs, when kept for garbage collection); `hidden` keys of the ranges go with
+    one hidden-range record per range, `keep` (write-locked) keys stay, in key
+    order; `skipped` counts the locked objects.
     """
 
     paths: list[str]
@@ -152,24 +154,36 @@ class Batch(msgspec.Struct, frozen=True, kw_only=True):
 
     A path batch lists its paths in key order; `addresses` (same order) is kept
     only when the blobs must be marked shared (`purge` false). A range batch
-    (`range_id` set) stands for one committed range of the operation's base
-    commit lying wholly under the prefix, and for the span `range_min` ..
-    `range_max`: the executor that processes it reads the range file, the staged
-    entries and the locks of that span (`RangePlan`) and stages one hidden-range
-    record instead of a tombstone per object. An outcome is written before it is
-    folded into the operation's counters, so batches may finish in any order (an
-    engine with many executors) and a crash between the two folds it later,
-    never twice.
+    (`ranges` set) stands for consecutive committed ranges of the operation's
+    base commit lying wholly under the prefix, and for the span from the first
+    one's `min_key` to the last one's `max_key`: the executor that processes it
+    reads the range files, the staged entries and the locks of that span
+    (`RangePlan`) and stages one hidden-range record per range instead of a
+    tombstone per object. An outcome is written before it is folded into the
+    operation's counters, so batches may finish in any order (an engine with
+    many executors) and a crash between the two folds it later, never twice.
     """
 
     paths: list[str] = []
     addresses: list[str] = []
-    range_id: str = ""
-    range_min: bytes = b""
-    range_max: bytes = b""
-    estimate: int = 0
+    ranges: list[RangeInfo] = []
     plan: RangePlan | None = None
     outcome: Outcome | None = None
+
+    @property
+    def span(self) -> tuple[bytes, bytes]:
+        """A range batch's first and last key (inclusive)."""
+        return self.ranges[0].min_key, self.ranges[-1].max_key
+
+    @property
+    def estimate(self) -> int:
+        """Objects a range batch holds, as its ranges recorded them (0 for paths)."""
+        return sum(info.count for info in self.ranges)
+
+    @property
+    def last_path(self) -> str:
+        """Where enumeration stood once it wrote this batch."""
+        return self.ranges[-1].max_key.decode() if self.ranges else self.paths[-1]
 
 
 class Failure(msgspec.Struct, frozen=True, kw_only=True):

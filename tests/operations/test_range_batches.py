@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from kvlake.graveler import Repository, keys
+from kvlake.graveler import HiddenRange, Repository, keys
 from kvlake.kv.memory import MemoryStore
 from kvlake.lake import Lake
 from kvlake.operations import BulkDeleteOptions, Filters, LocalEngine
@@ -138,7 +138,7 @@ def test_cancel_stops_after_a_range(lake: Lake) -> None:
     class CancelAfterRange(BatchProcessor):
         def process(self, op: Operation, repository: Repository, number: int) -> Outcome:
             outcome = super().process(op, repository, number)
-            if lake.ledger.read_batch(op.id, number).range_id:
+            if lake.ledger.read_batch(op.id, number).ranges:
                 lake.bulk_deletes.cancel(op.id, user="alice", admin=False)
             return outcome
 
@@ -149,3 +149,31 @@ def test_cancel_stops_after_a_range(lake: Lake) -> None:
     left = [p for p in listed(lake, repo) if p.startswith("a/")]
     assert 0 < final.counters.deleted < len(INSIDE)
     assert len(left) == len(INSIDE) - final.counters.deleted  # what is done stays done
+
+
+def test_a_range_whose_record_is_refused_fails_alone(lake: Lake) -> None:
+    """Another bulk delete's record overlaps one range: that range's keys are listed as
+    failed, the other ranges of the same batch are still hidden."""
+    repo = setup(lake)
+    head = lake.graveler.get_commit(repo, lake.graveler.get_branch(repo, "main").commit_id)
+    ranges = lake.graveler.committed.ranges(repo.storage_namespace, head.metarange_id)
+    inner = [r for r in ranges if r.min_key.startswith(b"a/") and r.max_key.startswith(b"a/")]
+    assert len(inner) >= 3
+    taken = inner[1]
+    other = HiddenRange(range_id=taken.id, min_key=taken.min_key, max_key=taken.min_key)
+    lake.graveler.hide(repo, "main", [other])
+    final = run(lake, start(lake, "lakefs://repo1/main/a/"))
+    failed, after = [], ""
+    while True:
+        page = lake.ledger.failures(final.id, after=after, amount=1000)
+        failed += [path for path, failure in page.failures if failure.outcome == "failed"]
+        if not page.next:
+            break
+        after = page.next
+    assert final.status == "completed_with_errors"
+    # Every key of the taken range but the one the other record hides already.
+    expected = [f"a/{i:05d}" for i in range(int(taken.min_key[2:]) + 1, int(taken.max_key[2:]) + 1)]
+    assert failed == expected
+    assert final.counters.failed == len(expected)
+    left = listed(lake, repo)
+    assert [p for p in left if p.startswith("a/") and p != "a/12345"] == expected

@@ -1024,7 +1024,7 @@ MUTATIONS = (
         "        return record.min_key <= key\n",
         (
             "tests/graveler/test_hiding.py"
-            "::test_entries_staged_in_the_token_win_and_new_keys_are_never_hidden",
+            "::test_a_key_committed_into_a_ranges_span_later_is_not_hidden",
         ),
     ),
     Mutation(
@@ -1050,6 +1050,16 @@ MUTATIONS = (
         "            ledger.write_batch(operation.id, number, batch)\n",
         "",
         ("tests/operations/test_range_batches.py::test_a_range_batch_processed_again_counts_once",),
+    ),
+    Mutation(
+        "hidden-range-keys-keep-to-the-span",
+        "hidden ranges: a record's keys are those of its range inside its span",
+        "kvlake/graveler/hiding.py",
+        "            high = bisect_right(range_keys, record.max_key)\n",
+        "            high = len(range_keys)\n",
+        (
+            "tests/operations/test_range_batches.py::test_a_range_whose_record_is_refused_fails_alone",
+        ),
     ),
 )
 

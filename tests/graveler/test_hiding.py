@@ -214,3 +214,22 @@ def test_the_deletion_layer_reads_no_record_as_an_entry(small: Graveler, repo: R
     token = small.get_branch(repo, "main").staging_token
     pages: Iterator[list[tuple[bytes, Value | None]]] = small.references.staged_pages(token)
     assert [key for page in pages for key, _ in page] == [b"staged"]
+
+
+def test_a_key_committed_into_a_ranges_span_later_is_not_hidden(
+    small: Graveler, repo: Repository
+) -> None:
+    """A record names range R of an older commit; a key committed since inside R's span
+    (so in the branch's committed data, but not one of R's keys) stays visible."""
+    first, *_ = inside(small, repo)
+    newcomer = keys_in(first)[0] + b"x"
+    assert first.min_key < newcomer < first.max_key
+    small.set(repo, "main", newcomer, value("new"))
+    small.commit(repo, "main", committer="t", message="newcomer")
+    small.hide(repo, "main", [record(first)])
+    assert small.get(repo, "main", newcomer) == value("new")
+    with pytest.raises(EntryNotFoundError):
+        small.get(repo, "main", keys_in(first)[0])
+    assert newcomer in listed(small, repo)
+    small.commit(repo, "main", committer="t", message="hide")
+    assert [k for k in listed(small, repo) if first.min_key <= k <= first.max_key] == [newcomer]

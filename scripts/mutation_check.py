@@ -1061,6 +1061,17 @@ MUTATIONS = (
             "tests/operations/test_range_batches.py::test_a_range_whose_record_is_refused_fails_alone",
         ),
     ),
+    Mutation(
+        "range-batch-deletes-what-was-committed-since-base",
+        "issue 13: a range batch deletes objects committed into its span since the base commit",
+        "kvlake/operations/batches.py",
+        "        entries = self._committed_since_base(operation, repository, batch, branch)\n",
+        "        entries: dict[bytes, Value | None] = {}\n",
+        (
+            "tests/operations/test_range_batches.py"
+            "::test_an_object_committed_into_a_range_span_during_the_delete_is_deleted",
+        ),
+    ),
 )
 
 

@@ -32,6 +32,7 @@ from kvlake.graveler.records import (
     Value,
 )
 from kvlake.graveler.references import LiveTokens
+from kvlake.graveler.refexpr import ResolvedRef
 from kvlake.graveler.repositories import INITIAL_TIMEOUT
 from kvlake.graveler.retention import DAY, Retention
 from kvlake.graveler.spans import RefState, Span, SpanChange
@@ -71,6 +72,7 @@ __all__ = [
     "RefState",
     "RefsManifest",
     "Repository",
+    "ResolvedRef",
     "RetainedCommit",
     "Retention",
     "Rules",

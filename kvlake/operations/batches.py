@@ -17,7 +17,7 @@ from collections.abc import Iterator
 import msgspec
 
 from kvlake.errors import ConflictError, TooManyTriesError
-from kvlake.graveler import HiddenRange, RangeInfo, Repository
+from kvlake.graveler import HiddenRange, RangeInfo, Repository, ResolvedRef, Value
 from kvlake.operations.engines import EngineContext
 from kvlake.operations.records import Batch, Failure, Lock, Operation, Outcome, RangePlan
 
@@ -109,13 +109,16 @@ class BatchProcessor:
         """
         context = self.context
         low, high = batch.span
-        staged = dict(context.graveler.list_staged(repository, operation.branch, low, high + b"\0"))
+        branch = context.graveler.resolve_ref(repository, operation.branch)
+        staged = dict(context.graveler.list_staged(repository, branch, low, high + b"\0"))
         locked = context.locks.write_locked(repository, low.decode(), high.decode())
         keep_addresses = not operation.options.purge
         failures: list[tuple[str, Failure]] = []
         paths: list[str] = []
         addresses: list[str] = []
-        for key, value in staged.items():
+        entries = self._committed_since_base(operation, repository, batch, branch)
+        entries.update(staged)
+        for key, value in sorted(entries.items()):
             if value is None:
                 continue  # deleted already
             path = key.decode()
@@ -146,6 +149,35 @@ class BatchProcessor:
         return RangePlan(
             paths=paths, addresses=addresses, hidden=hidden, keep=keep, skipped=len(failures)
         )
+
+    def _committed_since_base(
+        self, operation: Operation, repository: Repository, batch: Batch, branch: ResolvedRef
+    ) -> dict[bytes, Value | None]:
+        """Entries committed into the batch's span since the base commit: keys of the
+        branch's head there that are no keys of the batch's ranges.
+
+        They are what a listing at enumeration would have met staged (or what was
+        written since): a commit in between moved them out of staging, so the
+        ranges' records do not hide them and they are deleted one by one.
+        """
+        if branch.commit_id == operation.base_commit:
+            return {}
+        committed = self.context.graveler.committed
+        namespace = repository.storage_namespace
+        low, high = batch.span
+        ours = {info.id for info in batch.ranges}
+        found: dict[bytes, Value | None] = {}
+        for info in committed.ranges(namespace, branch.commit.metarange_id):
+            if info.max_key < low or info.min_key > high or info.id in ours:
+                continue
+            for key, value in committed.scan_range(namespace, info.id, low):
+                if key > high:
+                    break
+                found[key] = value
+        if found:
+            for key in self._range_keys(repository, batch):
+                found.pop(key, None)
+        return found
 
     def _range_keys(self, repository: Repository, batch: Batch) -> Iterator[bytes]:
         """Every key of the batch's ranges, in order (one range file in memory at a time)."""

@@ -177,3 +177,26 @@ def test_a_range_whose_record_is_refused_fails_alone(lake: Lake) -> None:
     assert final.counters.failed == len(expected)
     left = listed(lake, repo)
     assert [p for p in left if p.startswith("a/") and p != "a/12345"] == expected
+
+
+def test_an_object_committed_into_a_range_span_during_the_delete_is_deleted(lake: Lake) -> None:
+    """Staged when the delete started, committed before its range batch ran: the listing
+    would have met it, so the range batch deletes it although its record does not hide it
+    (it is no key of the base commit's ranges)."""
+    repo = setup(lake)
+    lake.catalog.upload(repo, "main", "a/15000x", io.BytesIO(b"staged before"))
+    operation = start(lake, "lakefs://repo1/main/a/")
+    context = lake.engine_context(owner="s1")
+
+    class CommitFirst(BatchProcessor):
+        def process(self, op: Operation, repository: Repository, number: int) -> Outcome:
+            if number == 0:
+                lake.graveler.commit(repository, "main", committer="bob", message="meanwhile")
+            return super().process(op, repository, number)
+
+    engine = LocalEngine(context)
+    engine.batches = CommitFirst(context)
+    final = engine.run(operation.id, threading.Event())
+    assert listed(lake, repo) == ["0", "a", "a/12345", "a0", "b/1"]
+    assert final.counters.deleted + final.counters.skipped == final.counters.enumerated
+    assert final.counters.enumerated == len(INSIDE) + 1

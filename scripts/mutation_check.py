@@ -1051,6 +1051,28 @@ MUTATIONS = (
         "",
         ("tests/operations/test_range_batches.py::test_a_range_batch_processed_again_counts_once",),
     ),
+    Mutation(
+        "range-batch-counted-without-staged-deletions",
+        "invariant 5: a range batch's count leaves out deletions staged before (counted once)",
+        "kvlake/operations/local.py",
+        "            estimate=self._visible(held, whole),\n",
+        "            estimate=whole.count,\n",
+        (
+            "tests/operations/test_range_batches.py"
+            "::test_deletions_staged_in_a_whole_range_are_not_counted_then_uncounted",
+        ),
+    ),
+    Mutation(
+        "range-batch-counts-objects-deleted-since-enumeration",
+        "invariant 5: objects deleted after enumeration counted them count as deleted",
+        "kvlake/operations/batches.py",
+        "        deleted += max(0, batch.estimate - deleted - failed - plan.skipped)\n",
+        "",
+        (
+            "tests/operations/test_range_batches.py"
+            "::test_an_object_deleted_after_enumeration_counts_as_deleted",
+        ),
+    ),
 )
 
 

@@ -219,9 +219,24 @@ class LocalEngine:
             range_id=whole.id,
             range_min=whole.min_key,
             range_max=whole.max_key,
-            estimate=whole.count,
+            estimate=self._visible(held, whole),
         )
         self._write_batch(held, ranged, whole.max_key.decode(), final=False)
+
+    def _visible(self, held: HeldOperation, whole: RangeInfo) -> int:
+        """The objects of a whole range the branch shows: its recorded size less the
+        deletions staged in its span (a staged scan of the span, not the range file).
+
+        A lower bound of what processing finds (it also finds objects staged anew in
+        the span), so a fold only ever corrects the count upwards: counting a deletion
+        staged before the operation here, then taking it back, sent enumerated_count
+        backwards (invariant 5).
+        """
+        staged = self.context.graveler.list_staged(
+            held.repository, held.operation.branch, whole.min_key, whole.max_key + b"\0"
+        )
+        deleted = sum(1 for _, value in staged if value is None)
+        return max(0, whole.count - deleted)
 
     def _next_whole_range(self, held: HeldOperation, start: bytes) -> RangeInfo | None:
         """The first range of the base commit at or after `start`, if it lies wholly under

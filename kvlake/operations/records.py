@@ -120,8 +120,9 @@ class Operation(msgspec.Struct, frozen=True, kw_only=True):
 class Outcome(msgspec.Struct, frozen=True, kw_only=True):
     """What processing one batch did; stored in the batch before the counters move.
 
-    `objects` is how many objects a range batch found (enumeration counted the
-    range's recorded size, `Batch.estimate`); None for a batch of listed paths.
+    `objects` is how many objects a range batch found, never fewer than enumeration
+    counted (`Batch.estimate`), so the fold corrects the count only upwards; None
+    for a batch of listed paths.
     """
 
     deleted: int = 0

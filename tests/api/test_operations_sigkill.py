@@ -2,12 +2,13 @@
 
 The issue's scenario, on a real `kvlake serve` over SQLite. Under `del/` the
 branch holds 200,000 objects (metadata only, written with `Store.set_many`, not
-through the API): 170,000 committed, of which 5,000 are staged again over
-their committed entry, and 30,000 only staged. So both batch kinds run: the
-committed ranges wholly under the prefix become range batches (one
-hidden-range record each, their restaged objects tombstoned one by one), and
-the objects listed one by one (the staged-only ones, the ranges at the
-prefix's ends) become path batches. Objects outside the path, committed and
+through the API): 171,000 committed, of which 5,001 are staged again over
+their committed entry and 1,000 deleted in staging, and 30,000 only staged.
+So both batch kinds run: the committed ranges wholly under the prefix become
+range batches (one hidden-range record each, their restaged objects
+tombstoned one by one, their deleted ones not counted), and the objects listed
+one by one (the staged-only ones, the ranges at the prefix's ends) become path
+batches. Objects outside the path, committed and
 staged, have names that sort right next to the prefix. Two objects under the
 path (one committed, one only staged) hold a write lock taken through the API
 with an expiry that outlives the test.
@@ -52,14 +53,16 @@ from kvlake.catalog.records import ObjectEntry, to_value
 from kvlake.config import Settings
 from kvlake.graveler import keys
 from kvlake.graveler.records import encode
+from kvlake.graveler.staging import TOMBSTONE
 from kvlake.lake import Lake
 from tests.api.server import Server
 from tests.support import wait_until
 
-COMMITTED = 170_000
-RESTAGED = range(0, COMMITTED, 34)  # 5,000 committed objects staged again
+COMMITTED = 171_000
+DELETED = range(5, COMMITTED, 171)  # 1,000 committed objects deleted in staging
+RESTAGED = [i for i in range(0, COMMITTED, 34) if i % 171 != 5]  # 5,001 staged again
 STAGED = 30_000
-TOTAL = COMMITTED + STAGED
+TOTAL = COMMITTED - len(DELETED) + STAGED
 LOCKED = ("del/c085001", "del/s15000")
 OUTSIDE_COMMITTED = ("de", "dek/1", "del", "del.x", "del0", "del0/1", "z/1")
 OUTSIDE_STAGED = ("del.new", "del0/new")
@@ -96,6 +99,10 @@ def _fill(data_dir: Path, kv_url: str) -> int:
         lake.store.set_many(
             keys.staging_partition(token),
             ((path.encode(), _entry(f"data/staged/{path}")) for path in (*staged, *OUTSIDE_STAGED)),
+        )
+        lake.store.set_many(
+            keys.staging_partition(token),
+            ((f"del/c{i:06d}".encode(), TOMBSTONE) for i in DELETED),
         )
         commit = graveler.get_commit(repo, commit_id)
         ranges = graveler.committed.ranges(repo.storage_namespace, commit.metarange_id)

@@ -1072,6 +1072,28 @@ MUTATIONS = (
             "::test_an_object_committed_into_a_range_span_during_the_delete_is_deleted",
         ),
     ),
+    Mutation(
+        "range-batch-counted-without-staged-deletions",
+        "invariant 5: a range batch's count leaves out deletions staged before (counted once)",
+        "kvlake/operations/local.py",
+        "        ranged = Batch(ranges=whole, estimate=self._visible(held, whole))\n",
+        "        ranged = Batch(ranges=whole, estimate=sum(info.count for info in whole))\n",
+        (
+            "tests/operations/test_range_batches.py"
+            "::test_deletions_staged_in_a_whole_range_are_not_counted_then_uncounted",
+        ),
+    ),
+    Mutation(
+        "range-batch-counts-objects-deleted-since-enumeration",
+        "invariant 5: objects deleted after enumeration counted them count as deleted",
+        "kvlake/operations/batches.py",
+        "        deleted += max(0, batch.estimate - deleted - failed - plan.skipped)\n",
+        "",
+        (
+            "tests/operations/test_range_batches.py"
+            "::test_an_object_deleted_after_enumeration_counts_as_deleted",
+        ),
+    ),
 )
 
 

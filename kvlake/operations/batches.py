@@ -88,6 +88,10 @@ class BatchProcessor:
             ledger.write_failures(operation.id, failures)
         failed = len(failed_paths)
         deleted = len(plan.paths) + plan.hidden - failed
+        # Objects enumeration counted that someone deleted since (a path batch counts
+        # them as deleted too: a tombstone over theirs): counted so, the enumerated count
+        # never has to go back (invariant 5).
+        deleted += max(0, batch.estimate - deleted - failed - plan.skipped)
         outcome = Outcome(
             deleted=deleted,
             failed=failed,
@@ -129,7 +133,7 @@ class BatchProcessor:
             paths.append(path)
             if keep_addresses:
                 addresses.append(context.describe(value).address)
-        hidden = batch.estimate
+        hidden = sum(info.count for info in batch.ranges)
         keep: list[bytes] = []
         if staged or locked:
             hidden = 0

@@ -223,8 +223,24 @@ class LocalEngine:
             return
         if paths and not self._write_paths(held, paths, addresses, last, final=False):
             return
-        ranged = Batch(ranges=whole)
+        ranged = Batch(ranges=whole, estimate=self._visible(held, whole))
         self._write_batch(held, ranged, ranged.last_path, final=False)
+
+    def _visible(self, held: HeldOperation, whole: list[RangeInfo]) -> int:
+        """The objects of a run of whole ranges the branch shows: their recorded sizes
+        less the deletions staged in their span (a staged scan, not the range files).
+
+        A lower bound of what processing finds (it also finds objects staged anew in
+        the span), so a fold only ever corrects the count upwards: counting a deletion
+        staged before the operation here, then taking it back, sent enumerated_count
+        backwards (invariant 5).
+        """
+        low, high = whole[0].min_key, whole[-1].max_key
+        staged = self.context.graveler.list_staged(
+            held.repository, held.operation.branch, low, high + b"\0"
+        )
+        deleted = sum(1 for _, value in staged if value is None)
+        return max(0, sum(info.count for info in whole) - deleted)
 
     def _next_whole_ranges(self, held: HeldOperation, start: bytes) -> list[RangeInfo]:
         """The run of ranges of the base commit from the first at or after `start`, as

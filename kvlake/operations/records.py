@@ -122,8 +122,9 @@ class Operation(msgspec.Struct, frozen=True, kw_only=True):
 class Outcome(msgspec.Struct, frozen=True, kw_only=True):
     """What processing one batch did; stored in the batch before the counters move.
 
-    `objects` is how many objects a range batch found (enumeration counted the
-    ranges' recorded sizes, `Batch.estimate`); None for a batch of listed paths.
+    `objects` is how many objects a range batch found, never fewer than enumeration
+    counted (`Batch.estimate`), so the fold corrects the count only upwards; None
+    for a batch of listed paths.
     """
 
     deleted: int = 0
@@ -167,6 +168,9 @@ class Batch(msgspec.Struct, frozen=True, kw_only=True):
     paths: list[str] = []
     addresses: list[str] = []
     ranges: list[RangeInfo] = []
+    estimate: int = 0
+    """Objects enumeration counted for a range batch: the ranges' recorded sizes less
+    the deletions staged in their span (0 for a path batch)."""
     plan: RangePlan | None = None
     outcome: Outcome | None = None
 
@@ -174,11 +178,6 @@ class Batch(msgspec.Struct, frozen=True, kw_only=True):
     def span(self) -> tuple[bytes, bytes]:
         """A range batch's first and last key (inclusive)."""
         return self.ranges[0].min_key, self.ranges[-1].max_key
-
-    @property
-    def estimate(self) -> int:
-        """Objects a range batch holds, as its ranges recorded them (0 for paths)."""
-        return sum(info.count for info in self.ranges)
 
     @property
     def last_path(self) -> str:

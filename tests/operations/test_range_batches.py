@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from kvlake.graveler import HiddenRange, Repository, keys
+from kvlake.kv import Predicate
 from kvlake.kv.memory import MemoryStore
 from kvlake.lake import Lake
 from kvlake.operations import BulkDeleteOptions, Filters, LocalEngine
@@ -105,8 +106,12 @@ def test_a_dry_run_counts_ranges_and_changes_nothing(lake: Lake) -> None:
 
 def test_a_range_batch_processed_again_counts_once(lake: Lake) -> None:
     """A crash after the record was staged, before the outcome was stored: the retry
-    follows the stored plan (its own record now hides the keys it counts)."""
+    follows the stored plan (its own record now hides the keys it counts, and its
+    tombstone the object staged anew in the range's span, which a fresh plan would
+    miss)."""
     repo = setup(lake)
+    first_whole = first_whole_range(lake, repo)
+    lake.catalog.upload(repo, "main", first_whole + "x", io.BytesIO(b"new in the span"))
     operation = start(lake, "lakefs://repo1/main/a/")
     context = lake.engine_context(owner="s1")
 
@@ -126,8 +131,19 @@ def test_a_range_batch_processed_again_counts_once(lake: Lake) -> None:
     final = run(lake, operation, owner="s2")
     assert crashed.done < final.done
     assert final.counters.deleted + final.counters.skipped == final.counters.enumerated
-    assert final.counters.enumerated == len(INSIDE)
+    assert final.counters.enumerated == len(INSIDE) + 1
     assert listed(lake, repo) == ["0", "a", "a/12345", "a0", "b/1"]
+
+
+def first_whole_range(lake: Lake, repo: Repository) -> str:
+    """The first key of the first committed range wholly under a/."""
+    commit = lake.graveler.get_commit(repo, lake.graveler.get_branch(repo, "main").commit_id)
+    ranges = lake.graveler.committed.ranges(repo.storage_namespace, commit.metarange_id)
+    return next(
+        r.min_key.decode()
+        for r in ranges
+        if r.min_key.startswith(b"a/") and r.max_key.startswith(b"a/") and r.count > 1
+    )
 
 
 def test_cancel_stops_after_a_range(lake: Lake) -> None:
@@ -200,3 +216,78 @@ def test_an_object_committed_into_a_range_span_during_the_delete_is_deleted(lake
     assert listed(lake, repo) == ["0", "a", "a/12345", "a0", "b/1"]
     assert final.counters.deleted + final.counters.skipped == final.counters.enumerated
     assert final.counters.enumerated == len(INSIDE) + 1
+
+
+def journalled(lake: Lake) -> list[Counters]:
+    """The counters of every operation record the ledger writes from now on, once landed."""
+    seen: list[Counters] = []
+    swap = lake.ledger.swap
+
+    def journal(predicate: Predicate, updated: Operation) -> Predicate:
+        landed = swap(predicate, updated)
+        seen.append(updated.counters)
+        return landed
+
+    lake.ledger.swap = journal  # type: ignore[method-assign]
+    return seen
+
+
+def never_back(seen: list[Counters]) -> None:
+    for before, after in zip(seen, seen[1:], strict=False):
+        for name in ("enumerated", "deleted", "failed", "skipped"):
+            assert getattr(after, name) >= getattr(before, name), (name, before, after)
+
+
+def in_whole_ranges(lake: Lake, repo: Repository, paths: list[str]) -> bool:
+    """Whether every path lies in a committed range wholly under a/ (a range batch's)."""
+    commit = lake.graveler.get_commit(repo, lake.graveler.get_branch(repo, "main").commit_id)
+    ranges = lake.graveler.committed.ranges(repo.storage_namespace, commit.metarange_id)
+    whole = [r for r in ranges if r.min_key.startswith(b"a/") and r.max_key.startswith(b"a/")]
+    return all(any(r.min_key <= p.encode() <= r.max_key for r in whole) for p in paths)
+
+
+GONE = ["a/10009", "a/10010", "a/15000"]
+
+
+def test_deletions_staged_in_a_whole_range_are_not_counted_then_uncounted(lake: Lake) -> None:
+    """A range batch was counted by the range's recorded size, then corrected down when it
+    found keys deleted already: enumerated_count (and total_count) went backwards."""
+    repo = populate(lake, [], commit=False)
+    fill(lake, repo, [*INSIDE, *OUTSIDE])
+    assert in_whole_ranges(lake, repo, GONE)
+    for path in GONE:
+        lake.graveler.delete(repo, "main", path.encode())
+    seen = journalled(lake)
+    final = run(lake, start(lake, "lakefs://repo1/main/a/"))
+    never_back(seen)
+    c = final.counters
+    assert c.enumerated == c.deleted == len(INSIDE) - len(GONE)
+    assert (c.failed, c.skipped) == (0, 0)
+    assert listed(lake, repo) == OUTSIDE
+
+
+def test_an_object_deleted_after_enumeration_counts_as_deleted(lake: Lake) -> None:
+    """As a path batch counts an object someone deleted after it was listed: the range
+    batch finds fewer keys than enumeration counted, and the counters still add up."""
+    repo = populate(lake, [], commit=False)
+    fill(lake, repo, [*INSIDE, *OUTSIDE])
+    assert in_whole_ranges(lake, repo, GONE)
+    operation = start(lake, "lakefs://repo1/main/a/")
+    context = lake.engine_context(owner="s1")
+
+    class DeleteBehind(BatchProcessor):
+        def process(self, op: Operation, repository: Repository, number: int) -> Outcome:
+            if number == 0:  # enumeration is over: the paths are deleted behind its back
+                for path in GONE:
+                    lake.graveler.delete(repository, "main", path.encode())
+            return super().process(op, repository, number)
+
+    engine = LocalEngine(context)
+    engine.batches = DeleteBehind(context)
+    seen = journalled(lake)
+    final = engine.run(operation.id, threading.Event())
+    never_back(seen)
+    c = final.counters
+    assert c.enumerated == c.deleted == len(INSIDE)
+    assert (c.failed, c.skipped) == (0, 0)
+    assert listed(lake, repo) == OUTSIDE

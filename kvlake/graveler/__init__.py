@@ -35,6 +35,7 @@ from kvlake.graveler.references import LiveTokens
 from kvlake.graveler.repositories import INITIAL_TIMEOUT
 from kvlake.graveler.retention import DAY, Retention
 from kvlake.graveler.spans import RefState, Span, SpanChange
+from kvlake.graveler.tasks import RefsTasks, TaskRecord, TaskResult
 from kvlake.graveler.validation import (
     check_branch_name,
     check_path,
@@ -70,6 +71,7 @@ __all__ = [
     "RangeInfo",
     "RefState",
     "RefsManifest",
+    "RefsTasks",
     "Repository",
     "RetainedCommit",
     "Retention",
@@ -78,6 +80,8 @@ __all__ = [
     "SpanChange",
     "StagingHooks",
     "Tag",
+    "TaskRecord",
+    "TaskResult",
     "TokenState",
     "Value",
     "check_branch_name",

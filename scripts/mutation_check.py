@@ -1039,7 +1039,8 @@ MUTATIONS = (
         "deletion-reads-no-record-as-an-entry",
         "hidden ranges: the deletion layer's scans of a token start past the records",
         "kvlake/graveler/references.py",
-        "        with self._store.scan(partition, FIRST_PATH, batch_size=batch_size) as scan:\n",
+        "        with self._store.scan(partition, max(start, FIRST_PATH), batch_size=batch_size) as"
+        " scan:\n",
         '        with self._store.scan(partition, b"", batch_size=batch_size) as scan:\n',
         ("tests/graveler/test_hiding.py::test_the_deletion_layer_reads_no_record_as_an_entry",),
     ),
@@ -1060,6 +1061,24 @@ MUTATIONS = (
         (
             "tests/operations/test_range_batches.py::test_a_range_whose_record_is_refused_fails_alone",
         ),
+    ),
+    Mutation(
+        "task-stale-running-reads-failed",
+        "invariant 5: a background task whose process died is reported failed, not running",
+        "kvlake/graveler/tasks.py",
+        "        if not record.done and self._clock() - record.update_time > STALE_SECONDS:\n",
+        "        if False:\n",
+        (
+            "tests/graveler/test_tasks.py::test_a_task_whose_process_died_reads_as_failed_after_the_limit",
+        ),
+    ),
+    Mutation(
+        "task-heartbeat-touches-the-record",
+        "invariant 5: a task still running is not taken for a dead one",
+        "kvlake/graveler/tasks.py",
+        "                self._store.set_if(partition, key, _encode(record), predicate)\n",
+        "                pass\n",
+        ("tests/graveler/test_tasks.py::test_the_heartbeat_keeps_a_long_task_running",),
     ),
 )
 

@@ -18,8 +18,8 @@ last and a restore checks the whole dump before writing, so a task cut short
 leaves no dump that looks complete and no half-restored repository.
 
 The thread is started through `start` (default: a daemon thread), which tests
-replace to hold the work at a gate. Task records die with their repository
-instance.
+replace to hold the work at a gate; `heartbeat` sets the beat's interval. Task
+records die with their repository instance.
 """
 
 from __future__ import annotations
@@ -100,11 +100,13 @@ class RefsTasks:
         clock: Callable[[], float],
         *,
         start: Starter = start_thread,
+        heartbeat: float = HEARTBEAT_SECONDS,
     ) -> None:
         self._store = store
         self._dumps = dumps
         self._clock = clock
         self._start = start
+        self._heartbeat_seconds = heartbeat
 
     def submit_dump(self, repository: Repository) -> str:
         """Start dumping the repository's refs; return the task id at once."""
@@ -204,7 +206,7 @@ class RefsTasks:
 
     def _heartbeat(self, repository: Repository, task_id: str, finished: threading.Event) -> None:
         partition, key = partition_of(repository), keys.task_key(task_id)
-        while not finished.wait(HEARTBEAT_SECONDS):
+        while not finished.wait(self._heartbeat_seconds):
             try:
                 raw, predicate = self._store.get(partition, key)
                 record = msgspec.structs.replace(_decode(raw), update_time=self._clock())

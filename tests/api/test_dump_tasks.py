@@ -1,13 +1,15 @@
-"""Refs dump and restore as lakeFS's tasks: dumpSubmit, dumpStatus, restoreSubmit,
-restoreStatus, through the SDK and plain HTTP."""
+"""Refs dump and restore as lakeFS's background tasks: dumpSubmit, dumpStatus,
+restoreSubmit, restoreStatus, through the SDK and plain HTTP; a submit answers at once,
+the status says running until the outcome, and a dead process's task reads as failed."""
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 from typing import TypeVar
 
+import anyio
 import httpx
 import lakefs
 import lakefs_sdk
@@ -15,19 +17,25 @@ import pytest
 from lakefs_sdk.client import LakeFSClient
 from lakefs_sdk.exceptions import ApiException
 
+from kvlake.graveler import RefsTasks
+from kvlake.graveler.tasks import STALE_SECONDS
+from tests.api.inprocess import app_over, client_of, services_in
 from tests.api.server import Server
+from tests.support import FakeClock, GatedStarter, wait_until
 
 _S = TypeVar("_S", lakefs_sdk.RepositoryDumpStatus, lakefs_sdk.RepositoryRestoreStatus)
 
 
 def finished(status: Callable[[], _S]) -> _S:
-    """Poll a background task's status until it is done (a deadline, not a timing check)."""
-    deadline = time.monotonic() + 60
-    while not (answer := status()).done:
-        assert answer.error is None
-        assert time.monotonic() < deadline, "the task never finished"
-        time.sleep(0.05)
-    return answer
+    """Poll a background task's status until it is done; return the last answer."""
+    answers: list[_S] = []
+
+    def done() -> bool:
+        answers.append(status())
+        return bool(answers[-1].done)
+
+    wait_until(done, message="the task to finish")
+    return answers[-1]
 
 
 def test_a_dump_task_restores_through_a_restore_task(
@@ -101,3 +109,53 @@ def test_unknown_tasks_are_404(sdk: LakeFSClient, http: httpx.Client, repo: str)
     assert http.get(f"/repositories/{repo}/dump").status_code == 400  # task_id is required
     missing = http.post("/repositories/nope/dump")
     assert missing.status_code == 404 and missing.json()["message"] == "repository not found"
+
+
+# -- in-process: the work held at a gate, and a task whose process died ---------------------
+
+
+async def _gated_tasks(tmp_path: Path) -> None:
+    clock = FakeClock()
+    services = services_in(tmp_path, clock=clock)
+    lake = services.lake
+    gate = GatedStarter()
+    lake.graveler.tasks = RefsTasks(lake.store, lambda: lake.graveler.dumps, clock, start=gate)
+    try:
+        async with client_of(app_over(services)) as client:
+            body = {"name": "held", "storage_namespace": "local://held"}
+            assert (await client.post("/repositories", json=body)).status_code == 201
+            submitted = await client.post("/repositories/held/dump")
+            assert submitted.status_code == 202
+            task = {"task_id": submitted.json()["id"]}
+            running = (await client.get("/repositories/held/dump", params=task)).json()
+            assert running["done"] is False and "refs" not in running and "error" not in running
+            gate.release()
+            done = (await client.get("/repositories/held/dump", params=task)).json()
+            assert done["done"] is True and "error" not in done
+            assert len(set(done["refs"].values())) == 1  # one dump id in all three fields
+            # A restore of a dump that is not there: running, then done with the error.
+            bare = {"name": "bare", "storage_namespace": "local://bare"}
+            created = await client.post("/repositories", params={"bare": "true"}, json=bare)
+            assert created.status_code == 201
+            missing = {f"{k}_meta_range_id": "0" * 26 for k in ("commits", "tags", "branches")}
+            restore = await client.post("/repositories/bare/restore", json=missing)
+            assert restore.status_code == 202
+            task = {"task_id": restore.json()["id"]}
+            assert (await client.get("/repositories/bare/restore", params=task)).json()[
+                "done"
+            ] is False
+            gate.release()
+            failed = (await client.get("/repositories/bare/restore", params=task)).json()
+            assert failed["done"] is True and "no complete refs dump" in failed["error"]
+            # A dump whose server died after the submit: running until the limit, then failed.
+            orphan = (await client.post("/repositories/held/dump")).json()["id"]
+            gate.drop()
+            clock.advance(STALE_SECONDS + 1)
+            stale = await client.get("/repositories/held/dump", params={"task_id": orphan})
+            assert stale.json()["done"] is True and "submit it again" in stale.json()["error"]
+    finally:
+        services.close()
+
+
+def test_tasks_run_in_the_background_and_never_stay_running(tmp_path: Path) -> None:
+    anyio.run(_gated_tasks, tmp_path)

@@ -11,6 +11,7 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
+import anyio
 import httpx
 import lakefs
 import lakefs_sdk
@@ -19,7 +20,10 @@ import pytest
 from lakefs_sdk.client import LakeFSClient
 from lakefs_sdk.exceptions import ApiException
 
+from kvlake.graveler import RefsTasks
+from tests.api.inprocess import app_over, client_of, services_in
 from tests.api.server import Server
+from tests.support import FakeClock, GatedStarter, wait_until
 
 NO_RULES = lakefs_sdk.GarbageCollectionRules(default_retention_days=0, branches=[])
 
@@ -45,14 +49,6 @@ def _commit(branch: lakefs.Branch, path: str) -> str:
 def _first_parents(sdk: LakeFSClient, repo: str, ref: str) -> list[str]:
     log = sdk.refs_api.log_commits(repo, ref, first_parent=True, amount=1000)
     return [commit.id for commit in log.results]
-
-
-def _wait(poll: Callable[[], bool]) -> None:
-    """Poll a background task until it reports done (a deadline, not a timing check)."""
-    deadline = time.monotonic() + 60
-    while not poll():
-        assert time.monotonic() < deadline, "the task never finished"
-        time.sleep(0.05)
 
 
 def test_the_commits_file_lists_what_the_rules_retain(
@@ -112,7 +108,7 @@ def test_the_async_preparation_reports_its_result(
         statuses.append(internal.prepare_garbage_collection_commits_status(repo, task.id))
         return bool(statuses[-1].completed)
 
-    _wait(done)
+    wait_until(done, message="the preparation task to complete")
     status = statuses[-1]
     assert status.task_id == task.id and status.error is None and status.update_time is not None
     result = status.result
@@ -224,3 +220,94 @@ def test_permissions_are_lakefs_retention_actions(
         with pytest.raises(ApiException) as denied:
             denied_call()
         assert denied.value.status == 401
+
+
+# -- in-process: pages of a set size, and the async task held at a gate ------------------
+
+
+async def _stage(client: httpx.AsyncClient, repo: str, branch: str, path: str) -> str:
+    url = f"/repositories/{repo}/branches/{branch}/objects"
+    response = await client.post(url, params={"path": path}, content=path.encode())
+    assert response.status_code == 201, response.text
+    address: str = response.json()["physical_address"]
+    return address.removeprefix(f"local://{repo}/")
+
+
+async def _pages(tmp_path: Path) -> None:
+    services = services_in(tmp_path, KVLAKE_GC_UNCOMMITTED_PAGE_SIZE="2")
+    repo = "pages"
+    try:
+        async with client_of(app_over(services)) as client:
+            body = {"name": repo, "storage_namespace": f"local://{repo}"}
+            assert (await client.post("/repositories", json=body)).status_code == 201
+            dev = {"name": "dev", "source": "main"}
+            branch = await client.post(f"/repositories/{repo}/branches", json=dev)
+            assert branch.status_code == 201, branch.text
+            expected = {await _stage(client, repo, "main", p) for p in ("a", "b", "c")}
+            expected |= {await _stage(client, repo, "dev", p) for p in ("x", "y")}
+            await _stage(client, repo, "main", "gone")
+            objects = f"/repositories/{repo}/branches/main/objects"
+            assert (await client.delete(objects, params={"path": "gone"})).status_code == 204
+            answers: list[dict[str, str]] = []
+            token = None
+            while True:
+                request: dict[str, str] = {"continuation_token": token} if token else {}
+                response = await client.post(
+                    f"/repositories/{repo}/gc/prepare_uncommited", json=request
+                )
+                assert response.status_code == 201, response.text
+                answers.append(response.json())
+                token = answers[-1].get("continuation_token")
+                if not token:
+                    break
+        assert len(answers) == 3  # 2 + 2 + 1 addresses
+        assert len({answer["run_id"] for answer in answers}) == 1
+        locations = {answer["gc_uncommitted_location"] for answer in answers}
+        assert len(locations) == 1
+        folder = tmp_path / "blocks" / locations.pop().removeprefix("local://")
+        tables = [pq.read_table(part) for part in sorted(folder.iterdir())]
+        assert sorted(table.num_rows for table in tables) == [1, 2, 2]
+        listed = [a for table in tables for a in table.column("physical_address").to_pylist()]
+        assert sorted(listed) == sorted(expected)
+    finally:
+        services.close()
+
+
+def test_uncommitted_pages_follow_the_continuation_token(tmp_path: Path) -> None:
+    anyio.run(_pages, tmp_path)
+
+
+async def _gated_preparation(tmp_path: Path) -> None:
+    clock = FakeClock()
+    services = services_in(tmp_path, clock=clock)
+    lake = services.lake
+    gate = GatedStarter()
+    lake.graveler.tasks = RefsTasks(lake.store, lambda: lake.graveler.dumps, clock, start=gate)
+    repo = "gated"
+    try:
+        async with client_of(app_over(services)) as client:
+            body = {"name": repo, "storage_namespace": f"local://{repo}"}
+            assert (await client.post("/repositories", json=body)).status_code == 201
+            rules = {"default_retention_days": 1, "branches": []}
+            put = await client.put(f"/repositories/{repo}/settings/gc_rules", json=rules)
+            assert put.status_code == 204
+            submitted = await client.post(f"/repositories/{repo}/gc/prepare_commits/async")
+            assert submitted.status_code == 202
+            task_id = submitted.json()["id"]
+            status_url = f"/repositories/{repo}/gc/prepare_commits/status"
+            running = (await client.get(status_url, params={"id": task_id})).json()
+            assert running["task_id"] == task_id and running["completed"] is False
+            assert "result" not in running and "error" not in running
+            gate.release()
+            done = (await client.get(status_url, params={"id": task_id})).json()
+            assert done["completed"] is True and "error" not in done
+            location = done["result"]["gc_commits_location"]
+            head = (await client.get(f"/repositories/{repo}/branches/main")).json()["commit_id"]
+        rows = (tmp_path / "blocks" / location.removeprefix("local://")).read_text()
+        assert rows.splitlines()[1].startswith(f"{head},false,")
+    finally:
+        services.close()
+
+
+def test_the_async_preparation_is_running_until_its_work_ends(tmp_path: Path) -> None:
+    anyio.run(_gated_preparation, tmp_path)

@@ -12,34 +12,42 @@ from collections.abc import Callable
 
 
 class GatedStarter:
-    """Starts each run in a thread that first waits for `release` (or `drop`)."""
+    """Starts each run in a thread that waits for `release` (run it) or `drop` (don't).
+
+    Each call holds only the runs started since the last one: a run started later
+    waits for a later `release`.
+    """
 
     def __init__(self) -> None:
-        self._gate = threading.Event()
-        self._dropped = False
-        self._threads: list[threading.Thread] = []
+        self._held: list[tuple[threading.Event, list[bool], threading.Thread]] = []
+        self.started = 0
 
     def __call__(self, run: Callable[[], None]) -> None:
+        gate = threading.Event()
+        go = [True]
+
         def gated() -> None:
-            self._gate.wait()
-            if not self._dropped:
+            gate.wait()
+            if go[0]:
                 run()
 
         thread = threading.Thread(target=gated, name="gated-task", daemon=True)
         thread.start()
-        self._threads.append(thread)
-
-    @property
-    def started(self) -> int:
-        return len(self._threads)
+        self._held.append((gate, go, thread))
+        self.started += 1
 
     def release(self) -> None:
-        """Let every held run go, and wait until they have all finished."""
-        self._gate.set()
-        for thread in self._threads:
-            thread.join()
+        """Let the held runs go, and wait until they have all finished."""
+        self._open(run=True)
 
     def drop(self) -> None:
         """End the held runs without running them: the process died after the submit."""
-        self._dropped = True
-        self.release()
+        self._open(run=False)
+
+    def _open(self, *, run: bool) -> None:
+        held, self._held = self._held, []
+        for gate, go, _ in held:
+            go[0] = run
+            gate.set()
+        for _, _, thread in held:
+            thread.join()

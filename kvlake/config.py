@@ -137,7 +137,7 @@ class SparkSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
 
 
 class GcSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """Garbage collection as lakeFS's own GC client drives it (docs/gc.md)."""
+    """Garbage collection as lakeFS's own GC client drives it (docs/api.md)."""
 
     uncommitted_page_size: Annotated[int, msgspec.Meta(ge=1)] = 500_000
     """KVLAKE_GC_UNCOMMITTED_PAGE_SIZE: staged addresses one prepareGarbageCollectionUncommitted

@@ -1073,6 +1073,15 @@ MUTATIONS = (
         ),
     ),
     Mutation(
+        "gc-uncommitted-lists-sealed-tokens",
+        "invariant 4: lakeFS's GC client is told of entries a commit in progress sealed",
+        "kvlake/catalog/gcprepare.py",
+        "            yield from self._entries(name, [branch.staging_token, *branch.sealed_tokens],"
+        ' b"")\n',
+        '            yield from self._entries(name, [branch.staging_token], b"")\n',
+        ("tests/catalog/test_gcprepare.py::test_every_staged_address_is_listed_sealed_tokens_too",),
+    ),
+    Mutation(
         "task-heartbeat-touches-the-record",
         "invariant 5: a task still running is not taken for a dead one",
         "kvlake/graveler/tasks.py",

@@ -46,8 +46,7 @@ from kvlake import ids
 from kvlake.blockstore import BlockStore
 from kvlake.catalog.catalog import entry_ref
 from kvlake.errors import BranchNotFoundError, InvalidInputError
-from kvlake.graveler import Graveler, Repository
-from kvlake.graveler.validation import is_branch_name
+from kvlake.graveler import Graveler, Repository, check_branch_name
 
 GC_PREFIX: Final = "_lakefs/retention/gc/"
 ADDRESSES_PREFIX: Final = GC_PREFIX + "addresses/"
@@ -126,7 +125,11 @@ def decode_mark(token: str) -> UncommittedMark:
     except (binascii.Error, ValueError, msgspec.DecodeError):
         raise InvalidInputError("invalid continuation token") from None
     # The run id and branch become keys and listing bounds: only well-formed ones.
-    if not ids.is_uid(mark.run_id) or not is_branch_name(mark.branch):
+    try:
+        check_branch_name(mark.branch)
+    except InvalidInputError:
+        raise InvalidInputError("invalid continuation token") from None
+    if not ids.is_uid(mark.run_id):
         raise InvalidInputError("invalid continuation token")
     return mark
 

@@ -28,6 +28,7 @@ from kvlake.api.wire.common import Error
 from kvlake.catalog import PreparedCommits, decode_mark, encode_mark
 from kvlake.errors import KvlakeError, NotFoundError
 from kvlake.graveler import TaskResult
+from kvlake.pipelines.gc import DEFAULT_GRACE_PERIOD
 
 API_GROUP: Final = "internal"
 GC: Final = "/repositories/{repository}/gc"
@@ -38,8 +39,6 @@ _NO_RULES: Final[dict[type[KvlakeError], str]] = {NotFoundError: "get gc rules: 
 
 
 def get_config(call: Call[None]) -> Response:
-    from kvlake.pipelines.gc import DEFAULT_GRACE_PERIOD  # pyspark-free, but not needed before
-
     return json_response(wire.GarbageCollectionConfig(grace_period=int(DEFAULT_GRACE_PERIOD)))
 
 

@@ -13,9 +13,12 @@ refusing, such as a missing or inconsistent dump, is reported the same way).
 A process that dies mid-task cannot write the outcome, so while the work runs
 the thread touches the record's `update_time` every `HEARTBEAT_SECONDS`; a
 running record not touched for `STALE_SECONDS` is reported done with an error
-(submit again), so no task stays "running" forever. A dump writes its manifest
-last and a restore checks the whole dump before writing, so a task cut short
-leaves no dump that looks complete and no half-restored repository.
+(submit again), so no task stays "running" forever. A dump cut short is never
+taken for complete (it writes its manifest last). A restore checks the whole
+dump before writing anything, then writes commits, tags and branches in that
+order: one cut short while writing leaves a repository that is no longer bare,
+so a second restore is refused; delete the repository and restore into a new
+bare one.
 
 The thread is started through `start` (default: a daemon thread), which tests
 replace to hold the work at a gate; `heartbeat` sets the beat's interval. Task

@@ -136,6 +136,14 @@ class SparkSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
         return options
 
 
+class GcSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Garbage collection as lakeFS's own GC client drives it (docs/api.md)."""
+
+    uncommitted_page_size: Annotated[int, msgspec.Meta(ge=1)] = 500_000
+    """KVLAKE_GC_UNCOMMITTED_PAGE_SIZE: staged addresses one prepareGarbageCollectionUncommitted
+    call writes (one Parquet file); the client calls again with the continuation token."""
+
+
 class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """Everything kvlake reads from its environment. Build it with `load_settings`.
 
@@ -165,6 +173,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     """KVLAKE_SERVER_*: per-process limits on clients; see `ServerSettings`."""
     spark: SparkSettings = msgspec.field(default_factory=SparkSettings)
     """KVLAKE_SPARK_*: where pipelines run Spark; see `SparkSettings`."""
+    gc: GcSettings = msgspec.field(default_factory=GcSettings)
+    """KVLAKE_GC_*: what lakeFS's GC client is served; see `GcSettings`."""
 
     def __post_init__(self) -> None:
         data_dir = Path(self.data_dir).expanduser().absolute()

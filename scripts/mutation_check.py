@@ -1039,7 +1039,8 @@ MUTATIONS = (
         "deletion-reads-no-record-as-an-entry",
         "hidden ranges: the deletion layer's scans of a token start past the records",
         "kvlake/graveler/references.py",
-        "        with self._store.scan(partition, FIRST_PATH, batch_size=batch_size) as scan:\n",
+        "        with self._store.scan(partition, max(start, FIRST_PATH), batch_size=batch_size) as"
+        " scan:\n",
         '        with self._store.scan(partition, b"", batch_size=batch_size) as scan:\n',
         ("tests/graveler/test_hiding.py::test_the_deletion_layer_reads_no_record_as_an_entry",),
     ),
@@ -1093,6 +1094,33 @@ MUTATIONS = (
             "tests/operations/test_range_batches.py"
             "::test_an_object_deleted_after_enumeration_counts_as_deleted",
         ),
+    ),
+    Mutation(
+        "task-stale-running-reads-failed",
+        "invariant 5: a background task whose process died is reported failed, not running",
+        "kvlake/graveler/tasks.py",
+        "        if not record.done and self._clock() - record.update_time > STALE_SECONDS:\n",
+        "        if False:\n",
+        (
+            "tests/graveler/test_tasks.py::test_a_task_whose_process_died_reads_as_failed_after_the_limit",
+        ),
+    ),
+    Mutation(
+        "gc-uncommitted-lists-sealed-tokens",
+        "invariant 4: lakeFS's GC client is told of entries a commit in progress sealed",
+        "kvlake/catalog/gcprepare.py",
+        "            yield from self._entries(name, [branch.staging_token, *branch.sealed_tokens],"
+        ' b"")\n',
+        '            yield from self._entries(name, [branch.staging_token], b"")\n',
+        ("tests/catalog/test_gcprepare.py::test_every_staged_address_is_listed_sealed_tokens_too",),
+    ),
+    Mutation(
+        "task-heartbeat-touches-the-record",
+        "invariant 5: a task still running is not taken for a dead one",
+        "kvlake/graveler/tasks.py",
+        "                self._store.set_if(partition, key, _encode(record), predicate)\n",
+        "                pass\n",
+        ("tests/graveler/test_tasks.py::test_the_heartbeat_keeps_a_long_task_running",),
     ),
 )
 

@@ -19,7 +19,7 @@ from kvlake.auth import (
 )
 from kvlake.auth.installation import Installation
 from kvlake.blockstore import BlockStore
-from kvlake.catalog import Catalog, PhysicalLinks, link_key
+from kvlake.catalog import Catalog, GcPreparation, PhysicalLinks, link_key
 from kvlake.config import Settings
 from kvlake.graveler import Graveler
 from kvlake.kv import Store
@@ -37,6 +37,10 @@ class Services:
         self.settings = lake.settings
         self.gc_runs = GcRuns(lake)
         """Garbage collection runs started through the API (threads of this process)."""
+        self.gc_preparation = GcPreparation(
+            lake.graveler, lake.blockstore, page_size=self.settings.gc.uncommitted_page_size
+        )
+        """The commits and uncommitted files lakeFS's own GC client asks for."""
         master = load_master_key(self.settings.auth.encrypt_secret_key, self.settings.data_dir)
         self.auth = AuthStore(lake.store, ServerKey(master))
         self.links: PhysicalLinks = lake.catalog.direct_uploads(link_key(master))

@@ -10,6 +10,14 @@ from kvlake.catalog.catalog import (
     entry_ref,
 )
 from kvlake.catalog.direct import LINK_SECONDS, PhysicalLinks, link_key
+from kvlake.catalog.gcprepare import (
+    GcPreparation,
+    PreparedCommits,
+    PreparedUncommitted,
+    UncommittedMark,
+    decode_mark,
+    encode_mark,
+)
 from kvlake.catalog.imports import IMPORT_SCHEMES, Importer, ImportJob, ImportSource
 from kvlake.catalog.links import Links, new_address, relative_address
 from kvlake.catalog.listing import MAX_AMOUNT
@@ -32,6 +40,7 @@ __all__ = [
     "MAX_DELETE_MANY",
     "Catalog",
     "CommonPrefix",
+    "GcPreparation",
     "ImportJob",
     "ImportSource",
     "Importer",
@@ -40,9 +49,14 @@ __all__ = [
     "ObjectEntry",
     "ObjectStat",
     "PhysicalLinks",
+    "PreparedCommits",
+    "PreparedUncommitted",
+    "UncommittedMark",
     "blob_location",
     "data_prefixes",
+    "decode_mark",
     "describe_entry",
+    "encode_mark",
     "entry_ref",
     "is_external",
     "link_key",

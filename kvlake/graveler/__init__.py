@@ -36,6 +36,7 @@ from kvlake.graveler.refexpr import ResolvedRef
 from kvlake.graveler.repositories import INITIAL_TIMEOUT
 from kvlake.graveler.retention import DAY, Retention
 from kvlake.graveler.spans import RefState, Span, SpanChange
+from kvlake.graveler.tasks import RefsTasks, TaskRecord, TaskResult
 from kvlake.graveler.validation import (
     check_branch_name,
     check_path,
@@ -71,6 +72,7 @@ __all__ = [
     "RangeInfo",
     "RefState",
     "RefsManifest",
+    "RefsTasks",
     "Repository",
     "ResolvedRef",
     "RetainedCommit",
@@ -80,6 +82,8 @@ __all__ = [
     "SpanChange",
     "StagingHooks",
     "Tag",
+    "TaskRecord",
+    "TaskResult",
     "TokenState",
     "Value",
     "check_branch_name",

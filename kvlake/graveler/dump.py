@@ -114,12 +114,17 @@ class RefsDumper:
         """Whether the repository has no branch, tag or commit (what a restore needs)."""
         return not self._refs.has_refs(repository)
 
-    def load_manifest(self, repository: Repository, dump_id: str) -> RefsManifest:
-        """Raises NotFoundError when there is no complete dump `dump_id`."""
+    @staticmethod
+    def check_dump_id(dump_id: str) -> None:
+        """Raises InvalidInputError unless `dump_id` has the shape of a dump's id."""
         if not isinstance(dump_id, str) or len(dump_id) != ids.UID_LENGTH or not dump_id.isalnum():
             raise InvalidInputError(
                 f"refs dump id {dump_id!r} is invalid; pass the dump_id a dump returned"
             )
+
+    def load_manifest(self, repository: Repository, dump_id: str) -> RefsManifest:
+        """Raises NotFoundError when there is no complete dump `dump_id`."""
+        self.check_dump_id(dump_id)
         try:
             data = self._blockstore.get(
                 repository.storage_namespace, dump_key(dump_id, "manifest.json")

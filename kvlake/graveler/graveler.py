@@ -183,7 +183,8 @@ class Graveler:
         self.pulls = PullRequests(store, self._refs, self.merges, clock)
         """Pull requests: `create`, `get`, `list`, `update`, `merge`."""
         self.tasks = RefsTasks(store, lambda: self.dumps, clock)
-        """Dumps and restores as lakeFS's tasks: `submit_dump`, `submit_restore`, `status`."""
+        """lakeFS's background tasks (dumps, restores, GC commits preparation): `submit_dump`,
+        `submit_restore`, `submit` (any work), `status`."""
         self.imports = Imports(store, committed=committed, committer=committer, clock=clock)
         """`commit_metarange` (an import's one commit) and import statuses."""
 

@@ -137,10 +137,13 @@ class References:
         found = self._store.get_many(keys.staging_partition(token), paths)
         return {path: (decode_value(raw) if raw else None) for path, raw in found.items()}
 
-    def staged_pages(self, token: str, *, batch_size: int = 1000) -> Iterator[StagedPage]:
-        """Every entry of `token`, a page at a time, so callers hold one page."""
+    def staged_pages(
+        self, token: str, *, batch_size: int = 1000, start: bytes = FIRST_PATH
+    ) -> Iterator[StagedPage]:
+        """Every entry of `token` from path `start` on, a page at a time, so callers hold
+        one page."""
         partition = keys.staging_partition(token)
-        # From the first path: hidden-range records below it name no blob.
-        with self._store.scan(partition, FIRST_PATH, batch_size=batch_size) as scan:
+        # From the first path at least: hidden-range records below it name no blob.
+        with self._store.scan(partition, max(start, FIRST_PATH), batch_size=batch_size) as scan:
             for page in scan.batches():
                 yield [(key, decode_value(raw) if raw else None) for key, raw in page]

@@ -6,6 +6,8 @@ stores (a stepping or faulty one) or the threads its handlers run on.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -13,7 +15,10 @@ from starlette.applications import Starlette
 
 from kvlake.api.app import create_app
 from kvlake.api.services import Services
+from kvlake.blockstore import open_blockstore
 from kvlake.config import Settings, load_settings
+from kvlake.kv import open_store
+from kvlake.lake import Lake
 from tests.api.server import ACCESS_KEY_ID, SECRET_ACCESS_KEY
 
 
@@ -43,3 +48,17 @@ def client_of(app: Starlette) -> httpx.AsyncClient:
         base_url="http://kvlake/api/v1",
         auth=(ACCESS_KEY_ID, SECRET_ACCESS_KEY),
     )
+
+
+def services_in(
+    data_dir: Path, *, clock: Callable[[], float] = time.time, **variables: str
+) -> Services:
+    """Installed services over a fresh memory KV and `data_dir`'s local blockstore, on
+    `clock`; close them with `services.close()`."""
+    settings = settings_in(data_dir, **variables)
+    lake = Lake(
+        settings, open_store("mem://"), open_blockstore(settings.blockstore_url), clock=clock
+    )
+    services = Services(lake)
+    services.install()
+    return services

@@ -42,6 +42,7 @@ class Server:
     ) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
+        self.data_dir = data_dir
         self.log = data_dir / "server.log"
         data_dir.mkdir(parents=True, exist_ok=True)
         extra_env = env or {}

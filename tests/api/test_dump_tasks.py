@@ -1,10 +1,15 @@
-"""Refs dump and restore as lakeFS's tasks: dumpSubmit, dumpStatus, restoreSubmit,
-restoreStatus, through the SDK and plain HTTP."""
+"""Refs dump and restore as lakeFS's background tasks: dumpSubmit, dumpStatus,
+restoreSubmit, restoreStatus, through the SDK and plain HTTP; a submit answers at once,
+the status says running until the outcome, and a dead process's task reads as failed."""
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
 
+import anyio
 import httpx
 import lakefs
 import lakefs_sdk
@@ -12,7 +17,25 @@ import pytest
 from lakefs_sdk.client import LakeFSClient
 from lakefs_sdk.exceptions import ApiException
 
+from kvlake.graveler import RefsTasks
+from kvlake.graveler.tasks import STALE_SECONDS
+from tests.api.inprocess import app_over, client_of, services_in
 from tests.api.server import Server
+from tests.support import FakeClock, GatedStarter, wait_until
+
+_S = TypeVar("_S", lakefs_sdk.RepositoryDumpStatus, lakefs_sdk.RepositoryRestoreStatus)
+
+
+def finished(status: Callable[[], _S]) -> _S:
+    """Poll a background task's status until it is done; return the last answer."""
+    answers: list[_S] = []
+
+    def done() -> bool:
+        answers.append(status())
+        return bool(answers[-1].done)
+
+    wait_until(done, message="the task to finish")
+    return answers[-1]
 
 
 def test_a_dump_task_restores_through_a_restore_task(
@@ -23,7 +46,7 @@ def test_a_dump_task_restores_through_a_restore_task(
     branch.commit("data")
     sdk.tags_api.create_tag(repo, lakefs_sdk.TagCreation(id="v1", ref="main"))
     task = sdk.repositories_api.dump_submit(repo)
-    status = sdk.repositories_api.dump_status(repo, task.id)
+    status = finished(lambda: sdk.repositories_api.dump_status(repo, task.id))
     assert status.done and status.error is None and status.refs is not None
     assert status.id == task.id and status.update_time is not None
     namespace = sdk.repositories_api.get_repository(repo).storage_namespace
@@ -40,7 +63,7 @@ def test_a_dump_task_restores_through_a_restore_task(
             branches_meta_range_id=refs.branches_meta_range_id,
         ),
     )
-    restored = sdk.repositories_api.restore_status(copy, restore.id)
+    restored = finished(lambda: sdk.repositories_api.restore_status(copy, restore.id))
     assert restored.done and restored.error is None
     assert bytes(sdk.objects_api.get_object(copy, "v1", "f")) == b"data"
     # Into a repository that is not bare: refused at submit, as lakeFS does.
@@ -62,9 +85,14 @@ def test_a_missing_dump_is_a_finished_task_with_an_error(http: httpx.Client, rep
     body = {f"{k}_meta_range_id": dump_id for k in ("commits", "tags", "branches")}
     task = http.post(f"/repositories/{bare_name}/restore", json=body)
     assert task.status_code == 202
-    status = http.get(f"/repositories/{bare_name}/restore", params={"task_id": task.json()["id"]})
-    assert status.status_code == 200
-    assert status.json()["done"] is True and "no complete refs dump" in status.json()["error"]
+    status = finished(
+        lambda: lakefs_sdk.RepositoryRestoreStatus.parse_obj(
+            http.get(
+                f"/repositories/{bare_name}/restore", params={"task_id": task.json()["id"]}
+            ).json()
+        )
+    )
+    assert status.error is not None and "no complete refs dump" in status.error
     malformed = http.post(
         f"/repositories/{bare_name}/restore", json={**body, "tags_meta_range_id": "x"}
     )
@@ -81,3 +109,53 @@ def test_unknown_tasks_are_404(sdk: LakeFSClient, http: httpx.Client, repo: str)
     assert http.get(f"/repositories/{repo}/dump").status_code == 400  # task_id is required
     missing = http.post("/repositories/nope/dump")
     assert missing.status_code == 404 and missing.json()["message"] == "repository not found"
+
+
+# -- in-process: the work held at a gate, and a task whose process died ---------------------
+
+
+async def _gated_tasks(tmp_path: Path) -> None:
+    clock = FakeClock()
+    services = services_in(tmp_path, clock=clock)
+    lake = services.lake
+    gate = GatedStarter()
+    lake.graveler.tasks = RefsTasks(lake.store, lambda: lake.graveler.dumps, clock, start=gate)
+    try:
+        async with client_of(app_over(services)) as client:
+            body = {"name": "held", "storage_namespace": "local://held"}
+            assert (await client.post("/repositories", json=body)).status_code == 201
+            submitted = await client.post("/repositories/held/dump")
+            assert submitted.status_code == 202
+            task = {"task_id": submitted.json()["id"]}
+            running = (await client.get("/repositories/held/dump", params=task)).json()
+            assert running["done"] is False and "refs" not in running and "error" not in running
+            gate.release()
+            done = (await client.get("/repositories/held/dump", params=task)).json()
+            assert done["done"] is True and "error" not in done
+            assert len(set(done["refs"].values())) == 1  # one dump id in all three fields
+            # A restore of a dump that is not there: running, then done with the error.
+            bare = {"name": "bare", "storage_namespace": "local://bare"}
+            created = await client.post("/repositories", params={"bare": "true"}, json=bare)
+            assert created.status_code == 201
+            missing = {f"{k}_meta_range_id": "0" * 26 for k in ("commits", "tags", "branches")}
+            restore = await client.post("/repositories/bare/restore", json=missing)
+            assert restore.status_code == 202
+            task = {"task_id": restore.json()["id"]}
+            assert (await client.get("/repositories/bare/restore", params=task)).json()[
+                "done"
+            ] is False
+            gate.release()
+            failed = (await client.get("/repositories/bare/restore", params=task)).json()
+            assert failed["done"] is True and "no complete refs dump" in failed["error"]
+            # A dump whose server died after the submit: running until the limit, then failed.
+            orphan = (await client.post("/repositories/held/dump")).json()["id"]
+            gate.drop()
+            clock.advance(STALE_SECONDS + 1)
+            stale = await client.get("/repositories/held/dump", params={"task_id": orphan})
+            assert stale.json()["done"] is True and "submit it again" in stale.json()["error"]
+    finally:
+        services.close()
+
+
+def test_tasks_run_in_the_background_and_never_stay_running(tmp_path: Path) -> None:
+    anyio.run(_gated_tasks, tmp_path)

@@ -7,7 +7,9 @@ conditional (412 when the rules changed meanwhile).
 
 A refs dump is one id naming three files in the storage namespace; lakeFS's
 RefsDump carries three metarange ids, so kvlake puts the dump id in all three,
-and a restore takes them back only when they agree.
+and a restore takes them back only when they agree. dumpSubmit and restoreSubmit
+answer 202 at once and run in the background (kvlake/graveler/tasks.py);
+dumpStatus and restoreStatus say `done: false` until the outcome is recorded.
 """
 
 from __future__ import annotations
@@ -117,12 +119,13 @@ def dump_submit(call: Call[None]) -> Response:
 def dump_status(call: Call[None]) -> Response:
     task_id = call.query.text("task_id")
     task = call.services.graveler.tasks.status(call.repository, "dump", task_id)
+    finished = task.done and not task.error
     status = wire.RepositoryDumpStatus(
         id=task_id,
-        done=True,
+        done=task.done,
         update_time=_utc(task.update_time),
         error=task.error or None,
-        refs=None if task.error else _refs_dump(task.dump_id),
+        refs=_refs_dump(task.dump_id) if finished else None,
     )
     return json_response(status)
 
@@ -136,7 +139,7 @@ def restore_status(call: Call[None]) -> Response:
     task_id = call.query.text("task_id")
     task = call.services.graveler.tasks.status(call.repository, "restore", task_id)
     status = wire.RepositoryRestoreStatus(
-        id=task_id, done=True, update_time=_utc(task.update_time), error=task.error or None
+        id=task_id, done=task.done, update_time=_utc(task.update_time), error=task.error or None
     )
     return json_response(status)
 
@@ -228,7 +231,7 @@ OPERATIONS: Final = (
         "/repositories/{repository}/dump",
         dump_submit,
         "repositories",
-        summary="dump the refs as a task (kvlake finishes it before answering)",
+        summary="start dumping the refs as a background task (202 and its id)",
         responses={202: wire.TaskInfo, 404: None},
         permissions=_DUMP_NEEDS,
     ),
@@ -248,7 +251,7 @@ OPERATIONS: Final = (
         "/repositories/{repository}/restore",
         restore_submit,
         "repositories",
-        summary="restore a dump into a bare repository as a task (finished before answering)",
+        summary="start restoring a dump into a bare repository as a background task",
         body=wire.RefsRestore,
         responses={202: wire.TaskInfo, 400: None, 404: None},
         permissions=_RESTORE_NEEDS,

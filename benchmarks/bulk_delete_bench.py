@@ -89,9 +89,14 @@ def fill(store: Store, blocks_url: str, n: int) -> tuple[float, float]:
 
 
 def delete_child(
-    kv_url: str, blocks_url: str, engine_name: str, out: multiprocessing.Queue[Any]
+    kv_url: str,
+    blocks_url: str,
+    engine_name: str,
+    out: multiprocessing.Queue[Any],
+    commit: bool = False,
 ) -> None:
-    """Run one bulk delete of big/ with the engine; report figures."""
+    """Run one bulk delete of big/ with the engine; report figures (and, with `commit`,
+    the time of committing the branch afterwards, which drops the hidden ranges)."""
     try:
         with open_store(kv_url) as store, open_blockstore(blocks_url) as blocks:
             lake = Lake(settings(kv_url, blocks_url), store, blocks)
@@ -108,7 +113,14 @@ def delete_child(
             final = engine.run(operation.id, threading.Event())
             seconds = time.perf_counter() - started
             repo = lake.graveler.get_repository("repo1")
+            started = time.perf_counter()
             left = [k.decode() for k, _ in lake.graveler.list(repo, "main")]
+            listed = time.perf_counter() - started
+            committed = 0.0
+            if commit:
+                started = time.perf_counter()
+                lake.graveler.commit(repo, "main", committer="bench", message="deleted")
+                committed = time.perf_counter() - started
             out.put(
                 (
                     "done",
@@ -119,6 +131,8 @@ def delete_child(
                         "left": left,
                         "rss_before": rss_before,
                         "rss_peak": rss_mb("VmHWM"),
+                        "list_seconds": listed,
+                        "commit_seconds": committed,
                     },
                 )
             )
@@ -135,7 +149,9 @@ def set_many_seconds(store: Store, n: int) -> float:
     return seconds
 
 
-def run_one(name: str, kv_url: str, folder: str, n: int, engines: list[str]) -> None:
+def run_one(
+    name: str, kv_url: str, folder: str, n: int, engines: list[str], commit: bool = False
+) -> None:
     blocks_url = f"local://{folder}/blocks-{n}"
     with open_store(kv_url) as store:
         staged, committed = fill(store, blocks_url, n)
@@ -145,16 +161,18 @@ def run_one(name: str, kv_url: str, folder: str, n: int, engines: list[str]) -> 
             with open_store(kv_url) as store, open_blockstore(blocks_url) as blocks:
                 lake = Lake(settings(), store, blocks)
                 lake.graveler.resets.reset_branch(lake.graveler.get_repository("repo1"), "main")
-        payload = _delete_in_child(kv_url, blocks_url, engine)
+        payload = _delete_in_child(kv_url, blocks_url, engine, commit)
         assert payload["status"] == "completed" and payload["deleted"] == n, payload
         assert payload["left"] == sorted(OUTSIDE), payload["left"][:5]
         _report(name, engine, n, payload, baseline, staged, committed)
 
 
-def _delete_in_child(kv_url: str, blocks_url: str, engine: str) -> dict[str, Any]:
+def _delete_in_child(kv_url: str, blocks_url: str, engine: str, commit: bool) -> dict[str, Any]:
     ctx = multiprocessing.get_context("spawn")
     out: multiprocessing.Queue[Any] = ctx.Queue()
-    child = ctx.Process(target=delete_child, args=(kv_url, blocks_url, engine, out), daemon=True)
+    child = ctx.Process(
+        target=delete_child, args=(kv_url, blocks_url, engine, out, commit), daemon=True
+    )
     child.start()
     while True:
         try:
@@ -185,7 +203,9 @@ def _report(
         f" = {rate:>9,.0f}/s;"
         f" Store.set_many of {n:,} keys {baseline:6.1f} s = {n / baseline:>9,.0f}/s;"
         f" peak RSS {payload['rss_peak']:,.0f} MB (at start {payload['rss_before']:,.0f} MB);"
-        f" set-up: staged {staged:.1f} s, committed {committed:.1f} s",
+        f" set-up: staged {staged:.1f} s, committed {committed:.1f} s;"
+        f" afterwards: listing the branch {payload['list_seconds']:.1f} s"
+        + (f", commit {payload['commit_seconds']:.1f} s" if payload["commit_seconds"] else ""),
         flush=True,
     )
 
@@ -206,22 +226,27 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="one size of 20,000")
     parser.add_argument("--drivers", default="sqlite,postgres")
     parser.add_argument("--engines", default="local", help="comma-separated: local,spark")
+    parser.add_argument(
+        "--commit", action="store_true", help="time a commit after the delete (one engine)"
+    )
     args = parser.parse_args()
     sizes = [20_000] if args.quick else [int(s) for s in args.sizes.split(",")]
     dsn = os.environ.get("KVLAKE_TEST_POSTGRES_DSN", DEFAULT_DSN)
     engines = args.engines.split(",")
+    if args.commit and len(engines) > 1:
+        parser.error("--commit takes one engine: a commit cannot be reset for the next one")
     for driver in args.drivers.split(","):
         for n in sizes:
             with tempfile.TemporaryDirectory(prefix="bulk-bench-") as folder:
                 if driver == "sqlite":
-                    run_one(driver, f"sqlite://{folder}/kv.db", folder, n, engines)
+                    run_one(driver, f"sqlite://{folder}/kv.db", folder, n, engines, args.commit)
                     continue
                 table = f"bulk_bench_{uuid.uuid4().hex[:12]}"
                 url = postgres_url(dsn, table)
                 if url is None:
                     break
                 try:
-                    run_one(driver, url, folder, n, engines)
+                    run_one(driver, url, folder, n, engines, args.commit)
                 finally:
                     with psycopg.connect(dsn, autocommit=True) as conn:
                         conn.execute(

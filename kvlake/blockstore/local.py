@@ -436,6 +436,15 @@ class LocalBlockStore(BlockStore):
             return  # the prefix passes through a symbolic link, and listings never follow one
         yield from self._walk(top, "".join(f"{folder}/" for folder in folders), prefix)
 
+    def _folder_exists(self, namespace: str, prefix: str) -> bool:
+        folders = prefix.split("/")[:-1]
+        if any(segment in ("", ".", "..") for segment in folders):
+            return False
+        top = os.path.join(self._root, self._namespace_path(namespace), *folders)
+        # A folder reached through a symbolic link (in the namespace too) is not there:
+        # listings never follow one, and an import must read the folder it names.
+        return os.path.realpath(top) == top.rstrip("/") and os.path.isdir(top)
+
     def _list_folders(self, namespace: str, prefix: str) -> Iterator[str]:
         folders = prefix.split("/")[:-1]
         if any(segment in ("", ".", "..") for segment in folders):

@@ -198,6 +198,16 @@ class BlockStore(Closing, ABC):
             raise InvalidInputError(f"folder prefix {prefix!r} is invalid; use a str ending in '/'")
         return self._list_folders(normalised, prefix)
 
+    def folder_exists(self, namespace: str, prefix: str = "") -> bool:
+        """Whether the folder `prefix` (`""` or ending in `/`) exists. Where folders exist only
+        through their keys (S3), that is whether a key starts with it; adapters with real
+        folders (local) say whether it is one, empty or not.
+        """
+        normalised = self.check_namespace(namespace)
+        if not isinstance(prefix, str) or "\0" in prefix or prefix[-1:] not in ("", "/"):
+            raise InvalidInputError(f"folder prefix {prefix!r} is invalid; use '' or end it in '/'")
+        return self._folder_exists(normalised, prefix)
+
     def list_blobs(
         self, namespace: str, prefixes: Sequence[str] = ("",), *, parallel: int = 1
     ) -> Iterator[BlobInfo]:
@@ -467,6 +477,9 @@ class BlockStore(Closing, ABC):
             if slash and folder != last:
                 last = folder
                 yield folder
+
+    def _folder_exists(self, namespace: str, prefix: str) -> bool:
+        return next(iter(self._list_keys(namespace, prefix)), None) is not None
 
     def _copy(self, namespace: str, source: str, destination: str) -> int:
         """Copy through kvlake: read the source, put the destination (streamed)."""

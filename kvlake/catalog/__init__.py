@@ -10,7 +10,13 @@ from kvlake.catalog.catalog import (
     entry_ref,
 )
 from kvlake.catalog.direct import LINK_SECONDS, PhysicalLinks, link_key
-from kvlake.catalog.imports import IMPORT_SCHEMES, Importer, ImportJob, ImportSource
+from kvlake.catalog.imports import (
+    IMPORT_SCHEMES,
+    Importer,
+    ImportJob,
+    ImportSource,
+    check_outside_import_folders,
+)
 from kvlake.catalog.links import Links, new_address, relative_address
 from kvlake.catalog.listing import MAX_AMOUNT
 from kvlake.catalog.records import (
@@ -41,6 +47,7 @@ __all__ = [
     "ObjectStat",
     "PhysicalLinks",
     "blob_location",
+    "check_outside_import_folders",
     "data_prefixes",
     "describe_entry",
     "entry_ref",

@@ -16,11 +16,18 @@ thread stops at its next progress update without committing.
 
 Sources must be served by the blockstore (same scheme, inside its root, an
 existing bucket) and outside the repository's own namespace, whose blobs the
-repository's deletion log and garbage collection delete.
+repository's deletion log and garbage collection delete. A local blockstore
+imports only with `KVLAKE_IMPORTS_LOCAL_ENABLED`, from folders named by
+`KVLAKE_IMPORTS_LOCAL_PREFIXES` (`local://...` below its root, as namespaces
+are); no repository may hold its namespace in or around such a folder
+(`check_outside_import_folders`, applied at repository creation), so no
+garbage collection or purge ever lists an imported file as its own blob. A
+local file's checksum is its MD5, as an upload's is.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -29,8 +36,9 @@ from typing import Final, Literal, NamedTuple
 import msgspec
 
 from kvlake import ids
-from kvlake.blockstore import BlockStore
+from kvlake.blockstore import BlobInfo, BlockStore
 from kvlake.catalog.records import ObjectEntry, to_value
+from kvlake.config import ImportSettings
 from kvlake.errors import (
     ConflictError,
     InvalidInputError,
@@ -43,7 +51,10 @@ from kvlake.graveler import Graveler, ImportStatus, Repository, Value, check_bra
 log = logging.getLogger(__name__)
 
 IMPORT_SCHEMES: Final = frozenset({"s3"})
-"""Blockstores whose namespaces imports may read (`import_support` in /config/storage)."""
+"""Blockstores whose namespaces imports may always read (`import_support` in /config/storage);
+a local one also may with `KVLAKE_IMPORTS_LOCAL_ENABLED`."""
+LOCAL_SCHEME: Final = "local"
+_READ_CHUNK: Final = 1 << 20
 PROGRESS_EVERY: Final = 10_000
 """Entries between progress updates (and cancel checks)."""
 STALE_SECONDS: Final = 3600.0
@@ -89,14 +100,18 @@ class Importer:
         blockstore: BlockStore,
         *,
         clock: Callable[[], float] = time.time,
+        settings: ImportSettings | None = None,
     ) -> None:
         self._graveler = graveler
         self._blockstore = blockstore
         self._clock = clock
+        self._settings = settings or ImportSettings()
+        self._folders = self._settings.folders()
 
     @property
     def supported(self) -> bool:
-        return self._blockstore.scheme in IMPORT_SCHEMES
+        scheme = self._blockstore.scheme
+        return scheme in IMPORT_SCHEMES or (scheme == LOCAL_SCHEME and self._settings.local_enabled)
 
     def prepare(
         self,
@@ -118,9 +133,15 @@ class Importer:
             BranchNotFoundError: no such branch.
         """
         if not self.supported:
+            hint = (
+                "set KVLAKE_IMPORTS_LOCAL_ENABLED=true and KVLAKE_IMPORTS_LOCAL_PREFIXES to import"
+                " local:// folders"
+                if self._blockstore.scheme == LOCAL_SCHEME
+                else "imports read s3:// locations on an s3 blockstore"
+            )
             raise InvalidInputError(
                 f"the {self._blockstore.scheme} blockstore does not import (import_support is"
-                " false); imports read s3:// locations on an s3 blockstore"
+                f" false); {hint}"
             )
         check_branch_name(branch)
         if not 1 <= len(sources) <= MAX_SOURCES:
@@ -249,7 +270,7 @@ class Importer:
             entry = ObjectEntry(
                 address=f"{folder}/{blob.key}",
                 size=blob.size,
-                checksum=blob.etag,
+                checksum=blob.etag or self._md5(folder, blob),
                 mtime=blob.mtime,
                 content_type=DEFAULT_CONTENT_TYPE,
             )
@@ -258,6 +279,14 @@ class Importer:
                 return
         if source.kind == "object" and not found:
             raise InvalidInputError(f"import source object {source.path!r} does not exist")
+
+    def _md5(self, folder: str, blob: BlobInfo) -> str:
+        """The MD5 of a blob the listing gave no ETag (a local file), as an upload's checksum."""
+        digest = hashlib.md5()
+        with self._blockstore.open_reader(folder, blob.key) as reader:
+            while chunk := reader.read(_READ_CHUNK):
+                digest.update(chunk)
+        return digest.hexdigest()
 
     def _progress(self, job: ImportJob, ingested: int) -> None:
         """Save the count; stop if the import was canceled meanwhile."""
@@ -322,14 +351,57 @@ class Importer:
                 " outside it"
             )
         try:
-            self._blockstore.check_namespace(folder)
+            normalised = self._blockstore.check_namespace(folder)
         except InvalidInputError as exc:
             raise InvalidInputError(f"import path {source.path!r} cannot be read: {exc}") from exc
+        if self._blockstore.scheme == LOCAL_SCHEME:
+            self._check_local_source(source, normalised, rest)
         if source.kind == "object":
             check_path(source.destination)
+
+    def _check_local_source(self, source: ImportSource, folder: str, rest: str) -> None:
+        """A local source lies in an import folder, and exists: a file, or a folder."""
+        if not any(_inside(f"{folder}/{rest}", allowed) for allowed in self._folders):
+            allowed = ", ".join(self._folders)
+            raise InvalidInputError(
+                f"import path {source.path!r} is outside the folders local imports may read"
+                f" ({allowed}); import from one of them, or add its folder to"
+                " KVLAKE_IMPORTS_LOCAL_PREFIXES"
+            )
+        # The folder holding the named file or names (`dir/` for dir/, dir/na and dir/f),
+        # reached without symbolic links: one could lead into a repository's namespace.
+        parent = rest.rpartition("/")[0]
+        exists = self._blockstore.folder_exists(folder, f"{parent}/" if parent else "")
+        if exists and source.kind == "object":
+            exists = self._blockstore.exists(folder, rest)
+        if not exists:
+            raise InvalidInputError(
+                f"import path {source.path!r} does not exist; check the path (folders end in '/')"
+            )
 
 
 def _destinations(sources: Sequence[ImportSource]) -> tuple[list[bytes], list[bytes]]:
     prefixes = [s.destination.encode() for s in sources if s.kind == "common_prefix"]
     objects = [s.destination.encode() for s in sources if s.kind == "object"]
     return prefixes, objects
+
+
+def _inside(path: str, folder: str) -> bool:
+    """Whether `path` (a `scheme://` path) is `folder` or below it."""
+    return path.rstrip("/") == folder or path.startswith(folder + "/")
+
+
+def check_outside_import_folders(namespace: str, folders: Sequence[str]) -> None:
+    """Refuse a repository's namespace in or around a folder imports read: its garbage
+    collection and purges would delete the imported files as the repository's own blobs.
+
+    Raises:
+        InvalidInputError: the namespace overlaps one of `folders`.
+    """
+    for folder in folders:
+        if _inside(namespace, folder) or _inside(folder, namespace):
+            raise InvalidInputError(
+                f"storage namespace {namespace!r} overlaps {folder!r}, a folder local imports"
+                " read (KVLAKE_IMPORTS_LOCAL_PREFIXES), whose files kvlake must never delete;"
+                " choose a namespace outside it"
+            )

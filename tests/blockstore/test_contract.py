@@ -202,6 +202,16 @@ def test_list_folders_gives_the_next_segments_with_keys_below(
         list(blockstore.list_folders(namespace, "data"))
 
 
+def test_folder_exists_where_keys_are_below_it(blockstore: BlockStore, namespace: str) -> None:
+    blockstore.put(namespace, "data/2026/a", b"")
+    assert blockstore.folder_exists(namespace, "data/") and blockstore.folder_exists(namespace)
+    assert blockstore.folder_exists(namespace, "data/2026/")
+    assert not blockstore.folder_exists(namespace, "dat/")
+    assert not blockstore.folder_exists(namespace, "data/2026/a/")
+    with pytest.raises(InvalidInputError, match="end it in '/'"):
+        blockstore.folder_exists(namespace, "data")
+
+
 def test_list_blobs_gives_keys_sizes_and_mtimes_in_key_order(
     blockstore: BlockStore, namespace: str
 ) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from concurrent.futures import ThreadPoolExecutor
+from itertools import pairwise
 
 import pytest
 
@@ -248,7 +249,7 @@ def test_pieces_written_apart_join_into_the_metarange_one_writer_makes(
     written = entries(400)
     whole = manager.write_metarange(NAMESPACE, written)
     bounds = [0, *cuts, len(written)]
-    pieces = [manager.write_piece(NAMESPACE, written[a:b]) for a, b in zip(bounds, bounds[1:])]
+    pieces = [manager.write_piece(NAMESPACE, written[a:b]) for a, b in pairwise(bounds)]
     assert sum(piece.count for piece in pieces) == 400
     assert any(piece.ranges for piece in pieces)
     shuffled = sorted(pieces, key=lambda piece: hashlib.sha256(piece.first_key).digest())

@@ -494,6 +494,25 @@ class S3BlockStore(S3ClientUploads, BlockStore):
             if not answer.get("IsTruncated") or not token:
                 return
 
+    def _list_level(self, namespace: str, prefix: str) -> Iterator[BlobInfo]:
+        bucket, base = self._locate(namespace)
+        token = ""
+        while True:
+            answer = self._call(
+                f"list blobs in {namespace!r}",
+                partial(self._list_page, bucket, base + prefix, token, delimiter="/"),
+            )
+            for entry in answer.get("Contents", []):
+                yield BlobInfo(
+                    entry["Key"][len(base) :],
+                    entry["Size"],
+                    entry["LastModified"].timestamp(),
+                    entry.get("ETag", "").strip('"'),
+                )
+            token = answer.get("NextContinuationToken", "")
+            if not answer.get("IsTruncated") or not token:
+                return
+
     def _list_page(
         self, bucket: str, prefix: str, token: str, *, delimiter: str = ""
     ) -> ListObjectsV2OutputTypeDef:

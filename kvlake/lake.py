@@ -81,7 +81,7 @@ class Lake(Closing):
             clock=clock,
             deletion=self.deletion_log,
             locks=self.locks,
-            imports=settings.imports,
+            settings=settings,
         )
         self.purges = Purges(self.deletion_log, self.graveler, blockstore)
         self.ledger = Ledger(store)

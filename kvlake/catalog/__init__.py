@@ -10,11 +10,12 @@ from kvlake.catalog.catalog import (
     entry_ref,
 )
 from kvlake.catalog.direct import LINK_SECONDS, PhysicalLinks, link_key
+from kvlake.catalog.import_listing import ImportSource, ImportUnit, split_sources, unit_entries
 from kvlake.catalog.imports import (
     IMPORT_SCHEMES,
     Importer,
     ImportJob,
-    ImportSource,
+    PieceWriter,
     check_outside_import_folders,
 )
 from kvlake.catalog.links import Links, new_address, relative_address
@@ -40,12 +41,14 @@ __all__ = [
     "CommonPrefix",
     "ImportJob",
     "ImportSource",
+    "ImportUnit",
     "Importer",
     "Links",
     "ListingPage",
     "ObjectEntry",
     "ObjectStat",
     "PhysicalLinks",
+    "PieceWriter",
     "blob_location",
     "check_outside_import_folders",
     "data_prefixes",
@@ -56,4 +59,6 @@ __all__ = [
     "new_address",
     "physical_address",
     "relative_address",
+    "split_sources",
+    "unit_entries",
 ]

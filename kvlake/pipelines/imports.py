@@ -8,8 +8,8 @@ interval; a task writes its interval's ranges into the repository's namespace
 (`CommittedManager.write_piece`) and returns the piece: its range infos and the
 entries before its first and after its last range boundary, which the driver
 joins into the metarange a single writer would make. The driver reads one
-piece at a time (`toLocalIterator`, ordered by first key): it holds counters
-and one piece, never the lake's entries.
+piece at a time (`toLocalIterator`, in range order): it holds counters and
+one piece, never the lake's entries.
 
 A listing task reads the import's status every PROGRESS_EVERY entries and stops
 when it is canceled; the driver checks the status at every piece and commits
@@ -53,13 +53,23 @@ class SparkImport:
         settings = encode_settings(self._settings)
         rows = [(msgspec.json.encode(unit).decode(),) for unit in units]
         parts = spark.createDataFrame(rows, "unit string").repartition(len(rows))
-        entries = parts.mapInArrow(list_parts(settings, job), ENTRY_DDL)
-        partitions = int(spark.conf.get("spark.sql.shuffle.partitions") or "200")
-        intervals = entries.repartitionByRange(partitions, "key").sortWithinPartitions("key")
-        namespace = job.repository.storage_namespace
-        written = intervals.mapInArrow(write_pieces(settings, namespace), PIECE_DDL)
-        for row in written.orderBy("first_key").toLocalIterator():
-            yield msgspec.msgpack.decode(row["piece"], type=Piece)
+        # Kept: range partitioning samples its input first, which would list everything twice.
+        entries = parts.mapInArrow(list_parts(settings, job), ENTRY_DDL).persist()
+        try:
+            partitions = int(spark.conf.get("spark.sql.shuffle.partitions") or "200")
+            intervals = entries.repartitionByRange(partitions, "key").sortWithinPartitions("key")
+            namespace = job.repository.storage_namespace
+            written = intervals.mapInArrow(write_pieces(settings, namespace), PIECE_DDL).persist()
+            try:
+                written.count()  # every interval's ranges written at once; the pieces are kept
+                # Partitions come in range order, so pieces arrive ascending; joining them
+                # refuses any that do not rather than write a wrong metarange.
+                for row in written.toLocalIterator():
+                    yield msgspec.msgpack.decode(row["piece"], type=Piece)
+            finally:
+                written.unpersist()
+        finally:
+            entries.unpersist()
 
 
 def list_parts(

@@ -75,7 +75,7 @@ class OperationsSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unkno
 
 
 class ImportSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """Zero-copy imports (importStart): local folders, and the engine that lists (docs/api.md)."""
+    """Zero-copy imports (importStart): local folders, and where they list (docs/imports.md)."""
 
     local_enabled: bool = False
     """KVLAKE_IMPORTS_LOCAL_ENABLED: let a local blockstore import folders (lakeFS's

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import msgspec
+import pyarrow as pa
 import pytest
 from pyspark.sql import SparkSession
 
@@ -17,6 +18,8 @@ from kvlake.config import ImportSettings, Settings
 from kvlake.graveler import DAY, ImportStatus, Repository, make_rules
 from kvlake.kv import open_store
 from kvlake.lake import Lake
+from kvlake.pipelines import imports as spark_imports
+from kvlake.pipelines.executors import encode_settings
 from kvlake.pipelines.gc import GarbageCollector
 from tests.support import FakeClock
 from tests.support.s3server import MotoS3
@@ -164,3 +167,26 @@ def test_garbage_collection_never_deletes_imported_local_files(
         assert summary.counts.failed == 0
     on_disk = {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()}
     assert on_disk == set(folder_files())
+
+
+def test_a_listing_task_stops_once_the_import_is_canceled(
+    lake: Lake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(spark_imports, "PROGRESS_EVERY", 10)  # a status read every 10 entries
+    repository = lake.graveler.get_repository("repo1")
+    sources = [ImportSource("local://imports/set/", "data/", "common_prefix")]
+    units = [
+        msgspec.json.encode(unit).decode()
+        for unit in split_sources(lake.blockstore, sources, parts=1)
+    ]
+    batch = pa.record_batch([units], names=["unit"])
+    job = lake.catalog.imports.prepare(repository, "main", sources, committer="me")
+    settings = encode_settings(lake.settings)
+
+    def listed() -> int:
+        task = spark_imports.list_parts(settings, job)
+        return sum(out.num_rows for out in task(iter([batch])))
+
+    assert listed() == len(folder_files())
+    lake.catalog.imports.cancel(repository, job.import_id)
+    assert listed() == 10

@@ -394,7 +394,10 @@ class Importer:
 
     def _check_local_source(self, source: ImportSource, folder: str, rest: str) -> None:
         """A local source lies in an import folder, and exists: a file, or a folder."""
-        if not any(_inside(f"{folder}/{rest}", allowed) for allowed in self._folders):
+        # Everything the source lists starts with this: inside a folder only below its `/`
+        # (`local://imports/a` as a name prefix would list `imports/ab` too).
+        listed = f"{folder}/{rest}"
+        if not any(listed.startswith(f"{allowed}/") for allowed in self._folders):
             allowed = ", ".join(self._folders)
             raise InvalidInputError(
                 f"import path {source.path!r} is outside the folders local imports may read"

@@ -121,6 +121,26 @@ def test_a_bad_local_source_is_refused_before_anything_is_recorded(
     assert lake.graveler.get_branch(lake.repository, "main").commit_id == head
 
 
+def test_a_name_prefix_reaching_past_an_import_folder_is_refused(root: Path) -> None:
+    (root / "imports" / "settled").mkdir(parents=True)  # `set` as a name prefix lists it too
+    narrow = ImportSettings(local_enabled=True, local_prefixes="local://imports/set")
+    lake = _lake(root, narrow)
+    importer, repository = lake.catalog.imports, lake.repository
+    with pytest.raises(InvalidInputError, match="outside the folders"):
+        importer.prepare(
+            repository,
+            "main",
+            [ImportSource("local://imports/set", "d/", "common_prefix")],
+            committer="me",
+        )
+    importer.prepare(
+        repository,
+        "main",
+        [ImportSource("local://imports/set/", "d/", "common_prefix")],
+        committer="me",
+    )
+
+
 def test_a_folder_reached_through_a_link_is_not_imported(lake: DeletionLake, root: Path) -> None:
     (root / "imports" / "link").symlink_to(root / "lake")
     source = ImportSource("local://imports/link/", "d/", "common_prefix")

@@ -277,6 +277,24 @@ class Importer:
             return
         raise TooManyTriesError(f"import {import_id!r} kept changing; retry the cancel")
 
+    def keep_alive(self, repository: Repository, import_id: str) -> bool:
+        """Say the import still runs (its update time) for workers that do not count it
+        (Spark tasks), so it never looks stale; False once it was canceled.
+
+        Raises:
+            ImportNotFoundError: no such import in the repository.
+        """
+        imports = self._graveler.imports
+        status, predicate = imports.load_status(repository, import_id)
+        if status.error:
+            return False
+        refreshed = msgspec.structs.replace(status, updated=self._clock())
+        try:
+            imports.save_status(repository, refreshed, predicate)
+        except PreconditionFailedError:
+            pass  # another update (a task's, or a cancel) came first: it is as fresh
+        return True
+
     # -- running ------------------------------------------------------------------------
 
     def _check_engine(self) -> None:

@@ -11,9 +11,10 @@ joins into the metarange a single writer would make. The driver reads one
 piece at a time (`toLocalIterator`, in range order): it holds counters and
 one piece, never the lake's entries.
 
-A listing task reads the import's status every PROGRESS_EVERY entries and stops
-when it is canceled; the driver checks the status at every piece and commits
-nothing then. Pieces of a canceled or failed import leave range files that no
+Every PROGRESS_EVERY entries a task refreshes the import's status (so a long
+Spark job never looks stale to importStatus) and stops once it is canceled;
+the driver saves the count and checks for a cancel at every piece, and
+commits nothing then. Pieces of a canceled or failed import leave range files that no
 commit references, as an interrupted local import does.
 """
 
@@ -28,7 +29,8 @@ import pyarrow as pa
 from kvlake.catalog import ImportJob, ImportUnit, unit_entries
 from kvlake.catalog.imports import PROGRESS_EVERY
 from kvlake.config import Settings
-from kvlake.graveler import Piece, Repository, Value
+from kvlake.graveler import Piece, Value
+from kvlake.lake import Lake
 from kvlake.pipelines.arrow import record_batches
 from kvlake.pipelines.executors import encode_settings, task_lake
 from kvlake.pipelines.session import open_spark
@@ -58,8 +60,7 @@ class SparkImport:
         try:
             partitions = int(spark.conf.get("spark.sql.shuffle.partitions") or "200")
             intervals = entries.repartitionByRange(partitions, "key").sortWithinPartitions("key")
-            namespace = job.repository.storage_namespace
-            written = intervals.mapInArrow(write_pieces(settings, namespace), PIECE_DDL).persist()
+            written = intervals.mapInArrow(write_pieces(settings, job), PIECE_DDL).persist()
             try:
                 written.count()  # every interval's ranges written at once; the pieces are kept
                 # Partitions come in range order, so pieces arrive ascending; joining them
@@ -76,26 +77,19 @@ def list_parts(
     settings: str, job: ImportJob
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """Parts in (JSON), their entries out; stops listing once the import is canceled."""
-    raw_repository = msgspec.msgpack.encode(job.repository)
-    import_id = job.import_id
+    raw_job = msgspec.msgpack.encode(job)
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         lake = task_lake(settings)
-        repository = msgspec.msgpack.decode(raw_repository, type=Repository)
-
-        def canceled() -> bool:
-            status, _ = lake.graveler.imports.load_status(repository, import_id)
-            return bool(status.error)
+        watch = _Watch(lake, msgspec.msgpack.decode(raw_job, type=ImportJob))
 
         def rows() -> Iterator[tuple[bytes, bytes, bytes]]:
-            listed = 0
             for batch in batches:
                 for raw in batch.column("unit").to_pylist():
                     unit = msgspec.json.decode(raw, type=ImportUnit)
                     for key, value in unit_entries(lake.blockstore, unit):
                         yield key, value.identity, value.data
-                        listed += 1
-                        if listed % PROGRESS_EVERY == 0 and canceled():
+                        if not watch.running():
                             return
 
         yield from record_batches(rows(), ENTRIES)
@@ -104,19 +98,25 @@ def list_parts(
 
 
 def write_pieces(
-    settings: str, namespace: str
+    settings: str, job: ImportJob
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """A sorted key interval in, its ranges written and its piece out (none if empty)."""
+    raw_job = msgspec.msgpack.encode(job)
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         lake = task_lake(settings)
+        held = msgspec.msgpack.decode(raw_job, type=ImportJob)
+        watch = _Watch(lake, held)
 
         def entries() -> Iterator[tuple[bytes, Value]]:
             for batch in batches:
                 keys, identities, datas = (batch.column(n).to_pylist() for n in range(3))
                 for key, identity, data in zip(keys, identities, datas, strict=True):
                     yield key, Value(identity=identity, data=data)
+                    if not watch.running():
+                        return  # canceled: the driver commits nothing, so a partial piece is fine
 
+        namespace = held.repository.storage_namespace
         piece = lake.graveler.committed.write_piece(namespace, entries())
         if piece.count:
             yield pa.record_batch(
@@ -124,3 +124,19 @@ def write_pieces(
             )
 
     return run
+
+
+class _Watch:
+    """Every PROGRESS_EVERY entries of a task: keep the import's status fresh (the driver
+    counts only when pieces come back, which may be hours away), and see a cancel."""
+
+    def __init__(self, lake: Lake, job: ImportJob) -> None:
+        self._lake = lake
+        self._job = job
+        self._seen = 0
+
+    def running(self) -> bool:
+        self._seen += 1
+        if self._seen % PROGRESS_EVERY:
+            return True
+        return self._lake.catalog.imports.keep_alive(self._job.repository, self._job.import_id)

@@ -169,7 +169,7 @@ def test_garbage_collection_never_deletes_imported_local_files(
     assert on_disk == set(folder_files())
 
 
-def test_a_listing_task_stops_once_the_import_is_canceled(
+def test_a_listing_task_keeps_the_status_fresh_and_stops_once_canceled(
     lake: Lake, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(spark_imports, "PROGRESS_EVERY", 10)  # a status read every 10 entries
@@ -187,6 +187,10 @@ def test_a_listing_task_stops_once_the_import_is_canceled(
         task = spark_imports.list_parts(settings, job)
         return sum(out.num_rows for out in task(iter([batch])))
 
+    imports = lake.graveler.imports
+    status, predicate = imports.load_status(repository, job.import_id)
+    imports.save_status(repository, msgspec.structs.replace(status, updated=0.0), predicate)
     assert listed() == len(folder_files())
+    assert imports.load_status(repository, job.import_id)[0].updated > 0  # kept fresh
     lake.catalog.imports.cancel(repository, job.import_id)
     assert listed() == 10

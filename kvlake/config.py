@@ -17,7 +17,17 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Final, NamedTuple, Self, TypeVar, get_args, get_origin
+from typing import (
+    Annotated,
+    Any,
+    Final,
+    Literal,
+    NamedTuple,
+    Self,
+    TypeVar,
+    get_args,
+    get_origin,
+)
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import msgspec
@@ -84,7 +94,7 @@ class ImportSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     """KVLAKE_IMPORTS_LOCAL_PREFIXES: the folders imports may read, `local://` paths below the
     blockstore root separated by `;` (lakeFS's `blockstore.local.allowed_external_prefixes`).
     No repository may have its storage namespace in or around one: kvlake never deletes there."""
-    engine: str = "auto"
+    engine: Literal["auto", "local", "spark"] = "auto"
     """KVLAKE_IMPORTS_ENGINE: `local` lists in the server, `spark` on Spark, `auto` picks Spark
     for a source of `spark_threshold` objects or more when PySpark is installed."""
     spark_threshold: Annotated[int, msgspec.Meta(ge=1)] = 100_000

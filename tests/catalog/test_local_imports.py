@@ -11,7 +11,7 @@ import pytest
 
 from kvlake.blockstore import open_blockstore
 from kvlake.catalog import ImportSource
-from kvlake.config import ImportSettings, Settings
+from kvlake.config import ImportSettings, Settings, load_settings
 from kvlake.errors import ConfigError, InvalidInputError
 from kvlake.kv.memory import MemoryStore
 from tests.deletion.helpers import DeletionLake
@@ -182,3 +182,19 @@ def test_import_folders_are_checked_when_the_settings_load() -> None:
         "local://a",
         "local://b/c",
     )
+
+
+def test_import_settings_load_from_the_environment() -> None:
+    env = {
+        "KVLAKE_IMPORTS_LOCAL_ENABLED": "true",
+        "KVLAKE_IMPORTS_LOCAL_PREFIXES": "local://imports;local://raw",
+        "KVLAKE_IMPORTS_ENGINE": "spark",
+        "KVLAKE_IMPORTS_SPARK_THRESHOLD": "5",
+    }
+    imports = load_settings(env).imports
+    assert imports.folders() == ("local://imports", "local://raw")
+    assert (imports.local_enabled, imports.engine, imports.spark_threshold) == (True, "spark", 5)
+    with pytest.raises(ConfigError, match="KVLAKE_IMPORTS_LOCAL_PREFIXES is empty"):
+        load_settings({"KVLAKE_IMPORTS_LOCAL_ENABLED": "true"})
+    with pytest.raises(ConfigError, match="KVLAKE_IMPORTS_ENGINE is 'fast'"):
+        load_settings({"KVLAKE_IMPORTS_ENGINE": "fast"})

@@ -88,9 +88,10 @@ def test_imported_local_files_are_never_deleted(lake: DeletionLake, root: Path) 
     lake.graveler.resets.reset_branch(repository, "main")  # drops the token with copy2
     catalog.delete_objects(repository, "main", ["data/a.csv", "single", "data/sub/b.csv"])
     lake.commit()
-    lake.graveler.delete_repository("repo1")  # the cleaner drops every token and commit
+    lake.purges.delete_repository("repo1", purge=True)  # and its namespace goes, all of it
     lake.settle()
     assert list(lake.dead_letters()) == []
+    assert list(lake.blocks.list_keys("local://lake/repo1")) == []  # the purge ran
     assert files(root) == FILES
 
 

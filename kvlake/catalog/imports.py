@@ -324,6 +324,10 @@ class Importer:
 
     def _pieces(self, job: ImportJob, counter: list[int]) -> Iterator[Piece]:
         """The import's pieces from Spark, counted; a cancel stops them at the next piece."""
+        for source in job.sources:  # here, not in a task, where it would be a failed job
+            folder, _, rest = source.path.rpartition("/")
+            if source.kind == "object" and not self._blockstore.exists(folder, rest):
+                raise InvalidInputError(f"import source object {source.path!r} does not exist")
         units = split_sources(self._blockstore, job.sources, parts=SPARK_PARTS)
         writer: PieceWriter = load_dotted(SPARK_IMPORT)(self._lake_settings)
         for piece in writer.pieces(job, units):

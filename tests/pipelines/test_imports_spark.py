@@ -194,3 +194,16 @@ def test_a_listing_task_keeps_the_status_fresh_and_stops_once_canceled(
     assert imports.load_status(repository, job.import_id)[0].updated > 0  # kept fresh
     lake.catalog.imports.cancel(repository, job.import_id)
     assert listed() == 10
+
+
+def test_a_missing_object_fails_a_spark_import_clearly_with_nothing_committed(lake: Lake) -> None:
+    repository = lake.graveler.get_repository("repo1")
+    head = lake.graveler.get_branch(repository, "main").commit_id
+    chosen = importer(lake, "spark")
+    source = ImportSource("local://imports/set/top-1", "t", "object")
+    job = chosen.prepare(repository, "main", [source], committer="me")
+    (Path(lake.settings.data_dir) / "blocks" / "imports" / "set" / "top-1").unlink()  # meanwhile
+    chosen.run(job)
+    status = chosen.status(repository, job.import_id)
+    assert not status.completed and "does not exist" in status.error
+    assert lake.graveler.get_branch(repository, "main").commit_id == head

@@ -14,8 +14,8 @@ one piece, never the lake's entries.
 Every PROGRESS_EVERY entries a task refreshes the import's status (so a long
 Spark job never looks stale to importStatus) and stops once it is canceled;
 the driver saves the count and checks for a cancel at every piece, and
-commits nothing then. Pieces of a canceled or failed import leave range files that no
-commit references, as an interrupted local import does.
+commits nothing then. Pieces of a canceled or failed import leave range files
+that no commit references, as an interrupted local import does.
 """
 
 from __future__ import annotations

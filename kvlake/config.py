@@ -17,7 +17,17 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Final, NamedTuple, Self, TypeVar, get_args, get_origin
+from typing import (
+    Annotated,
+    Any,
+    Final,
+    Literal,
+    NamedTuple,
+    Self,
+    TypeVar,
+    get_args,
+    get_origin,
+)
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import msgspec
@@ -72,6 +82,50 @@ class OperationsSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unkno
     """KVLAKE_OPERATIONS_ENGINE: the default engine, `local`, `spark` or `auto`."""
     spark_threshold: Annotated[int, msgspec.Meta(ge=0)] = 10_000_000
     """KVLAKE_OPERATIONS_SPARK_THRESHOLD: objects above which `auto` picks Spark."""
+
+
+class ImportSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Zero-copy imports (importStart): local folders, and where they list (docs/imports.md)."""
+
+    local_enabled: bool = False
+    """KVLAKE_IMPORTS_LOCAL_ENABLED: let a local blockstore import folders (lakeFS's
+    `blockstore.local.import_enabled`); needs `local_prefixes`."""
+    local_prefixes: str = ""
+    """KVLAKE_IMPORTS_LOCAL_PREFIXES: the folders imports may read, `local://` paths below the
+    blockstore root separated by `;` (lakeFS's `blockstore.local.allowed_external_prefixes`).
+    No repository may have its storage namespace in or around one: kvlake never deletes there."""
+    engine: Literal["auto", "local", "spark"] = "auto"
+    """KVLAKE_IMPORTS_ENGINE: `local` lists in the server, `spark` on Spark, `auto` picks Spark
+    for a source of `spark_threshold` objects or more when PySpark is installed."""
+    spark_threshold: Annotated[int, msgspec.Meta(ge=1)] = 100_000
+    """KVLAKE_IMPORTS_SPARK_THRESHOLD: objects from which `auto` imports on Spark (`auto`
+    lists at most this many to decide)."""
+
+    def __post_init__(self) -> None:
+        self.folders()  # refuse malformed prefixes at load time, not at the first import
+
+    def folders(self) -> tuple[str, ...]:
+        """`local_prefixes` as `local://path` folders (no trailing `/`).
+
+        Raises:
+            ConfigError: local imports are on without prefixes, or a prefix is malformed.
+        """
+        folders = []
+        for part in filter(None, (p.strip() for p in self.local_prefixes.split(";"))):
+            path = part.removeprefix("local://").strip("/")
+            segments = path.split("/")
+            if not part.startswith("local://") or any(s in ("", ".", "..") for s in segments):
+                raise ConfigError(
+                    f"KVLAKE_IMPORTS_LOCAL_PREFIXES has {part!r}; write local:// folders below"
+                    " the blockstore root separated by ';', e.g. local://imports;local://raw/2026"
+                )
+            folders.append(f"local://{path}")
+        if self.local_enabled and not folders:
+            raise ConfigError(
+                "KVLAKE_IMPORTS_LOCAL_ENABLED is true but KVLAKE_IMPORTS_LOCAL_PREFIXES is empty;"
+                " name the folders imports may read, e.g. local://imports"
+            )
+        return tuple(folders)
 
 
 class AuthSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -175,6 +229,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     """KVLAKE_SPARK_*: where pipelines run Spark; see `SparkSettings`."""
     gc: GcSettings = msgspec.field(default_factory=GcSettings)
     """KVLAKE_GC_*: what lakeFS's GC client is served; see `GcSettings`."""
+    imports: ImportSettings = msgspec.field(default_factory=ImportSettings)
+    """KVLAKE_IMPORTS_*: zero-copy imports; see `ImportSettings`."""
 
     def __post_init__(self) -> None:
         data_dir = Path(self.data_dir).expanduser().absolute()

@@ -21,7 +21,7 @@ from typing import Final, Self
 
 from kvlake import ids
 from kvlake.blockstore import BlockStore, open_blockstore
-from kvlake.catalog import Catalog, describe_entry, entry_ref
+from kvlake.catalog import Catalog, check_outside_import_folders, describe_entry, entry_ref
 from kvlake.catalog.records import from_value
 from kvlake.closing import Closing
 from kvlake.config import Settings
@@ -66,7 +66,7 @@ class Lake(Closing):
         self.graveler = Graveler(
             store,
             CommittedManager(blockstore),
-            check_namespace=blockstore.check_namespace,
+            check_namespace=self._check_namespace,
             clock=clock,
             token_drop_delay=token_drop_delay,
             value_size=lambda value: from_value("", value).size,
@@ -76,7 +76,12 @@ class Lake(Closing):
         operations = settings.operations
         self.locks = ObjectLocks(store, clock=clock, upload_ttl=operations.upload_lock_ttl)
         self.catalog = Catalog(
-            self.graveler, blockstore, clock=clock, deletion=self.deletion_log, locks=self.locks
+            self.graveler,
+            blockstore,
+            clock=clock,
+            deletion=self.deletion_log,
+            locks=self.locks,
+            settings=settings,
         )
         self.purges = Purges(self.deletion_log, self.graveler, blockstore)
         self.ledger = Ledger(store)
@@ -90,6 +95,12 @@ class Lake(Closing):
         self.operations = OperationRunner(self.engine_context())
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
+
+    def _check_namespace(self, namespace: str) -> str:
+        """A new repository's namespace: the blockstore's, and clear of the folders imports read."""
+        normalised = self.blockstore.check_namespace(namespace)
+        check_outside_import_folders(normalised, self.settings.imports.folders())
+        return normalised
 
     @classmethod
     def open(cls, settings: Settings) -> Self:

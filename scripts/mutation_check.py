@@ -1122,6 +1122,48 @@ MUTATIONS = (
         "                pass\n",
         ("tests/graveler/test_tasks.py::test_the_heartbeat_keeps_a_long_task_running",),
     ),
+    Mutation(
+        "local-imports-off-by-default",
+        "issue 15: a local blockstore imports only with KVLAKE_IMPORTS_LOCAL_ENABLED",
+        "kvlake/catalog/imports.py",
+        "        return scheme in IMPORT_SCHEMES or (scheme == LOCAL_SCHEME and"
+        " self._settings.local_enabled)\n",
+        "        return scheme in IMPORT_SCHEMES or scheme == LOCAL_SCHEME\n",
+        ("tests/catalog/test_local_imports.py",),
+    ),
+    Mutation(
+        "local-import-inside-import-folders",
+        "invariant 4a (issue 15): a local import reads only the folders no repository may own",
+        "kvlake/catalog/imports.py",
+        '        if not any(listed.startswith(f"{allowed}/") for allowed in self._folders):\n',
+        "        if False:\n",
+        ("tests/catalog/test_local_imports.py",),
+    ),
+    Mutation(
+        "namespace-outside-import-folders",
+        "invariant 4a (issue 15): no repository's GC or purge can list an imported local file",
+        "kvlake/lake.py",
+        "        check_outside_import_folders(normalised, self.settings.imports.folders())\n",
+        "",
+        ("tests/catalog/test_local_imports.py", "tests/api/test_local_imports.py"),
+    ),
+    Mutation(
+        "local-import-without-links",
+        "invariant 4a (issue 15): a link cannot lead a local import into a repository's namespace",
+        "kvlake/blockstore/local.py",
+        '        return os.path.realpath(top) == top.rstrip("/") and os.path.isdir(top)\n',
+        "        return os.path.isdir(top)\n",
+        ("tests/catalog/test_local_imports.py",),
+    ),
+    Mutation(
+        "piece-ranges-start-at-a-sure-boundary",
+        "issue 15: pieces written apart join into the metarange one writer makes",
+        "kvlake/graveler/committed/manager.py",
+        "            if not crc32(key) & mask:  # every writer ends a range here: ours start after"
+        " it\n",
+        "            if True:\n",
+        ("tests/graveler/committed/test_manager.py",),
+    ),
 )
 
 

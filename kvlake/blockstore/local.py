@@ -436,6 +436,15 @@ class LocalBlockStore(BlockStore):
             return  # the prefix passes through a symbolic link, and listings never follow one
         yield from self._walk(top, "".join(f"{folder}/" for folder in folders), prefix)
 
+    def _folder_exists(self, namespace: str, prefix: str) -> bool:
+        folders = prefix.split("/")[:-1]
+        if any(segment in ("", ".", "..") for segment in folders):
+            return False
+        top = os.path.join(self._root, self._namespace_path(namespace), *folders)
+        # A folder reached through a symbolic link (in the namespace too) is not there:
+        # listings never follow one, and an import must read the folder it names.
+        return os.path.realpath(top) == top.rstrip("/") and os.path.isdir(top)
+
     def _list_folders(self, namespace: str, prefix: str) -> Iterator[str]:
         folders = prefix.split("/")[:-1]
         if any(segment in ("", ".", "..") for segment in folders):
@@ -452,6 +461,34 @@ class LocalBlockStore(BlockStore):
             raise self._failure(exc, f"list the folder {top!r}") from exc
         for name in names:
             yield f"{prefix}{name}/"
+
+    def _list_level(self, namespace: str, prefix: str) -> Iterator[BlobInfo]:
+        folders = prefix.split("/")[:-1]
+        if any(segment in ("", ".", "..") for segment in folders):
+            return
+        top = os.path.join(self._namespace_dir(namespace), *folders)
+        if os.path.realpath(top) != top:
+            return  # listings never follow a symbolic link
+        try:
+            with os.scandir(top) as scan:
+                files = sorted(
+                    (entry.name, entry)
+                    for entry in scan
+                    if entry.is_file(follow_symlinks=False)
+                    and not entry.name.startswith(TEMP_PREFIX)
+                )
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        except OSError as exc:
+            raise self._failure(exc, f"list the folder {top!r}") from exc
+        for name, entry in files:
+            try:
+                status = entry.stat(follow_symlinks=False)
+            except FileNotFoundError:
+                continue  # deleted since the folder was read: listings are not snapshots
+            except OSError as exc:
+                raise self._failure(exc, f"read the size of blob {prefix + name!r}") from exc
+            yield BlobInfo(prefix + name, status.st_size, status.st_mtime)
 
     def _walk(self, folder: str, base: str, prefix: str) -> Iterator[tuple[str, os.DirEntry[str]]]:
         """Yield the files below `folder` (whose key is `base`) whose keys start with `prefix`,

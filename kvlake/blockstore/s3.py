@@ -437,12 +437,19 @@ class S3BlockStore(S3ClientUploads, BlockStore):
         return (blob.key for blob in self._list_blobs(namespace, prefix))
 
     def _list_blobs(self, namespace: str, prefix: str) -> Iterator[BlobInfo]:
+        return self._blobs(namespace, prefix, delimiter="")
+
+    def _list_level(self, namespace: str, prefix: str) -> Iterator[BlobInfo]:
+        return self._blobs(namespace, prefix, delimiter="/")
+
+    def _blobs(self, namespace: str, prefix: str, *, delimiter: str) -> Iterator[BlobInfo]:
+        """Blobs under `prefix`; with the `/` delimiter, not those in its sub-folders."""
         bucket, base = self._locate(namespace)
         token = ""
         while True:
             answer = self._call(
                 f"list blobs in {namespace!r}",
-                partial(self._list_page, bucket, base + prefix, token),
+                partial(self._list_page, bucket, base + prefix, token, delimiter=delimiter),
             )
             for entry in answer.get("Contents", []):
                 yield BlobInfo(

@@ -186,7 +186,8 @@ class BlockStore(Closing, ABC):
         return self._list_keys(normalised, prefix)
 
     def list_folders(self, namespace: str, prefix: str) -> Iterator[str]:
-        """Iterate the folders right under `prefix` (ending in `/`) as full prefixes, ascending.
+        """Iterate the folders right under `prefix` (`""` or ending in `/`) as full prefixes,
+        ascending.
 
         A folder is the next `/`-ended segment of keys that go on past `prefix`:
         with `data/2026T01/a` and `data/2026T02/b` stored, `data/` has the folders
@@ -194,9 +195,33 @@ class BlockStore(Closing, ABC):
         one folder per task, without one process reading every key.
         """
         normalised = self.check_namespace(namespace)
-        if not isinstance(prefix, str) or "\0" in prefix or not prefix.endswith("/"):
-            raise InvalidInputError(f"folder prefix {prefix!r} is invalid; use a str ending in '/'")
+        self._check_folder(prefix)
         return self._list_folders(normalised, prefix)
+
+    def list_level(self, namespace: str, prefix: str = "") -> Iterator[BlobInfo]:
+        """Iterate the blobs right in folder `prefix` (`""` or ending in `/`), not in its
+        sub-folders, ascending: with `list_folders`, a listing split into parts that a
+        parallel import lists apart (each folder whole, and each level's own blobs).
+        """
+        normalised = self.check_namespace(namespace)
+        self._check_folder(prefix)
+        return self._list_level(normalised, prefix)
+
+    @staticmethod
+    def _check_folder(prefix: str) -> None:
+        if not isinstance(prefix, str) or "\0" in prefix or prefix[-1:] not in ("", "/"):
+            raise InvalidInputError(
+                f"folder prefix {prefix!r} is invalid; use a str ending in '/' (or '')"
+            )
+
+    def folder_exists(self, namespace: str, prefix: str = "") -> bool:
+        """Whether the folder `prefix` (`""` or ending in `/`) exists. Where folders exist only
+        through their keys (S3), that is whether a key starts with it; adapters with real
+        folders (local) say whether it is one, empty or not.
+        """
+        normalised = self.check_namespace(namespace)
+        self._check_folder(prefix)
+        return self._folder_exists(normalised, prefix)
 
     def list_blobs(
         self, namespace: str, prefixes: Sequence[str] = ("",), *, parallel: int = 1
@@ -467,6 +492,13 @@ class BlockStore(Closing, ABC):
             if slash and folder != last:
                 last = folder
                 yield folder
+
+    def _list_level(self, namespace: str, prefix: str) -> Iterator[BlobInfo]:
+        """A folder's own blobs from a full listing; adapters with a cheaper way override this."""
+        return (b for b in self._list_blobs(namespace, prefix) if "/" not in b.key[len(prefix) :])
+
+    def _folder_exists(self, namespace: str, prefix: str) -> bool:
+        return next(iter(self._list_keys(namespace, prefix)), None) is not None
 
     def _copy(self, namespace: str, source: str, destination: str) -> int:
         """Copy through kvlake: read the source, put the destination (streamed)."""

@@ -18,7 +18,14 @@ from kvlake.catalog.gcprepare import (
     decode_mark,
     encode_mark,
 )
-from kvlake.catalog.imports import IMPORT_SCHEMES, Importer, ImportJob, ImportSource
+from kvlake.catalog.import_listing import ImportSource, ImportUnit, split_sources, unit_entries
+from kvlake.catalog.imports import (
+    IMPORT_SCHEMES,
+    Importer,
+    ImportJob,
+    PieceWriter,
+    check_outside_import_folders,
+)
 from kvlake.catalog.links import Links, new_address, relative_address
 from kvlake.catalog.listing import MAX_AMOUNT
 from kvlake.catalog.records import (
@@ -43,16 +50,19 @@ __all__ = [
     "GcPreparation",
     "ImportJob",
     "ImportSource",
+    "ImportUnit",
     "Importer",
     "Links",
     "ListingPage",
     "ObjectEntry",
     "ObjectStat",
     "PhysicalLinks",
+    "PieceWriter",
     "PreparedCommits",
     "PreparedUncommitted",
     "UncommittedMark",
     "blob_location",
+    "check_outside_import_folders",
     "data_prefixes",
     "decode_mark",
     "describe_entry",
@@ -63,4 +73,6 @@ __all__ = [
     "new_address",
     "physical_address",
     "relative_address",
+    "split_sources",
+    "unit_entries",
 ]

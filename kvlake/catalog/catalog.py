@@ -45,6 +45,7 @@ from kvlake.catalog.records import (
     to_value,
 )
 from kvlake.catalog.symlinks import write_symlinks
+from kvlake.config import Settings
 from kvlake.deletion import DeletionLog, EntryRef
 from kvlake.errors import (
     BlobNotFoundError,
@@ -157,6 +158,7 @@ class Catalog:
         clock: Callable[[], float] = time.time,
         deletion: DeletionLog | None = None,
         locks: ObjectLocks | None = None,
+        settings: Settings | None = None,
     ) -> None:
         if deletion is not None and graveler.staging_hooks is None:
             raise ConfigError(
@@ -171,7 +173,7 @@ class Catalog:
         self._clock = clock
         self._deletion = deletion
         self._locks = locks
-        self.imports = Importer(graveler, blockstore, clock=clock)
+        self.imports = Importer(graveler, blockstore, clock=clock, settings=settings)
         """Zero-copy imports of external locations (importStart, importStatus, importCancel)."""
 
     def direct_uploads(self, key: bytes) -> PhysicalLinks:

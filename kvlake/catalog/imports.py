@@ -14,9 +14,24 @@ each destination is replaced by what was imported there. Progress and the
 outcome are the import's status record; a cancel marks it, and the importing
 thread stops at its next progress update without committing.
 
+The listing and range writing run in this thread (`local`) or on Spark
+(`spark`, kvlake/pipelines/imports.py): the sources are split into parts
+(`split_sources`), listed by Spark tasks, range-partitioned by path and written
+as committed pieces that join into the very metarange the local way writes
+(`CommittedManager.join_pieces`); the commit is the same call. With `auto`
+(KVLAKE_IMPORTS_ENGINE) an import whose sources hold at least
+KVLAKE_IMPORTS_SPARK_THRESHOLD objects runs on Spark where PySpark is
+installed, chosen by the operations' `select_engine`.
+
 Sources must be served by the blockstore (same scheme, inside its root, an
 existing bucket) and outside the repository's own namespace, whose blobs the
-repository's deletion log and garbage collection delete.
+repository's deletion log and garbage collection delete. A local blockstore
+imports only with `KVLAKE_IMPORTS_LOCAL_ENABLED`, from folders named by
+`KVLAKE_IMPORTS_LOCAL_PREFIXES` (`local://...` below its root, as namespaces
+are); no repository may hold its namespace in or around such a folder
+(`check_outside_import_folders`, applied at repository creation), so no
+garbage collection or purge ever lists an imported file as its own blob. A
+local file's checksum is its MD5, as an upload's is.
 """
 
 from __future__ import annotations
@@ -24,13 +39,21 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import Final, Literal, NamedTuple
+from itertools import chain, islice
+from typing import Final, NamedTuple, Protocol
 
 import msgspec
 
 from kvlake import ids
 from kvlake.blockstore import BlockStore
-from kvlake.catalog.records import ObjectEntry, to_value
+from kvlake.catalog.import_listing import (
+    ImportSource,
+    ImportUnit,
+    split_sources,
+    unit_entries,
+    whole,
+)
+from kvlake.config import ImportSettings, Settings
 from kvlake.errors import (
     ConflictError,
     InvalidInputError,
@@ -38,12 +61,23 @@ from kvlake.errors import (
     PreconditionFailedError,
     TooManyTriesError,
 )
-from kvlake.graveler import Graveler, ImportStatus, Repository, Value, check_branch_name, check_path
+from kvlake.graveler import (
+    Graveler,
+    ImportStatus,
+    Piece,
+    Repository,
+    Value,
+    check_branch_name,
+    check_path,
+)
+from kvlake.operations import engine_available, load_dotted, select_engine
 
 log = logging.getLogger(__name__)
 
 IMPORT_SCHEMES: Final = frozenset({"s3"})
-"""Blockstores whose namespaces imports may read (`import_support` in /config/storage)."""
+"""Blockstores whose namespaces imports may always read (`import_support` in /config/storage);
+a local one also may with `KVLAKE_IMPORTS_LOCAL_ENABLED`."""
+LOCAL_SCHEME: Final = "local"
 PROGRESS_EVERY: Final = 10_000
 """Entries between progress updates (and cancel checks)."""
 STALE_SECONDS: Final = 3600.0
@@ -51,17 +85,21 @@ STALE_SECONDS: Final = 3600.0
 MAX_SOURCES: Final = 1000
 CANCELED: Final = "import canceled"
 _MAX_TRIES: Final = 10
-DEFAULT_CONTENT_TYPE: Final = "application/octet-stream"
+SPARK_IMPORT: Final = "kvlake.pipelines.imports:SparkImport"
+"""The class writing an import's pieces on Spark (`PieceWriter`), loaded when one runs."""
+SPARK_PARTS: Final = 256
+"""Parts a Spark import lists in parallel, where the sources' folders allow."""
 
 
-class ImportSource(NamedTuple):
-    """One location to import: a prefix (everything under it) or one object."""
+class PieceWriter(Protocol):
+    """Lists an import's parts and writes its entries as committed pieces, elsewhere (Spark)."""
 
-    path: str
-    """`s3://bucket/dir/` (or any key prefix), or `s3://bucket/dir/file` for an object."""
-    destination: str
-    """Where on the branch: a path prefix (prefix sources) or the object's path."""
-    kind: Literal["common_prefix", "object"]
+    def pieces(self, job: ImportJob, units: Sequence[ImportUnit]) -> Iterator[Piece]:
+        """The pieces of all the parts' entries, ascending by first key and disjoint.
+
+        Stops early (fewer entries) when the import's status says canceled.
+        """
+        ...
 
 
 class ImportJob(NamedTuple):
@@ -89,14 +127,20 @@ class Importer:
         blockstore: BlockStore,
         *,
         clock: Callable[[], float] = time.time,
+        settings: Settings | None = None,
     ) -> None:
         self._graveler = graveler
         self._blockstore = blockstore
         self._clock = clock
+        self._lake_settings = settings
+        """The lake's settings, for Spark tasks to open the lake (None: no Spark imports)."""
+        self._settings = settings.imports if settings is not None else ImportSettings()
+        self._folders = self._settings.folders()
 
     @property
     def supported(self) -> bool:
-        return self._blockstore.scheme in IMPORT_SCHEMES
+        scheme = self._blockstore.scheme
+        return scheme in IMPORT_SCHEMES or (scheme == LOCAL_SCHEME and self._settings.local_enabled)
 
     def prepare(
         self,
@@ -118,11 +162,18 @@ class Importer:
             BranchNotFoundError: no such branch.
         """
         if not self.supported:
+            hint = (
+                "set KVLAKE_IMPORTS_LOCAL_ENABLED=true and KVLAKE_IMPORTS_LOCAL_PREFIXES to import"
+                " local:// folders"
+                if self._blockstore.scheme == LOCAL_SCHEME
+                else "imports read s3:// locations on an s3 blockstore"
+            )
             raise InvalidInputError(
                 f"the {self._blockstore.scheme} blockstore does not import (import_support is"
-                " false); imports read s3:// locations on an s3 blockstore"
+                f" false); {hint}"
             )
         check_branch_name(branch)
+        self._check_engine()
         if not 1 <= len(sources) <= MAX_SOURCES:
             raise InvalidInputError(f"{len(sources)} import paths given; give 1 to {MAX_SOURCES}")
         for source in sources:
@@ -150,9 +201,11 @@ class Importer:
         namespace = repository.storage_namespace
         counter = [0]
         try:
-            metarange_id = self._graveler.committed.write_metarange(
-                namespace, self._entries(job, counter)
-            )
+            committed = self._graveler.committed
+            if self.choose_engine(job) == "spark":
+                metarange_id = committed.join_pieces(namespace, self._pieces(job, counter))
+            else:
+                metarange_id = committed.write_metarange(namespace, self._entries(job, counter))
             self._progress(job, counter[0])  # the last chance to cancel
             # Invariant 1: the repository may have been deleted (or recreated) meanwhile.
             current = self._graveler.get_repository(repository.name)
@@ -224,40 +277,71 @@ class Importer:
             return
         raise TooManyTriesError(f"import {import_id!r} kept changing; retry the cancel")
 
+    def keep_alive(self, repository: Repository, import_id: str) -> bool:
+        """Say the import still runs (its update time) for workers that do not count it
+        (Spark tasks), so it never looks stale; False once it was canceled.
+
+        Raises:
+            ImportNotFoundError: no such import in the repository.
+        """
+        imports = self._graveler.imports
+        status, predicate = imports.load_status(repository, import_id)
+        if status.error:
+            return False
+        refreshed = msgspec.structs.replace(status, updated=self._clock())
+        try:
+            imports.save_status(repository, refreshed, predicate)
+        except PreconditionFailedError:
+            pass  # another update (a task's, or a cancel) came first: it is as fresh
+        return True
+
     # -- running ------------------------------------------------------------------------
+
+    def _check_engine(self) -> None:
+        """Refuse an engine that cannot run here, before anything is recorded."""
+        engine = self._settings.engine
+        select_engine(engine, threshold=self._settings.spark_threshold)
+        if engine == "spark" and self._lake_settings is None:
+            raise InvalidInputError(
+                "KVLAKE_IMPORTS_ENGINE is spark, but this importer has no lake settings to give"
+                " Spark tasks; build it as kvlake.lake.Lake does, or use engine local"
+            )
+
+    def choose_engine(self, job: ImportJob) -> str:
+        """`local` or `spark`; `auto` lists up to the threshold to count the sources' objects.
+
+        Raises:
+            InvalidInputError: the configured engine is not installed here.
+        """
+        settings = self._settings
+        if settings.engine != "auto":
+            return select_engine(settings.engine, threshold=settings.spark_threshold)
+        if self._lake_settings is None or not engine_available("spark"):
+            return "local"
+        listings = (self._blockstore.list_blobs(*_folder_and_rest(s)) for s in job.sources)
+        estimate = sum(1 for _ in islice(chain.from_iterable(listings), settings.spark_threshold))
+        return select_engine("auto", threshold=settings.spark_threshold, estimate=estimate)
+
+    def _pieces(self, job: ImportJob, counter: list[int]) -> Iterator[Piece]:
+        """The import's pieces from Spark, counted; a cancel stops them at the next piece."""
+        for source in job.sources:  # here, not in a task, where it would be a failed job
+            folder, _, rest = source.path.rpartition("/")
+            if source.kind == "object" and not self._blockstore.exists(folder, rest):
+                raise InvalidInputError(f"import source object {source.path!r} does not exist")
+        units = split_sources(self._blockstore, job.sources, parts=SPARK_PARTS)
+        writer: PieceWriter = load_dotted(SPARK_IMPORT)(self._lake_settings)
+        for piece in writer.pieces(job, units):
+            counter[0] += piece.count
+            self._progress(job, counter[0])
+            yield piece
 
     def _entries(self, job: ImportJob, counter: list[int]) -> Iterator[tuple[bytes, Value]]:
         for source in job.sources:
-            for key, value in self._source_entries(source):
+            for key, value in unit_entries(self._blockstore, whole(source)):
                 yield key, value
                 counter[0] += 1
                 if counter[0] % PROGRESS_EVERY == 0:
                     self._progress(job, counter[0])
-
-    def _source_entries(self, source: ImportSource) -> Iterator[tuple[bytes, Value]]:
-        """The entries of one source, ascending by destination path."""
-        folder, _, rest = source.path.rpartition("/")
-        found = False
-        for blob in self._blockstore.list_blobs(folder, (rest,)):
-            if source.kind == "object":
-                if blob.key != rest:
-                    break  # keys after the object's own share its name as a prefix
-                path = source.destination
-            else:
-                path = source.destination + blob.key[len(rest) :]
-            found = True
-            entry = ObjectEntry(
-                address=f"{folder}/{blob.key}",
-                size=blob.size,
-                checksum=blob.etag,
-                mtime=blob.mtime,
-                content_type=DEFAULT_CONTENT_TYPE,
-            )
-            yield check_path(path), to_value(entry)
-            if source.kind == "object":
-                return
-        if source.kind == "object" and not found:
-            raise InvalidInputError(f"import source object {source.path!r} does not exist")
 
     def _progress(self, job: ImportJob, ingested: int) -> None:
         """Save the count; stop if the import was canceled meanwhile."""
@@ -322,14 +406,65 @@ class Importer:
                 " outside it"
             )
         try:
-            self._blockstore.check_namespace(folder)
+            normalised = self._blockstore.check_namespace(folder)
         except InvalidInputError as exc:
             raise InvalidInputError(f"import path {source.path!r} cannot be read: {exc}") from exc
+        if self._blockstore.scheme == LOCAL_SCHEME:
+            self._check_local_source(source, normalised, rest)
         if source.kind == "object":
             check_path(source.destination)
+
+    def _check_local_source(self, source: ImportSource, folder: str, rest: str) -> None:
+        """A local source lies in an import folder, and exists: a file, or a folder."""
+        # Everything the source lists starts with this: inside a folder only below its `/`
+        # (`local://imports/a` as a name prefix would list `imports/ab` too).
+        listed = f"{folder}/{rest}"
+        if not any(listed.startswith(f"{allowed}/") for allowed in self._folders):
+            allowed = ", ".join(self._folders)
+            raise InvalidInputError(
+                f"import path {source.path!r} is outside the folders local imports may read"
+                f" ({allowed}); import from one of them, or add its folder to"
+                " KVLAKE_IMPORTS_LOCAL_PREFIXES"
+            )
+        # The folder holding the named file or names (`dir/` for dir/, dir/na and dir/f),
+        # reached without symbolic links: one could lead into a repository's namespace.
+        parent = rest.rpartition("/")[0]
+        exists = self._blockstore.folder_exists(folder, f"{parent}/" if parent else "")
+        if exists and source.kind == "object":
+            exists = self._blockstore.exists(folder, rest)
+        if not exists:
+            raise InvalidInputError(
+                f"import path {source.path!r} does not exist; check the path (folders end in '/')"
+            )
+
+
+def _folder_and_rest(source: ImportSource) -> tuple[str, tuple[str]]:
+    folder, _, rest = source.path.rpartition("/")
+    return folder, (rest,)
 
 
 def _destinations(sources: Sequence[ImportSource]) -> tuple[list[bytes], list[bytes]]:
     prefixes = [s.destination.encode() for s in sources if s.kind == "common_prefix"]
     objects = [s.destination.encode() for s in sources if s.kind == "object"]
     return prefixes, objects
+
+
+def _inside(path: str, folder: str) -> bool:
+    """Whether `path` (a `scheme://` path) is `folder` or below it."""
+    return path.rstrip("/") == folder or path.startswith(folder + "/")
+
+
+def check_outside_import_folders(namespace: str, folders: Sequence[str]) -> None:
+    """Refuse a repository's namespace in or around a folder imports read: its garbage
+    collection and purges would delete the imported files as the repository's own blobs.
+
+    Raises:
+        InvalidInputError: the namespace overlaps one of `folders`.
+    """
+    for folder in folders:
+        if _inside(namespace, folder) or _inside(folder, namespace):
+            raise InvalidInputError(
+                f"storage namespace {namespace!r} overlaps {folder!r}, a folder local imports"
+                " read (KVLAKE_IMPORTS_LOCAL_PREFIXES), whose files kvlake must never delete;"
+                " choose a namespace outside it"
+            )

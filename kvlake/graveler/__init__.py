@@ -5,7 +5,7 @@ and storage engines are private to it (tests/test_layers.py checks that).
 """
 
 from kvlake.graveler.cleaner import Cleaner, CleanerHooks, CleanerReport
-from kvlake.graveler.committed import CommittedManager, RangeInfo
+from kvlake.graveler.committed import CommittedManager, Piece, RangeInfo
 from kvlake.graveler.diff import prefix_end
 from kvlake.graveler.gcrules import MAX_DAYS, make_rules
 from kvlake.graveler.graveler import TOKEN_DROP_DELAY, Graveler, data_size
@@ -67,6 +67,7 @@ __all__ = [
     "LiveTokens",
     "LogPage",
     "NamespaceClaim",
+    "Piece",
     "ProtectedAction",
     "PullRequest",
     "RangeInfo",

@@ -32,7 +32,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, Protocol
 
 from kvlake.config import OperationsSettings, Settings
 from kvlake.errors import ConfigError, InvalidInputError
@@ -137,6 +137,12 @@ def select_engine(name: str, *, threshold: int, estimate: int | None = None) -> 
 
 def open_engine(name: str, context: EngineContext) -> Engine:
     """Build the named engine over `context` (imports its module on first use)."""
-    module, _, attribute = _ENGINES[name].partition(":")
-    factory: EngineFactory = getattr(importlib.import_module(module), attribute)
+    factory: EngineFactory = load_dotted(_ENGINES[name])
     return factory(context)
+
+
+def load_dotted(dotted_path: str) -> Any:
+    """The attribute `package.module:name` names, its module imported now: how an engine
+    in an upper layer (kvlake/pipelines) is reached without importing upward."""
+    module, _, attribute = dotted_path.partition(":")
+    return getattr(importlib.import_module(module), attribute)

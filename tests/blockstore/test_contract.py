@@ -202,6 +202,30 @@ def test_list_folders_gives_the_next_segments_with_keys_below(
         list(blockstore.list_folders(namespace, "data"))
 
 
+def test_list_level_gives_a_folders_own_blobs_and_folders_the_rest(
+    blockstore: BlockStore, namespace: str
+) -> None:
+    for key in ("a", "d/x", "d/y/z", "d-e", "d/w", "e/f"):
+        blockstore.put(namespace, key, b"1")
+    assert [b.key for b in blockstore.list_level(namespace)] == ["a", "d-e"]
+    assert [b.key for b in blockstore.list_level(namespace, "d/")] == ["d/w", "d/x"]
+    assert list(blockstore.list_folders(namespace, "")) == ["d/", "e/"]
+    assert [b.size for b in blockstore.list_level(namespace, "d/y/")] == [1]
+    assert list(blockstore.list_level(namespace, "none/")) == []
+    with pytest.raises(InvalidInputError, match="ending in '/'"):
+        list(blockstore.list_level(namespace, "d"))
+
+
+def test_folder_exists_where_keys_are_below_it(blockstore: BlockStore, namespace: str) -> None:
+    blockstore.put(namespace, "data/2026/a", b"")
+    assert blockstore.folder_exists(namespace, "data/") and blockstore.folder_exists(namespace)
+    assert blockstore.folder_exists(namespace, "data/2026/")
+    assert not blockstore.folder_exists(namespace, "dat/")
+    assert not blockstore.folder_exists(namespace, "data/2026/a/")
+    with pytest.raises(InvalidInputError, match="ending in '/'"):
+        blockstore.folder_exists(namespace, "data")
+
+
 def test_list_blobs_gives_keys_sizes_and_mtimes_in_key_order(
     blockstore: BlockStore, namespace: str
 ) -> None:

@@ -35,6 +35,12 @@ TEST_CONF = ";".join(
         "spark.sql.shuffle.partitions=4",
         # Faster JVM start for short tests (halves speed on real joins: tests only).
         "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
+        # Python workers keep the environment Spark started with, not the test's: S3 tasks
+        # need moto's keys (tests/support/s3server.py; not imported, to keep moto unloaded).
+        "spark.executorEnv.AWS_ACCESS_KEY_ID=testing",
+        "spark.executorEnv.AWS_SECRET_ACCESS_KEY=testing",
+        "spark.executorEnv.AWS_REGION=us-east-1",
+        "spark.executorEnv.AWS_EC2_METADATA_DISABLED=true",
     ]
 )
 

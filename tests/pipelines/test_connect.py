@@ -1,4 +1,4 @@
-"""The same jobs through Spark Connect: the `kvlake` source and garbage collection, unchanged.
+"""The same jobs through Spark Connect: the `kvlake` source, garbage collection and imports.
 
 `KVLAKE_SPARK_REMOTE=local` makes PySpark start a Spark Connect server on this
 machine and talk to it over gRPC, as a client of a remote cluster would. It runs
@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 from kvlake.config import Settings
 from kvlake.graveler import make_rules
@@ -22,6 +23,7 @@ ORPHAN = "data/20250101T00/orphan"
 SCRIPT = textwrap.dedent(
     """
     import msgspec
+    from kvlake.catalog import ImportSource
     from kvlake.config import load_settings
     from kvlake.lake import Lake
     from kvlake.pipelines import open_spark, read_lake
@@ -35,21 +37,45 @@ SCRIPT = textwrap.dedent(
     with Lake.open(settings) as lake:
         summary = GarbageCollector(spark, lake).run("repo1")
     print("summary", msgspec.json.encode(summary.counts).decode())
+    with Lake.open(settings) as lake:
+        repo = lake.graveler.get_repository("repo1")
+        lake.graveler.create_branch(repo, "imported", "main")
+        source = ImportSource("local://imports/", "in/", "common_prefix")
+        job = lake.catalog.imports.prepare(repo, "imported", [source], committer="c")
+        lake.catalog.imports.run(job)
+        status = lake.catalog.imports.status(repo, job.import_id)
+        print("import", status.completed, status.ingested, repr(status.error))
     """
 )
 
 
-def test_the_source_and_gc_run_through_spark_connect(lake: Lake, settings: Settings) -> None:
+def test_the_source_gc_and_imports_run_through_spark_connect(
+    lake: Lake, settings: Settings
+) -> None:
     repo = lake.graveler.create_repository(
         "repo1", storage_namespace=f"local://{settings.data_dir}/blocks/repo1"
     )
     lake.graveler.retention.set_rules(repo, make_rules(7))
     lake.catalog.upload(repo, "main", "kept", io.BytesIO(b"referenced"))
     lake.blockstore.put(repo.storage_namespace, ORPHAN, b"orphan")
+    for name in ("a", "b/c", "b/d"):
+        path = Path(settings.data_dir) / "blocks" / "imports" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(name.encode())
+    imports = {
+        "KVLAKE_IMPORTS_LOCAL_ENABLED": "true",
+        "KVLAKE_IMPORTS_LOCAL_PREFIXES": "local://imports",
+        "KVLAKE_IMPORTS_ENGINE": "spark",
+    }
 
     process = subprocess.run(
         [sys.executable, "-c", SCRIPT],
-        env={**os.environ, "KVLAKE_DATA_DIR": settings.data_dir, "KVLAKE_SPARK_REMOTE": "local"},
+        env={
+            **os.environ,
+            **imports,
+            "KVLAKE_DATA_DIR": settings.data_dir,
+            "KVLAKE_SPARK_REMOTE": "local",
+        },
         capture_output=True,
         text=True,
         timeout=280,
@@ -58,4 +84,5 @@ def test_the_source_and_gc_run_through_spark_connect(lake: Lake, settings: Setti
     assert process.returncode == 0, process.stderr[-3000:]
     assert "paths ['kept']" in process.stdout
     assert '"deleted":1' in process.stdout and '"bytes_freed":6' in process.stdout
+    assert "import True 3 ''" in process.stdout
     assert not lake.blockstore.exists(repo.storage_namespace, ORPHAN)

@@ -88,7 +88,8 @@ OPERATIONS: Final = (
         IMPORT,
         import_start,
         "import",
-        summary="import objects of an s3:// location as one commit, without copying them",
+        summary="import objects of an s3:// or local:// location as one commit, without copying"
+        " them",
         body=wire.ImportCreation,
         responses={202: wire.ImportCreationResponse, 400: None, 404: None},
         permissions=_start_needs,

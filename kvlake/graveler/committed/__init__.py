@@ -4,13 +4,14 @@ from kvlake.graveler.committed.apply import Change
 from kvlake.graveler.committed.columns import RangeColumns, RowPair, compare_rows
 from kvlake.graveler.committed.manager import CommittedManager
 from kvlake.graveler.committed.reader import CommittedStats
-from kvlake.graveler.committed.records import Chunking, RangeInfo
+from kvlake.graveler.committed.records import Chunking, Piece, RangeInfo
 
 __all__ = [
     "Change",
     "Chunking",
     "CommittedManager",
     "CommittedStats",
+    "Piece",
     "RangeColumns",
     "RangeInfo",
     "RowPair",

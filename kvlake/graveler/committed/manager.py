@@ -14,6 +14,7 @@ from bisect import bisect_left
 from collections.abc import Iterable, Iterator
 from itertools import takewhile
 from typing import Literal
+from zlib import crc32
 
 from kvlake.blockstore.store import BlockStore
 from kvlake.errors import EntryNotFoundError, MetarangeNotFoundError, RangeNotFoundError
@@ -25,7 +26,13 @@ from kvlake.graveler.committed.reader import (
     CommittedStats,
     DecodedRange,
 )
-from kvlake.graveler.committed.records import DEFAULT_CHUNKING, Chunking, RangeInfo, file_key
+from kvlake.graveler.committed.records import (
+    DEFAULT_CHUNKING,
+    Chunking,
+    Piece,
+    RangeInfo,
+    file_key,
+)
 from kvlake.graveler.committed.writer import RangeWriter, store_metarange
 from kvlake.graveler.records import Value
 
@@ -94,6 +101,47 @@ class CommittedManager:
         """
         writer = self._writer(namespace)
         writer.add_all(entries, deletions=False)
+        return store_metarange(self._blockstore, namespace, writer.finish(), self.stats)
+
+    def write_piece(self, namespace: str, entries: Iterable[tuple[bytes, Value]]) -> Piece:
+        """Store the ranges of one sorted interval of a metarange; see `Piece`.
+
+        Entries stream as in `write_metarange`; the piece holds the entries up to
+        the first sure boundary and after the last one (about a range each).
+
+        Raises:
+            InvalidInputError: keys are empty or not strictly ascending.
+        """
+        writer = self._writer(namespace)
+        mask = self._chunking.target_entries - 1
+        head: list[tuple[bytes, bytes, bytes]] = []
+        pending = iter(entries)
+        for key, value in pending:
+            writer.skip(key)  # checks the order; the head is written by whoever joins
+            head.append((key, value.identity, value.data))
+            if not crc32(key) & mask:  # every writer ends a range here: ours start after it
+                break
+        else:
+            return Piece(head=head, ranges=[], tail=[])
+        writer.add_all(pending, deletions=False)
+        ranges, tail = writer.finish_open()
+        return Piece(head=head, ranges=ranges, tail=tail)
+
+    def join_pieces(self, namespace: str, pieces: Iterable[Piece]) -> str:
+        """Store the metarange of pieces given in key order (disjoint); return its id.
+
+        Equal to `write_metarange` of all their entries: the heads and tails are
+        cut into ranges here, the pieces' ranges pass by reference.
+
+        Raises:
+            InvalidInputError: the pieces' keys are not strictly ascending.
+        """
+        writer = self._writer(namespace)
+        for piece in pieces:
+            writer.add_all(_values(piece.head), deletions=False)
+            for info in piece.ranges:
+                writer.add_range(info)
+            writer.add_all(_values(piece.tail), deletions=False)
         return store_metarange(self._blockstore, namespace, writer.finish(), self.stats)
 
     def apply(self, namespace: str, base: str, changes: Iterable[Change]) -> str:
@@ -192,6 +240,10 @@ class CommittedManager:
 
     def _writer(self, namespace: str) -> RangeWriter:
         return RangeWriter(self._blockstore, namespace, self._chunking, self.stats)
+
+
+def _values(rows: list[tuple[bytes, bytes, bytes]]) -> Iterator[tuple[bytes, Value]]:
+    return ((key, Value(identity=identity, data=data)) for key, identity, data in rows)
 
 
 def _entries(decoded: DecodedRange, start: bytes) -> Iterator[tuple[bytes, Value]]:

@@ -37,6 +37,32 @@ class RangeInfo(msgspec.Struct, frozen=True, kw_only=True):
     size: int
 
 
+class Piece(msgspec.Struct, frozen=True, kw_only=True):
+    """A sorted interval of a metarange, written apart from its neighbours (a Spark task's).
+
+    Its ranges start after its first key whose hash surely ends a range and end
+    at its last range boundary; the entries before (`head`) and after (`tail`)
+    belong to ranges its neighbours complete, so pieces joined in key order
+    (`CommittedManager.join_pieces`) give the very ranges and metarange one
+    writer of all the entries would. Entries are `(key, identity, data)`.
+    """
+
+    head: list[tuple[bytes, bytes, bytes]]
+    ranges: list[RangeInfo]
+    tail: list[tuple[bytes, bytes, bytes]]
+
+    @property
+    def first_key(self) -> bytes:
+        """The piece's lowest key, to order pieces by (b"" for an empty piece)."""
+        if self.head:
+            return self.head[0][0]
+        return self.ranges[0].min_key if self.ranges else b""
+
+    @property
+    def count(self) -> int:
+        return len(self.head) + sum(info.count for info in self.ranges) + len(self.tail)
+
+
 class Chunking(msgspec.Struct, frozen=True, kw_only=True):
     """Where ranges end: after a key whose hash hits the modulus, or at a size cap.
 

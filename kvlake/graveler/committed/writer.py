@@ -215,6 +215,19 @@ class RangeWriter:
             self._flush()
         return self._ranges
 
+    def finish_open(self) -> tuple[list[RangeInfo], list[tuple[bytes, bytes, bytes]]]:
+        """The ranges closed by the chunking rule, and the open range's entries, unwritten.
+
+        For a piece of a metarange (`Piece`): its last range is completed by the
+        entries of the next piece. Only entries added as values (`add`, `add_all`).
+        """
+        tail: list[tuple[bytes, bytes, bytes]] = []
+        for piece in self._pieces:
+            if not isinstance(piece, tuple):
+                raise RuntimeError("finish_open takes entries added as values, not rows read")
+            tail.extend(zip(*piece, strict=True))
+        return self._ranges, tail
+
     def _extend_lists(self, keys: list[bytes], identities: list[bytes], datas: list[bytes]) -> None:
         """Append ascending rows given as lists, closing ranges where `add` would."""
         row_sizes = map(add, map(add, map(len, keys), map(len, identities)), map(len, datas))

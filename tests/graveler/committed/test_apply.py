@@ -3,20 +3,27 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+from kvlake.blockstore import BlockStore, open_blockstore
 from kvlake.blockstore.memory import MemoryBlockStore
 from kvlake.errors import InvalidInputError
 from kvlake.graveler.committed import Change, CommittedManager
 from kvlake.graveler.records import Value
-from tests.support.blockstores import local_only
 
 from .helpers import NAMESPACE, entries, value
 
-# Hundreds of small ranges per test: seconds each through moto. The manager's reads and
-# writes on S3 run in test_manager.py, test_reader.py and the API suite's S3 server.
-pytestmark = local_only
+
+@pytest.fixture
+def blockstore(tmp_path: Path) -> Iterator[BlockStore]:
+    """A local folder only: these tests write hundreds of small ranges each, seconds apiece
+    through moto. The manager's reads and writes on S3 run in test_manager.py,
+    test_reader.py and the API suite's S3 server."""
+    with open_blockstore(f"local://{tmp_path}/blocks") as store:
+        yield store
+
 
 Model = dict[bytes, Value]
 

@@ -2,7 +2,7 @@
 
 Spark tasks run in other processes, so a lake they read must live in files or
 servers: an SQLite KV store under a temporary data dir, and a local blockstore
-there or, where a module parametrizes `blockstore_kind` with "s3", the bucket
+there or, where a test parametrizes `blockstore_kind` with "s3", the bucket
 `lake` of the session's moto server. Tasks reach moto through the endpoint in
 the blockstore URL and the test credentials the session hands its executors
 (`spark.executorEnv.*`). Spark tests are marked `spark`; CI installs PySpark and
@@ -63,7 +63,7 @@ def spark() -> Iterator[SparkSession]:
 
 @pytest.fixture
 def blockstore_kind() -> str:
-    """The lake's blockstore: "local" unless a module parametrizes this name with "s3"."""
+    """The lake's blockstore: "local" unless a test parametrizes this name with "s3"."""
     return "local"
 
 
@@ -75,14 +75,6 @@ def settings(tmp_path: Path, blockstore_kind: str, request: pytest.FixtureReques
     return Settings(
         data_dir=str(tmp_path / "lake"), blockstore_url=f"s3://lake?endpoint_url={s3.endpoint}"
     )
-
-
-@pytest.fixture
-def repo_namespace(settings: Settings, blockstore_kind: str) -> str:
-    """The namespace of the tests' repository `repo1` on the lake's blockstore."""
-    if blockstore_kind == "local":
-        return f"local://{settings.data_dir}/blocks/repo1"
-    return "s3://lake/repo1"
 
 
 @pytest.fixture

@@ -1,7 +1,8 @@
 """Fixtures every layer's tests share: a clock, KV stores, and a PostgreSQL database.
 
 `kv` is the memory store; `any_store` a fresh store of each driver in turn, for
-the tests that must hold on every one.
+the tests that must hold on every one. `lake_blocks` is a fresh blockstore of
+each kind users run (local folder, S3), for the tests that store blobs.
 
 Invariant: PostgreSQL tests never vanish silently in CI. Locally a missing server skips them with
 a message saying how to enable them; with CI=true it fails the run instead.
@@ -18,9 +19,11 @@ from typing import TYPE_CHECKING
 import psycopg
 import pytest
 
+from kvlake.blockstore import BlockStore, open_blockstore
 from kvlake.kv import Store, open_store
 from kvlake.kv.memory import MemoryStore
 from tests.support import STORES, FakeClock, drop_postgres_table, store_params
+from tests.support.blockstores import BLOCKSTORES
 from tests.support.postgres import DEFAULT_POSTGRES_DSN, POSTGRES_DSN_VARIABLE, postgres_target
 
 if TYPE_CHECKING:
@@ -66,6 +69,14 @@ def s3_server(moto_s3: MotoS3, aws_env: pytest.MonkeyPatch) -> MotoS3:
         moto_s3.admin.create_bucket(Bucket=bucket)
     aws_env.setenv("AWS_ENDPOINT_URL", moto_s3.endpoint)
     return moto_s3
+
+
+@pytest.fixture(params=sorted(BLOCKSTORES))
+def lake_blocks(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[BlockStore]:
+    """A fresh blockstore of each kind users run, in turn: a local folder, then S3 (moto's
+    server on loopback). Its namespaces are `<scheme>://lake/<path>`."""
+    with open_blockstore(BLOCKSTORES[request.param](request, tmp_path)) as blocks:
+        yield blocks
 
 
 @pytest.fixture

@@ -1,8 +1,13 @@
-"""One real server per KV driver per session; each test gets its own repository.
+"""One real server per KV driver and blockstore per session; each test gets its own repository.
 
-The suite runs unchanged on SQLite and PostgreSQL. PostgreSQL needs
-KVLAKE_TEST_POSTGRES_DSN (default postgresql://postgres@127.0.0.1:5432/test):
-locally it skips with a how-to when unreachable, with CI=true it fails.
+The suite runs unchanged on SQLite and PostgreSQL over a local blockstore, and on
+SQLite over S3 (moto's server on loopback, bucket `kvlake-api-suite`): three
+servers, not four, because the KV driver and the blockstore are independent
+layers and PostgreSQL x S3 would add minutes and no path the other three miss.
+Tests that are about the local folder itself are marked `local_blockstore` and
+run on the two local servers only. PostgreSQL needs KVLAKE_TEST_POSTGRES_DSN
+(default postgresql://postgres@127.0.0.1:5432/test): locally it skips with a
+how-to when unreachable, with CI=true it fails.
 """
 
 from __future__ import annotations
@@ -11,27 +16,49 @@ import signal
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 import httpx
 import lakefs_sdk
 import pytest
 from lakefs_sdk.client import LakeFSClient
 
-from tests.api.server import Server
+from tests.api.server import Server, Storage
 from tests.support import drop_postgres_table
 
 BACKENDS = [
     pytest.param("sqlite"),
     pytest.param("postgres", marks=pytest.mark.postgres),
 ]
+"""The KV drivers of the module-scoped servers some tests start themselves."""
+
+SERVERS = [
+    pytest.param(("sqlite", "local"), id="sqlite"),
+    pytest.param(("postgres", "local"), id="postgres", marks=pytest.mark.postgres),
+    pytest.param(("sqlite", "s3"), id="sqlite-s3"),
+]
+"""(KV driver, blockstore) of the session's servers."""
+
+S3_BUCKET = "kvlake-api-suite"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Deselect the S3 server's runs of tests marked `local_blockstore` (each says why)."""
+    kept: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        on_s3 = callspec is not None and callspec.params.get("server") == ("sqlite", "s3")
+        (dropped if on_s3 and item.get_closest_marker("local_blockstore") else kept).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
 
 
 @contextmanager
-def backend_kv_url(request: pytest.FixtureRequest, prefix: str) -> Iterator[str]:
-    """The KV URL for a server on `request.param`: "" (SQLite in its data dir), or a
-    PostgreSQL table of its own, dropped afterwards."""
-    if request.param != "postgres":
+def backend_kv_url(request: pytest.FixtureRequest, prefix: str, kv: str = "") -> Iterator[str]:
+    """The KV URL for a server on `kv` (default `request.param`): "" (SQLite in its data
+    dir), or a PostgreSQL table of its own, dropped afterwards."""
+    if (kv or request.param) != "postgres":
         yield ""
         return
     dsn = str(request.getfixturevalue("postgres_dsn"))
@@ -42,13 +69,38 @@ def backend_kv_url(request: pytest.FixtureRequest, prefix: str) -> Iterator[str]
         drop_postgres_table(dsn, table)
 
 
-@pytest.fixture(scope="session", params=BACKENDS)
+@contextmanager
+def served(
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    name: str,
+    env: dict[str, str] | None = None,
+) -> Iterator[Server]:
+    """A server on the (KV driver, blockstore) pair `request.param` (one of SERVERS), its
+    data dir a new folder named after `name`; stopped on exit."""
+    kv, blockstore = request.param
+    data_dir = tmp_path_factory.mktemp(f"{name}-{kv}-{blockstore}")
+    env = dict(env or {})
+    storage = None
+    if blockstore == "s3":
+        from tests.support.s3server import server_env
+
+        moto = request.getfixturevalue("moto_s3")
+        storage = Storage.s3(moto, S3_BUCKET)
+        env |= server_env(moto.endpoint, S3_BUCKET, tmp_path_factory.mktemp("aws"))
+    with backend_kv_url(request, f"kv_{name}", kv) as kv_url:
+        server = Server(data_dir, kv_url=kv_url, env=env, storage=storage)
+        try:
+            yield server
+        finally:
+            server.stop()
+
+
+@pytest.fixture(scope="session", params=SERVERS)
 def server(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Server]:
-    data_dir = tmp_path_factory.mktemp(f"server-{request.param}")
-    with backend_kv_url(request, "kv_api") as kv_url:
-        server = Server(data_dir, kv_url=kv_url)
+    with served(request, tmp_path_factory, "api") as server:
         yield server
         status = server.stop()
     # uvicorn re-raises the signal after its graceful shutdown: -SIGTERM is a clean stop.
@@ -59,21 +111,23 @@ def server(
 
 @pytest.fixture
 def sdk(server: Server) -> LakeFSClient:
+    server.storage.prepare()
     return server.sdk()
 
 
 @pytest.fixture
 def http(server: Server) -> Iterator[httpx.Client]:
+    server.storage.prepare()
     with server.http() as client:
         yield client
 
 
 @pytest.fixture
-def repo(http: httpx.Client, tmp_path: Path) -> str:
+def repo(server: Server, http: httpx.Client) -> str:
     """A fresh repository with a `main` branch, named uniquely for the test."""
     name = f"repo-{uuid.uuid4().hex[:12]}"
     response = http.post(
-        "/repositories", json={"name": name, "storage_namespace": f"local://{name}"}
+        "/repositories", json={"name": name, "storage_namespace": server.storage.namespace(name)}
     )
     assert response.status_code == 201, response.text
     return name

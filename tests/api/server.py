@@ -1,4 +1,5 @@
-"""A real kvlake server process for integration tests, and clients pointed at it."""
+"""A real kvlake server process for integration tests, clients pointed at it, and a view of
+its blockstore (local folder or S3 bucket) that the tests read and write blobs through."""
 
 from __future__ import annotations
 
@@ -7,15 +8,20 @@ import signal
 import socket
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import httpx
 import lakefs
 import lakefs_sdk
 from lakefs_sdk.client import LakeFSClient
 
+from kvlake.blockstore import BlockStore, open_blockstore
 from tests.support import wait_until
+
+if TYPE_CHECKING:
+    from tests.support.s3server import MotoS3
 
 ACCESS_KEY_ID: Final = "AKIAIOSFODNN7EXAMPLE"
 SECRET_ACCESS_KEY: Final = "wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY"
@@ -29,6 +35,66 @@ def free_port() -> int:
         return port
 
 
+class Storage:
+    """A server's blockstore as the tests see it: which kind, the namespace of a repository
+    named `name`, and the same blockstore opened in the test process, so a test checks or
+    plants blobs the same way on a local folder and on S3."""
+
+    def __init__(
+        self, kind: str, root: str, opener: Callable[[], BlockStore], prepare: Callable[[], None]
+    ) -> None:
+        self.kind = kind
+        """"local" or "s3"."""
+        self._root = root
+        self._opener = opener
+        self._prepare = prepare
+        self._blocks: BlockStore | None = None
+
+    @classmethod
+    def local(cls, data_dir: Path) -> Storage:
+        """The server's default blockstore, the folder `blocks` of its data dir."""
+        blocks = data_dir / "blocks"
+        return cls("local", "local://", lambda: open_blockstore(f"local://{blocks}"), lambda: None)
+
+    @classmethod
+    def s3(cls, moto: MotoS3, bucket: str) -> Storage:
+        """The bucket `bucket` of the session's S3 server (created now and whenever a test
+        that resets the server emptied it: see `prepare`)."""
+        from kvlake.blockstore.s3 import S3BlockStore
+        from kvlake.blockstore.throttle import shared_limiter
+
+        moto.ensure_bucket(bucket)
+        return cls(
+            "s3",
+            f"s3://{bucket}/",
+            lambda: S3BlockStore(moto.client(), root=bucket, limiter=shared_limiter(moto.endpoint)),
+            lambda: moto.ensure_bucket(bucket),
+        )
+
+    def namespace(self, name: str) -> str:
+        """The storage namespace of a repository named `name` on this blockstore."""
+        return f"{self._root}{name}"
+
+    def prepare(self) -> None:
+        """Make the blockstore usable for the next test (S3: re-create a reset bucket)."""
+        self._prepare()
+
+    @property
+    def blocks(self) -> BlockStore:
+        """The blockstore, opened in the test process on first use."""
+        if self._blocks is None:
+            self._blocks = self._opener()
+        return self._blocks
+
+    def keys(self, namespace: str, prefix: str = "") -> list[str]:
+        """Every blob key below `prefix` of the namespace."""
+        return list(self.blocks.list_keys(namespace, prefix))
+
+    def close(self) -> None:
+        if self._blocks is not None:
+            self._blocks.close()
+
+
 class Server:
     """`python -m kvlake serve` on a free port; `stop()` sends SIGTERM and waits."""
 
@@ -39,12 +105,15 @@ class Server:
         kv_url: str = "",
         workers: int = 1,
         env: dict[str, str] | None = None,
+        storage: Storage | None = None,
     ) -> None:
+        """`storage` describes the blockstore that `env` configures (default: local)."""
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.data_dir = data_dir
         self.log = data_dir / "server.log"
         data_dir.mkdir(parents=True, exist_ok=True)
+        self.storage = storage or Storage.local(data_dir)
         extra_env = env or {}
         env = {k: v for k, v in os.environ.items() if not k.startswith("KVLAKE_")}
         env |= {
@@ -88,6 +157,7 @@ class Server:
 
     def stop(self) -> int:
         """Graceful stop: SIGTERM, then the exit status (killed after 30 s)."""
+        self.storage.close()
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             try:

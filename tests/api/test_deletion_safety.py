@@ -9,12 +9,11 @@ these check the same outcomes through the server a client talks to.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.api.conftest import BACKENDS, backend_kv_url
+from tests.api.conftest import SERVERS, served
 from tests.api.server import Server
 from tests.support import wait_until
 
@@ -22,30 +21,31 @@ WAIT_SECONDS = 60.0
 NAME = "safety"
 
 
-@pytest.fixture(scope="module", params=BACKENDS)
+@pytest.fixture(scope="module", params=SERVERS)
 def deleting_server(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Server]:
-    data = tmp_path_factory.mktemp(f"deleting-{request.param}")
-    with backend_kv_url(request, "kv_safety") as kv_url:
-        server = Server(data / "data", kv_url=kv_url, env={"KVLAKE_DELETION_SEND_DELAY": "0"})
-        try:
-            yield server
-        finally:
-            server.stop()
+    with served(
+        request, tmp_path_factory, "safety", env={"KVLAKE_DELETION_SEND_DELAY": "0"}
+    ) as server:
+        yield server
 
 
 @pytest.fixture(scope="module")
 def http(deleting_server: Server) -> Iterator[httpx.Client]:
+    deleting_server.storage.prepare()
     with deleting_server.http() as client:
-        body = {"name": NAME, "storage_namespace": f"local://{NAME}"}
+        body = {"name": NAME, "storage_namespace": deleting_server.storage.namespace(NAME)}
         assert client.post("/repositories", json=body).status_code == 201
         yield client
 
 
 def _blobs(server: Server) -> set[str]:
-    folder = Path(server.log).parent / "blocks" / NAME / "data"
-    return {str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()}
+    """The keys of the repository's data blobs, below `data/`, on either blockstore."""
+    return {
+        key.removeprefix("data/")
+        for key in server.storage.keys(server.storage.namespace(NAME), "data/")
+    }
 
 
 def _upload(http: httpx.Client, branch: str, path: str, body: bytes) -> str:

@@ -77,9 +77,11 @@ def test_a_dump_task_restores_through_a_restore_task(
     assert again.json()["message"] == "can only restore into a bare repository"
 
 
-def test_a_missing_dump_is_a_finished_task_with_an_error(http: httpx.Client, repo: str) -> None:
+def test_a_missing_dump_is_a_finished_task_with_an_error(
+    server: Server, http: httpx.Client, repo: str
+) -> None:
     bare_name = f"bare-{uuid.uuid4().hex[:8]}"
-    bare = {"name": bare_name, "storage_namespace": f"local://{bare_name}"}
+    bare = {"name": bare_name, "storage_namespace": server.storage.namespace(bare_name)}
     assert http.post("/repositories", params={"bare": "true"}, json=bare).status_code == 201
     dump_id = "0" * 26
     body = {f"{k}_meta_range_id": dump_id for k in ("commits", "tags", "branches")}

@@ -102,13 +102,14 @@ def test_a_missing_repository_is_404_repository_not_found(http: httpx.Client) ->
         assert response.json()["message"] == "repository not found"
 
 
-def test_rules_do_not_survive_their_repository(http: httpx.Client, repo: str) -> None:
+def test_rules_do_not_survive_their_repository(
+    server: Server, http: httpx.Client, repo: str
+) -> None:
     path = f"/repositories/{repo}/settings/gc_rules"
     assert http.put(path, json={"default_retention_days": 5, "branches": []}).status_code == 204
     assert http.delete(f"/repositories/{repo}").status_code == 204
-    again = http.post(
-        "/repositories", json={"name": repo, "storage_namespace": f"local://{repo}-again"}
-    )
+    body = {"name": repo, "storage_namespace": server.storage.namespace(f"{repo}-again")}
+    again = http.post("/repositories", json=body)
     assert again.status_code == 201, again.text
     assert http.get(path).status_code == 404
 

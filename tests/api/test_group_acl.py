@@ -24,7 +24,7 @@ def test_an_acl_grants_its_level(server: Server, sdk: LakeFSClient, http: httpx.
     assert set_read.status_code == 201
     assert http.get(f"/auth/groups/{group}/acl").json() == {"permission": "Read"}
     member.repositories_api.list_repositories()  # Read lists repositories
-    body = {"name": f"r-{group}", "storage_namespace": f"local://r-{group}"}
+    body = {"name": f"r-{group}", "storage_namespace": server.storage.namespace(f"r-{group}")}
     assert credentials.secret_access_key is not None
     with server.http(credentials.access_key_id, credentials.secret_access_key) as as_member:
         assert as_member.post("/repositories", json=body).status_code == 401  # creates none

@@ -45,8 +45,9 @@ def test_not_found_texts_name_no_internals(http: httpx.Client, repo: str) -> Non
         assert _error(http.get(url), 404)["message"] == message, url
 
 
-def test_exists_texts(http: httpx.Client, repo: str) -> None:
-    again = http.post("/repositories", json={"name": repo, "storage_namespace": "local://other"})
+def test_exists_texts(server: Server, http: httpx.Client, repo: str) -> None:
+    body = {"name": repo, "storage_namespace": server.storage.namespace("other")}
+    again = http.post("/repositories", json=body)
     assert _error(again, 409)["message"] == "error creating repository: not unique"
     branches = f"/repositories/{repo}/branches"
     http.post(branches, json={"name": "dev", "source": "main"})

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import httpx
 import lakefs
 import pytest
@@ -13,17 +11,14 @@ from lakefs_sdk.exceptions import ApiException
 from tests.api.server import Server
 
 
-def _blocks(server: Server) -> Path:
-    return Path(server.log).parent / "blocks"
-
-
 def test_metarange_and_range_locations(server: Server, sdk: LakeFSClient, repo: str) -> None:
     branch = lakefs.Repository(repo, client=server.client()).branch("main")
     branch.object("a").upload(b"x")
     metarange = branch.commit("c").get_commit().meta_range_id
     uri = sdk.metadata_api.get_meta_range(repo, metarange)
-    assert uri.location == f"local://{repo}/_lakefs/{metarange}"
-    assert (_blocks(server) / repo / "_lakefs" / metarange).is_file()
+    namespace = server.storage.namespace(repo)
+    assert uri.location == f"{namespace}/_lakefs/{metarange}"
+    assert server.storage.blocks.exists(namespace, f"_lakefs/{metarange}")
     with pytest.raises(ApiException) as missing:
         sdk.metadata_api.get_range(repo, "0" * 64)
     assert missing.value.status == 404
@@ -46,11 +41,12 @@ def test_symlink_files_for_hive(server: Server, sdk: LakeFSClient, repo: str) ->
     branch.object("t/p=1/a").upload(b"1")
     branch.object("t/p=2/b").upload(b"2")
     uri = sdk.internal_api.create_symlink_file(repo, "main", location="t/")
-    assert uri.location == f"local://{repo}/symlinks"
-    folder = _blocks(server) / repo / "symlinks" / repo / "main" / "t"
+    namespace = server.storage.namespace(repo)
+    assert uri.location == f"{namespace}/symlinks"
+    folder = f"symlinks/{repo}/main/t"
     address = branch.object("t/p=1/a").stat().physical_address
-    assert (folder / "p=1" / "symlink.txt").read_text() == address
-    assert (folder / "p=2" / "symlink.txt").is_file()
+    assert server.storage.blocks.get(namespace, f"{folder}/p=1/symlink.txt").decode() == address
+    assert server.storage.blocks.exists(namespace, f"{folder}/p=2/symlink.txt")
     with pytest.raises(ApiException) as missing:
         sdk.internal_api.create_symlink_file(repo, "nope")
     assert missing.value.status == 404

@@ -11,6 +11,7 @@ import pytest
 from kvlake.api.services import Services
 from kvlake.config import load_settings
 from kvlake.lake import Lake
+from tests.api.server import Server
 
 IN_USE = "storage namespace already in use"
 
@@ -33,26 +34,25 @@ def _refused(http: httpx.Client, namespace: str, *, bare: bool = False) -> str:
 
 @pytest.mark.parametrize("bare", [False, True])
 def test_a_live_repositorys_namespace_is_refused_in_every_spelling_and_nesting(
-    http: httpx.Client, repo: str, bare: bool
+    server: Server, http: httpx.Client, repo: str, bare: bool
 ) -> None:
-    for spelling in (
-        f"local://{repo}",
-        f"local://{repo}/",
-        f"local://{repo}//",
-        f"local:///{repo}",
-    ):
+    namespace = server.storage.namespace
+    spellings = [namespace(repo), f"{namespace(repo)}/", f"{namespace(repo)}//"]
+    if server.storage.kind == "local":
+        spellings.append(f"local:///{repo}")  # a local path's own spelling
+    for spelling in spellings:
         assert f"belongs to repository '{repo}'" in _refused(http, spelling, bare=bare)
-    assert "overlaps" in _refused(http, f"local://{repo}/inner", bare=bare)
+    assert "overlaps" in _refused(http, namespace(f"{repo}/inner"), bare=bare)
     outer = f"outer-{uuid.uuid4().hex[:8]}"
-    assert _create(http, outer, f"local://{outer}/a/b").status_code == 201
-    assert "overlaps" in _refused(http, f"local://{outer}", bare=bare)
-    assert "overlaps" in _refused(http, f"local://{outer}/a", bare=bare)
-    assert "overlaps" in _refused(http, f"local://{outer}/a/b/c", bare=bare)
-    assert _create(http, f"{outer}-x", f"local://{outer}/a/bc").status_code == 201
+    assert _create(http, outer, namespace(f"{outer}/a/b")).status_code == 201
+    assert "overlaps" in _refused(http, namespace(outer), bare=bare)
+    assert "overlaps" in _refused(http, namespace(f"{outer}/a"), bare=bare)
+    assert "overlaps" in _refused(http, namespace(f"{outer}/a/b/c"), bare=bare)
+    assert _create(http, f"{outer}-x", namespace(f"{outer}/a/bc")).status_code == 201
 
 
 def test_a_namespace_deleted_without_purge_keeps_its_data_from_new_repositories(
-    http: httpx.Client, repo: str
+    server: Server, http: httpx.Client, repo: str
 ) -> None:
     uploaded = http.post(
         f"/repositories/{repo}/branches/main/objects",
@@ -63,9 +63,10 @@ def test_a_namespace_deleted_without_purge_keeps_its_data_from_new_repositories(
     assert uploaded.status_code == 201, uploaded.text
     assert http.delete(f"/repositories/{repo}").status_code == 204
     # A new repository there could be purged later, deleting the deleted one's data.
-    assert "deleted without purge" in _refused(http, f"local://{repo}")
-    assert "overlaps" in _refused(http, f"local://{repo}/inner", bare=True)
-    assert _create(http, repo, f"local://{repo}", bare=True).status_code == 201
+    namespace = server.storage.namespace
+    assert "deleted without purge" in _refused(http, namespace(repo))
+    assert "overlaps" in _refused(http, namespace(f"{repo}/inner"), bare=True)
+    assert _create(http, repo, namespace(repo), bare=True).status_code == 201
 
 
 def test_a_server_adopts_the_namespaces_of_repositories_older_than_owners(

@@ -16,11 +16,13 @@ from lakefs_sdk.exceptions import ApiException, NotFoundException
 from tests.api.server import Server
 
 
-def test_upload_and_read_back_with_the_generated_client(sdk: LakeFSClient, repo: str) -> None:
+def test_upload_and_read_back_with_the_generated_client(
+    server: Server, sdk: LakeFSClient, repo: str
+) -> None:
     stats = sdk.objects_api.upload_object(repo, "main", "docs/a.txt", content=b"hello world")
     assert stats.path == "docs/a.txt" and stats.size_bytes == 11
     assert stats.checksum == hashlib.md5(b"hello world").hexdigest()
-    assert stats.physical_address.startswith(f"local://{repo}/")
+    assert stats.physical_address.startswith(f"{server.storage.namespace(repo)}/")
     assert bytes(sdk.objects_api.get_object(repo, "main", "docs/a.txt")) == b"hello world"
     stat = sdk.objects_api.stat_object(repo, "main", "docs/a.txt")
     assert stat.size_bytes == 11 and stat.path_type == "object"
@@ -210,6 +212,7 @@ def test_missing_object_and_repository_are_404(sdk: LakeFSClient, repo: str) -> 
     assert raised.value.status == 404
 
 
+@pytest.mark.local_blockstore  # S3 presigns (test_s3_lake.py)
 def test_presign_true_is_refused_naming_the_parameter(http: httpx.Client, repo: str) -> None:
     for path in ("/objects", "/objects/stat", "/objects/ls"):
         params = {"presign": "true"} | ({} if path.endswith("ls") else {"path": "p"})
@@ -228,6 +231,7 @@ def test_underlying_properties_have_no_storage_class(sdk: LakeFSClient, repo: st
         sdk.objects_api.get_underlying_properties(repo, "main", "missing.txt")
 
 
+@pytest.mark.local_blockstore  # S3 presigns
 def test_get_physical_address_refuses_presign_on_a_blockstore_without_it(
     http: httpx.Client, repo: str
 ) -> None:
@@ -241,6 +245,7 @@ def test_get_physical_address_refuses_presign_on_a_blockstore_without_it(
     assert "has no presigned URLs" in refused.json()["message"]
 
 
+@pytest.mark.local_blockstore  # S3 imports
 def test_import_is_refused_on_a_blockstore_without_it(http: httpx.Client, repo: str) -> None:
     assert http.get("/config/storage").json()["import_support"] is False
     body = {

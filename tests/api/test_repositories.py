@@ -18,15 +18,15 @@ def _name() -> str:
     return f"r-{uuid.uuid4().hex[:12]}"
 
 
-def test_create_get_and_delete_a_repository(sdk: LakeFSClient) -> None:
+def test_create_get_and_delete_a_repository(server: Server, sdk: LakeFSClient) -> None:
     name = _name()
     created = sdk.repositories_api.create_repository(
-        lakefs_sdk.RepositoryCreation(name=name, storage_namespace=f"local://{name}")
+        lakefs_sdk.RepositoryCreation(name=name, storage_namespace=server.storage.namespace(name))
     )
     assert created.id == name and created.default_branch == "main"
     assert created.storage_id == ""
     fetched = sdk.repositories_api.get_repository(name)
-    assert fetched.storage_namespace == f"local://{name}"
+    assert fetched.storage_namespace == server.storage.namespace(name)
     assert sdk.repositories_api.get_repository_metadata(name) == {}
     sdk.repositories_api.delete_repository(name)
     with pytest.raises(NotFoundException):
@@ -34,16 +34,19 @@ def test_create_get_and_delete_a_repository(sdk: LakeFSClient) -> None:
 
 
 def test_a_taken_name_conflicts_and_a_bad_name_is_refused(
-    sdk: LakeFSClient, http: httpx.Client, repo: str
+    server: Server, sdk: LakeFSClient, http: httpx.Client, repo: str
 ) -> None:
     with pytest.raises(lakefs_sdk.ApiException) as conflict:
         sdk.repositories_api.create_repository(
-            lakefs_sdk.RepositoryCreation(name=repo, storage_namespace="local://other")
+            lakefs_sdk.RepositoryCreation(
+                name=repo, storage_namespace=server.storage.namespace("other")
+            )
         )
     assert conflict.value.status == 409
     # The SDK refuses the name itself, so send it raw: the server must refuse it too.
     response = http.post(
-        "/repositories", json={"name": "Bad_Name", "storage_namespace": "local://b"}
+        "/repositories",
+        json={"name": "Bad_Name", "storage_namespace": server.storage.namespace("b")},
     )
     assert response.status_code == 400 and "Bad_Name" in response.json()["message"]
 
@@ -52,7 +55,7 @@ def test_sample_data_is_committed_on_the_default_branch(server: Server) -> None:
     name = _name()
     client = server.client()
     repository = lakefs.Repository(name, client=client).create(
-        storage_namespace=f"local://{name}", include_samples=True
+        storage_namespace=server.storage.namespace(name), include_samples=True
     )
     paths = [obj.path for obj in repository.branch("main").objects()]
     assert "README.md" in paths
@@ -61,11 +64,14 @@ def test_sample_data_is_committed_on_the_default_branch(server: Server) -> None:
     assert messages == ["Add sample data", "Repository created"]
 
 
-def test_listing_pages_carry_all_pagination_fields(http: httpx.Client) -> None:
+def test_listing_pages_carry_all_pagination_fields(server: Server, http: httpx.Client) -> None:
     prefix = f"pg-{uuid.uuid4().hex[:8]}"
     names = [f"{prefix}-{i}" for i in range(5)]
     for name in names:
-        http.post("/repositories", json={"name": name, "storage_namespace": f"local://{name}"})
+        http.post(
+            "/repositories",
+            json={"name": name, "storage_namespace": server.storage.namespace(name)},
+        )
     seen: list[str] = []
     after = ""
     while True:
@@ -85,7 +91,10 @@ def test_high_level_listing_walks_every_page(server: Server, http: httpx.Client)
     for i in range(3):
         http.post(
             "/repositories",
-            json={"name": f"{prefix}-{i}", "storage_namespace": f"local://{prefix}{i}"},
+            json={
+                "name": f"{prefix}-{i}",
+                "storage_namespace": server.storage.namespace(f"{prefix}{i}"),
+            },
         )
     found = [r.id for r in lakefs.repositories(client=server.client(), prefix=prefix)]
     assert found == [f"{prefix}-{i}" for i in range(3)]
@@ -93,23 +102,26 @@ def test_high_level_listing_walks_every_page(server: Server, http: httpx.Client)
 
 @pytest.mark.parametrize("extra", [{"read_only": True}, {"storage_id": "other"}])
 def test_unsupported_repository_options_are_refused(
-    http: httpx.Client, extra: dict[str, object]
+    server: Server, http: httpx.Client, extra: dict[str, object]
 ) -> None:
     name = _name()
     response = http.post(
-        "/repositories", json={"name": name, "storage_namespace": f"local://{name}", **extra}
+        "/repositories",
+        json={"name": name, "storage_namespace": server.storage.namespace(name), **extra},
     )
     assert response.status_code == 400
     assert http.get(f"/repositories/{name}").status_code == 404
 
 
-def test_a_failed_creation_says_why_and_leaves_the_name_free(http: httpx.Client) -> None:
+def test_a_failed_creation_says_why_and_leaves_the_name_free(
+    server: Server, http: httpx.Client
+) -> None:
     """Issue 10 item 7: a too-long namespace blamed a blob and held the name for 120 s."""
     name = f"r-{uuid.uuid4().hex[:8]}"
-    too_long = {"name": name, "storage_namespace": "local://" + "a" * 300}
+    too_long = {"name": name, "storage_namespace": server.storage.namespace("a" * 300)}
     refused = http.post("/repositories", json=too_long)
     assert refused.status_code == 400
     assert "segment of 300 bytes" in refused.json()["message"]
     assert http.get(f"/repositories/{name}").status_code == 404
-    good = {"name": name, "storage_namespace": f"local://{name}"}
+    good = {"name": name, "storage_namespace": server.storage.namespace(name)}
     assert http.post("/repositories", json=good).status_code == 201

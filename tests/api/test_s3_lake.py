@@ -21,7 +21,7 @@ from lakefs_spec import LakeFSFileSystem
 from tests.api.server import ACCESS_KEY_ID as ACCESS_KEY_ID_API
 from tests.api.server import SECRET_ACCESS_KEY as SECRET_ACCESS_KEY_API
 from tests.api.server import Server
-from tests.support.s3server import ACCESS_KEY_ID, SECRET_ACCESS_KEY, MotoS3
+from tests.support.s3server import MotoS3, server_env
 
 BUCKET = "kvlake-api"
 
@@ -30,16 +30,7 @@ BUCKET = "kvlake-api"
 def s3_lake(moto_s3: MotoS3, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     moto_s3.reset()
     moto_s3.admin.create_bucket(Bucket=BUCKET)
-    blank = tmp_path_factory.mktemp("aws")
-    env = {
-        "KVLAKE_BLOCKSTORE_URL": f"s3://{BUCKET}?endpoint_url={moto_s3.endpoint}",
-        "AWS_ACCESS_KEY_ID": ACCESS_KEY_ID,
-        "AWS_SECRET_ACCESS_KEY": SECRET_ACCESS_KEY,
-        "AWS_REGION": "us-east-1",
-        "AWS_CONFIG_FILE": str(blank / "config"),
-        "AWS_SHARED_CREDENTIALS_FILE": str(blank / "credentials"),
-        "AWS_EC2_METADATA_DISABLED": "true",
-    }
+    env = server_env(moto_s3.endpoint, BUCKET, tmp_path_factory.mktemp("aws"))
     server = Server(tmp_path_factory.mktemp("s3-lake"), env=env)
     yield server
     server.stop()

@@ -17,6 +17,7 @@ def test_health_check_needs_no_credentials(server: Server) -> None:
     assert httpx.get(f"{server.url}/api/v1/healthcheck").status_code == 204
 
 
+@pytest.mark.local_blockstore  # test_s3_lake.py checks S3's storage config
 def test_config_reports_a_numeric_version_and_local_storage(sdk: LakeFSClient) -> None:
     config = sdk.config_api.get_config()
     assert config.version_config is not None and config.version_config.version is not None
@@ -30,6 +31,7 @@ def test_config_reports_a_numeric_version_and_local_storage(sdk: LakeFSClient) -
     assert storage.blockstore_namespace_validity_regex == "^local://"
 
 
+@pytest.mark.local_blockstore  # test_s3_lake.py checks S3's storage config
 def test_high_level_client_reads_server_version_and_storage(server: Server) -> None:
     client = server.client()
     assert client.version.count(".") == 2

@@ -6,29 +6,21 @@ The write races that must hold on every KV driver take `any_store` (tests/confte
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Iterator
 
 import pytest
 
-from kvlake.blockstore import BlockStore, open_blockstore
-from kvlake.blockstore.memory import MemoryBlockStore
+from kvlake.blockstore import BlockStore
 from kvlake.catalog import Catalog
 from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.graveler import Graveler
 from kvlake.kv.memory import MemoryStore
 from tests.deletion.helpers import DeletionLake
-from tests.support.s3server import lake_bucket_url
-
-BLOCKSTORES: dict[str, Callable[[pytest.FixtureRequest, Path], str]] = {
-    "local": lambda request, tmp: f"local://{tmp}/blocks",
-    "s3": lambda request, tmp: lake_bucket_url(request),
-}
 
 
-@pytest.fixture(params=sorted(BLOCKSTORES))
-def catalog(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Catalog]:
-    blocks = open_blockstore(BLOCKSTORES[request.param](request, tmp_path))
+@pytest.fixture
+def catalog(lake_blocks: BlockStore) -> Iterator[Catalog]:
+    blocks = lake_blocks
     store = MemoryStore()
     graveler = Graveler(
         store, CommittedManager(blocks), check_namespace=blocks.check_namespace, token_drop_delay=0
@@ -36,15 +28,10 @@ def catalog(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Catalog]
     graveler.create_repository("repo1", storage_namespace=f"{blocks.scheme}://lake/repo1")
     yield Catalog(graveler, blocks)
     store.close()
-    blocks.close()
 
 
-@pytest.fixture(params=["mem", "s3"])
-def lake(request: pytest.FixtureRequest) -> Iterator[DeletionLake]:
-    """The whole lake (catalog, deletion log, workers) on the memory blockstore or on S3."""
-    if request.param == "mem":
-        blocks: BlockStore = MemoryBlockStore()
-    else:
-        blocks = open_blockstore(lake_bucket_url(request))
-    with MemoryStore() as store, blocks:
-        yield DeletionLake(store, blocks, namespace=f"{blocks.scheme}://lake/repo1")
+@pytest.fixture
+def lake(lake_blocks: BlockStore) -> Iterator[DeletionLake]:
+    """The whole lake (catalog, deletion log, workers) on a local folder or on S3."""
+    with MemoryStore() as store:
+        yield DeletionLake(store, lake_blocks, namespace=f"{lake_blocks.scheme}://lake/repo1")

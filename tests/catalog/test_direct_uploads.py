@@ -190,7 +190,7 @@ def test_with_deletion_disabled_a_link_leaves_the_blob_to_garbage_collection() -
     assert address in lake.shared_addresses()
 
 
-@pytest.mark.parametrize("lake", ["s3"], indirect=True)
+@pytest.mark.parametrize("lake_blocks", ["s3"], indirect=True)  # presigned parts
 def test_a_completed_multipart_upload_is_linked_and_kept(
     lake: DeletionLake, links: PhysicalLinks
 ) -> None:
@@ -224,7 +224,7 @@ def test_a_completed_multipart_upload_is_linked_and_kept(
     assert lake.data_blobs() == {address}
 
 
-@pytest.mark.parametrize("lake", ["s3"], indirect=True)
+@pytest.mark.parametrize("lake_blocks", ["s3"], indirect=True)  # presigned parts
 def test_an_aborted_multipart_upload_leaves_nothing_behind(
     lake: DeletionLake, links: PhysicalLinks
 ) -> None:
@@ -234,7 +234,7 @@ def test_an_aborted_multipart_upload_leaves_nothing_behind(
     assert lake.data_blobs() == set() and list(lake.dead_letters()) == []
 
 
-@pytest.mark.parametrize("lake", ["mem"], indirect=True)
+@pytest.mark.parametrize("lake_blocks", ["local"], indirect=True)  # S3 presigns
 def test_multipart_uploads_need_presigned_urls(lake: DeletionLake, links: PhysicalLinks) -> None:
     with pytest.raises(InvalidInputError, match="pre_sign_multipart_upload is false"):
         links.start_multipart(lake.repository, "main", "big")

@@ -165,13 +165,13 @@ def test_a_failing_blockstore_backs_off_then_dead_letters_and_requeue_brings_it_
         ("/etc/passwd", None, "is not a key inside storage namespace"),
         ("mem://lake/repo2/data/x", None, "is not a key inside storage namespace"),
         ("data/x", "mem://lake/repo2", "is not that of repository instance"),
-        ("data/x", "local://lake/repo1", "is not served here"),
+        ("data/x", "gs://lake/repo1", "is not served here"),  # a scheme no test store serves
     ],
 )
 def test_a_record_naming_a_foreign_address_is_dead_lettered_never_deleted(
     lake: DeletionLake, address: str, namespace: str | None, reason: str
 ) -> None:
-    # The lake's own scheme (mem:// or s3://) wherever the case names "mem://".
+    # The lake's own scheme (local:// or s3://) wherever the case names "mem://".
     here = f"{lake.blocks.scheme}://"
     address = address.replace("mem://", here)
     namespace = namespace.replace("mem://", here) if namespace else namespace

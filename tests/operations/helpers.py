@@ -1,10 +1,12 @@
-"""A lake for the operations tests: memory blockstore, a chosen KV store, a clock tests move."""
+"""A lake for the operations tests: a chosen KV store and blockstore (memory unless the test
+passes one), a clock tests move."""
 
 from __future__ import annotations
 
 import io
 import threading
 
+from kvlake.blockstore import BlockStore
 from kvlake.blockstore.memory import MemoryBlockStore
 from kvlake.catalog.records import ObjectEntry, to_value
 from kvlake.config import DeletionSettings, OperationsSettings, Settings
@@ -16,15 +18,20 @@ from kvlake.lake import Lake
 from kvlake.operations import BulkDeleteOptions, LocalEngine, Operation, parse_branch_path
 from tests.support import FakeClock
 
-NAMESPACE = "mem://lake/repo1"
 
-
-def make_lake(store: Store, *, batch_size: int = 10, clock: FakeClock | None = None) -> Lake:
+def make_lake(
+    store: Store,
+    *,
+    batch_size: int = 10,
+    clock: FakeClock | None = None,
+    blocks: BlockStore | None = None,
+) -> Lake:
     settings = Settings(
         operations=OperationsSettings(batch_size=batch_size, lease_time=30.0),
         deletion=DeletionSettings(send_delay=0.0),
     )
-    return Lake(settings, store, MemoryBlockStore(), clock=clock or FakeClock(), token_drop_delay=0)
+    blocks = blocks or MemoryBlockStore()
+    return Lake(settings, store, blocks, clock=clock or FakeClock(), token_drop_delay=0)
 
 
 def populate(
@@ -34,7 +41,8 @@ def populate(
     try:
         repo = lake.graveler.get_repository(repository)
     except RepositoryNotFoundError:
-        repo = lake.graveler.create_repository(repository, storage_namespace=NAMESPACE)
+        namespace = f"{lake.blockstore.scheme}://lake/{repository}"
+        repo = lake.graveler.create_repository(repository, storage_namespace=namespace)
     for path in paths:
         lake.catalog.upload(repo, "main", path, io.BytesIO(path.encode()))
     if commit and paths:

@@ -7,6 +7,7 @@ import threading
 
 import pytest
 
+from kvlake.blockstore import BlockStore
 from kvlake.errors import (
     BranchNotFoundError,
     InvalidInputError,
@@ -32,8 +33,8 @@ from tests.support import FakeClock
 
 
 @pytest.fixture
-def lake() -> Lake:
-    return make_lake(MemoryStore(), batch_size=4)
+def lake(lake_blocks: BlockStore) -> Lake:
+    return make_lake(MemoryStore(), batch_size=4, blocks=lake_blocks)
 
 
 def _paths(n: int, prefix: str) -> list[str]:

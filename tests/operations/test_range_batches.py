@@ -9,6 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from kvlake.blockstore import BlockStore
 from kvlake.graveler import HiddenRange, Repository, keys
 from kvlake.kv import Predicate
 from kvlake.kv.memory import MemoryStore
@@ -23,8 +24,8 @@ OUTSIDE = ["0", "a", "a0", "b/1"]
 
 
 @pytest.fixture
-def lake() -> Iterator[Lake]:
-    with make_lake(MemoryStore(), batch_size=1000) as lake:
+def lake(lake_blocks: BlockStore) -> Iterator[Lake]:
+    with make_lake(MemoryStore(), batch_size=1000, blocks=lake_blocks) as lake:
         yield lake
 
 

@@ -1,9 +1,12 @@
 """One Spark session for the whole test process (starting one costs seconds), and lakes on disk.
 
-Spark tasks run in other processes, so a lake they read must live in files: an
-SQLite KV store and a local blockstore under a temporary data dir. Spark tests
-are marked `spark`; CI installs PySpark and runs them (with CI=true a missing
-PySpark fails the run instead of skipping it).
+Spark tasks run in other processes, so a lake they read must live in files or
+servers: an SQLite KV store under a temporary data dir, and a local blockstore
+there or, where a test parametrizes `blockstore_kind` with "s3", the bucket
+`lake` of the session's moto server. Tasks reach moto through the endpoint in
+the blockstore URL and the test credentials the session hands its executors
+(`spark.executorEnv.*`). Spark tests are marked `spark`; CI installs PySpark and
+runs them (with CI=true a missing PySpark fails the run instead of skipping it).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from kvlake.config import Settings, SparkSettings
 from kvlake.kv import open_store
 from kvlake.lake import Lake
 from tests.support import FakeClock
+from tests.support.s3server import ACCESS_KEY_ID, SECRET_ACCESS_KEY, MotoS3
 
 if os.environ.get("CI", "").lower() == "true":
     import pyspark  # noqa: F401 - under CI the Spark tests must run, never skip
@@ -32,6 +36,11 @@ from kvlake.pipelines import open_spark  # noqa: E402
 TEST_CONF = ";".join(
     [
         "spark.ui.enabled=false",
+        # The S3 lakes' credentials (moto accepts any): tasks open the blockstore themselves.
+        f"spark.executorEnv.AWS_ACCESS_KEY_ID={ACCESS_KEY_ID}",
+        f"spark.executorEnv.AWS_SECRET_ACCESS_KEY={SECRET_ACCESS_KEY}",
+        "spark.executorEnv.AWS_REGION=us-east-1",
+        "spark.executorEnv.AWS_EC2_METADATA_DISABLED=true",
         "spark.sql.shuffle.partitions=4",
         # Faster JVM start for short tests (halves speed on real joins: tests only).
         "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
@@ -59,8 +68,19 @@ def spark() -> Iterator[SparkSession]:
 
 
 @pytest.fixture
-def settings(tmp_path: Path) -> Settings:
-    return Settings(data_dir=str(tmp_path / "lake"))
+def blockstore_kind() -> str:
+    """The lake's blockstore: "local" unless a test parametrizes this name with "s3"."""
+    return "local"
+
+
+@pytest.fixture
+def settings(tmp_path: Path, blockstore_kind: str, request: pytest.FixtureRequest) -> Settings:
+    if blockstore_kind == "local":
+        return Settings(data_dir=str(tmp_path / "lake"))
+    s3: MotoS3 = request.getfixturevalue("s3_server")
+    return Settings(
+        data_dir=str(tmp_path / "lake"), blockstore_url=f"s3://lake?endpoint_url={s3.endpoint}"
+    )
 
 
 @pytest.fixture

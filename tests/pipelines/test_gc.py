@@ -3,6 +3,7 @@
 A lake is built at known ages with a clock the test moves: commits kept and
 expired by the rules, a deleted branch (a dangling commit), an overwrite, a
 staged upload, a blob no entry ever referenced, a young unreferenced blob.
+The whole run, and a sweep run again, also run on S3 (moto's server on loopback).
 """
 
 from __future__ import annotations
@@ -24,6 +25,11 @@ from kvlake.pipelines.runs import RunFiles
 from tests.support import FakeClock
 
 HOUR = 3600
+
+ON_S3_TOO = pytest.mark.parametrize("blockstore_kind", ["local", "s3"])
+"""The whole run (mark, sweep, a re-run sweep) on S3 as well: Spark's tasks open the lake's
+S3 blockstore themselves. The other tests vary what the lake holds, not where; each costs
+tens of seconds more on S3, so they run on the local folder only."""
 
 
 class Built:
@@ -49,7 +55,11 @@ class Built:
 
 
 def build(lake: Lake, clock: FakeClock) -> Built:
-    namespace = f"local://{lake.settings.data_dir}/blocks/repo1"
+    namespace = (
+        "s3://lake/repo1"
+        if lake.blockstore.scheme == "s3"
+        else f"local://{lake.settings.data_dir}/blocks/repo1"
+    )
     built = Built(lake, lake.graveler.create_repository("repo1", storage_namespace=namespace))
     lake.graveler.retention.set_rules(built.repo, make_rules(1, {"keep": 30}))
     built.upload("a1", "a")
@@ -74,6 +84,7 @@ def build(lake: Lake, clock: FakeClock) -> Built:
     return built
 
 
+@ON_S3_TOO
 def test_gc_deletes_exactly_the_expired_unreferenced_old_blobs(
     spark: SparkSession, clocked_lake: Lake, clock: FakeClock
 ) -> None:
@@ -144,6 +155,7 @@ def test_a_commit_published_between_mark_and_sweep_keeps_what_it_references(
     assert built.named("orphan").isdisjoint(built.blobs())
 
 
+@ON_S3_TOO
 def test_a_sweep_run_again_after_a_partial_one_finishes_and_loses_nothing(
     spark: SparkSession, clocked_lake: Lake, clock: FakeClock
 ) -> None:

@@ -20,6 +20,7 @@ import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 from xml.sax.saxutils import escape, unescape
@@ -40,6 +41,22 @@ def lake_bucket_url(request: pytest.FixtureRequest) -> str:
     whose root is its bucket `lake`, so namespaces are `s3://lake/<path>`."""
     request.getfixturevalue("s3_server")
     return "s3://lake"
+
+
+def server_env(endpoint: str, bucket: str, blank: Path) -> dict[str, str]:
+    """The environment of a kvlake process (a server, a CLI run) whose blockstore is the
+    bucket `bucket` of the S3 server at `endpoint`: the URL and the test credentials, and
+    AWS configuration files in `blank` (which need not exist), so nothing of the machine's
+    own AWS configuration is read."""
+    return {
+        "KVLAKE_BLOCKSTORE_URL": f"s3://{bucket}?endpoint_url={endpoint}",
+        "AWS_ACCESS_KEY_ID": ACCESS_KEY_ID,
+        "AWS_SECRET_ACCESS_KEY": SECRET_ACCESS_KEY,
+        "AWS_REGION": "us-east-1",
+        "AWS_CONFIG_FILE": str(blank / "config"),
+        "AWS_SHARED_CREDENTIALS_FILE": str(blank / "credentials"),
+        "AWS_EC2_METADATA_DISABLED": "true",
+    }
 
 
 class MotoS3:
@@ -68,6 +85,13 @@ class MotoS3:
             aws_access_key_id=ACCESS_KEY_ID,
             aws_secret_access_key=SECRET_ACCESS_KEY,
         )
+
+    def ensure_bucket(self, bucket: str) -> None:
+        """Create `bucket` unless it exists: tests that reset the server may have emptied it."""
+        try:
+            self.admin.head_bucket(Bucket=bucket)
+        except self.admin.exceptions.ClientError:
+            self.admin.create_bucket(Bucket=bucket)
 
     def stop(self) -> None:
         self.admin.close()

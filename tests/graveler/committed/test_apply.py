@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+from kvlake.blockstore import BlockStore, open_blockstore
 from kvlake.blockstore.memory import MemoryBlockStore
 from kvlake.errors import InvalidInputError
 from kvlake.graveler.committed import Change, CommittedManager
@@ -13,14 +15,24 @@ from kvlake.graveler.records import Value
 
 from .helpers import NAMESPACE, entries, value
 
+
+@pytest.fixture
+def blockstore(tmp_path: Path) -> Iterator[BlockStore]:
+    """A local folder only: these tests write hundreds of small ranges each, seconds apiece
+    through moto. The manager's reads and writes on S3 run in test_manager.py,
+    test_reader.py and the API suite's S3 server."""
+    with open_blockstore(f"local://{tmp_path}/blocks") as store:
+        yield store
+
+
 Model = dict[bytes, Value]
 
 
-def check(manager: CommittedManager, metarange_id: str, model: Model) -> None:
+def check(manager: CommittedManager, namespace: str, metarange_id: str, model: Model) -> None:
     """The metarange holds exactly the model, cut exactly as a fresh write would cut it."""
     expected = sorted(model.items())
-    assert list(manager.scan(NAMESPACE, metarange_id)) == expected
-    assert manager.write_metarange(NAMESPACE, expected) == metarange_id
+    assert list(manager.scan(namespace, metarange_id)) == expected
+    assert manager.write_metarange(namespace, expected) == metarange_id
 
 
 def apply_to_model(model: Model, changes: list[Change]) -> Model:
@@ -34,18 +46,20 @@ def apply_to_model(model: Model, changes: list[Change]) -> Model:
 
 
 @pytest.fixture
-def base(manager: CommittedManager) -> tuple[str, Model]:
+def base(manager: CommittedManager, namespace: str) -> tuple[str, Model]:
     written = entries(300)
-    return manager.write_metarange(NAMESPACE, written), dict(written)
+    return manager.write_metarange(namespace, written), dict(written)
 
 
-def edge_keys(manager: CommittedManager, metarange_id: str) -> dict[str, list[bytes]]:
+def edge_keys(
+    manager: CommittedManager, namespace: str, metarange_id: str
+) -> dict[str, list[bytes]]:
     """Keys at interesting places: range edges, range middles and the gaps between ranges."""
-    ranges = manager.ranges(NAMESPACE, metarange_id)
+    ranges = manager.ranges(namespace, metarange_id)
     picked = [ranges[0], ranges[len(ranges) // 2], ranges[-1]]
     middles = []
     for info in picked:
-        inside = [key for key, _ in manager.scan_range(NAMESPACE, info.id)]
+        inside = [key for key, _ in manager.scan_range(namespace, info.id)]
         middles.append(inside[len(inside) // 2])
     return {
         "first keys": [info.min_key for info in picked],
@@ -57,10 +71,10 @@ def edge_keys(manager: CommittedManager, metarange_id: str) -> dict[str, list[by
 @pytest.mark.parametrize("where", ["first keys", "last keys", "middle keys"])
 @pytest.mark.parametrize("kind", ["insert", "update", "delete"])
 def test_apply_at_range_edges_and_middles(
-    manager: CommittedManager, base: tuple[str, Model], where: str, kind: str
+    manager: CommittedManager, base: tuple[str, Model], where: str, kind: str, namespace: str
 ) -> None:
     base_id, model = base
-    targets = edge_keys(manager, base_id)[where]
+    targets = edge_keys(manager, namespace, base_id)[where]
     changes: list[Change]
     if kind == "insert":  # just before and just after each key: new keys in every gap
         changes = [(k, value(k, 9)) for key in targets for k in (key[:-1], key + b"+")]
@@ -70,36 +84,38 @@ def test_apply_at_range_edges_and_middles(
         changes = [(key, None) for key in targets]
     changes.sort()
 
-    new_id = manager.apply(NAMESPACE, base_id, changes)
+    new_id = manager.apply(namespace, base_id, changes)
 
     assert new_id != base_id
-    check(manager, new_id, apply_to_model(model, changes))
+    check(manager, namespace, new_id, apply_to_model(model, changes))
 
 
-def test_apply_mixed_changes_repeatedly(manager: CommittedManager, base: tuple[str, Model]) -> None:
+def test_apply_mixed_changes_repeatedly(
+    manager: CommittedManager, base: tuple[str, Model], namespace: str
+) -> None:
     metarange_id, model = base
     for round_ in range(1, 6):
         changes: list[Change] = []
         for i in range(round_, 3100, 37):
             key = b"path/to/file-%07d" % i
             changes.append((key, None if i % 3 == 0 else value(key, round_)))
-        metarange_id = manager.apply(NAMESPACE, metarange_id, iter(changes))
+        metarange_id = manager.apply(namespace, metarange_id, iter(changes))
         model = apply_to_model(model, changes)
-        check(manager, metarange_id, model)
+        check(manager, namespace, metarange_id, model)
 
 
 def test_deleting_everything_gives_the_empty_metarange(
-    manager: CommittedManager, base: tuple[str, Model]
+    manager: CommittedManager, base: tuple[str, Model], namespace: str
 ) -> None:
     base_id, model = base
     changes: list[Change] = [(key, None) for key in sorted(model)]
 
-    assert manager.apply(NAMESPACE, base_id, changes) == manager.empty_metarange(NAMESPACE)
+    assert manager.apply(namespace, base_id, changes) == manager.empty_metarange(namespace)
 
 
 @pytest.mark.parametrize("kind", ["no changes", "same values", "absent deletes"])
 def test_apply_that_changes_nothing_returns_the_base(
-    manager: CommittedManager, base: tuple[str, Model], kind: str
+    manager: CommittedManager, base: tuple[str, Model], kind: str, namespace: str
 ) -> None:
     base_id, model = base
     same: list[Change] = list(sorted(model.items())[::3])
@@ -107,22 +123,24 @@ def test_apply_that_changes_nothing_returns_the_base(
     changes = {"no changes": [], "same values": same, "absent deletes": absent}[kind]
     files_before = manager.stats.files_written
 
-    assert manager.apply(NAMESPACE, base_id, changes) == base_id
+    assert manager.apply(namespace, base_id, changes) == base_id
     assert manager.stats.files_written == files_before
 
 
 def test_apply_onto_the_empty_metarange_equals_write_metarange(
-    manager: CommittedManager,
+    manager: CommittedManager, namespace: str
 ) -> None:
     written = entries(250)
-    empty = manager.empty_metarange(NAMESPACE)
+    empty = manager.empty_metarange(namespace)
 
-    assert manager.apply(NAMESPACE, empty, iter(written)) == manager.write_metarange(
-        NAMESPACE, written
+    assert manager.apply(namespace, empty, iter(written)) == manager.write_metarange(
+        namespace, written
     )
 
 
-def test_apply_consumes_changes_lazily(manager: CommittedManager, base: tuple[str, Model]) -> None:
+def test_apply_consumes_changes_lazily(
+    manager: CommittedManager, base: tuple[str, Model], namespace: str
+) -> None:
     base_id, model = base
     consumed: list[bytes] = []
 
@@ -132,10 +150,10 @@ def test_apply_consumes_changes_lazily(manager: CommittedManager, base: tuple[st
             consumed.append(key)
             yield key, value(key, 1)
 
-    new_id = manager.apply(NAMESPACE, base_id, changes())
+    new_id = manager.apply(namespace, base_id, changes())
 
     assert len(consumed) == 60
-    assert manager.get(NAMESPACE, new_id, consumed[-1]) == value(consumed[-1], 1)
+    assert manager.get(namespace, new_id, consumed[-1]) == value(consumed[-1], 1)
 
 
 @pytest.mark.parametrize(
@@ -149,10 +167,10 @@ def test_apply_consumes_changes_lazily(manager: CommittedManager, base: tuple[st
     ids=["descending deletes", "descending inserts", "duplicate", "empty key"],
 )
 def test_apply_refuses_unsorted_changes(
-    manager: CommittedManager, base: tuple[str, Model], changes: list[Change]
+    manager: CommittedManager, base: tuple[str, Model], changes: list[Change], namespace: str
 ) -> None:
     with pytest.raises(InvalidInputError, match="key"):
-        manager.apply(NAMESPACE, base[0], changes)
+        manager.apply(namespace, base[0], changes)
 
 
 @pytest.fixture(scope="module")

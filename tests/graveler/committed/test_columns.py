@@ -9,14 +9,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kvlake.blockstore.memory import MemoryBlockStore
+from kvlake.blockstore import BlockStore
 from kvlake.errors import RangeNotFoundError
 from kvlake.graveler.committed import CommittedManager, RangeColumns, RowPair, compare_rows
 from kvlake.graveler.committed.columns import RangeRows
 from kvlake.graveler.committed.parquet import encode_range, encode_range_pieces
 from kvlake.graveler.records import Value
 
-from .helpers import NAMESPACE, entries
+from .helpers import entries
 
 Rows = dict[bytes, bytes]
 """A range's rows as key -> identity (data is derived from both)."""
@@ -181,16 +181,18 @@ def test_range_bytes_do_not_depend_on_how_the_rows_were_cut_into_pieces() -> Non
     assert encode_range_pieces(pieces) == whole
 
 
-def test_manager_range_columns_reads_a_stored_range_once(blockstore: MemoryBlockStore) -> None:
+def test_manager_range_columns_reads_a_stored_range_once(
+    blockstore: BlockStore, namespace: str
+) -> None:
     manager = CommittedManager(blockstore)
     written = entries(300)
-    info = manager.ranges(NAMESPACE, manager.write_metarange(NAMESPACE, written))[0]
+    info = manager.ranges(namespace, manager.write_metarange(namespace, written))[0]
 
-    columns = manager.range_columns(NAMESPACE, info.id)
-    again = manager.range_columns(NAMESPACE, info.id)
+    columns = manager.range_columns(namespace, info.id)
+    again = manager.range_columns(namespace, info.id)
 
     assert again is columns
     assert (manager.stats.range_reads, manager.stats.range_cache_hits) == (1, 1)
     assert list(columns.entries(range(len(columns)))) == written[: info.count]
     with pytest.raises(RangeNotFoundError):
-        manager.range_columns(NAMESPACE, "f" * 64)
+        manager.range_columns(namespace, "f" * 64)

@@ -8,6 +8,7 @@ from itertools import pairwise
 
 import pytest
 
+from kvlake.blockstore import BlockStore
 from kvlake.blockstore.memory import MemoryBlockStore
 from kvlake.errors import (
     EntryNotFoundError,
@@ -17,39 +18,42 @@ from kvlake.errors import (
 )
 from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.records import Value
+from tests.support.blockstores import local_only
 
 from .helpers import NAMESPACE, SMALL, entries, value
 
 
-def test_write_metarange_round_trips_through_scan_and_get(manager: CommittedManager) -> None:
+def test_write_metarange_round_trips_through_scan_and_get(
+    manager: CommittedManager, namespace: str
+) -> None:
     written = entries(500)
-    metarange_id = manager.write_metarange(NAMESPACE, iter(written))
+    metarange_id = manager.write_metarange(namespace, iter(written))
 
-    assert list(manager.scan(NAMESPACE, metarange_id)) == written
+    assert list(manager.scan(namespace, metarange_id)) == written
     for key, expected in written[::7]:
-        assert manager.get(NAMESPACE, metarange_id, key) == expected
-    assert len(manager.ranges(NAMESPACE, metarange_id)) > 20
+        assert manager.get(namespace, metarange_id, key) == expected
+    assert len(manager.ranges(namespace, metarange_id)) > 20
 
 
 def test_ranges_are_sorted_disjoint_and_stored_under_their_hash(
-    manager: CommittedManager, blockstore: MemoryBlockStore
+    manager: CommittedManager, blockstore: BlockStore, namespace: str
 ) -> None:
     written = entries(400)
-    metarange_id = manager.write_metarange(NAMESPACE, written)
-    ranges = manager.ranges(NAMESPACE, metarange_id)
+    metarange_id = manager.write_metarange(namespace, written)
+    ranges = manager.ranges(namespace, metarange_id)
 
     assert sum(info.count for info in ranges) == 400
     assert ranges[0].min_key == written[0][0] and ranges[-1].max_key == written[-1][0]
     for before, after in zip(ranges, ranges[1:], strict=False):
         assert before.max_key < after.min_key
     for info in ranges:
-        data = blockstore.get(NAMESPACE, f"_lakefs/{info.id}")
+        data = blockstore.get(namespace, f"_lakefs/{info.id}")
         assert hashlib.sha256(data).hexdigest() == info.id
         assert len(data) == info.size
-        scanned = list(manager.scan_range(NAMESPACE, info.id))
+        scanned = list(manager.scan_range(namespace, info.id))
         assert len(scanned) == info.count
         assert (scanned[0][0], scanned[-1][0]) == (info.min_key, info.max_key)
-    data = blockstore.get(NAMESPACE, f"_lakefs/{metarange_id}")
+    data = blockstore.get(namespace, f"_lakefs/{metarange_id}")
     assert hashlib.sha256(data).hexdigest() == metarange_id
 
 
@@ -64,62 +68,72 @@ def test_same_entries_give_same_ids_and_bytes_in_any_store() -> None:
             assert first.get(NAMESPACE, key) == second.get(NAMESPACE, key)
 
 
-def test_writing_the_same_entries_again_puts_no_file(manager: CommittedManager) -> None:
-    first = manager.write_metarange(NAMESPACE, entries(300))
+def test_writing_the_same_entries_again_puts_no_file(
+    manager: CommittedManager, namespace: str
+) -> None:
+    first = manager.write_metarange(namespace, entries(300))
     written = manager.stats.files_written
 
-    assert manager.write_metarange(NAMESPACE, entries(300)) == first
+    assert manager.write_metarange(namespace, entries(300)) == first
     assert manager.stats.files_written == written
     assert manager.stats.files_already_present == written
 
 
-def test_different_values_give_a_different_metarange(manager: CommittedManager) -> None:
-    assert manager.write_metarange(NAMESPACE, entries(50)) != manager.write_metarange(
-        NAMESPACE, entries(50, version=1)
+def test_different_values_give_a_different_metarange(
+    manager: CommittedManager, namespace: str
+) -> None:
+    assert manager.write_metarange(namespace, entries(50)) != manager.write_metarange(
+        namespace, entries(50, version=1)
     )
 
 
-def test_empty_metarange_is_what_writing_nothing_gives(manager: CommittedManager) -> None:
-    empty = manager.empty_metarange(NAMESPACE)
+def test_empty_metarange_is_what_writing_nothing_gives(
+    manager: CommittedManager, namespace: str
+) -> None:
+    empty = manager.empty_metarange(namespace)
 
-    assert manager.empty_metarange(NAMESPACE) == empty
-    assert manager.write_metarange(NAMESPACE, []) == empty
-    assert manager.ranges(NAMESPACE, empty) == []
-    assert list(manager.scan(NAMESPACE, empty)) == []
+    assert manager.empty_metarange(namespace) == empty
+    assert manager.write_metarange(namespace, []) == empty
+    assert manager.ranges(namespace, empty) == []
+    assert list(manager.scan(namespace, empty)) == []
     with pytest.raises(EntryNotFoundError):
-        manager.get(NAMESPACE, empty, b"a")
+        manager.get(namespace, empty, b"a")
 
 
-def test_get_of_a_missing_key_raises_entry_not_found(manager: CommittedManager) -> None:
-    metarange_id = manager.write_metarange(NAMESPACE, entries(200))
-    ranges = manager.ranges(NAMESPACE, metarange_id)
+def test_get_of_a_missing_key_raises_entry_not_found(
+    manager: CommittedManager, namespace: str
+) -> None:
+    metarange_id = manager.write_metarange(namespace, entries(200))
+    ranges = manager.ranges(namespace, metarange_id)
     between_ranges = ranges[3].max_key + b"0"  # after a max key, before the next min key
     assert between_ranges < ranges[4].min_key
     missing = [b"a", b"path/to/file-0000005", between_ranges, b"zzz"]
 
     for key in missing:
         with pytest.raises(EntryNotFoundError, match="no entry under key"):
-            manager.get(NAMESPACE, metarange_id, key)
+            manager.get(namespace, metarange_id, key)
 
 
-def test_scan_starts_at_the_first_key_at_or_after_start(manager: CommittedManager) -> None:
+def test_scan_starts_at_the_first_key_at_or_after_start(
+    manager: CommittedManager, namespace: str
+) -> None:
     written = entries(300)
-    metarange_id = manager.write_metarange(NAMESPACE, written)
-    boundary = manager.ranges(NAMESPACE, metarange_id)[5].max_key
+    metarange_id = manager.write_metarange(namespace, written)
+    boundary = manager.ranges(namespace, metarange_id)[5].max_key
     all_keys = [key for key, _ in written]
 
     for start in [b"", b"a", all_keys[42], all_keys[42] + b"\x00", boundary, b"zzz"]:
         expected = [entry for entry in written if entry[0] >= start]
-        assert list(manager.scan(NAMESPACE, metarange_id, start)) == expected
+        assert list(manager.scan(namespace, metarange_id, start)) == expected
 
 
-def test_scan_range_starts_at_start(manager: CommittedManager) -> None:
-    metarange_id = manager.write_metarange(NAMESPACE, entries(100))
-    info = manager.ranges(NAMESPACE, metarange_id)[2]
-    full = list(manager.scan_range(NAMESPACE, info.id))
+def test_scan_range_starts_at_start(manager: CommittedManager, namespace: str) -> None:
+    metarange_id = manager.write_metarange(namespace, entries(100))
+    info = manager.ranges(namespace, metarange_id)[2]
+    full = list(manager.scan_range(namespace, info.id))
 
-    assert list(manager.scan_range(NAMESPACE, info.id, full[1][0])) == full[1:]
-    assert list(manager.scan_range(NAMESPACE, info.id, info.max_key + b"\x00")) == []
+    assert list(manager.scan_range(namespace, info.id, full[1][0])) == full[1:]
+    assert list(manager.scan_range(namespace, info.id, info.max_key + b"\x00")) == []
 
 
 @pytest.mark.parametrize(
@@ -127,55 +141,56 @@ def test_scan_range_starts_at_start(manager: CommittedManager) -> None:
     ["0" * 64, "not-an-id", "../../etc/passwd", "A" * 64, ""],
 )
 def test_unknown_metarange_ids_raise_metarange_not_found(
-    manager: CommittedManager, bad_id: str
+    manager: CommittedManager, bad_id: str, namespace: str
 ) -> None:
     with pytest.raises(MetarangeNotFoundError, match="metarange"):
-        manager.get(NAMESPACE, bad_id, b"k")
+        manager.get(namespace, bad_id, b"k")
     with pytest.raises(MetarangeNotFoundError):
-        manager.scan(NAMESPACE, bad_id)  # raised before the first next()
+        manager.scan(namespace, bad_id)  # raised before the first next()
     with pytest.raises(MetarangeNotFoundError):
-        manager.ranges(NAMESPACE, bad_id)
+        manager.ranges(namespace, bad_id)
     with pytest.raises(MetarangeNotFoundError):
-        manager.apply(NAMESPACE, bad_id, [])
+        manager.apply(namespace, bad_id, [])
 
 
-def test_a_range_id_is_not_a_metarange_id(manager: CommittedManager) -> None:
-    metarange_id = manager.write_metarange(NAMESPACE, entries(10))
-    range_id = manager.ranges(NAMESPACE, metarange_id)[0].id
+def test_a_range_id_is_not_a_metarange_id(manager: CommittedManager, namespace: str) -> None:
+    metarange_id = manager.write_metarange(namespace, entries(10))
+    range_id = manager.ranges(namespace, metarange_id)[0].id
 
     with pytest.raises(MetarangeNotFoundError, match="columns"):
-        manager.ranges(NAMESPACE, range_id)
+        manager.ranges(namespace, range_id)
     with pytest.raises(RangeNotFoundError, match="columns"):
-        manager.scan_range(NAMESPACE, metarange_id)
+        manager.scan_range(namespace, metarange_id)
 
 
-def test_ids_do_not_cross_storage_namespaces(manager: CommittedManager) -> None:
-    metarange_id = manager.write_metarange(NAMESPACE, entries(10))
-    range_id = manager.ranges(NAMESPACE, metarange_id)[0].id
+def test_ids_do_not_cross_storage_namespaces(manager: CommittedManager, namespace: str) -> None:
+    metarange_id = manager.write_metarange(namespace, entries(10))
+    range_id = manager.ranges(namespace, metarange_id)[0].id
+    other = namespace.replace("/repo1", "/other")
 
-    with pytest.raises(MetarangeNotFoundError, match="mem://lake/other"):
-        manager.ranges("mem://lake/other", metarange_id)
-    with pytest.raises(RangeNotFoundError, match="mem://lake/other"):
-        manager.scan_range("mem://lake/other", range_id)
+    with pytest.raises(MetarangeNotFoundError, match=other):
+        manager.ranges(other, metarange_id)
+    with pytest.raises(RangeNotFoundError, match=other):
+        manager.scan_range(other, range_id)
 
 
-def test_unknown_range_ids_raise_range_not_found(manager: CommittedManager) -> None:
+def test_unknown_range_ids_raise_range_not_found(manager: CommittedManager, namespace: str) -> None:
     for bad_id in ["f" * 64, "nope"]:
         with pytest.raises(RangeNotFoundError, match="range"):
-            manager.scan_range(NAMESPACE, bad_id)
+            manager.scan_range(namespace, bad_id)
 
 
 def test_a_missing_range_file_fails_reads_loudly(
-    manager: CommittedManager, blockstore: MemoryBlockStore
+    manager: CommittedManager, blockstore: BlockStore, namespace: str
 ) -> None:
-    metarange_id = manager.write_metarange(NAMESPACE, entries(100))
-    info = manager.ranges(NAMESPACE, metarange_id)[1]
-    blockstore.delete(NAMESPACE, f"_lakefs/{info.id}")
+    metarange_id = manager.write_metarange(namespace, entries(100))
+    info = manager.ranges(namespace, metarange_id)[1]
+    blockstore.delete(namespace, f"_lakefs/{info.id}")
 
     with pytest.raises(RangeNotFoundError, match=info.id):
-        manager.get(NAMESPACE, metarange_id, info.min_key)
+        manager.get(namespace, metarange_id, info.min_key)
     with pytest.raises(RangeNotFoundError):
-        list(manager.scan(NAMESPACE, metarange_id))
+        list(manager.scan(namespace, metarange_id))
 
 
 @pytest.mark.parametrize(
@@ -188,55 +203,56 @@ def test_a_missing_range_file_fails_reads_loudly(
     ids=["descending", "duplicate", "empty key"],
 )
 def test_write_metarange_refuses_unsorted_keys(
-    manager: CommittedManager, bad: list[tuple[bytes, Value]]
+    manager: CommittedManager, bad: list[tuple[bytes, Value]], namespace: str
 ) -> None:
     with pytest.raises(InvalidInputError, match="key"):
-        manager.write_metarange(NAMESPACE, bad)
+        manager.write_metarange(namespace, bad)
 
 
 def test_get_reads_a_range_once_then_serves_it_from_the_cache(
-    blockstore: MemoryBlockStore,
+    blockstore: BlockStore, namespace: str
 ) -> None:
     writer = CommittedManager(blockstore, chunking=SMALL)
-    metarange_id = writer.write_metarange(NAMESPACE, entries(100))
-    first, second, third = (info.min_key for info in writer.ranges(NAMESPACE, metarange_id)[:3])
+    metarange_id = writer.write_metarange(namespace, entries(100))
+    first, second, third = (info.min_key for info in writer.ranges(namespace, metarange_id)[:3])
     reader = CommittedManager(blockstore, range_cache_size=2, chunking=SMALL)
 
     for key in [first, first, second, third]:
-        reader.get(NAMESPACE, metarange_id, key)
+        reader.get(namespace, metarange_id, key)
     assert (reader.stats.range_reads, reader.stats.range_cache_hits) == (3, 1)
-    reader.get(NAMESPACE, metarange_id, first)  # evicted: the cache holds two ranges
+    reader.get(namespace, metarange_id, first)  # evicted: the cache holds two ranges
     assert reader.stats.range_reads == 4
     assert reader.stats.metarange_reads == 1
 
 
 def test_range_cache_is_bounded_by_bytes_as_well_as_by_count(
-    blockstore: MemoryBlockStore,
+    blockstore: BlockStore, namespace: str
 ) -> None:
     writer = CommittedManager(blockstore, chunking=SMALL)
-    metarange_id = writer.write_metarange(NAMESPACE, entries(100))
-    first, second = (info.min_key for info in writer.ranges(NAMESPACE, metarange_id)[:2])
+    metarange_id = writer.write_metarange(namespace, entries(100))
+    first, second = (info.min_key for info in writer.ranges(namespace, metarange_id)[:2])
     reader = CommittedManager(blockstore, range_cache_bytes=1, chunking=SMALL)
 
     for key in [first, first, second, first]:
-        reader.get(NAMESPACE, metarange_id, key)
+        reader.get(namespace, metarange_id, key)
     # A budget smaller than one range still keeps the newest range, and only it.
     assert (reader.stats.range_reads, reader.stats.range_cache_hits) == (3, 1)
 
 
+@local_only  # 8 threads of cold reads; S3 reads run in the round trip test above
 def test_concurrent_gets_and_scans_agree(
-    manager: CommittedManager, blockstore: MemoryBlockStore
+    manager: CommittedManager, blockstore: BlockStore, namespace: str
 ) -> None:
     written = entries(400)
-    metarange_id = manager.write_metarange(NAMESPACE, written)
+    metarange_id = manager.write_metarange(namespace, written)
     small_cache = CommittedManager(blockstore, range_cache_size=3, chunking=SMALL)
 
     def check(offset: int) -> bool:
         ok = all(
-            small_cache.get(NAMESPACE, metarange_id, key) == expected
+            small_cache.get(namespace, metarange_id, key) == expected
             for key, expected in written[offset::5]
         )
-        return ok and list(small_cache.scan(NAMESPACE, metarange_id)) == written
+        return ok and list(small_cache.scan(namespace, metarange_id)) == written
 
     with ThreadPoolExecutor(max_workers=8) as pool:
         assert all(pool.map(check, range(16)))

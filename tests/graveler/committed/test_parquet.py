@@ -8,25 +8,25 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from kvlake.blockstore.memory import MemoryBlockStore
+from kvlake.blockstore import BlockStore
 from kvlake.errors import MetarangeNotFoundError, RangeNotFoundError
 from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.committed.parquet import decode_metarange, decode_range
 
-from .helpers import NAMESPACE, entries
+from .helpers import entries
 
 
-def read(blockstore: MemoryBlockStore, file_id: str) -> pq.ParquetFile:
-    return pq.ParquetFile(io.BytesIO(blockstore.get(NAMESPACE, f"_lakefs/{file_id}")))
+def read(blockstore: BlockStore, namespace: str, file_id: str) -> pq.ParquetFile:
+    return pq.ParquetFile(io.BytesIO(blockstore.get(namespace, f"_lakefs/{file_id}")))
 
 
 def test_a_range_file_has_plain_binary_columns(
-    manager: CommittedManager, blockstore: MemoryBlockStore
+    manager: CommittedManager, blockstore: BlockStore, namespace: str
 ) -> None:
     written = entries(100)
-    metarange_id = manager.write_metarange(NAMESPACE, written)
-    info = manager.ranges(NAMESPACE, metarange_id)[0]
-    file = read(blockstore, info.id)
+    metarange_id = manager.write_metarange(namespace, written)
+    info = manager.ranges(namespace, metarange_id)[0]
+    file = read(blockstore, namespace, info.id)
     table = file.read()
 
     assert [(f.name, f.type) for f in table.schema] == [
@@ -41,10 +41,10 @@ def test_a_range_file_has_plain_binary_columns(
 
 
 def test_a_metarange_file_lists_its_ranges(
-    manager: CommittedManager, blockstore: MemoryBlockStore
+    manager: CommittedManager, blockstore: BlockStore, namespace: str
 ) -> None:
-    metarange_id = manager.write_metarange(NAMESPACE, entries(100))
-    table = read(blockstore, metarange_id).read()
+    metarange_id = manager.write_metarange(namespace, entries(100))
+    table = read(blockstore, namespace, metarange_id).read()
 
     assert [(f.name, f.type) for f in table.schema] == [
         ("id", pa.string()),
@@ -55,7 +55,7 @@ def test_a_metarange_file_lists_its_ranges(
     ]
     assert table.to_pylist() == [
         {"id": r.id, "min_key": r.min_key, "max_key": r.max_key, "count": r.count, "size": r.size}
-        for r in manager.ranges(NAMESPACE, metarange_id)
+        for r in manager.ranges(namespace, metarange_id)
     ]
 
 

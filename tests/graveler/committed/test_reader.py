@@ -4,46 +4,46 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
-from kvlake.blockstore.memory import MemoryBlockStore
+from kvlake.blockstore import BlockStore
 from kvlake.graveler.committed import CommittedManager, CommittedStats
 
-from .helpers import NAMESPACE, SMALL, entries, value
+from .helpers import SMALL, entries, value
 
 
-def test_a_full_scan_caches_only_its_first_range(blockstore: MemoryBlockStore) -> None:
+def test_a_full_scan_caches_only_its_first_range(blockstore: BlockStore, namespace: str) -> None:
     metarange_id = CommittedManager(blockstore, chunking=SMALL).write_metarange(
-        NAMESPACE, entries(200)
+        namespace, entries(200)
     )
     manager = CommittedManager(blockstore, chunking=SMALL)
-    ranges = manager.ranges(NAMESPACE, metarange_id)
-    list(manager.scan(NAMESPACE, metarange_id))
+    ranges = manager.ranges(namespace, metarange_id)
+    list(manager.scan(namespace, metarange_id))
     assert manager.stats.range_reads == len(ranges)
 
-    manager.get(NAMESPACE, metarange_id, ranges[0].min_key)  # a listing's next page: cached
+    manager.get(namespace, metarange_id, ranges[0].min_key)  # a listing's next page: cached
     assert manager.stats.range_reads == len(ranges)
-    manager.get(NAMESPACE, metarange_id, ranges[5].min_key)
+    manager.get(namespace, metarange_id, ranges[5].min_key)
     assert manager.stats.range_reads == len(ranges) + 1
 
 
-def test_apply_does_not_fill_the_cache(blockstore: MemoryBlockStore) -> None:
+def test_apply_does_not_fill_the_cache(blockstore: BlockStore, namespace: str) -> None:
     manager = CommittedManager(blockstore, chunking=SMALL)
-    base = manager.write_metarange(NAMESPACE, entries(200))
-    key = manager.ranges(NAMESPACE, base)[3].min_key
-    new = manager.apply(NAMESPACE, base, [(key, value(key, 1))])
+    base = manager.write_metarange(namespace, entries(200))
+    key = manager.ranges(namespace, base)[3].min_key
+    new = manager.apply(namespace, base, [(key, value(key, 1))])
     assert manager.stats.range_reads == 1
 
-    assert manager.get(NAMESPACE, base, key) == value(key)  # the range apply read
+    assert manager.get(namespace, base, key) == value(key)  # the range apply read
     assert manager.stats.range_reads == 2
-    assert manager.get(NAMESPACE, new, key) == value(key, 1)  # the range apply wrote
+    assert manager.get(namespace, new, key) == value(key, 1)  # the range apply wrote
     assert manager.stats.range_reads == 3
 
 
-def test_metaranges_are_read_once(blockstore: MemoryBlockStore) -> None:
+def test_metaranges_are_read_once(blockstore: BlockStore, namespace: str) -> None:
     manager = CommittedManager(blockstore, chunking=SMALL)
-    metarange_id = manager.write_metarange(NAMESPACE, entries(50))
+    metarange_id = manager.write_metarange(namespace, entries(50))
     for key, _ in entries(50):
-        manager.get(NAMESPACE, metarange_id, key)
-    manager.ranges(NAMESPACE, metarange_id)
+        manager.get(namespace, metarange_id, key)
+    manager.ranges(namespace, metarange_id)
 
     assert manager.stats.metarange_reads == 1
 

@@ -6,34 +6,39 @@ from zlib import crc32
 
 import pytest
 
-from kvlake.blockstore.memory import MemoryBlockStore
+from kvlake.blockstore import BlockStore
 from kvlake.errors import InvalidInputError
 from kvlake.graveler.committed import CommittedManager, CommittedStats
 from kvlake.graveler.committed.writer import RangeWriter
 from kvlake.graveler.records import Value
+from tests.support.blockstores import local_only
 
-from .helpers import NAMESPACE, SMALL, entries, value
+from .helpers import SMALL, entries, value
 
 
-def raw_bytes(manager: CommittedManager, range_id: str) -> int:
+def raw_bytes(manager: CommittedManager, namespace: str, range_id: str) -> int:
     return sum(
         len(key) + len(v.identity) + len(v.data)
-        for key, v in manager.scan_range(NAMESPACE, range_id)
+        for key, v in manager.scan_range(namespace, range_id)
     )
 
 
+@local_only  # cutting is the store's business only in test_files_already_stored_... below
 def test_every_range_but_the_last_ends_at_a_key_hash_boundary_or_a_cap(
-    manager: CommittedManager,
+    manager: CommittedManager, namespace: str
 ) -> None:
-    metarange_id = manager.write_metarange(NAMESPACE, entries(3000))
-    ranges = manager.ranges(NAMESPACE, metarange_id)
+    metarange_id = manager.write_metarange(namespace, entries(3000))
+    ranges = manager.ranges(namespace, metarange_id)
     by_hash = by_cap = 0
 
     for info in ranges[:-1]:
         if crc32(info.max_key) % SMALL.target_entries == 0:
             by_hash += 1
         else:
-            assert info.count == SMALL.max_entries or raw_bytes(manager, info.id) >= SMALL.max_bytes
+            assert (
+                info.count == SMALL.max_entries
+                or raw_bytes(manager, namespace, info.id) >= SMALL.max_bytes
+            )
             by_cap += 1
         assert info.count <= SMALL.max_entries
     assert by_hash > 100
@@ -41,21 +46,26 @@ def test_every_range_but_the_last_ends_at_a_key_hash_boundary_or_a_cap(
     assert by_cap < by_hash / 10
 
 
-def test_large_values_close_ranges_at_the_byte_cap(manager: CommittedManager) -> None:
+def test_large_values_close_ranges_at_the_byte_cap(
+    manager: CommittedManager, namespace: str
+) -> None:
     big = [(b"k%04d" % i, Value(identity=b"i", data=b"x" * 1000)) for i in range(100)]
-    metarange_id = manager.write_metarange(NAMESPACE, big)
+    metarange_id = manager.write_metarange(namespace, big)
 
-    for info in manager.ranges(NAMESPACE, metarange_id)[:-1]:
-        assert raw_bytes(manager, info.id) < SMALL.max_bytes + 1006
+    for info in manager.ranges(namespace, metarange_id)[:-1]:
+        assert raw_bytes(manager, namespace, info.id) < SMALL.max_bytes + 1006
         assert info.count <= 5
 
 
-def test_an_edit_changes_only_the_ranges_around_it(manager: CommittedManager) -> None:
+@local_only  # thousands of range files; S3 writes them in the other tests here
+def test_an_edit_changes_only_the_ranges_around_it(
+    manager: CommittedManager, namespace: str
+) -> None:
     written = entries(2000)
-    before = manager.ranges(NAMESPACE, manager.write_metarange(NAMESPACE, written))
+    before = manager.ranges(namespace, manager.write_metarange(namespace, written))
     key = written[1000][0]
     edited = [(k, value(k, 1) if k == key else v) for k, v in written]
-    after = manager.ranges(NAMESPACE, manager.write_metarange(NAMESPACE, edited))
+    after = manager.ranges(namespace, manager.write_metarange(namespace, edited))
 
     assert len(after) == len(before)
     changed = [old.id for old, new in zip(before, after, strict=True) if old.id != new.id]
@@ -63,23 +73,25 @@ def test_an_edit_changes_only_the_ranges_around_it(manager: CommittedManager) ->
     assert [(r.min_key, r.max_key) for r in before] == [(r.min_key, r.max_key) for r in after]
 
 
-def test_files_already_stored_are_not_put_again(blockstore: MemoryBlockStore) -> None:
+def test_files_already_stored_are_not_put_again(blockstore: BlockStore, namespace: str) -> None:
     first = CommittedManager(blockstore, chunking=SMALL)
-    first.write_metarange(NAMESPACE, entries(100))
-    keys_before = list(blockstore.list_keys(NAMESPACE))
+    first.write_metarange(namespace, entries(100))
+    keys_before = list(blockstore.list_keys(namespace))
     second = CommittedManager(blockstore, chunking=SMALL)
-    second.write_metarange(NAMESPACE, entries(100))
+    second.write_metarange(namespace, entries(100))
 
     assert second.stats.files_written == 0
     assert second.stats.files_already_present == first.stats.files_written
-    assert list(blockstore.list_keys(NAMESPACE)) == keys_before
+    assert list(blockstore.list_keys(namespace)) == keys_before
     assert all(key.startswith("_lakefs/") for key in keys_before)
 
 
-def test_a_range_passes_by_reference_only_at_a_boundary(blockstore: MemoryBlockStore) -> None:
+def test_a_range_passes_by_reference_only_at_a_boundary(
+    blockstore: BlockStore, namespace: str
+) -> None:
     manager = CommittedManager(blockstore, chunking=SMALL)
-    info = manager.ranges(NAMESPACE, manager.write_metarange(NAMESPACE, entries(50)))[-1]
-    writer = RangeWriter(blockstore, NAMESPACE, SMALL, CommittedStats())
+    info = manager.ranges(namespace, manager.write_metarange(namespace, entries(50)))[-1]
+    writer = RangeWriter(blockstore, namespace, SMALL, CommittedStats())
     key = next(key for key, _ in entries(50) if crc32(key) % SMALL.target_entries)
     writer.add(key[:-1], b"i", b"d")  # sorts before every written key, and is no boundary
 
@@ -88,6 +100,8 @@ def test_a_range_passes_by_reference_only_at_a_boundary(blockstore: MemoryBlockS
         writer.add_range(info)
 
 
-def test_a_value_of_none_is_refused_outside_apply(manager: CommittedManager) -> None:
+def test_a_value_of_none_is_refused_outside_apply(
+    manager: CommittedManager, namespace: str
+) -> None:
     with pytest.raises(InvalidInputError, match="no value"):
-        manager.write_metarange(NAMESPACE, [(b"a", None)])  # type: ignore[list-item]
+        manager.write_metarange(namespace, [(b"a", None)])  # type: ignore[list-item]

@@ -427,14 +427,22 @@ class LocalBlockStore(BlockStore):
                 raise self._failure(exc, f"read the size of blob {key!r}") from exc
             yield BlobInfo(key, status.st_size, status.st_mtime)
 
-    def _files(self, namespace: str, prefix: str) -> Iterator[tuple[str, os.DirEntry[str]]]:
-        *folders, _ = prefix.split("/")
+    def _prefix_folder(self, namespace: str, prefix: str) -> str | None:
+        """The folder holding `prefix`'s blobs (the part before its last `/`), or None when
+        no blob can be there: a segment check_key refuses ("", ".", ".."), or a symbolic
+        link on the way (listings never follow one, and an import must read the folder
+        it names)."""
+        folders = prefix.split("/")[:-1]
         if any(segment in ("", ".", "..") for segment in folders):
-            return  # check_key refuses such segments, so no key can match
+            return None
         top = os.path.join(self._namespace_dir(namespace), *folders)
-        if os.path.realpath(top) != top:
-            return  # the prefix passes through a symbolic link, and listings never follow one
-        yield from self._walk(top, "".join(f"{folder}/" for folder in folders), prefix)
+        return top if os.path.realpath(top) == top else None
+
+    def _files(self, namespace: str, prefix: str) -> Iterator[tuple[str, os.DirEntry[str]]]:
+        top = self._prefix_folder(namespace, prefix)
+        if top is not None:
+            folders = prefix.rpartition("/")[0]
+            yield from self._walk(top, f"{folders}/" if folders else "", prefix)
 
     def _folder_exists(self, namespace: str, prefix: str) -> bool:
         folders = prefix.split("/")[:-1]
@@ -446,12 +454,9 @@ class LocalBlockStore(BlockStore):
         return os.path.realpath(top) == top.rstrip("/") and os.path.isdir(top)
 
     def _list_folders(self, namespace: str, prefix: str) -> Iterator[str]:
-        folders = prefix.split("/")[:-1]
-        if any(segment in ("", ".", "..") for segment in folders):
+        top = self._prefix_folder(namespace, prefix)
+        if top is None:
             return
-        top = os.path.join(self._namespace_dir(namespace), *folders)
-        if os.path.realpath(top) != top:
-            return  # listings never follow a symbolic link
         try:
             with os.scandir(top) as scan:
                 names = sorted(e.name for e in scan if e.is_dir(follow_symlinks=False))
@@ -463,12 +468,9 @@ class LocalBlockStore(BlockStore):
             yield f"{prefix}{name}/"
 
     def _list_level(self, namespace: str, prefix: str) -> Iterator[BlobInfo]:
-        folders = prefix.split("/")[:-1]
-        if any(segment in ("", ".", "..") for segment in folders):
+        top = self._prefix_folder(namespace, prefix)
+        if top is None:
             return
-        top = os.path.join(self._namespace_dir(namespace), *folders)
-        if os.path.realpath(top) != top:
-            return  # listings never follow a symbolic link
         try:
             with os.scandir(top) as scan:
                 files = sorted(

@@ -15,6 +15,7 @@ import anyio
 import httpx
 import lakefs
 import lakefs_sdk
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from lakefs_sdk.client import LakeFSClient
@@ -28,15 +29,31 @@ from tests.support import FakeClock, GatedStarter, wait_until
 NO_RULES = lakefs_sdk.GarbageCollectionRules(default_retention_days=0, branches=[])
 
 
-def _file(server: Server, location: str) -> Path:
-    """The local file (or folder) a `local://` location names in the server's blockstore."""
-    assert location.startswith("local://"), location
-    return server.data_dir / "blocks" / location.removeprefix("local://")
+def _blob(server: Server, location: str) -> bytes:
+    """The blob a location the server answered names, read through its blockstore."""
+    namespace, key = _split(server, location)
+    return server.storage.blocks.get(namespace, key)
+
+
+def _table(server: Server, folder: str) -> pa.Table:
+    """The Parquet files under a folder location, read through the server's blockstore."""
+    namespace, prefix = _split(server, folder)
+    keys = server.storage.keys(namespace, prefix)
+    assert keys, folder
+    blocks = server.storage.blocks
+    return pa.concat_tables(pq.read_table(io.BytesIO(blocks.get(namespace, k))) for k in keys)
+
+
+def _split(server: Server, location: str) -> tuple[str, str]:
+    """(namespace, key) of a location in a repository namespace of the server's storage."""
+    root = server.storage.namespace("")
+    assert location.startswith(root), location
+    name, _, key = location.removeprefix(root).partition("/")
+    return server.storage.namespace(name), key
 
 
 def _commits_csv(server: Server, location: str) -> list[dict[str, str]]:
-    with _file(server, location).open(newline="") as handle:
-        text = handle.read()
+    text = _blob(server, location).decode()
     assert text.splitlines()[0] == "commit_id,expired,metarange_id"
     return list(csv.DictReader(io.StringIO(text)))
 
@@ -77,7 +94,8 @@ def test_the_commits_file_lists_what_the_rules_retain(
         f"{namespace}/_lakefs/retention/gc/commits/run_id={prepared.run_id}/commits.csv"
     )
     assert prepared.gc_addresses_location == f"{namespace}/_lakefs/retention/gc/addresses/"
-    assert prepared.gc_commits_presigned_url is None  # the local blockstore signs no URLs
+    # Only S3 signs URLs (the local blockstore has none to give).
+    assert (prepared.gc_commits_presigned_url is None) == (server.storage.kind == "local")
     rows = _commits_csv(server, prepared.gc_commits_location)
     retained = {row["commit_id"] for row in rows}
     main_line = _first_parents(sdk, repo, "main")
@@ -166,7 +184,7 @@ def test_the_uncommitted_files_list_every_staged_address(
     assert answer.gc_uncommitted_location == (
         f"{namespace}/_lakefs/retention/gc/uncommitted/{answer.run_id}/uncommitted/"
     )
-    table = pq.read_table(_file(server, answer.gc_uncommitted_location))
+    table = _table(server, answer.gc_uncommitted_location)
     assert table.schema.names == ["physical_address", "creation_date"]
     assert set(table.column("physical_address").to_pylist()) == expected
     assert table.num_rows == len(expected)

@@ -260,26 +260,26 @@ def test_concurrent_gets_and_scans_agree(
 
 @pytest.mark.parametrize("cuts", [(), (1,), (3, 4, 5), (50, 51, 200), tuple(range(0, 400, 37))])
 def test_pieces_written_apart_join_into_the_metarange_one_writer_makes(
-    manager: CommittedManager, blockstore: MemoryBlockStore, cuts: tuple[int, ...]
+    manager: CommittedManager, namespace: str, cuts: tuple[int, ...]
 ) -> None:
     written = entries(400)
-    whole = manager.write_metarange(NAMESPACE, written)
+    whole = manager.write_metarange(namespace, written)
     bounds = [0, *cuts, len(written)]
-    pieces = [manager.write_piece(NAMESPACE, written[a:b]) for a, b in pairwise(bounds)]
+    pieces = [manager.write_piece(namespace, written[a:b]) for a, b in pairwise(bounds)]
     assert sum(piece.count for piece in pieces) == 400
     assert any(piece.ranges for piece in pieces)
     shuffled = sorted(pieces, key=lambda piece: hashlib.sha256(piece.first_key).digest())
     joined = manager.join_pieces(
-        NAMESPACE, sorted((p for p in shuffled if p.count), key=lambda p: p.first_key)
+        namespace, sorted((p for p in shuffled if p.count), key=lambda p: p.first_key)
     )
     assert joined == whole
-    assert manager.ranges(NAMESPACE, joined) == manager.ranges(NAMESPACE, whole)
+    assert manager.ranges(namespace, joined) == manager.ranges(namespace, whole)
 
 
-def test_pieces_out_of_order_are_refused(manager: CommittedManager) -> None:
+def test_pieces_out_of_order_are_refused(manager: CommittedManager, namespace: str) -> None:
     written = entries(100)
-    first, second = (manager.write_piece(NAMESPACE, part) for part in (written[:50], written[50:]))
+    first, second = (manager.write_piece(namespace, part) for part in (written[:50], written[50:]))
     with pytest.raises(InvalidInputError, match="sorted"):
-        manager.join_pieces(NAMESPACE, [second, first])
+        manager.join_pieces(namespace, [second, first])
     with pytest.raises(InvalidInputError, match="sorted"):
-        manager.write_piece(NAMESPACE, [written[1], written[0]])
+        manager.write_piece(namespace, [written[1], written[0]])

@@ -19,6 +19,7 @@ from kvlake.kv import Predicate
 from kvlake.kv.memory import MemoryStore
 from tests.deletion.blockstores import BlobCall, FaultyBlockStore
 from tests.deletion.helpers import DAY, DeletionLake
+from tests.support.blockstores import local_only
 
 
 def stale_record(lake: DeletionLake, address: str, path: str, **changes: object) -> PendingDelete:
@@ -120,6 +121,7 @@ def test_a_blob_committed_on_another_branch_is_kept_after_the_branch_is_deleted(
     assert lake.graveler.get(lake.repository, commit, b"a")
 
 
+@local_only  # the worker's batching; S3's own: test_delete_many_sends_batches_of_a_thousand
 def test_deletes_reach_the_blockstore_in_batches_of_at_most_1000(lake: DeletionLake) -> None:
     repository = lake.repository
     for i in range(2500):

@@ -140,7 +140,8 @@ class AuthSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
 
 
 class ServerSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """What one server process lets its clients hold: connections, body memory, idle time."""
+    """What one server process lets its clients hold (connections, body memory, idle time),
+    and how often its background jobs look for work."""
 
     max_connections: Annotated[int, msgspec.Meta(ge=1)] = 512
     """KVLAKE_SERVER_MAX_CONNECTIONS: open connections per process; more get 503."""
@@ -150,6 +151,10 @@ class ServerSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     body_read_timeout: Annotated[float, msgspec.Meta(gt=0)] = 60.0
     """KVLAKE_SERVER_BODY_READ_TIMEOUT: seconds a request body may send nothing before it is
     answered 408 and whatever it had written is disposed of."""
+    job_interval: Annotated[float, msgspec.Meta(gt=0, le=3600)] = 10.0
+    """KVLAKE_SERVER_JOB_INTERVAL: seconds the background jobs (cleaner, deletion worker, bulk
+    operations) wait after a pass that found nothing to do: lower sees deletes sooner, for
+    more idle KV scans."""
 
 
 class InstallationSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

@@ -108,9 +108,10 @@ def create_app(
     settings: Settings,
     *,
     operations: tuple[Operation[Any], ...] = OPERATIONS,
-    cleaner_interval: float | None = 10.0,
+    background_jobs: bool = True,
 ) -> Starlette:
-    """The kvlake HTTP application over the stores `settings` names."""
+    """The kvlake HTTP application over the stores `settings` names; it runs the background
+    jobs every `settings.server.job_interval` seconds unless `background_jobs` is false."""
     spec = msgspec.json.encode(openapi.document(operations))
 
     async def openapi_json(request: Request) -> Response:
@@ -122,8 +123,8 @@ def create_app(
         executors = Executors(settings.server.max_connections)
         try:
             print_installation(services)
-            if cleaner_interval is not None:
-                services.start_background_jobs(cleaner_interval)
+            if background_jobs:
+                services.start_background_jobs(settings.server.job_interval)
             app.state.services = services
             app.state.executors = executors
             yield

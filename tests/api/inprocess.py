@@ -36,7 +36,7 @@ def settings_in(data_dir: Path, **variables: str) -> Settings:
 
 def app_over(services: Services) -> Starlette:
     """The API over these services, without the lifespan's own stores and jobs."""
-    app = create_app(services.settings, cleaner_interval=None)
+    app = create_app(services.settings, background_jobs=False)
     app.state.services = services
     return app
 

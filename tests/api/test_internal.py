@@ -75,7 +75,7 @@ def test_comm_prefs_before_setup(tmp_path: Path) -> None:
     )
 
     async def post() -> httpx.Response:
-        app = create_app(settings, cleaner_interval=None)
+        app = create_app(settings, background_jobs=False)
         app.state.services = services
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(

@@ -17,6 +17,8 @@ import signal
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
+from typing import Protocol
 
 import httpx
 import lakefs_sdk
@@ -94,6 +96,39 @@ def served(
             yield server
         finally:
             server.stop()
+
+
+class StartServer(Protocol):
+    """Start a server of the test's own on SQLite in `data_dir`, over the run's blockstore."""
+
+    def __call__(self, data_dir: Path, *, env: dict[str, str] | None = None) -> Server: ...
+
+
+@pytest.fixture(params=["local", "s3"])
+def start_server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[StartServer]:
+    """For the tests that start servers of their own (processes, limits, purges): once over
+    the data dir's local folder, once over S3 (the session's moto server, bucket
+    `S3_BUCKET`, shared by every server the test starts). All are stopped after the test."""
+    servers: list[Server] = []
+    s3_env: dict[str, str] = {}
+    storage: Storage | None = None
+    if request.param == "s3":
+        from tests.support.s3server import server_env
+
+        moto = request.getfixturevalue("moto_s3")
+        storage = Storage.s3(moto, S3_BUCKET)
+        s3_env = server_env(moto.endpoint, S3_BUCKET, tmp_path_factory.mktemp("aws"))
+
+    def start(data_dir: Path, *, env: dict[str, str] | None = None) -> Server:
+        server = Server(data_dir, env=s3_env | (env or {}), storage=storage)
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()
 
 
 @pytest.fixture(scope="session", params=SERVERS)

@@ -41,20 +41,36 @@ class Storage:
     plants blobs the same way on a local folder and on S3."""
 
     def __init__(
-        self, kind: str, root: str, opener: Callable[[], BlockStore], prepare: Callable[[], None]
+        self,
+        kind: str,
+        root: str,
+        opener: Callable[[], BlockStore],
+        prepare: Callable[[], None],
+        unfinished: Callable[[str], list[str]],
     ) -> None:
         self.kind = kind
         """"local" or "s3"."""
         self._root = root
         self._opener = opener
         self._prepare = prepare
+        self._unfinished = unfinished
         self._blocks: BlockStore | None = None
 
     @classmethod
     def local(cls, data_dir: Path) -> Storage:
         """The server's default blockstore, the folder `blocks` of its data dir."""
         blocks = data_dir / "blocks"
-        return cls("local", "local://", lambda: open_blockstore(f"local://{blocks}"), lambda: None)
+
+        def unfinished(name: str) -> list[str]:
+            return [str(path) for path in (blocks / name).rglob(".kvlake-tmp-*")]
+
+        return cls(
+            "local",
+            "local://",
+            lambda: open_blockstore(f"local://{blocks}"),
+            lambda: None,
+            unfinished,
+        )
 
     @classmethod
     def s3(cls, moto: MotoS3, bucket: str) -> Storage:
@@ -63,17 +79,27 @@ class Storage:
         from kvlake.blockstore.s3 import S3BlockStore
         from kvlake.blockstore.throttle import shared_limiter
 
+        def unfinished(name: str) -> list[str]:
+            uploads = moto.admin.list_multipart_uploads(Bucket=bucket, Prefix=f"{name}/")
+            return [upload["Key"] for upload in uploads.get("Uploads", [])]
+
         moto.ensure_bucket(bucket)
         return cls(
             "s3",
             f"s3://{bucket}/",
             lambda: S3BlockStore(moto.client(), root=bucket, limiter=shared_limiter(moto.endpoint)),
             lambda: moto.ensure_bucket(bucket),
+            unfinished,
         )
 
     def namespace(self, name: str) -> str:
         """The storage namespace of a repository named `name` on this blockstore."""
         return f"{self._root}{name}"
+
+    def unfinished_writes(self, name: str) -> list[str]:
+        """The partial writes left in repository `name`'s namespace: temporary files in the
+        local folder, multipart uploads neither completed nor aborted on S3."""
+        return self._unfinished(name)
 
     def prepare(self) -> None:
         """Make the blockstore usable for the next test (S3: re-create a reset bucket)."""
@@ -91,8 +117,10 @@ class Storage:
         return list(self.blocks.list_keys(namespace, prefix))
 
     def close(self) -> None:
+        """Close the test process's blockstore; the next use opens it again."""
         if self._blocks is not None:
             self._blocks.close()
+            self._blocks = None
 
 
 class Server:

@@ -13,18 +13,16 @@ import httpx
 import pytest
 
 from kvlake.auth.ratelimit import FREE_FAILURES
+from tests.api.conftest import StartServer
 from tests.api.server import Server
 from tests.support import wait_until
 
 
 @pytest.fixture
-def pair(tmp_path: Path) -> Iterator[tuple[Server, Server]]:
-    """Two processes on one SQLite file and one data folder (so one server key)."""
-    first = Server(tmp_path / "data")
-    second = Server(tmp_path / "data")
-    yield first, second
-    for server in (first, second):
-        server.stop()
+def pair(start_server: StartServer, tmp_path: Path) -> tuple[Server, Server]:
+    """Two processes on one SQLite file and one data folder (so one server key), over the
+    folder's blockstore, then over one S3 bucket."""
+    return start_server(tmp_path / "data"), start_server(tmp_path / "data")
 
 
 def test_writes_and_revocations_on_one_process_show_on_the_other(
@@ -33,7 +31,8 @@ def test_writes_and_revocations_on_one_process_show_on_the_other(
     first, second = pair
     with first.http() as a, second.http() as b:
         name = f"p-{uuid.uuid4().hex[:8]}"
-        a.post("/repositories", json={"name": name, "storage_namespace": f"local://{name}"})
+        namespace = first.storage.namespace(name)
+        a.post("/repositories", json={"name": name, "storage_namespace": namespace})
         a.post(f"/repositories/{name}/branches/main/objects", params={"path": "f"}, content=b"1")
         read = b.get(f"/repositories/{name}/refs/main/objects", params={"path": "f"})
         assert read.content == b"1"
@@ -54,6 +53,7 @@ def test_writes_and_revocations_on_one_process_show_on_the_other(
     )
 
 
+@pytest.mark.parametrize("start_server", ["local"], indirect=True)  # no blob is written
 def test_failed_logins_count_across_processes(pair: tuple[Server, Server]) -> None:
     first, second = pair
     with first.http() as a:
@@ -92,11 +92,14 @@ def test_two_workers_serve_one_store(tmp_path: Path) -> None:
         assert server.stop() in (0, -signal.SIGTERM)
 
 
-def test_shutdown_lets_an_in_flight_upload_finish(tmp_path: Path) -> None:
-    server = Server(tmp_path / "data")
+def test_shutdown_lets_an_in_flight_upload_finish(
+    start_server: StartServer, tmp_path: Path
+) -> None:
+    server = start_server(tmp_path / "data")
     with server.http() as client:
         name = f"s-{uuid.uuid4().hex[:8]}"
-        client.post("/repositories", json={"name": name, "storage_namespace": f"local://{name}"})
+        namespace = server.storage.namespace(name)
+        client.post("/repositories", json={"name": name, "storage_namespace": namespace})
         started = threading.Event()
 
         def slow_body() -> Iterator[bytes]:

@@ -214,7 +214,21 @@ def test_kv_migrate_from_sqlite_to_postgres(tmp_path: Path, postgres_url: str) -
         assert list(destination.partitions()) == [b"a", b"b"]
 
 
-def make_repository(paths: int) -> tuple[set[str], str]:
+@pytest.fixture(params=["local", "s3"])
+def namespace(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The namespace of the commands' repository `repo1`: in the data dir's folder, then in
+    the bucket `lake` of the session's S3 server (KVLAKE_BLOCKSTORE_URL and AWS_* set)."""
+    if request.param == "s3":
+        from tests.support.s3server import MotoS3, server_env
+
+        moto: MotoS3 = request.getfixturevalue("s3_server")
+        monkeypatch: pytest.MonkeyPatch = request.getfixturevalue("monkeypatch")
+        for name, value in server_env(moto.endpoint, "lake", tmp_path / "aws").items():
+            monkeypatch.setenv(name, value)
+    return f"{request.param}://lake/repo1"
+
+
+def make_repository(namespace: str, paths: int) -> tuple[set[str], str]:
     """A repository `repo1` with `paths` objects, each overwritten once while staged."""
     settings = load_settings()
     with open_store(settings.kv_url) as store, open_blockstore(settings.blockstore_url) as blocks:
@@ -225,7 +239,7 @@ def make_repository(paths: int) -> tuple[set[str], str]:
             check_namespace=blocks.check_namespace,
             staging_hooks=StagingLogHooks(log, entry_ref),
         )
-        repository = graveler.create_repository("repo1", storage_namespace="local://lake/repo1")
+        repository = graveler.create_repository("repo1", storage_namespace=namespace)
         catalog = Catalog(graveler, blocks, deletion=log)
         for i in range(paths):
             catalog.upload(repository, "main", f"p{i}", io.BytesIO(b"1"))
@@ -236,9 +250,10 @@ def make_repository(paths: int) -> tuple[set[str], str]:
         return kept, graveler.get_repository("repo1").instance_uid
 
 
-def blobs(tmp_path: Path) -> set[str]:
-    folder = tmp_path / "data" / "blocks" / "lake" / "repo1"
-    return {str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()}
+def blobs(namespace: str) -> set[str]:
+    """The keys of every blob in the namespace, read through the configured blockstore."""
+    with open_blockstore(load_settings().blockstore_url) as blocks:
+        return set(blocks.list_keys(namespace))
 
 
 def test_config_show_includes_the_deletion_section() -> None:
@@ -249,10 +264,10 @@ def test_config_show_includes_the_deletion_section() -> None:
 
 
 def test_deletion_status_and_run_show_and_do_the_work(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    namespace: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("KVLAKE_DELETION_SEND_DELAY", "0")
-    kept, _ = make_repository(5)
+    kept, _ = make_repository(namespace, 5)
     status = run("deletion", "status")
     assert status.exit_code == 0, status.output
     assert "pending: 5," in status.stdout and "dead letters: 0" in status.stdout
@@ -261,31 +276,31 @@ def test_deletion_status_and_run_show_and_do_the_work(
     done = run("deletion", "run")
     assert done.exit_code == 0, done.output
     assert done.stdout.startswith("deleted 5, retried 0, kept 0, dead-lettered 0")
-    assert {b for b in blobs(tmp_path) if b.startswith("data/")} == kept
+    assert {b for b in blobs(namespace) if b.startswith("data/")} == kept
     assert "pending: 0," in run("deletion", "status").stdout
 
 
 def test_repo_delete_with_purge_and_wait_deletes_the_namespace_and_reports(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    namespace: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("KVLAKE_DELETION_SEND_DELAY", "0")
-    make_repository(3)
-    total = len(blobs(tmp_path))
+    make_repository(namespace, 3)
+    total = len(blobs(namespace))
     result = run("repo", "delete", "repo1", "--purge", "--wait")
     assert result.exit_code == 0, result.output
-    assert f"purge of local://lake/repo1: {total} blobs logged for deletion" in result.stdout
-    assert f"purged local://lake/repo1: {total} blobs deleted, 0 dead-lettered" in result.stdout
-    assert blobs(tmp_path) == set()
+    assert f"purge of {namespace}: {total} blobs logged for deletion" in result.stdout
+    assert f"purged {namespace}: {total} blobs deleted, 0 dead-lettered" in result.stdout
+    assert blobs(namespace) == set()
     report = run("deletion", "purges")
-    assert f"local://lake/repo1 logged: logged {total}, deleted {total}" in report.stdout
+    assert f"{namespace} logged: logged {total}, deleted {total}" in report.stdout
 
 
-def test_repo_delete_without_purge_keeps_the_data(tmp_path: Path) -> None:
-    make_repository(2)
-    before = blobs(tmp_path)
+def test_repo_delete_without_purge_keeps_the_data(namespace: str) -> None:
+    make_repository(namespace, 2)
+    before = blobs(namespace)
     result = run("repo", "delete", "repo1")
     assert result.exit_code == 0 and result.stdout == "deleted repository repo1\n"
-    assert blobs(tmp_path) == before
+    assert blobs(namespace) == before
 
 
 def test_dead_letters_are_listed_requeued_and_dropped(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -185,7 +185,7 @@ def kv_calls(kv_url: str) -> dict[str, int]:
     store = FaultyStore(open_store(settings.kv_url), [])
     services = Services(Lake(settings, store, open_blockstore(settings.blockstore_url)))
     services.install()
-    app = create_app(settings, cleaner_interval=None)
+    app = create_app(settings, background_jobs=False)
     app.state.services = services
     counts: dict[str, int] = {}
 

@@ -2,7 +2,10 @@
 
 `kv` is the memory store; `any_store` a fresh store of each driver in turn, for
 the tests that must hold on every one. `lake_blocks` is a fresh blockstore of
-each kind users run (local folder, S3), for the tests that store blobs.
+each kind users run (local folder, S3), for the tests that store blobs. A test
+that takes both runs once per driver, each paired with the blockstore it is
+deployed with (PAIRS in tests/support/blockstores.py), so it meets every driver
+and every blockstore in three runs rather than six.
 
 Invariant: PostgreSQL tests never vanish silently in CI. Locally a missing server skips them with
 a message saying how to enable them; with CI=true it fails the run instead.
@@ -23,7 +26,7 @@ from kvlake.blockstore import BlockStore, open_blockstore
 from kvlake.kv import Store, open_store
 from kvlake.kv.memory import MemoryStore
 from tests.support import STORES, FakeClock, drop_postgres_table, store_params
-from tests.support.blockstores import BLOCKSTORES
+from tests.support.blockstores import BLOCKSTORES, PAIRS, paired_params
 from tests.support.postgres import DEFAULT_POSTGRES_DSN, POSTGRES_DSN_VARIABLE, postgres_target
 
 if TYPE_CHECKING:
@@ -69,6 +72,30 @@ def s3_server(moto_s3: MotoS3, aws_env: pytest.MonkeyPatch) -> MotoS3:
         moto_s3.admin.create_bucket(Bucket=bucket)
     aws_env.setenv("AWS_ENDPOINT_URL", moto_s3.endpoint)
     return moto_s3
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Pair the driver and the blockstore of a test that takes both (see `PAIRS`).
+
+    Done as a parametrize mark, before pytest parametrizes the fixtures itself, so that
+    `store_url` and `lake_blocks` are not also parametrized one by one. A test that
+    parametrizes either itself (narrowing the drivers, say) keeps its own choice.
+    """
+    names = set(metafunc.fixturenames)
+    if not {"store_url", "lake_blocks"} <= names:
+        return
+    for mark in metafunc.definition.iter_markers("parametrize"):
+        argnames = mark.args[0] if mark.args else mark.kwargs["argnames"]
+        if isinstance(argnames, str):
+            argnames = [name.strip() for name in argnames.split(",")]
+        if names & {"store_url", "lake_blocks"} & set(argnames):
+            return
+    metafunc.definition.add_marker(
+        pytest.mark.parametrize(
+            ("store_url", "lake_blocks"), paired_params(*sorted(PAIRS)), indirect=True
+        )
+    )
 
 
 @pytest.fixture(params=sorted(BLOCKSTORES))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from kvlake.blockstore.memory import MemoryBlockStore
+from kvlake.blockstore import BlockStore
 from kvlake.config import Settings
 from kvlake.kv.faults import Fault, FaultyStore
 from kvlake.kv.memory import MemoryStore
@@ -12,9 +12,9 @@ from kvlake.lake import Lake
 from tests.support import wait_until
 
 
-def test_a_failing_pass_is_retried_and_closing_ends_the_jobs() -> None:
+def test_a_failing_pass_is_retried_and_closing_ends_the_jobs(lake_blocks: BlockStore) -> None:
     store = FaultyStore(MemoryStore(), [Fault(op="scan", times=3)])
-    lake = Lake(Settings(), store, MemoryBlockStore())
+    lake = Lake(Settings(), store, lake_blocks)
     before = {thread.name for thread in threading.enumerate()}
     lake.start_background_jobs(interval=0.01)
     jobs = [t for t in threading.enumerate() if t.name.startswith("kvlake-")]
@@ -35,9 +35,11 @@ def test_a_failing_pass_is_retried_and_closing_ends_the_jobs() -> None:
     assert not any(job.is_alive() for job in jobs)
 
 
-def test_a_pass_retried_after_a_failed_sweep_does_not_sweep_again_at_once() -> None:
+def test_a_pass_retried_after_a_failed_sweep_does_not_sweep_again_at_once(
+    lake_blocks: BlockStore,
+) -> None:
     store = FaultyStore(MemoryStore(), [Fault(op="partitions", times=1)])
-    lake = Lake(Settings(), store, MemoryBlockStore())
+    lake = Lake(Settings(), store, lake_blocks)
     lake.start_background_jobs(interval=0.01)
     try:
         wait_until(lambda: len(store.injected) == 1 and store.count("scan") >= 20)

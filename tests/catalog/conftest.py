@@ -34,4 +34,4 @@ def catalog(lake_blocks: BlockStore) -> Iterator[Catalog]:
 def lake(lake_blocks: BlockStore) -> Iterator[DeletionLake]:
     """The whole lake (catalog, deletion log, workers) on a local folder or on S3."""
     with MemoryStore() as store:
-        yield DeletionLake(store, lake_blocks, namespace=f"{lake_blocks.scheme}://lake/repo1")
+        yield DeletionLake(store, lake_blocks)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from kvlake.blockstore.memory import MemoryBlockStore
+from kvlake.blockstore import BlockStore
 from kvlake.errors import CommitIdError, ConflictError, DirtyBranchError, InvalidInputError
 from kvlake.graveler import Commit
 from kvlake.graveler.refs import commit_id
@@ -22,8 +22,9 @@ def _read(lake: DeletionLake, ref: str, path: str) -> bytes:
 
 def test_a_source_metarange_is_committed_on_the_head_and_its_blobs_stay(
     any_store: Store,
+    lake_blocks: BlockStore,
 ) -> None:
-    lake = DeletionLake(any_store, MemoryBlockStore())
+    lake = DeletionLake(any_store, lake_blocks)
     repo = lake.repository
     stat = lake.upload("a", b"first")
     first = lake.graveler.get_commit(repo, lake.commit())
@@ -51,8 +52,9 @@ def test_a_source_metarange_is_committed_on_the_head_and_its_blobs_stay(
 
 def test_a_source_metarange_needs_a_clean_branch_and_an_existing_metarange(
     any_store: Store,
+    lake_blocks: BlockStore,
 ) -> None:
-    lake = DeletionLake(any_store, MemoryBlockStore())
+    lake = DeletionLake(any_store, lake_blocks)
     repo = lake.repository
     lake.upload("a", b"x")
     head = lake.graveler.get_branch(repo, "main").commit_id
@@ -67,8 +69,10 @@ def test_a_source_metarange_needs_a_clean_branch_and_an_existing_metarange(
     assert lake.graveler.get_branch(repo, "main").commit_id == head
 
 
-def test_a_commit_record_is_stored_under_its_content_address_only(any_store: Store) -> None:
-    lake = DeletionLake(any_store, MemoryBlockStore())
+def test_a_commit_record_is_stored_under_its_content_address_only(
+    any_store: Store, lake_blocks: BlockStore
+) -> None:
+    lake = DeletionLake(any_store, lake_blocks)
     repo = lake.repository
     lake.upload("a", b"x")
     head_id = lake.commit()

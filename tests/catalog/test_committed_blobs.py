@@ -4,13 +4,15 @@ deletion workers must keep every blob such a commit holds, whatever the refs say
 
 from __future__ import annotations
 
-from kvlake.blockstore.memory import MemoryBlockStore
+from kvlake.blockstore import BlockStore
 from kvlake.kv import Store
 from tests.deletion.helpers import DeletionLake
 
 
-def test_a_commit_a_hard_reset_left_behind_stays_readable(any_store: Store) -> None:
-    lake = DeletionLake(any_store, MemoryBlockStore())
+def test_a_commit_a_hard_reset_left_behind_stays_readable(
+    any_store: Store, lake_blocks: BlockStore
+) -> None:
+    lake = DeletionLake(any_store, lake_blocks)
     repo = lake.repository
     stat = lake.upload("a", b"committed")
     commit = lake.commit()
@@ -20,8 +22,10 @@ def test_a_commit_a_hard_reset_left_behind_stays_readable(any_store: Store) -> N
     assert stat.address in lake.data_blobs()
 
 
-def test_a_commit_of_a_deleted_branch_stays_readable(any_store: Store) -> None:
-    lake = DeletionLake(any_store, MemoryBlockStore())
+def test_a_commit_of_a_deleted_branch_stays_readable(
+    any_store: Store, lake_blocks: BlockStore
+) -> None:
+    lake = DeletionLake(any_store, lake_blocks)
     repo = lake.repository
     lake.graveler.create_branch(repo, "dev", "main")
     stat = lake.upload("a", b"committed", branch="dev")
@@ -34,9 +38,10 @@ def test_a_commit_of_a_deleted_branch_stays_readable(any_store: Store) -> None:
 
 def test_an_entry_overwritten_before_its_token_was_committed_is_still_deleted(
     any_store: Store,
+    lake_blocks: BlockStore,
 ) -> None:
     """The consumed token hands only what its commit holds to garbage collection."""
-    lake = DeletionLake(any_store, MemoryBlockStore())
+    lake = DeletionLake(any_store, lake_blocks)
     old = lake.upload("a", b"1")
     new = lake.upload("a", b"2")
     lake.commit()

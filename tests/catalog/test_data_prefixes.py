@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kvlake.blockstore.memory import MemoryBlockStore
+from kvlake.blockstore import BlockStore
 from kvlake.catalog import MAX_DATA_HOURS, data_prefixes
 from kvlake.errors import InvalidInputError
 from kvlake.kv.memory import MemoryStore
@@ -29,10 +29,10 @@ def test_a_bad_slice_is_refused() -> None:
         data_prefixes(0, (MAX_DATA_HOURS + 1) * HOUR)
 
 
-def test_the_slices_list_exactly_the_objects_made_in_them() -> None:
+def test_the_slices_list_exactly_the_objects_made_in_them(lake_blocks: BlockStore) -> None:
     clock = FakeClock()
     clock.now = T0 + 10
-    lake = DeletionLake(MemoryStore(), MemoryBlockStore(), clock=clock)
+    lake = DeletionLake(MemoryStore(), lake_blocks, clock=clock)
     made: list[str] = []
     for _ in range(3):
         made.append(lake.upload(f"p{len(made)}").address)

@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from kvlake.blockstore.memory import MemoryBlockStore
+from kvlake.blockstore import BlockStore
 from kvlake.catalog import entry_ref
 from kvlake.deletion import PendingDelete
 from kvlake.deletion import keys as deletion_keys
@@ -32,8 +32,8 @@ def faulty() -> FaultyStore:
 
 
 @pytest.fixture
-def lake(faulty: FaultyStore) -> DeletionLake:
-    return DeletionLake(faulty, MemoryBlockStore())
+def lake(faulty: FaultyStore, lake_blocks: BlockStore) -> DeletionLake:
+    return DeletionLake(faulty, lake_blocks)
 
 
 def logged(lake: DeletionLake) -> list[PendingDelete]:
@@ -144,8 +144,10 @@ def test_a_copy_marks_its_address_shared_before_staging_it(lake: DeletionLake) -
     assert shared == [deletion_keys.shared_key(lake.repository.instance_uid, source.address)]
 
 
-def test_uploads_without_a_deletion_log_keep_working(tmp_path: object) -> None:
-    store, blocks = MemoryStore(), MemoryBlockStore()
+def test_uploads_without_a_deletion_log_keep_working(
+    tmp_path: object, lake_blocks: BlockStore
+) -> None:
+    store, blocks = MemoryStore(), lake_blocks
     lake = DeletionLake(store, blocks)
     graveler = make_graveler(store, lake.clock, blocks, lake.graveler.committed)  # no hooks
     plain = type(lake.catalog)(graveler, blocks, clock=lake.clock)
@@ -167,8 +169,10 @@ def test_writes_to_a_protected_branch_are_refused_and_log_nothing(lake: Deletion
     assert logged(lake) == [] and lake.data_blobs() == {stat.address}
 
 
-def test_a_catalog_with_a_deletion_log_refuses_a_graveler_without_staging_hooks() -> None:
-    store, blocks = MemoryStore(), MemoryBlockStore()
+def test_a_catalog_with_a_deletion_log_refuses_a_graveler_without_staging_hooks(
+    lake_blocks: BlockStore,
+) -> None:
+    store, blocks = MemoryStore(), lake_blocks
     lake = DeletionLake(store, blocks)
     graveler = make_graveler(store, lake.clock, blocks, lake.graveler.committed)
     with pytest.raises(ConfigError, match="staging_hooks=StagingLogHooks"):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from kvlake.blockstore.memory import MemoryBlockStore
+from kvlake.blockstore import BlockStore
 from kvlake.catalog import LINK_SECONDS, PhysicalLinks, link_key
 from kvlake.config import DeletionSettings
 from kvlake.errors import InvalidInputError, PreconditionFailedError
@@ -181,8 +181,10 @@ def test_a_link_that_fails_puts_the_address_back_to_be_collected(
     assert address not in lake.data_blobs()
 
 
-def test_with_deletion_disabled_a_link_leaves_the_blob_to_garbage_collection() -> None:
-    lake = DeletionLake(MemoryStore(), MemoryBlockStore(), settings=DeletionSettings(enabled=False))
+def test_with_deletion_disabled_a_link_leaves_the_blob_to_garbage_collection(
+    lake_blocks: BlockStore,
+) -> None:
+    lake = DeletionLake(MemoryStore(), lake_blocks, settings=DeletionSettings(enabled=False))
     links = lake.catalog.direct_uploads(KEY)
     address = upload_directly(lake, links, "a", b"x")
     assert lake.pending() == 0

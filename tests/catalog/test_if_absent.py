@@ -15,7 +15,7 @@ import threading
 
 import pytest
 
-from kvlake.blockstore.memory import MemoryBlockStore
+from kvlake.blockstore import BlockStore
 from kvlake.catalog import Catalog, ObjectStat
 from kvlake.errors import PreconditionFailedError
 from kvlake.graveler import keys
@@ -32,9 +32,11 @@ def conditional(catalog: Catalog, body: bytes, path: str = "p") -> ObjectStat:
     return catalog.upload(repository, "main", path, io.BytesIO(body), if_absent=True)
 
 
-def test_of_16_uploads_that_all_checked_first_exactly_one_succeeds(any_store: Store) -> None:
+def test_of_16_uploads_that_all_checked_first_exactly_one_succeeds(
+    any_store: Store, lake_blocks: BlockStore
+) -> None:
     stepping = SteppingStore(any_store)
-    lake = DeletionLake(stepping, MemoryBlockStore())
+    lake = DeletionLake(stepping, lake_blocks)
     staging = keys.staging_partition(
         lake.graveler.get_branch(lake.repository, "main").staging_token
     )
@@ -73,9 +75,10 @@ def test_of_16_uploads_that_all_checked_first_exactly_one_succeeds(any_store: St
 
 def test_a_second_upload_at_every_point_of_the_first_leaves_exactly_one_winner(
     any_store: Store,
+    lake_blocks: BlockStore,
 ) -> None:
     stepping = SteppingStore(any_store)
-    lake = DeletionLake(stepping, MemoryBlockStore())
+    lake = DeletionLake(stepping, lake_blocks)
     total = calls_of(stepping, lambda: conditional(lake.catalog, b"probe", "probe"))
     for n in range(total):
         path = f"p{n}"
@@ -104,9 +107,10 @@ def test_a_second_upload_at_every_point_of_the_first_leaves_exactly_one_winner(
 
 def test_an_object_sealed_by_a_running_commit_or_committed_counts_as_present(
     any_store: Store,
+    lake_blocks: BlockStore,
 ) -> None:
     stepping = SteppingStore(any_store)
-    lake = DeletionLake(stepping, MemoryBlockStore())
+    lake = DeletionLake(stepping, lake_blocks)
     lake.upload("p", b"1")
     refused: list[PreconditionFailedError] = []
 

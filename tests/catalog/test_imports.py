@@ -7,8 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from kvlake.blockstore import open_blockstore
-from kvlake.blockstore.memory import MemoryBlockStore
+from kvlake.blockstore import BlockStore, open_blockstore
 from kvlake.catalog import Importer, ImportSource
 from kvlake.catalog.imports import CANCELED, STALE_SECONDS
 from kvlake.errors import (
@@ -142,8 +141,10 @@ def test_an_import_whose_process_stopped_is_reported_failed(
     assert "server process has ended" in importer.status(lake.repository, job.import_id).error
 
 
-def test_a_blockstore_without_imports_refuses_them() -> None:
-    lake = DeletionLake(MemoryStore(), MemoryBlockStore())
+# A local folder: S3 always imports, a local folder only with KVLAKE_IMPORTS_LOCAL_ENABLED.
+@pytest.mark.parametrize("lake_blocks", ["local"], indirect=True)
+def test_a_blockstore_without_imports_refuses_them(lake_blocks: BlockStore) -> None:
+    lake = DeletionLake(MemoryStore(), lake_blocks)
     assert not lake.catalog.imports.supported
     with pytest.raises(InvalidInputError, match="does not import"):
         lake.catalog.imports.prepare(lake.repository, "main", SOURCES, committer="me")

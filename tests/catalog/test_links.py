@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 
 import pytest
 
-from kvlake.blockstore.memory import MemoryBlockStore
+from kvlake.blockstore import BlockStore
 from kvlake.catalog import ObjectStat
 from kvlake.deletion import keys as deletion_keys
 from kvlake.errors import (
@@ -18,7 +18,8 @@ from kvlake.errors import (
     ProtectedBranchError,
 )
 from kvlake.kv import Store
-from tests.deletion.helpers import DAY, NAMESPACE, DeletionLake
+from tests.deletion.blockstores import FaultyBlockStore
+from tests.deletion.helpers import DAY, DeletionLake
 
 
 def _link(lake: DeletionLake, path: str, address: str, size: int, **options: bool) -> ObjectStat:
@@ -26,7 +27,7 @@ def _link(lake: DeletionLake, path: str, address: str, size: int, **options: boo
         lake.repository,
         "main",
         path,
-        f"{NAMESPACE}/{address}",
+        f"{lake.namespace}/{address}",
         size=size,
         checksum="c",
         content_type="text/plain",
@@ -41,28 +42,33 @@ def _read(lake: DeletionLake, ref: str, path: str) -> bytes:
         return reader.read()
 
 
-def test_a_blob_written_into_the_namespace_is_linked_and_read(any_store: Store) -> None:
-    lake = DeletionLake(any_store, MemoryBlockStore())
-    lake.blocks.put(NAMESPACE, "imported/a.csv", b"a,b\n")
+def test_a_blob_written_into_the_namespace_is_linked_and_read(
+    any_store: Store, lake_blocks: BlockStore
+) -> None:
+    lake = DeletionLake(any_store, lake_blocks)
+    lake.blocks.put(lake.namespace, "imported/a.csv", b"a,b\n")
     stat = _link(lake, "tables/a.csv", "imported/a.csv", 4)
     assert (stat.address, stat.size, stat.metadata) == ("imported/a.csv", 4, {"linked": "yes"})
     commit = lake.commit()
     assert _read(lake, commit, "tables/a.csv") == b"a,b\n"
 
 
-def test_a_linked_blob_outlives_the_overwrite_of_its_entry(any_store: Store) -> None:
-    lake = DeletionLake(any_store, MemoryBlockStore())
-    lake.blocks.put(NAMESPACE, "imported/a", b"data")
+def test_a_linked_blob_outlives_the_overwrite_of_its_entry(
+    any_store: Store, lake_blocks: BlockStore
+) -> None:
+    lake = DeletionLake(any_store, lake_blocks)
+    lake.blocks.put(lake.namespace, "imported/a", b"data")
     _link(lake, "a", "imported/a", 4)
     lake.upload("a", b"replaced")
     lake.settle()
-    assert lake.blocks.get(NAMESPACE, "imported/a") == b"data"
+    assert lake.blocks.get(lake.namespace, "imported/a") == b"data"
 
 
 def test_linking_a_committed_blob_elsewhere_then_deleting_it_keeps_the_commit_readable(
     any_store: Store,
+    lake_blocks: BlockStore,
 ) -> None:
-    lake = DeletionLake(any_store, MemoryBlockStore())
+    lake = DeletionLake(any_store, lake_blocks)
     stat = lake.upload("a", b"committed")
     commit = lake.commit()
     _link(lake, "second", stat.address, stat.size)
@@ -72,10 +78,12 @@ def test_linking_a_committed_blob_elsewhere_then_deleting_it_keeps_the_commit_re
     assert _read(lake, commit, "a") == b"committed"
 
 
-def test_relinking_a_blob_logged_for_deletion_keeps_it(any_store: Store) -> None:
+def test_relinking_a_blob_logged_for_deletion_keeps_it(
+    any_store: Store, lake_blocks: BlockStore
+) -> None:
     """The overwrite logged the blob at path `a`; the link at `b` is a reference the
     record's own path does not show, so only the shared mark keeps it."""
-    lake = DeletionLake(any_store, MemoryBlockStore())
+    lake = DeletionLake(any_store, lake_blocks)
     old = lake.upload("a", b"old")
     lake.upload("a", b"new")
     assert lake.pending() == 1
@@ -84,8 +92,8 @@ def test_relinking_a_blob_logged_for_deletion_keeps_it(any_store: Store) -> None
     assert _read(lake, "main", "b") == b"old"
 
 
-def test_a_blob_the_worker_deleted_is_not_linked(any_store: Store) -> None:
-    lake = DeletionLake(any_store, MemoryBlockStore())
+def test_a_blob_the_worker_deleted_is_not_linked(any_store: Store, lake_blocks: BlockStore) -> None:
+    lake = DeletionLake(any_store, lake_blocks)
     old = lake.upload("a", b"old")
     lake.upload("a", b"new")
     lake.settle()
@@ -93,7 +101,7 @@ def test_a_blob_the_worker_deleted_is_not_linked(any_store: Store) -> None:
     with pytest.raises(InvalidInputError, match="no blob"):
         _link(lake, "b", old.address, old.size)
     with pytest.raises(InvalidInputError, match="3 bytes"):
-        lake.blocks.put(NAMESPACE, "imported/x", b"abc")
+        lake.blocks.put(lake.namespace, "imported/x", b"abc")
         _link(lake, "b", "imported/x", 4)
     with pytest.raises(EntryNotFoundError):
         lake.catalog.stat(lake.repository, "main", "b")
@@ -102,21 +110,23 @@ def test_a_blob_the_worker_deleted_is_not_linked(any_store: Store) -> None:
 @pytest.mark.parametrize(
     "address",
     [
-        "mem://lake/other/data/x",  # another namespace of the same blockstore
-        "mem://lake/repo1",  # the namespace itself
-        "mem://lake/repo10/x",  # a namespace that only starts alike
-        "local://lake/repo1/x",  # another scheme
-        f"{NAMESPACE}/_lakefs/range",  # graveler's own files
-        f"{NAMESPACE}/symlinks/repo1/main/symlink.txt",  # the symlink files
-        f"{NAMESPACE}/a/../../other/x",
-        f"{NAMESPACE}//x",
+        "{scheme}://lake/other/data/x",  # another namespace of the same blockstore
+        "{scheme}://lake/repo1",  # the namespace itself
+        "{scheme}://lake/repo10/x",  # a namespace that only starts alike
+        "mem://lake/repo1/x",  # another scheme
+        "{namespace}/_lakefs/range",  # graveler's own files
+        "{namespace}/symlinks/repo1/main/symlink.txt",  # the symlink files
+        "{namespace}/a/../../other/x",
+        "{namespace}//x",
     ],
 )
 def test_an_address_outside_the_namespace_is_refused_and_never_marked(
-    any_store: Store, address: str
+    any_store: Store, address: str, lake_blocks: BlockStore
 ) -> None:
-    lake = DeletionLake(any_store, MemoryBlockStore())
-    lake.blocks.put("mem://lake/other", "data/x", b"theirs")
+    lake = DeletionLake(any_store, lake_blocks)
+    address = address.format(scheme=lake_blocks.scheme, namespace=lake.namespace)
+    other = f"{lake_blocks.scheme}://lake/other"
+    lake.blocks.put(other, "data/x", b"theirs")
     with pytest.raises(InvalidInputError):
         lake.catalog.links.link(
             lake.repository,
@@ -130,17 +140,19 @@ def test_an_address_outside_the_namespace_is_refused_and_never_marked(
         )
     assert lake.shared_addresses() == set()
     assert lake.graveler.diffs.diff_uncommitted(lake.repository, "main").entries == []
-    assert lake.blocks.get("mem://lake/other", "data/x") == b"theirs"
+    assert lake.blocks.get(other, "data/x") == b"theirs"
 
 
-def test_the_local_triple_slash_spelling_is_the_same_address(any_store: Store) -> None:
-    lake = DeletionLake(any_store, MemoryBlockStore())
-    lake.blocks.put(NAMESPACE, "imported/a", b"x")
+def test_the_local_triple_slash_spelling_is_the_same_address(
+    any_store: Store, lake_blocks: BlockStore
+) -> None:
+    lake = DeletionLake(any_store, lake_blocks)
+    lake.blocks.put(lake.namespace, "imported/a", b"x")
     stat = lake.catalog.links.link(
         lake.repository,
         "main",
         "a",
-        "mem:///lake/repo1/imported/a",
+        f"{lake_blocks.scheme}:///lake/repo1/imported/a",
         size=1,
         checksum="c",
         content_type="t",
@@ -149,25 +161,27 @@ def test_the_local_triple_slash_spelling_is_the_same_address(any_store: Store) -
     assert stat.address == "imported/a"
 
 
-def test_if_absent_refuses_an_existing_path(any_store: Store) -> None:
-    lake = DeletionLake(any_store, MemoryBlockStore())
+def test_if_absent_refuses_an_existing_path(any_store: Store, lake_blocks: BlockStore) -> None:
+    lake = DeletionLake(any_store, lake_blocks)
     lake.upload("a", b"x")
-    lake.blocks.put(NAMESPACE, "imported/a", b"y")
+    lake.blocks.put(lake.namespace, "imported/a", b"y")
     with pytest.raises(PreconditionFailedError):
         _link(lake, "a", "imported/a", 1, if_absent=True)
     assert _read(lake, "main", "a") == b"x"
 
 
-def test_a_protected_branch_refuses_a_link_and_nothing_is_marked(any_store: Store) -> None:
-    lake = DeletionLake(any_store, MemoryBlockStore())
-    lake.blocks.put(NAMESPACE, "imported/a", b"x")
+def test_a_protected_branch_refuses_a_link_and_nothing_is_marked(
+    any_store: Store, lake_blocks: BlockStore
+) -> None:
+    lake = DeletionLake(any_store, lake_blocks)
+    lake.blocks.put(lake.namespace, "imported/a", b"x")
     lake.graveler.protection.set_rule(lake.repository, "main", ["staging_write"])
     with pytest.raises(ProtectedBranchError):
         _link(lake, "a", "imported/a", 1)
     assert lake.shared_addresses() == set()
 
 
-class _PausingBlocks(MemoryBlockStore):
+class _PausingBlocks(FaultyBlockStore):
     """Runs `before_delete` once, just before the next batch delete (a worker's)."""
 
     before_delete: Callable[[], object] | None = None
@@ -180,11 +194,11 @@ class _PausingBlocks(MemoryBlockStore):
 
 
 def test_a_link_racing_a_worker_between_its_check_and_its_delete_is_refused(
-    any_store: Store,
+    any_store: Store, lake_blocks: BlockStore
 ) -> None:
     """The worker read the marks before the link marked: its claim makes the link refuse,
     so no entry is staged over the blob it then deletes."""
-    blocks = _PausingBlocks()
+    blocks = _PausingBlocks(lake_blocks)
     lake = DeletionLake(any_store, blocks)
     old = lake.upload("a", b"old")
     lake.upload("a", b"new")  # logs the old blob
@@ -205,9 +219,11 @@ def test_a_link_racing_a_worker_between_its_check_and_its_delete_is_refused(
         lake.catalog.stat(lake.repository, "main", "b")
 
 
-def test_a_crashed_workers_claim_blocks_links_for_the_lease_time_only(any_store: Store) -> None:
-    lake = DeletionLake(any_store, MemoryBlockStore())
-    lake.blocks.put(NAMESPACE, "imported/a", b"x")
+def test_a_crashed_workers_claim_blocks_links_for_the_lease_time_only(
+    any_store: Store, lake_blocks: BlockStore
+) -> None:
+    lake = DeletionLake(any_store, lake_blocks)
+    lake.blocks.put(lake.namespace, "imported/a", b"x")
     lake.log.claim(lake.repository.instance_uid, ["imported/a"])
     with pytest.raises(PreconditionFailedError):
         _link(lake, "a", "imported/a", 1)
@@ -215,8 +231,8 @@ def test_a_crashed_workers_claim_blocks_links_for_the_lease_time_only(any_store:
     assert _link(lake, "a", "imported/a", 1).address == "imported/a"
 
 
-def test_a_worker_leaves_no_claims_behind(any_store: Store) -> None:
-    lake = DeletionLake(any_store, MemoryBlockStore())
+def test_a_worker_leaves_no_claims_behind(any_store: Store, lake_blocks: BlockStore) -> None:
+    lake = DeletionLake(any_store, lake_blocks)
     lake.upload("a", b"old")
     lake.upload("a", b"new")
     lake.settle()

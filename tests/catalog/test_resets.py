@@ -14,7 +14,7 @@ import threading
 
 import pytest
 
-from kvlake.blockstore.memory import MemoryBlockStore
+from kvlake.blockstore import BlockStore
 from kvlake.catalog import ObjectStat
 from kvlake.errors import EntryNotFoundError, NoChangesError
 from kvlake.graveler import keys
@@ -27,8 +27,9 @@ from tests.graveler.stepping import SteppingStore, calls_of, run_paused
 
 def test_resets_of_a_key_a_folder_and_everything_log_the_blobs_they_drop(
     any_store: Store,
+    lake_blocks: BlockStore,
 ) -> None:
-    lake = DeletionLake(any_store, MemoryBlockStore())
+    lake = DeletionLake(any_store, lake_blocks)
     repo = lake.repository
     committed = lake.upload("kept", b"c")
     lake.commit()
@@ -45,10 +46,11 @@ def test_resets_of_a_key_a_folder_and_everything_log_the_blobs_they_drop(
 
 def test_a_reset_of_a_key_at_any_point_of_a_commit_deletes_no_committed_blob(
     any_store: Store,
+    lake_blocks: BlockStore,
 ) -> None:
     """The commit is paused at each of its KV calls; the reset and a worker run there."""
     stepping = SteppingStore(any_store)
-    lake = DeletionLake(stepping, MemoryBlockStore())
+    lake = DeletionLake(stepping, lake_blocks)
     repo = lake.repository
     lake.upload("probe", b"p")
     total = calls_of(stepping, lake.commit)
@@ -76,13 +78,14 @@ def test_a_reset_of_a_key_at_any_point_of_a_commit_deletes_no_committed_blob(
 
 def test_a_reset_that_read_the_branch_before_a_seal_never_gets_a_committed_blob_deleted(
     any_store: Store,
+    lake_blocks: BlockStore,
 ) -> None:
     """Defect 1: the reset read the branch, a commit sealed and read the token, the reset
     removed the entry from the sealed token (logging its blob), and a worker ran before
     the commit published. The sealed token must make the worker wait: the commit
     publishes that blob. The reset is paused at each of its KV calls in turn (in a
     thread, so the commit can run to just before its publish meanwhile, then wait)."""
-    lake = DeletionLake(any_store, MemoryBlockStore())
+    lake = DeletionLake(any_store, lake_blocks)
     repo = lake.repository
     resetting = SteppingStore(any_store)
     resetter = _graveler(lake, resetting)
@@ -164,12 +167,13 @@ def _graveler(lake: DeletionLake, store: Store) -> Graveler:
 
 def test_a_committed_value_a_reset_restages_over_a_sealed_key_is_never_deleted(
     any_store: Store,
+    lake_blocks: BlockStore,
 ) -> None:
     """A reset of a key a running commit sealed stages the committed value over it; that
     value then sits in a token no commit may consume, so its address is marked shared
     before: overwriting it later must leave the committed blob to garbage collection."""
     stepping = SteppingStore(any_store)
-    lake = DeletionLake(stepping, MemoryBlockStore())
+    lake = DeletionLake(stepping, lake_blocks)
     repo = lake.repository
     first = lake.upload("a", b"1")
     lake.commit()

@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import pytest
 
-from kvlake.blockstore.memory import MemoryBlockStore
+from kvlake.blockstore import BlockStore
 from kvlake.errors import RefNotFoundError
 from kvlake.kv import Store
-from tests.deletion.helpers import NAMESPACE, DeletionLake
+from tests.deletion.helpers import DeletionLake
 
 
 def _symlink(lake: DeletionLake, key: str) -> list[str]:
-    return lake.blocks.get(NAMESPACE, key).decode().split("\n")
+    return lake.blocks.get(lake.namespace, key).decode().split("\n")
 
 
-def test_one_file_per_folder_lists_its_objects_on_the_ref(any_store: Store) -> None:
-    lake = DeletionLake(any_store, MemoryBlockStore())
+def test_one_file_per_folder_lists_its_objects_on_the_ref(
+    any_store: Store, lake_blocks: BlockStore
+) -> None:
+    lake = DeletionLake(any_store, lake_blocks)
     repo = lake.repository
     a1 = lake.upload("tables/t/a=1/x.parquet", b"1")
     a2 = lake.upload("tables/t/a=2/y.parquet", b"2")
@@ -26,28 +28,30 @@ def test_one_file_per_folder_lists_its_objects_on_the_ref(any_store: Store) -> N
     gone = lake.upload("tables/t/a=1/staged-only", b"s")  # staged on main, not on the tag
     lake.graveler.create_tag(repo, "v1", "main~0")  # the commit, without the staged write
     location = lake.catalog.write_symlinks(repo, "main", "tables/")
-    assert location == f"{NAMESPACE}/symlinks"
+    assert location == f"{lake.namespace}/symlinks"
     base = "symlinks/repo1/main/tables/t"
     assert _symlink(lake, f"{base}/a=1/symlink.txt") == [  # in path order
-        f"{NAMESPACE}/{gone.address}",
-        f"{NAMESPACE}/{a1.address}",
+        f"{lake.namespace}/{gone.address}",
+        f"{lake.namespace}/{a1.address}",
     ]
     assert _symlink(lake, f"{base}/a=2/symlink.txt") == [
-        f"{NAMESPACE}/{a2.address}",
-        f"{NAMESPACE}/{a3.address}",
+        f"{lake.namespace}/{a2.address}",
+        f"{lake.namespace}/{a3.address}",
     ]
-    assert not lake.blocks.exists(NAMESPACE, "symlinks/repo1/main/other/symlink.txt")
+    assert not lake.blocks.exists(lake.namespace, "symlinks/repo1/main/other/symlink.txt")
     lake.catalog.write_symlinks(repo, "v1", "")
     assert _symlink(lake, "symlinks/repo1/v1/tables/t/a=1/symlink.txt") == [
-        f"{NAMESPACE}/{a1.address}"
+        f"{lake.namespace}/{a1.address}"
     ]
-    assert _symlink(lake, "symlinks/repo1/v1/symlink.txt") == [f"{NAMESPACE}/{top.address}"]
+    assert _symlink(lake, "symlinks/repo1/v1/symlink.txt") == [f"{lake.namespace}/{top.address}"]
     with pytest.raises(RefNotFoundError):
         lake.catalog.write_symlinks(repo, "nope", "")
 
 
-def test_the_files_are_never_logged_and_their_blobs_stay(any_store: Store) -> None:
-    lake = DeletionLake(any_store, MemoryBlockStore())
+def test_the_files_are_never_logged_and_their_blobs_stay(
+    any_store: Store, lake_blocks: BlockStore
+) -> None:
+    lake = DeletionLake(any_store, lake_blocks)
     repo = lake.repository
     stat = lake.upload("t/x", b"1")
     lake.catalog.write_symlinks(repo, "main", "")
@@ -55,6 +59,6 @@ def test_the_files_are_never_logged_and_their_blobs_stay(any_store: Store) -> No
     lake.catalog.write_symlinks(repo, "main", "")  # rewritten: names the new blob
     lake.settle()
     assert stat.address not in lake.data_blobs()
-    assert lake.blocks.exists(NAMESPACE, "symlinks/repo1/main/t/symlink.txt")
+    assert lake.blocks.exists(lake.namespace, "symlinks/repo1/main/t/symlink.txt")
     [line] = _symlink(lake, "symlinks/repo1/main/t/symlink.txt")
-    assert line.removeprefix(f"{NAMESPACE}/") in lake.data_blobs()
+    assert line.removeprefix(f"{lake.namespace}/") in lake.data_blobs()

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import pytest
 
-from kvlake.blockstore.memory import MemoryBlockStore
+from kvlake.blockstore import BlockStore
 from kvlake.errors import EntryNotFoundError, ProtectedBranchError
 from kvlake.kv import Store
 from tests.deletion.helpers import DeletionLake
 
 
-def test_a_staged_object_keeps_its_blob_and_logs_nothing(any_store: Store) -> None:
-    lake = DeletionLake(any_store, MemoryBlockStore())
+def test_a_staged_object_keeps_its_blob_and_logs_nothing(
+    any_store: Store, lake_blocks: BlockStore
+) -> None:
+    lake = DeletionLake(any_store, lake_blocks)
     repo = lake.repository
     stat = lake.upload("a", b"bytes")
     lake.catalog.update_metadata(repo, "main", "a", {"owner": "ada"})
@@ -31,8 +33,9 @@ def test_a_staged_object_keeps_its_blob_and_logs_nothing(any_store: Store) -> No
 
 def test_a_committed_object_gets_a_staged_entry_and_its_blob_outlives_an_overwrite(
     any_store: Store,
+    lake_blocks: BlockStore,
 ) -> None:
-    lake = DeletionLake(any_store, MemoryBlockStore())
+    lake = DeletionLake(any_store, lake_blocks)
     repo = lake.repository
     stat = lake.upload("a", b"committed")
     commit = lake.commit()
@@ -45,8 +48,8 @@ def test_a_committed_object_gets_a_staged_entry_and_its_blob_outlives_an_overwri
     assert lake.catalog.stat(repo, commit, "a").address == stat.address
 
 
-def test_an_update_commits_as_a_change(any_store: Store) -> None:
-    lake = DeletionLake(any_store, MemoryBlockStore())
+def test_an_update_commits_as_a_change(any_store: Store, lake_blocks: BlockStore) -> None:
+    lake = DeletionLake(any_store, lake_blocks)
     repo = lake.repository
     lake.upload("a", b"x")
     lake.commit()
@@ -55,8 +58,8 @@ def test_an_update_commits_as_a_change(any_store: Store) -> None:
     assert lake.catalog.stat(repo, commit, "a").metadata == {"k": "v"}
 
 
-def test_it_replaces_all_of_the_metadata(any_store: Store) -> None:
-    lake = DeletionLake(any_store, MemoryBlockStore())
+def test_it_replaces_all_of_the_metadata(any_store: Store, lake_blocks: BlockStore) -> None:
+    lake = DeletionLake(any_store, lake_blocks)
     repo = lake.repository
     lake.upload("a", b"x")
     lake.catalog.update_metadata(repo, "main", "a", {"one": "1", "two": "2"})
@@ -64,8 +67,10 @@ def test_it_replaces_all_of_the_metadata(any_store: Store) -> None:
     assert lake.catalog.stat(repo, "main", "a").metadata == {"two": "3"}
 
 
-def test_a_missing_or_deleted_object_is_not_found_and_nothing_is_staged(any_store: Store) -> None:
-    lake = DeletionLake(any_store, MemoryBlockStore())
+def test_a_missing_or_deleted_object_is_not_found_and_nothing_is_staged(
+    any_store: Store, lake_blocks: BlockStore
+) -> None:
+    lake = DeletionLake(any_store, lake_blocks)
     repo = lake.repository
     with pytest.raises(EntryNotFoundError):
         lake.catalog.update_metadata(repo, "main", "absent", {"k": "v"})
@@ -78,8 +83,8 @@ def test_a_missing_or_deleted_object_is_not_found_and_nothing_is_staged(any_stor
     assert [(e.path, e.type) for e in changes.entries] == [(b"gone", "removed")]
 
 
-def test_a_protected_branch_refuses_it(any_store: Store) -> None:
-    lake = DeletionLake(any_store, MemoryBlockStore())
+def test_a_protected_branch_refuses_it(any_store: Store, lake_blocks: BlockStore) -> None:
+    lake = DeletionLake(any_store, lake_blocks)
     repo = lake.repository
     lake.upload("a", b"x")
     lake.graveler.protection.set_rule(repo, "main", ["staging_write"])

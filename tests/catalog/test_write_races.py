@@ -11,7 +11,7 @@ import io
 
 import pytest
 
-from kvlake.blockstore.memory import MemoryBlockStore
+from kvlake.blockstore import BlockStore
 from kvlake.catalog import ObjectEntry, ObjectStat
 from kvlake.catalog.records import to_value
 from kvlake.errors import NoChangesError, PreconditionFailedError, UnavailableError
@@ -25,11 +25,12 @@ from tests.graveler.stepping import SteppingStore, calls_of, run_paused
 
 def test_a_write_replaced_in_a_sealed_token_by_a_writer_that_died_is_written_again(
     any_store: Store,
+    lake_blocks: BlockStore,
 ) -> None:
     """Issue 9, defect 6: W1 and W2 read the branch before a seal; W2 replaces W1's entry
     in the sealed token and dies; W1 must not count itself superseded."""
     stepping = SteppingStore(any_store)
-    lake = DeletionLake(stepping, MemoryBlockStore())
+    lake = DeletionLake(stepping, lake_blocks)
     repo = lake.repository
     lake.upload("filler", b"f")  # so the commit has something to seal
     sealed = lake.graveler.get_branch(repo, "main").staging_token
@@ -63,10 +64,12 @@ def test_a_write_replaced_in_a_sealed_token_by_a_writer_that_died_is_written_aga
     assert w1.address in lake.data_blobs()
 
 
-def test_an_upload_deleted_before_a_commit_that_finds_nothing_is_deleted(any_store: Store) -> None:
+def test_an_upload_deleted_before_a_commit_that_finds_nothing_is_deleted(
+    any_store: Store, lake_blocks: BlockStore
+) -> None:
     """Issue 9, defect 4: the deletion record of the blob waited for ever on a token the
     empty commit left sealed; the token is unsealed, so the worker deletes the blob."""
-    lake = DeletionLake(any_store, MemoryBlockStore())
+    lake = DeletionLake(any_store, lake_blocks)
     stat = lake.upload("a", b"1")
     lake.catalog.delete_object(lake.repository, "main", "a")
     with pytest.raises(NoChangesError):
@@ -78,11 +81,12 @@ def test_an_upload_deleted_before_a_commit_that_finds_nothing_is_deleted(any_sto
 
 def test_a_commit_racing_a_hard_reset_leaves_every_referenced_blob_readable(
     any_store: Store,
+    lake_blocks: BlockStore,
 ) -> None:
     """Issue 9, defect 5, with blobs: whether the commit wins or reports the reset, every
     object a branch's history references stays readable once the workers have run."""
     stepping = SteppingStore(any_store)
-    lake = DeletionLake(stepping, MemoryBlockStore())
+    lake = DeletionLake(stepping, lake_blocks)
     repo = lake.repository
     lake.graveler.create_branch(repo, "other", "main")
     lake.upload("probe", b"p")

@@ -4,13 +4,16 @@
 every adapter call is logged as a `BlobCall`, and `fail` decides, per call,
 whether it raises before it runs, after it took effect, or not at all.
 `delete_many` is one logged call (with its key count) followed by one call
-per key, so tests can check both batching and per-key failures.
+per key, so tests can check both batching and per-key failures. The rest
+(copies, folder listings, presigned URLs, multipart uploads) is one logged
+call each, passed to the inner adapter, so a wrapped S3 still copies inside the
+bucket and presigns.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import BinaryIO, Literal, TypeVar
 
@@ -41,6 +44,7 @@ class FaultyBlockStore(BlockStore):
     def __init__(self, inner: BlockStore, fail: Decide | None = None) -> None:
         self.inner = inner
         self.scheme = inner.scheme
+        self.presigns = inner.presigns
         self.fail: Decide = fail or (lambda call: None)
         self.calls: list[BlobCall] = []
         self._lock = threading.Lock()
@@ -95,3 +99,91 @@ class FaultyBlockStore(BlockStore):
     def _list_blobs(self, namespace: str, prefix: str) -> Iterator[BlobInfo]:
         self._run("list_blobs", namespace, prefix, lambda: None)
         yield from self.inner.list_blobs(namespace, (prefix,))
+
+    def _list_folders(self, namespace: str, prefix: str) -> Iterator[str]:
+        self._run("list_folders", namespace, prefix, lambda: None)
+        yield from self.inner.list_folders(namespace, prefix)
+
+    def _list_level(self, namespace: str, prefix: str) -> Iterator[BlobInfo]:
+        self._run("list_level", namespace, prefix, lambda: None)
+        yield from self.inner.list_level(namespace, prefix)
+
+    def _folder_exists(self, namespace: str, prefix: str) -> bool:
+        return self._run(
+            "folder_exists", namespace, prefix, lambda: self.inner.folder_exists(namespace, prefix)
+        )
+
+    def _copy(self, namespace: str, source: str, destination: str) -> int:
+        return self._run(
+            "copy", namespace, destination, lambda: self.inner.copy(namespace, source, destination)
+        )
+
+    def _presign_read(self, namespace: str, key: str, expires: int) -> str:
+        return self._run(
+            "presign_read",
+            namespace,
+            key,
+            lambda: self.inner.presign_read(namespace, key, expires=expires),
+        )
+
+    def _presign_write(self, namespace: str, key: str, expires: int) -> str:
+        return self._run(
+            "presign_write",
+            namespace,
+            key,
+            lambda: self.inner.presign_write(namespace, key, expires=expires),
+        )
+
+    def _start_upload(self, namespace: str, key: str) -> str:
+        return self._run(
+            "start_upload", namespace, key, lambda: self.inner.start_upload(namespace, key)
+        )
+
+    def _presign_upload_part(
+        self, namespace: str, key: str, upload_id: str, part: int, expires: int
+    ) -> str:
+        return self._run(
+            "presign_upload_part",
+            namespace,
+            key,
+            lambda: self.inner.presign_upload_part(
+                namespace, key, upload_id, part, expires=expires
+            ),
+        )
+
+    def _copy_upload_part(
+        self,
+        namespace: str,
+        key: str,
+        upload_id: str,
+        part: int,
+        source: tuple[str, str],
+        start: int,
+        end: int,
+    ) -> str:
+        return self._run(
+            "copy_upload_part",
+            namespace,
+            key,
+            lambda: self.inner.copy_upload_part(
+                namespace, key, upload_id, part, source=source, start=start, end=end
+            ),
+        )
+
+    def _complete_upload(
+        self, namespace: str, key: str, upload_id: str, parts: Sequence[tuple[int, str]]
+    ) -> str:
+        return self._run(
+            "complete_upload",
+            namespace,
+            key,
+            lambda: self.inner.complete_upload(namespace, key, upload_id, parts),
+        )
+
+    def _abort_upload(self, namespace: str, key: str, upload_id: str) -> None:
+        self._run(
+            "abort_upload",
+            namespace,
+            key,
+            lambda: self.inner.abort_upload(namespace, key, upload_id),
+        )

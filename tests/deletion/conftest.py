@@ -15,4 +15,4 @@ from tests.deletion.helpers import DeletionLake
 @pytest.fixture
 def lake(lake_blocks: BlockStore) -> Iterator[DeletionLake]:
     with MemoryStore() as store:
-        yield DeletionLake(store, lake_blocks, namespace=f"{lake_blocks.scheme}://lake/repo1")
+        yield DeletionLake(store, lake_blocks)

@@ -19,13 +19,13 @@ from kvlake.kv import Store
 from kvlake.lake import Lake
 from tests.support import FakeClock
 
-NAMESPACE = "mem://lake/repo1"
 DAY = 86400.0
 
 
 class DeletionLake:
     """The real `kvlake.lake.Lake` (FakeClock, tokens dropped at once) with one repository
-    `repo1`, and the few conveniences deletion tests share."""
+    `repo1` (at `<scheme>://lake/repo1` on `blocks` unless told), and the few conveniences
+    deletion tests share."""
 
     def __init__(
         self,
@@ -34,7 +34,7 @@ class DeletionLake:
         *,
         clock: FakeClock | None = None,
         settings: DeletionSettings | Settings | None = None,
-        namespace: str = NAMESPACE,
+        namespace: str | None = None,
         create: bool = True,
     ) -> None:
         self.clock = clock or FakeClock()
@@ -51,9 +51,9 @@ class DeletionLake:
         self.log, self.purges = self.lake.deletion_log, self.lake.purges
         self.graveler, self.catalog = self.lake.graveler, self.lake.catalog
         self.cleaner = self.lake.cleaner()
-        self.namespace = namespace
+        self.namespace = namespace or f"{blocks.scheme}://lake/repo1"
         if create:
-            self.graveler.create_repository("repo1", storage_namespace=namespace)
+            self.graveler.create_repository("repo1", storage_namespace=self.namespace)
 
     @property
     def repository(self) -> Repository:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from kvlake.blockstore.memory import MemoryBlockStore
+from kvlake.blockstore import BlockStore
 from kvlake.config import DeletionSettings
 from kvlake.deletion import GcMarks, WorkerReport, log_candidates
 from kvlake.errors import EntryNotFoundError, NoChangesError
@@ -65,12 +65,15 @@ class Time:
             self._changed.notify_all()
 
 
-@pytest.mark.parametrize("kv", ["mem", "sqlite"])
+# Each driver and each blockstore once, in two runs (as tests/conftest.py's PAIRS do).
+@pytest.mark.parametrize(
+    ("kv", "lake_blocks"), [("mem", "local"), ("sqlite", "s3")], indirect=["lake_blocks"]
+)
 def test_racing_overwrites_and_commits_end_with_exactly_the_referenced_blobs(
-    kv: str, tmp_path: Path
+    kv: str, lake_blocks: BlockStore, tmp_path: Path
 ) -> None:
     store = MemoryStore() if kv == "mem" else open_store(f"sqlite://{tmp_path}/kv.db")
-    lake = DeletionLake(store, MemoryBlockStore(), settings=DeletionSettings(send_delay=SEND_DELAY))
+    lake = DeletionLake(store, lake_blocks, settings=DeletionSettings(send_delay=SEND_DELAY))
     time = Time(lake.clock)
     done = threading.Event()
     errors: list[BaseException] = []

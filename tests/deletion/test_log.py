@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kvlake.blockstore.memory import MemoryBlockStore
+from kvlake.blockstore import BlockStore
 from kvlake.config import DeletionSettings
 from kvlake.deletion import DeletionLog
 from kvlake.deletion import keys as deletion_keys
@@ -44,8 +44,10 @@ def test_scan_due_returns_oldest_first_and_stops_at_the_first_not_due(lake: Dele
     assert len(lake.log.scan_due(number, lake.clock() + 100, 2)) == 2
 
 
-def test_a_smaller_partition_count_still_drains_every_partition_ever_used() -> None:
-    store, blocks = MemoryStore(), MemoryBlockStore()
+def test_a_smaller_partition_count_still_drains_every_partition_ever_used(
+    lake_blocks: BlockStore,
+) -> None:
+    store, blocks = MemoryStore(), lake_blocks
     wide = DeletionLake(store, blocks, settings=DeletionSettings(partitions=16))
     for i in range(40):
         wide.upload(f"p{i}")
@@ -59,8 +61,8 @@ def test_a_smaller_partition_count_still_drains_every_partition_ever_used() -> N
     assert narrow.data_blobs() == narrow.referenced() and len(narrow.data_blobs()) == 40
 
 
-def test_a_disabled_log_records_nothing_but_still_marks_copies() -> None:
-    lake = DeletionLake(MemoryStore(), MemoryBlockStore(), settings=DeletionSettings(enabled=False))
+def test_a_disabled_log_records_nothing_but_still_marks_copies(lake_blocks: BlockStore) -> None:
+    lake = DeletionLake(MemoryStore(), lake_blocks, settings=DeletionSettings(enabled=False))
     lake.upload("a")
     lake.upload("a")
     lake.catalog.copy_object(lake.repository, "main", "a", "main", "b")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kvlake import ids
-from kvlake.blockstore.memory import MemoryBlockStore
+from kvlake.blockstore import BlockStore
 from kvlake.deletion import DeadLetters, Purges
 from kvlake.deletion import keys as deletion_keys
 from kvlake.deletion import purge as purge_module
@@ -124,10 +124,11 @@ def test_a_purge_record_retried_after_the_namespace_was_reused_deletes_nothing(
 
 def test_a_crashed_namespace_listing_resumes_from_its_checkpoint(
     monkeypatch: pytest.MonkeyPatch,
+    lake_blocks: BlockStore,
 ) -> None:
     monkeypatch.setattr(purge_module, "CHECKPOINT_EVERY", 3)
     store = FaultyStore(MemoryStore())
-    lake = DeletionLake(store, MemoryBlockStore())
+    lake = DeletionLake(store, lake_blocks)
     for i in range(10):
         lake.upload(f"p{i}")
     everything = set(lake.blocks.list_keys(lake.namespace))
@@ -143,9 +144,9 @@ def test_a_crashed_namespace_listing_resumes_from_its_checkpoint(
     assert list(lake.blocks.list_keys(lake.namespace)) == []
 
 
-def test_a_purge_whose_deletion_crashed_is_finished_by_a_retry() -> None:
+def test_a_purge_whose_deletion_crashed_is_finished_by_a_retry(lake_blocks: BlockStore) -> None:
     store = FaultyStore(MemoryStore())
-    lake = DeletionLake(store, MemoryBlockStore())
+    lake = DeletionLake(store, lake_blocks)
     fill(lake)
     store.arm(Fault(op="set", partition=keys.DELETED_REPOSITORIES))
     with pytest.raises(UnavailableError):

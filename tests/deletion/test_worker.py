@@ -5,7 +5,7 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from kvlake.blockstore.memory import MemoryBlockStore
+from kvlake.blockstore import BlockStore
 from kvlake.config import DeletionSettings
 from kvlake.deletion import DeadLetters, PendingDelete
 from kvlake.deletion import keys as deletion_keys
@@ -239,9 +239,9 @@ def test_a_crashed_workers_lease_is_taken_over_once_it_expires(lake: DeletionLak
     assert old.address not in lake.data_blobs()
 
 
-def test_a_worker_whose_lease_was_taken_stops_and_loses_nothing(lake: DeletionLake) -> None:
+def test_a_worker_whose_lease_was_taken_stops_and_loses_nothing(lake_blocks: BlockStore) -> None:
     settings = DeletionSettings(batch_size=1)
-    store, blocks = MemoryStore(), MemoryBlockStore()
+    store, blocks = MemoryStore(), lake_blocks
     slow = DeletionLake(store, blocks, settings=settings)
     stats = [slow.upload(f"p{i}") for i in range(5)] + [slow.upload(f"p{i}") for i in range(5)]
     slow.clock.advance(60)
@@ -262,10 +262,8 @@ def test_a_worker_whose_lease_was_taken_stops_and_loses_nothing(lake: DeletionLa
     assert slow.data_blobs() == {s.address for s in stats[5:]} == slow.referenced()
 
 
-def test_max_attempts_of_one_dead_letters_at_the_first_failure() -> None:
-    lake = DeletionLake(
-        MemoryStore(), MemoryBlockStore(), settings=DeletionSettings(max_attempts=1)
-    )
+def test_max_attempts_of_one_dead_letters_at_the_first_failure(lake_blocks: BlockStore) -> None:
+    lake = DeletionLake(MemoryStore(), lake_blocks, settings=DeletionSettings(max_attempts=1))
     lake.upload("a")
     lake.upload("a")
     worker = lake.worker(FaultyBlockStore(lake.blocks, lambda call: "before"))

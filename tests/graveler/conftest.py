@@ -1,13 +1,17 @@
 """Fixtures for graveler: real stores and blockstore, and a clock tests move.
 
-`graveler` runs on the memory store (`kv`); `any_graveler` on each KV driver in
-turn (`any_store`), for the data-safety tests that must hold on every one.
+`graveler` runs on the memory store (`kv`) over each blockstore in turn (a local
+folder, then S3); `any_graveler` on each KV driver in turn (`any_store`), each
+paired with a blockstore (tests/conftest.py `PAIRS`), for the data-safety tests
+that must hold on every one. `namespace` is the repository's storage namespace on
+the run's blockstore.
 """
 
 from __future__ import annotations
 
 import pytest
 
+from kvlake.blockstore import BlockStore
 from kvlake.graveler.cleaner import Cleaner
 from kvlake.graveler.graveler import Graveler
 from kvlake.kv import Store
@@ -17,8 +21,13 @@ from tests.support import FakeClock
 
 
 @pytest.fixture
-def graveler(kv: MemoryStore, clock: FakeClock) -> Graveler:
-    return make_graveler(kv, clock)
+def namespace(lake_blocks: BlockStore) -> str:
+    return f"{lake_blocks.scheme}://lake/repo"
+
+
+@pytest.fixture
+def graveler(kv: MemoryStore, clock: FakeClock, lake_blocks: BlockStore) -> Graveler:
+    return make_graveler(kv, clock, lake_blocks)
 
 
 @pytest.fixture
@@ -27,5 +36,5 @@ def cleaner(graveler: Graveler) -> Cleaner:
 
 
 @pytest.fixture
-def any_graveler(any_store: Store, clock: FakeClock) -> Graveler:
-    return make_graveler(any_store, clock)
+def any_graveler(any_store: Store, clock: FakeClock, lake_blocks: BlockStore) -> Graveler:
+    return make_graveler(any_store, clock, lake_blocks)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from kvlake.blockstore.memory import MemoryBlockStore
+from kvlake.blockstore import BlockStore
 from kvlake.graveler import keys
 from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.graveler import Graveler
@@ -15,8 +15,6 @@ from kvlake.graveler.repositories import Repositories
 from kvlake.kv import Store
 from tests.support import FakeClock
 
-NAMESPACE = "mem://lake/repo"
-
 
 def value(text: str) -> Value:
     """A graveler value whose identity and data are derived from `text`."""
@@ -26,10 +24,9 @@ def value(text: str) -> Value:
 def make_graveler(
     store: Store,
     clock: FakeClock,
-    blocks: MemoryBlockStore | None = None,
+    blocks: BlockStore,
     committed: CommittedManager | None = None,
 ) -> Graveler:
-    blocks = blocks or MemoryBlockStore()
     return Graveler(
         store,
         committed or CommittedManager(blocks),

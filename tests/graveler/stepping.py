@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
+from kvlake.blockstore import BlockStore
 from kvlake.graveler.graveler import Graveler
 from kvlake.kv import Store
 from kvlake.kv.faults import Call, Fault, FaultyStore
@@ -41,10 +42,13 @@ class SteppingStore(FaultyStore):
         """The inner store belongs to the test's fixture, which closes it."""
 
 
-def paused_graveler(graveler: Graveler, clock: FakeClock) -> tuple[Graveler, SteppingStore]:
-    """A second graveler over the same data whose KV calls step through a SteppingStore."""
+def paused_graveler(
+    graveler: Graveler, clock: FakeClock, blocks: BlockStore
+) -> tuple[Graveler, SteppingStore]:
+    """A second graveler over the same data (`graveler`'s store and committed data, on
+    `blocks`, its blockstore) whose KV calls step through a SteppingStore."""
     stepping = SteppingStore(graveler.store)
-    return make_graveler(stepping, clock, committed=graveler.committed), stepping
+    return make_graveler(stepping, clock, blocks, committed=graveler.committed), stepping
 
 
 def run_paused(

@@ -8,7 +8,7 @@ from kvlake.graveler import cleaner as cleaner_module
 from kvlake.graveler import keys
 from kvlake.graveler.cleaner import Cleaner
 from kvlake.graveler.graveler import Graveler
-from tests.graveler.helpers import NAMESPACE, value
+from tests.graveler.helpers import value
 
 
 @pytest.fixture(autouse=True)
@@ -16,8 +16,10 @@ def small_batches(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cleaner_module, "BATCH", 3)
 
 
-def test_more_due_tokens_than_a_batch_are_all_dropped_in_one_pass(graveler: Graveler) -> None:
-    repository = graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+def test_more_due_tokens_than_a_batch_are_all_dropped_in_one_pass(
+    graveler: Graveler, namespace: str
+) -> None:
+    repository = graveler.create_repository("repo1", storage_namespace=namespace)
     for n in range(10):
         graveler.create_branch(repository, f"b{n}", "main")
         graveler.set(repository, f"b{n}", b"k", value(str(n)))
@@ -28,10 +30,10 @@ def test_more_due_tokens_than_a_batch_are_all_dropped_in_one_pass(graveler: Grav
 
 
 def test_more_deleted_repositories_than_a_batch_are_all_cleaned_in_one_pass(
-    graveler: Graveler,
+    graveler: Graveler, namespace: str
 ) -> None:
     for n in range(7):
-        graveler.create_repository(f"repo{n}", storage_namespace=f"{NAMESPACE}{n}")
+        graveler.create_repository(f"repo{n}", storage_namespace=f"{namespace}{n}")
         graveler.delete_repository(f"repo{n}")
     report = Cleaner(graveler).clean_once()
     assert report.repositories_cleaned == 7

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kvlake.blockstore.memory import MemoryBlockStore
+from kvlake.blockstore import BlockStore
 from kvlake.deletion import keys as deletion_keys
 from kvlake.graveler import keys
 from kvlake.kv.faults import Fault, FaultyStore
@@ -18,8 +18,8 @@ def faulty() -> FaultyStore:
 
 
 @pytest.fixture
-def lake(faulty: FaultyStore) -> DeletionLake:
-    return DeletionLake(faulty, MemoryBlockStore())
+def lake(faulty: FaultyStore, lake_blocks: BlockStore) -> DeletionLake:
+    return DeletionLake(faulty, lake_blocks)
 
 
 def tokens_queued(lake: DeletionLake) -> int:

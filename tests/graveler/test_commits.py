@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from kvlake.blockstore.memory import MemoryBlockStore
+from kvlake.blockstore import BlockStore
 from kvlake.errors import (
     ConflictError,
     DefaultBranchError,
@@ -24,14 +24,14 @@ from kvlake.graveler.records import Repository, Value
 from kvlake.graveler.refs import commit_id
 from kvlake.kv.faults import Call
 from kvlake.kv.memory import MemoryStore
-from tests.graveler.helpers import NAMESPACE, all_keys, value
+from tests.graveler.helpers import all_keys, value
 from tests.graveler.stepping import calls_of, paused_graveler, run_paused
 from tests.support import FakeClock
 
 
 @pytest.fixture
-def repo(graveler: Graveler) -> Repository:
-    return graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+def repo(graveler: Graveler, namespace: str) -> Repository:
+    return graveler.create_repository("repo1", storage_namespace=namespace)
 
 
 def test_staged_write_is_read_back_before_and_after_commit(
@@ -147,7 +147,7 @@ def test_committed_tokens_are_dropped_once_unreferenced(
 class _RacingManager(CommittedManager):
     """A real CommittedManager that runs a callback once, in the middle of a commit."""
 
-    def __init__(self, blocks: MemoryBlockStore) -> None:
+    def __init__(self, blocks: BlockStore) -> None:
         super().__init__(blocks)
         self.during_apply: list[object] = []
 
@@ -159,8 +159,7 @@ class _RacingManager(CommittedManager):
         return result
 
 
-def _racing_graveler(clock: FakeClock) -> tuple[Graveler, _RacingManager]:
-    blocks = MemoryBlockStore()
+def _racing_graveler(clock: FakeClock, blocks: BlockStore) -> tuple[Graveler, _RacingManager]:
     manager = _RacingManager(blocks)
     graveler = Graveler(
         MemoryStore(),
@@ -172,9 +171,11 @@ def _racing_graveler(clock: FakeClock) -> tuple[Graveler, _RacingManager]:
     return graveler, manager
 
 
-def test_write_during_commit_lands_in_new_token_and_is_kept(clock: FakeClock) -> None:
-    graveler, manager = _racing_graveler(clock)
-    repo = graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+def test_write_during_commit_lands_in_new_token_and_is_kept(
+    clock: FakeClock, namespace: str, lake_blocks: BlockStore
+) -> None:
+    graveler, manager = _racing_graveler(clock, lake_blocks)
+    repo = graveler.create_repository("repo1", storage_namespace=namespace)
     graveler.set(repo, "main", b"a", value("1"))
     manager.during_apply.append(lambda: graveler.set(repo, "main", b"b", value("2")))
     first = graveler.commit(repo, "main", committer="t", message="m")
@@ -187,9 +188,11 @@ def test_write_during_commit_lands_in_new_token_and_is_kept(clock: FakeClock) ->
 
 def test_commit_that_loses_to_a_later_commit_returns_the_commit_holding_its_data(
     clock: FakeClock,
+    namespace: str,
+    lake_blocks: BlockStore,
 ) -> None:
-    graveler, manager = _racing_graveler(clock)
-    repo = graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+    graveler, manager = _racing_graveler(clock, lake_blocks)
+    repo = graveler.create_repository("repo1", storage_namespace=namespace)
     graveler.set(repo, "main", b"a", value("1"))
     inner: list[str] = []
 
@@ -209,7 +212,7 @@ def test_commit_that_loses_to_a_later_commit_returns_the_commit_holding_its_data
 class _PausingManager(CommittedManager):
     """A real CommittedManager whose n-th apply announces itself and waits for a go."""
 
-    def __init__(self, blocks: MemoryBlockStore) -> None:
+    def __init__(self, blocks: BlockStore) -> None:
         super().__init__(blocks)
         self.building = [threading.Event(), threading.Event()]
         self.go = [threading.Event(), threading.Event()]
@@ -226,17 +229,18 @@ class _PausingManager(CommittedManager):
         return result
 
 
-def test_commit_rebases_when_an_earlier_commit_publishes_first(clock: FakeClock) -> None:
-    blocks = MemoryBlockStore()
-    manager = _PausingManager(blocks)
+def test_commit_rebases_when_an_earlier_commit_publishes_first(
+    clock: FakeClock, namespace: str, lake_blocks: BlockStore
+) -> None:
+    manager = _PausingManager(lake_blocks)
     graveler = Graveler(
         MemoryStore(),
         manager,
-        check_namespace=blocks.check_namespace,
+        check_namespace=lake_blocks.check_namespace,
         clock=clock,
         token_drop_delay=0,
     )
-    repo = graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+    repo = graveler.create_repository("repo1", storage_namespace=namespace)
     parent = graveler.get_branch(repo, "main").commit_id
     graveler.set(repo, "main", b"a", value("1"))
     results: dict[str, str] = {}
@@ -283,11 +287,12 @@ def test_a_key_starting_with_nul_is_refused(graveler: Graveler, repo: Repository
 
 def test_a_commit_that_finds_nothing_after_sealing_leaves_the_branch_clean(
     any_graveler: Graveler,
+    namespace: str,
 ) -> None:
     """Issue 9, defect 4: write then delete a path, commit: "no changes", and no token
     stays sealed (retries added one each; merges then refused the branch as dirty)."""
     graveler = any_graveler
-    repo = graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+    repo = graveler.create_repository("repo1", storage_namespace=namespace)
     graveler.create_branch(repo, "dev", "main")
     for _ in range(3):
         graveler.set(repo, "main", b"a", value("1"))
@@ -303,14 +308,14 @@ def test_a_commit_that_finds_nothing_after_sealing_leaves_the_branch_clean(
 
 
 def test_a_hard_reset_at_any_point_of_a_commit_never_makes_it_claim_the_reset_target(
-    any_graveler: Graveler, clock: FakeClock
+    any_graveler: Graveler, clock: FakeClock, namespace: str, lake_blocks: BlockStore
 ) -> None:
     """Issue 9, defect 5: the commit returned the reset target's id as if it had
     committed. Now it returns a commit that holds its data, or says it was reset."""
     graveler = any_graveler
-    repo = graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+    repo = graveler.create_repository("repo1", storage_namespace=namespace)
     graveler.create_branch(repo, "other", "main")
-    paused, stepping = paused_graveler(graveler, clock)
+    paused, stepping = paused_graveler(graveler, clock, lake_blocks)
     graveler.set(repo, "main", b"probe", value("p"))
     total = calls_of(stepping, lambda: paused.commit(repo, "main", committer="t", message="m"))
     outcomes = set()
@@ -340,11 +345,11 @@ def test_a_hard_reset_at_any_point_of_a_commit_never_makes_it_claim_the_reset_ta
 
 
 def test_a_commit_whose_tokens_a_racing_commit_published_returns_that_commit(
-    any_graveler: Graveler, clock: FakeClock
+    any_graveler: Graveler, clock: FakeClock, namespace: str, lake_blocks: BlockStore
 ) -> None:
     graveler = any_graveler
-    repo = graveler.create_repository("repo1", storage_namespace=NAMESPACE)
-    paused, stepping = paused_graveler(graveler, clock)
+    repo = graveler.create_repository("repo1", storage_namespace=namespace)
+    paused, stepping = paused_graveler(graveler, clock, lake_blocks)
     graveler.set(repo, "main", b"probe", value("p"))
     total = calls_of(stepping, lambda: paused.commit(repo, "main", committer="t", message="m"))
     for n in range(total):
@@ -371,13 +376,13 @@ def test_a_commit_whose_tokens_a_racing_commit_published_returns_that_commit(
 
 
 def test_a_commit_whose_tokens_a_later_empty_commit_unsealed_reports_no_changes(
-    any_graveler: Graveler, clock: FakeClock
+    any_graveler: Graveler, clock: FakeClock, namespace: str, lake_blocks: BlockStore
 ) -> None:
     """A write and its revert, sealed by two commits: the later one finds nothing to commit
     and unseals both; the earlier one must say "no changes", not "reset" (there was none)."""
     graveler = any_graveler
-    repo = graveler.create_repository("repo1", storage_namespace=NAMESPACE)
-    paused, stepping = paused_graveler(graveler, clock)
+    repo = graveler.create_repository("repo1", storage_namespace=namespace)
+    paused, stepping = paused_graveler(graveler, clock, lake_blocks)
     graveler.set(repo, "main", b"a", value("1"))
     head = graveler.get_branch(repo, "main").commit_id
     later: list[BaseException] = []
@@ -403,15 +408,15 @@ def test_a_commit_whose_tokens_a_later_empty_commit_unsealed_reports_no_changes(
 
 
 def test_a_commit_whose_tokens_two_racing_commits_published_in_parts_returns_the_newer(
-    any_graveler: Graveler, clock: FakeClock
+    any_graveler: Graveler, clock: FakeClock, namespace: str, lake_blocks: BlockStore
 ) -> None:
     """C0 sealed Tb and runs; C1 seals Ta (so it commits Ta and Tb); C0 publishes Tb and C2
     publishes Ta before C1's publish: C1 must return C2, which holds all of its data,
     not report a reset (no single commit took both tokens)."""
     graveler = any_graveler
-    repo = graveler.create_repository("repo1", storage_namespace=NAMESPACE)
-    c0, s0 = paused_graveler(graveler, clock)
-    c1, s1 = paused_graveler(graveler, clock)
+    repo = graveler.create_repository("repo1", storage_namespace=namespace)
+    c0, s0 = paused_graveler(graveler, clock, lake_blocks)
+    c1, s1 = paused_graveler(graveler, clock, lake_blocks)
     graveler.set(repo, "main", b"b", value("b"))
     sealed, resume = threading.Event(), threading.Event()
     published: list[str] = []

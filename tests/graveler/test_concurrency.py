@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import threading
 
+from kvlake.blockstore import BlockStore
 from kvlake.errors import NoChangesError
 from kvlake.graveler.graveler import Graveler
 from kvlake.kv.memory import MemoryStore
-from tests.graveler.helpers import NAMESPACE, make_graveler, value
+from tests.graveler.helpers import make_graveler, value
 from tests.support import FakeClock
 
 WRITERS = 4
@@ -15,13 +16,15 @@ WRITES_EACH = 150
 COMMITTERS = 2
 
 
-def test_racing_writers_and_committers_lose_no_acknowledged_write() -> None:
-    graveler = make_graveler(MemoryStore(), FakeClock())
-    _run_race(graveler)
+def test_racing_writers_and_committers_lose_no_acknowledged_write(
+    lake_blocks: BlockStore, namespace: str
+) -> None:
+    graveler = make_graveler(MemoryStore(), FakeClock(), lake_blocks)
+    _run_race(graveler, namespace)
 
 
-def _run_race(graveler: Graveler) -> None:
-    repo = graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+def _run_race(graveler: Graveler, namespace: str) -> None:
+    repo = graveler.create_repository("repo1", storage_namespace=namespace)
     acknowledged: dict[bytes, str] = {}
     lock = threading.Lock()
     writers_done = threading.Event()

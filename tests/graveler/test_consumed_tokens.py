@@ -9,18 +9,19 @@ from __future__ import annotations
 
 import pytest
 
+from kvlake.blockstore import BlockStore
 from kvlake.graveler import keys
 from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.records import Repository, decode_consumed_token
 from kvlake.graveler.refs import Refs, partition_of
-from tests.graveler.helpers import NAMESPACE, value
+from tests.graveler.helpers import value
 from tests.graveler.stepping import paused_graveler, run_paused
 from tests.support import FakeClock
 
 
 @pytest.fixture
-def repo(any_graveler: Graveler) -> Repository:
-    return any_graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+def repo(any_graveler: Graveler, namespace: str) -> Repository:
+    return any_graveler.create_repository("repo1", storage_namespace=namespace)
 
 
 def test_each_state_is_reported(any_graveler: Graveler, repo: Repository) -> None:
@@ -46,14 +47,14 @@ def test_each_state_is_reported(any_graveler: Graveler, repo: Repository) -> Non
 
 
 def test_a_token_reads_sealed_from_its_seal_until_its_commit_publishes(
-    any_graveler: Graveler, repo: Repository, clock: FakeClock
+    any_graveler: Graveler, repo: Repository, clock: FakeClock, lake_blocks: BlockStore
 ) -> None:
     """Paused at every KV call of a commit: staging, then sealed, then consumed; never dropped."""
     graveler = any_graveler
     graveler.set(repo, "main", b"a", value("1"))
     token = graveler.get_branch(repo, "main").staging_token
     seen: list[str] = []
-    paused, stepping = paused_graveler(graveler, clock)
+    paused, stepping = paused_graveler(graveler, clock, lake_blocks)
 
     def observe(call: object = None) -> None:
         seen.append(graveler.references.token_states(repo, [token])[token])

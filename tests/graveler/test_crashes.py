@@ -14,7 +14,7 @@ from typing import TypeVar
 
 import pytest
 
-from kvlake.blockstore.memory import MemoryBlockStore
+from kvlake.blockstore import BlockStore
 from kvlake.errors import (
     ConflictError,
     NoChangesError,
@@ -28,19 +28,26 @@ from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.records import Repository
 from kvlake.kv.faults import Fault, FaultyStore
 from kvlake.kv.memory import MemoryStore
-from tests.graveler.helpers import NAMESPACE, all_keys, make_graveler, value
+from tests.graveler.helpers import all_keys, make_graveler, value
 from tests.support import FakeClock
 
 _S = TypeVar("_S")
 
 
 def crashes(
-    setup: Callable[[Graveler], _S], action: Callable[[Graveler, _S], object]
+    blocks: BlockStore,
+    setup: Callable[[Graveler, str], _S],
+    action: Callable[[Graveler, _S], object],
 ) -> Iterator[tuple[Graveler, FaultyStore, _S, FakeClock]]:
-    """Yield the state after `action` crashed at each of its KV calls in turn."""
+    """Yield the state after `action` crashed at each of its KV calls in turn.
+
+    Every run (the probe, then each crash point) has a fresh store and graveler over
+    `blocks`, and a storage namespace of its own there, which `setup` is given: no run
+    finds range files another left.
+    """
     probe = FaultyStore(MemoryStore())
-    graveler = make_graveler(probe, FakeClock())
-    state = setup(graveler)
+    graveler = make_graveler(probe, FakeClock(), blocks)
+    state = setup(graveler, f"{blocks.scheme}://lake/probe")
     before = len(probe.calls)
     action(graveler, state)
     total = len(probe.calls) - before
@@ -50,8 +57,8 @@ def crashes(
         for when in ("before", "after"):
             clock = FakeClock()
             store = FaultyStore(MemoryStore())
-            graveler = make_graveler(store, clock, MemoryBlockStore())
-            state = setup(graveler)
+            graveler = make_graveler(store, clock, blocks)
+            state = setup(graveler, f"{blocks.scheme}://lake/crash-{n}-{when}")
             store.arm(Fault(skip=n, when=when, times=1))
             try:
                 action(graveler, state)
@@ -77,11 +84,13 @@ def live_partitions(graveler: Graveler, repository: Repository) -> set[bytes]:
     return names
 
 
-def test_crash_during_create_never_exposes_a_half_created_repository() -> None:
-    def create(graveler: Graveler, _: None) -> None:
-        graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+def test_crash_during_create_never_exposes_a_half_created_repository(
+    lake_blocks: BlockStore,
+) -> None:
+    def create(graveler: Graveler, namespace: str) -> None:
+        graveler.create_repository("repo1", storage_namespace=namespace)
 
-    for graveler, store, _, clock in crashes(lambda g: None, create):
+    for graveler, store, namespace, clock in crashes(lake_blocks, lambda g, ns: ns, create):
         try:
             repo = graveler.get_repository("repo1")
         except RepositoryNotFoundError:
@@ -90,7 +99,7 @@ def test_crash_during_create_never_exposes_a_half_created_repository() -> None:
             assert graveler.get_branch(repo, "main")  # active means whole
         clock.advance(121)
         try:
-            graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+            graveler.create_repository("repo1", storage_namespace=namespace)
         except ConflictError:
             pass  # the crashed creation had completed
         repo = graveler.get_repository("repo1")
@@ -99,8 +108,8 @@ def test_crash_during_create_never_exposes_a_half_created_repository() -> None:
         assert set(all_keys(store.inner)) <= live_partitions(graveler, repo)
 
 
-def _repository_with_data(graveler: Graveler) -> Repository:
-    repo = graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+def _repository_with_data(graveler: Graveler, namespace: str) -> Repository:
+    repo = graveler.create_repository("repo1", storage_namespace=namespace)
     graveler.create_branch(repo, "feature", "main")
     graveler.set(repo, "main", b"a", value("a"))
     graveler.commit(repo, "main", committer="t", message="one")
@@ -109,11 +118,13 @@ def _repository_with_data(graveler: Graveler) -> Repository:
     return repo
 
 
-def test_crash_during_delete_leaves_repository_whole_or_gone_and_cleaner_removes_all() -> None:
+def test_crash_during_delete_leaves_repository_whole_or_gone_and_cleaner_removes_all(
+    lake_blocks: BlockStore,
+) -> None:
     def delete(graveler: Graveler, _: Repository) -> None:
         graveler.delete_repository("repo1")
 
-    for graveler, store, _, _ in crashes(_repository_with_data, delete):
+    for graveler, store, created, _ in crashes(lake_blocks, _repository_with_data, delete):
         try:
             repo = graveler.get_repository("repo1")
             assert graveler.get(repo, "main", b"b") == value("b")
@@ -127,18 +138,20 @@ def test_crash_during_delete_leaves_repository_whole_or_gone_and_cleaner_removes
             graveler.get_repository("repo1")
         Cleaner(graveler).clean_once()
         assert set(all_keys(store.inner)) == {keys.REPOSITORIES, keys.NAMESPACES}
-        assert_data_kept(graveler)
+        assert_data_kept(graveler, created.storage_namespace)
 
 
-def assert_data_kept(graveler: Graveler) -> None:
+def assert_data_kept(graveler: Graveler, namespace: str) -> None:
     """Deleted without purge: the namespace still holds the data, so it stays claimed."""
-    owner = graveler.references.namespace_owner(NAMESPACE)
+    owner = graveler.references.namespace_owner(namespace)
     assert owner is not None and (owner.repository, owner.state) == ("repo1", "kept")
 
 
-def test_crash_during_commit_loses_no_staged_write_and_retry_commits_all() -> None:
-    def setup(graveler: Graveler) -> Repository:
-        repo = _repository_with_data(graveler)
+def test_crash_during_commit_loses_no_staged_write_and_retry_commits_all(
+    lake_blocks: BlockStore,
+) -> None:
+    def setup(graveler: Graveler, namespace: str) -> Repository:
+        repo = _repository_with_data(graveler, namespace)
         graveler.delete(repo, "main", b"a")
         graveler.set(repo, "main", b"d", value("d"))
         return repo
@@ -147,7 +160,7 @@ def test_crash_during_commit_loses_no_staged_write_and_retry_commits_all() -> No
         graveler.commit(repo, "main", committer="t", message="two")
 
     expected = [(b"b", value("b")), (b"d", value("d"))]
-    for graveler, store, repo, clock in crashes(setup, commit):
+    for graveler, store, repo, clock in crashes(lake_blocks, setup, commit):
         assert list(graveler.list(repo, "main")) == expected
         clock.advance(1)
         try:
@@ -161,17 +174,18 @@ def test_crash_during_commit_loses_no_staged_write_and_retry_commits_all() -> No
         assert set(all_keys(store.inner)) <= live_partitions(graveler, repo)
 
 
-def test_crash_during_cleaner_pass_is_finished_by_the_next_pass() -> None:
-    def setup(graveler: Graveler) -> None:
-        _repository_with_data(graveler)
+def test_crash_during_cleaner_pass_is_finished_by_the_next_pass(lake_blocks: BlockStore) -> None:
+    def setup(graveler: Graveler, namespace: str) -> str:
+        _repository_with_data(graveler, namespace)
         graveler.delete_repository("repo1")
+        return namespace
 
-    def clean(graveler: Graveler, _: None) -> None:
+    def clean(graveler: Graveler, _: str) -> None:
         report = Cleaner(graveler).clean_once()
         if report.failures:
             raise UnavailableError("; ".join(report.failures))
 
-    for graveler, store, _, _ in crashes(setup, clean):
+    for graveler, store, namespace, _ in crashes(lake_blocks, setup, clean):
         Cleaner(graveler).clean_once()
         assert set(all_keys(store.inner)) == {keys.REPOSITORIES, keys.NAMESPACES}
-        assert_data_kept(graveler)
+        assert_data_kept(graveler, namespace)

@@ -8,21 +8,21 @@ from functools import partial
 
 import pytest
 
-from kvlake.blockstore.memory import MemoryBlockStore
+from kvlake.blockstore import BlockStore
 from kvlake.errors import BranchNotFoundError, InvalidInputError, RefNotFoundError
 from kvlake.graveler.committed import Chunking, CommittedManager
 from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.records import DiffEntry, DiffPage, Repository, Value
 from kvlake.kv.memory import MemoryStore
-from tests.graveler.helpers import NAMESPACE, add_commit, make_graveler, stage_many, value
+from tests.graveler.helpers import add_commit, make_graveler, stage_many, value
 from tests.support import FakeClock
 
 PATHS = [p.encode() for p in ["a", "b", "d1/x", "d1/y", "d1/z/q", "d2/x", "e", "f/g/h"]]
 
 
 @pytest.fixture
-def repo(graveler: Graveler) -> Repository:
-    return graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+def repo(graveler: Graveler, namespace: str) -> Repository:
+    return graveler.create_repository("repo1", storage_namespace=namespace)
 
 
 def _change(graveler: Graveler, repo: Repository, branch: str, rng: random.Random) -> None:
@@ -179,11 +179,13 @@ def _big(count: int) -> list[tuple[bytes, Value]]:
     return [(b"data/file-%07d" % n, value(f"v{n}")) for n in range(count)]
 
 
-def test_diff_of_100k_entry_branches_differing_in_10_reads_only_changed_ranges() -> None:
-    blocks, store, clock = MemoryBlockStore(), MemoryStore(), FakeClock()
+def test_diff_of_100k_entry_branches_differing_in_10_reads_only_changed_ranges(
+    lake_blocks: BlockStore, namespace: str
+) -> None:
+    blocks, store, clock = lake_blocks, MemoryStore(), FakeClock()
     chunking = Chunking(target_entries=1024)
     graveler = make_graveler(store, clock, blocks, CommittedManager(blocks, chunking=chunking))
-    repo = graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+    repo = graveler.create_repository("repo1", storage_namespace=namespace)
     stage_many(graveler, repo, "main", _big(100_000))
     graveler.commit(repo, "main", committer="t", message="100k")
     graveler.create_branch(repo, "dev", "main")
@@ -196,8 +198,8 @@ def test_diff_of_100k_entry_branches_differing_in_10_reads_only_changed_ranges()
     graveler.commit(repo, "dev", committer="t", message="10 changes")
 
     cold = make_graveler(store, clock, blocks, CommittedManager(blocks, chunking=chunking))
-    main_ranges = {r.id for r in cold.committed.ranges(NAMESPACE, _metarange(cold, repo, "main"))}
-    dev_ranges = {r.id for r in cold.committed.ranges(NAMESPACE, _metarange(cold, repo, "dev"))}
+    main_ranges = {r.id for r in cold.committed.ranges(namespace, _metarange(cold, repo, "main"))}
+    dev_ranges = {r.id for r in cold.committed.ranges(namespace, _metarange(cold, repo, "dev"))}
     assert len(main_ranges) > 50
     page = cold.diffs.diff(repo, "main", "dev", amount=1000)
     assert [e.path for e in page.entries] == [b"data/file-%07d" % n for n in changed]

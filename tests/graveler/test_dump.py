@@ -5,7 +5,7 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from kvlake.blockstore.memory import MemoryBlockStore
+from kvlake.blockstore import BlockStore
 from kvlake.errors import ConfigError, InvalidInputError, NotFoundError
 from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.dump import dump_key
@@ -13,12 +13,12 @@ from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.records import CommitRecord, Repository
 from kvlake.graveler.refs import Refs
 from kvlake.kv.memory import MemoryStore
-from tests.graveler.helpers import NAMESPACE, all_keys, contents, make_graveler, value
+from tests.graveler.helpers import all_keys, contents, make_graveler, value
 from tests.support import FakeClock
 
 
-def _history(graveler: Graveler) -> Repository:
-    repo = graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+def _history(graveler: Graveler, namespace: str) -> Repository:
+    repo = graveler.create_repository("repo1", storage_namespace=namespace)
     graveler.set(repo, "main", b"a", value("1"))
     graveler.commit(repo, "main", committer="alice", message="one", metadata={"k": "v"})
     graveler.create_branch(repo, "dev", "main")
@@ -42,15 +42,17 @@ def _state(graveler: Graveler, repo: Repository) -> dict[str, object]:
     }
 
 
-def test_dump_restored_into_another_store_gives_identical_history_and_contents() -> None:
-    blocks = MemoryBlockStore()
+def test_dump_restored_into_another_store_gives_identical_history_and_contents(
+    lake_blocks: BlockStore, namespace: str
+) -> None:
+    blocks = lake_blocks
     source = make_graveler(MemoryStore(), FakeClock(), blocks)
-    repo = _history(source)
+    repo = _history(source, namespace)
     manifest = source.dumps.dump(repo)
     assert (manifest.branches, manifest.tags, manifest.commits) == (2, 1, 5)
 
     target = make_graveler(MemoryStore(), FakeClock(), blocks)
-    bare = target.create_bare_repository("copy", storage_namespace=NAMESPACE)
+    bare = target.create_bare_repository("copy", storage_namespace=namespace)
     assert target.dumps.restore(bare, manifest.dump_id) == manifest
     assert _state(target, bare) == _state(source, repo)
     # Staging is not dumped: the restored branch is the source's committed state.
@@ -61,8 +63,8 @@ def test_dump_restored_into_another_store_gives_identical_history_and_contents()
     target.commit(bare, "main", committer="t", message="after restore")
 
 
-def test_restore_refuses_a_repository_that_is_not_bare(graveler: Graveler) -> None:
-    repo = _history(graveler)
+def test_restore_refuses_a_repository_that_is_not_bare(graveler: Graveler, namespace: str) -> None:
+    repo = _history(graveler, namespace)
     manifest = graveler.dumps.dump(repo)
     before = all_keys(graveler.store)
     with pytest.raises(InvalidInputError, match="bare"):
@@ -70,36 +72,38 @@ def test_restore_refuses_a_repository_that_is_not_bare(graveler: Graveler) -> No
     assert all_keys(graveler.store) == before
 
 
-def test_inconsistent_or_missing_dumps_restore_nothing() -> None:
-    blocks = MemoryBlockStore()
+def test_inconsistent_or_missing_dumps_restore_nothing(
+    lake_blocks: BlockStore, namespace: str
+) -> None:
+    blocks = lake_blocks
     graveler = make_graveler(MemoryStore(), FakeClock(), blocks)
-    repo = _history(graveler)
+    repo = _history(graveler, namespace)
     manifest = graveler.dumps.dump(repo)
     graveler.delete_repository(repo.name)  # its data stays: a bare repository may take it over
-    bare = graveler.create_bare_repository("copy", storage_namespace=NAMESPACE)
+    bare = graveler.create_bare_repository("copy", storage_namespace=namespace)
     before = all_keys(graveler.store)
     with pytest.raises(NotFoundError, match="no complete refs dump"):
         graveler.dumps.restore(bare, "0" * 26)
     with pytest.raises(InvalidInputError):
         graveler.dumps.restore(bare, "../../etc")
     key = dump_key(manifest.dump_id, "commits.jsonl")
-    lines = blocks.get(NAMESPACE, key).splitlines(keepends=True)
+    lines = blocks.get(namespace, key).splitlines(keepends=True)
     record = msgspec.json.decode(lines[0], type=CommitRecord)
     forged = CommitRecord(id=record.id, commit=msgspec.structs.replace(record.commit, message="x"))
-    blocks.put(NAMESPACE, key, msgspec.json.encode(forged) + b"\n" + b"".join(lines[1:]))
+    blocks.put(namespace, key, msgspec.json.encode(forged) + b"\n" + b"".join(lines[1:]))
     with pytest.raises(InvalidInputError, match="does not match its content"):
         graveler.dumps.restore(bare, manifest.dump_id)
-    blocks.put(NAMESPACE, key, b"".join(lines[1:]))  # a commit a ref may name is gone
+    blocks.put(namespace, key, b"".join(lines[1:]))  # a commit a ref may name is gone
     with pytest.raises(InvalidInputError, match="inconsistent"):
         graveler.dumps.restore(bare, manifest.dump_id)
     assert all_keys(graveler.store) == before
 
 
-def test_dump_needs_a_blockstore() -> None:
-    blocks = MemoryBlockStore()
+def test_dump_needs_a_blockstore(lake_blocks: BlockStore, namespace: str) -> None:
+    blocks = lake_blocks
     graveler = Graveler(
         MemoryStore(), CommittedManager(blocks), check_namespace=blocks.check_namespace
     )
-    repo = graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+    repo = graveler.create_repository("repo1", storage_namespace=namespace)
     with pytest.raises(ConfigError, match="blockstore"):
         graveler.dumps.dump(repo)

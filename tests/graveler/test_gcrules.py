@@ -9,12 +9,11 @@ from kvlake.graveler import MAX_DAYS, GarbageCollectionRules, make_rules
 from kvlake.graveler.gcrules import MAX_BRANCH_RULES
 from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.records import Repository
-from tests.graveler.helpers import NAMESPACE
 
 
 @pytest.fixture
-def repo(any_graveler: Graveler) -> Repository:
-    return any_graveler.create_repository("rules", storage_namespace=NAMESPACE)
+def repo(any_graveler: Graveler, namespace: str) -> Repository:
+    return any_graveler.create_repository("rules", storage_namespace=namespace)
 
 
 def test_rules_are_set_read_replaced_and_deleted(any_graveler: Graveler, repo: Repository) -> None:
@@ -68,9 +67,11 @@ def test_setting_bad_rules_changes_nothing(any_graveler: Graveler, repo: Reposit
     assert retention.get_rules(repo) == make_rules(5)
 
 
-def test_rules_die_with_their_repository(any_graveler: Graveler, repo: Repository) -> None:
+def test_rules_die_with_their_repository(
+    any_graveler: Graveler, repo: Repository, namespace: str
+) -> None:
     any_graveler.retention.set_rules(repo, make_rules(9))
     any_graveler.delete_repository("rules")
-    again = any_graveler.create_repository("rules", storage_namespace=NAMESPACE + "-2")
+    again = any_graveler.create_repository("rules", storage_namespace=namespace + "-2")
     with pytest.raises(NotFoundError):
         any_graveler.retention.get_rules(again)

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from kvlake.blockstore.memory import MemoryBlockStore
+from kvlake.blockstore import BlockStore
 from kvlake.errors import ConflictError, EntryNotFoundError, PreconditionFailedError
 from kvlake.graveler import HiddenRange
 from kvlake.graveler.committed import Chunking, CommittedManager, RangeInfo
@@ -16,7 +16,7 @@ from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.records import Repository, Value
 from kvlake.kv import KeyValue
 from kvlake.kv.memory import MemoryStore
-from tests.graveler.helpers import NAMESPACE, make_graveler, value
+from tests.graveler.helpers import make_graveler, value
 from tests.support import FakeClock
 
 TINY = Chunking(target_entries=4, max_entries=8, max_bytes=1 << 20)
@@ -24,15 +24,15 @@ KEYS = [f"d/{i:03d}".encode() for i in range(60)]
 
 
 @pytest.fixture
-def small(kv: MemoryStore, clock: FakeClock) -> Graveler:
+def small(kv: MemoryStore, clock: FakeClock, lake_blocks: BlockStore) -> Graveler:
     """A graveler whose ranges hold a few keys each, so a prefix spans many of them."""
-    committed = CommittedManager(MemoryBlockStore(), chunking=TINY)
-    return make_graveler(kv, clock, committed=committed)
+    committed = CommittedManager(lake_blocks, chunking=TINY)
+    return make_graveler(kv, clock, lake_blocks, committed=committed)
 
 
 @pytest.fixture
-def repo(small: Graveler) -> Repository:
-    repo = small.create_repository("repo1", storage_namespace=NAMESPACE)
+def repo(small: Graveler, namespace: str) -> Repository:
+    repo = small.create_repository("repo1", storage_namespace=namespace)
     for key in [*KEYS, b"a", b"z"]:
         small.set(repo, "main", key, value(key.decode()))
     small.commit(repo, "main", committer="t", message="data")
@@ -136,14 +136,14 @@ def seal_only(graveler: Graveler, repo: Repository) -> None:
 
 
 def test_a_record_written_while_a_commit_seals_the_token_is_written_again(
-    kv: MemoryStore, clock: FakeClock
+    kv: MemoryStore, clock: FakeClock, lake_blocks: BlockStore, namespace: str
 ) -> None:
     """The writer flow: a commit that sealed the token may have read it before the record
     landed, so the record is written to the new token too, and listed there first."""
     store = SealingStore()
-    committed = CommittedManager(MemoryBlockStore(), chunking=TINY)
-    graveler = make_graveler(store, clock, committed=committed)
-    repo = graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+    committed = CommittedManager(lake_blocks, chunking=TINY)
+    graveler = make_graveler(store, clock, lake_blocks, committed=committed)
+    repo = graveler.create_repository("repo1", storage_namespace=namespace)
     for key in KEYS:
         graveler.set(repo, "main", key, value(key.decode()))
     graveler.commit(repo, "main", committer="t", message="data")

@@ -11,28 +11,29 @@ from kvlake.errors import (
     PreconditionFailedError,
 )
 from kvlake.graveler import Graveler, ImportStatus, Repository
-from tests.graveler.helpers import NAMESPACE, contents, value
+from tests.graveler.helpers import contents, value
 
 
 @pytest.fixture
-def repo(graveler: Graveler) -> Repository:
-    repository = graveler.create_repository("repo", storage_namespace=NAMESPACE)
+def repo(graveler: Graveler, namespace: str) -> Repository:
+    repository = graveler.create_repository("repo", storage_namespace=namespace)
     for key in ("dest/old", "dest/kept-by-import", "destination-sibling", "other", "one"):
         graveler.set(repository, "main", key.encode(), value(f"head {key}"))
     graveler.commit(repository, "main", committer="t", message="head")
     return repository
 
 
-def imported(graveler: Graveler, *entries: str) -> str:
+def imported(graveler: Graveler, repo: Repository, *entries: str) -> str:
     return graveler.committed.write_metarange(
-        NAMESPACE, ((key.encode(), value(f"imported {key}")) for key in sorted(entries))
+        repo.storage_namespace,
+        ((key.encode(), value(f"imported {key}")) for key in sorted(entries)),
     )
 
 
 def test_a_prefix_is_replaced_whole_and_an_object_key_by_key(
     graveler: Graveler, repo: Repository
 ) -> None:
-    metarange = imported(graveler, "dest/kept-by-import", "dest/new", "one")
+    metarange = imported(graveler, repo, "dest/kept-by-import", "dest/new", "one")
     commit_id = graveler.imports.commit_metarange(
         repo, "main", metarange, prefixes=[b"dest/"], objects=[b"one"], committer="me", message="i"
     )
@@ -50,7 +51,13 @@ def test_a_prefix_is_replaced_whole_and_an_object_key_by_key(
 
 def test_an_empty_import_of_a_prefix_empties_it(graveler: Graveler, repo: Repository) -> None:
     graveler.imports.commit_metarange(
-        repo, "main", imported(graveler), prefixes=[b"dest/"], objects=[], committer="t", message=""
+        repo,
+        "main",
+        imported(graveler, repo),
+        prefixes=[b"dest/"],
+        objects=[],
+        committer="t",
+        message="",
     )
     assert sorted(contents(graveler, repo, "main")) == [b"destination-sibling", b"one", b"other"]
 
@@ -61,7 +68,7 @@ def test_an_import_needs_a_clean_branch(graveler: Graveler, repo: Repository) ->
         graveler.imports.commit_metarange(
             repo,
             "main",
-            imported(graveler),
+            imported(graveler, repo),
             prefixes=[b"d/"],
             objects=[],
             committer="t",
@@ -77,7 +84,7 @@ def test_overlapping_destinations_are_refused(graveler: Graveler, repo: Reposito
             graveler.imports.commit_metarange(
                 repo,
                 "main",
-                imported(graveler),
+                imported(graveler, repo),
                 prefixes=prefixes,
                 objects=objects,
                 committer="t",

@@ -6,18 +6,19 @@ import random
 
 import pytest
 
+from kvlake.blockstore import BlockStore
 from kvlake.errors import InvalidInputError, RefNotFoundError
 from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.records import Repository
 from kvlake.kv.faults import FaultyStore
 from kvlake.kv.memory import MemoryStore
-from tests.graveler.helpers import NAMESPACE, add_commit, make_graveler, value
+from tests.graveler.helpers import add_commit, make_graveler, value
 from tests.support import FakeClock
 
 
 @pytest.fixture
-def repo(graveler: Graveler) -> Repository:
-    return graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+def repo(graveler: Graveler, namespace: str) -> Repository:
+    return graveler.create_repository("repo1", storage_namespace=namespace)
 
 
 def _random_dag(
@@ -131,11 +132,13 @@ def test_paths_and_prefixes_keep_only_commits_that_touched_them(
     assert ids(prefixes=[b"docs/"], amount=1) == ["f"]  # type: ignore[arg-type]
 
 
-def _counted_line(count: int) -> tuple[FaultyStore, Repository, str]:
+def _counted_line(
+    count: int, blocks: BlockStore, namespace: str
+) -> tuple[FaultyStore, Repository, str]:
     """A line of `count` commits over a store that records its calls; the head's id."""
     store = FaultyStore(MemoryStore())
-    graveler = make_graveler(store, FakeClock())
-    repo = graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+    graveler = make_graveler(store, FakeClock(), blocks)
+    repo = graveler.create_repository("repo1", storage_namespace=namespace)
     head = graveler.get_branch(repo, "main").commit_id
     for n in range(count):
         head = add_commit(graveler, repo, [head], message=str(n))
@@ -146,9 +149,9 @@ def _commit_reads(store: FaultyStore) -> int:
     return sum(1 for c in store.calls if c.key and c.key.startswith(b"commits/"))
 
 
-def test_a_second_log_reads_commits_from_the_cache() -> None:
-    store, repo, head = _counted_line(30)
-    fresh = make_graveler(store, FakeClock())  # an empty cache
+def test_a_second_log_reads_commits_from_the_cache(lake_blocks: BlockStore, namespace: str) -> None:
+    store, repo, head = _counted_line(30, lake_blocks, namespace)
+    fresh = make_graveler(store, FakeClock(), lake_blocks)  # an empty cache
     before = _commit_reads(store)
     assert len(fresh.history.log(repo, head, amount=1000).commits) == 31
     assert _commit_reads(store) - before == 31
@@ -225,13 +228,17 @@ def test_a_plain_commit_id_still_pages_after_it(graveler: Graveler, repo: Reposi
     assert [r.id for r in page.commits] == expected[10:15]
 
 
-def test_each_page_reads_its_own_commits_not_the_history_before_it() -> None:
+def test_each_page_reads_its_own_commits_not_the_history_before_it(
+    lake_blocks: BlockStore, namespace: str
+) -> None:
     """Issue 9 item 8: paging with `after` re-walked the history from the ref."""
-    store, repo, head = _counted_line(400)
+    store, repo, head = _counted_line(400, lake_blocks, namespace)
     reads: list[int] = []
     after = ""
     for _ in range(7):
-        fresh = make_graveler(store, FakeClock())  # a cold cache: every read is counted
+        fresh = make_graveler(
+            store, FakeClock(), lake_blocks
+        )  # a cold cache: every read is counted
         before = _commit_reads(store)
         page = fresh.history.log(repo, head, after=after, amount=50)
         reads.append(_commit_reads(store) - before)

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from kvlake.blockstore.memory import MemoryBlockStore
+from kvlake.blockstore import BlockStore
 from kvlake.errors import (
     BranchNotFoundError,
     DirtyBranchError,
@@ -20,7 +20,6 @@ from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.records import Repository, Value
 from kvlake.kv.memory import MemoryStore
 from tests.graveler.helpers import (
-    NAMESPACE,
     add_commit,
     all_keys,
     contents,
@@ -32,8 +31,8 @@ from tests.support import FakeClock
 
 
 @pytest.fixture
-def repo(graveler: Graveler) -> Repository:
-    return graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+def repo(graveler: Graveler, namespace: str) -> Repository:
+    return graveler.create_repository("repo1", storage_namespace=namespace)
 
 
 def _commit(graveler: Graveler, repo: Repository, branch: str, changes: dict[str, str]) -> str:
@@ -224,11 +223,13 @@ def test_random_non_conflicting_merges_match_the_model(
     assert contents(graveler, repo, "main") == expected
 
 
-def test_merge_of_100k_entry_branches_differing_in_10_reads_only_changed_ranges() -> None:
-    blocks, store, clock = MemoryBlockStore(), MemoryStore(), FakeClock()
+def test_merge_of_100k_entry_branches_differing_in_10_reads_only_changed_ranges(
+    lake_blocks: BlockStore, namespace: str
+) -> None:
+    blocks, store, clock = lake_blocks, MemoryStore(), FakeClock()
     chunking = Chunking(target_entries=1024)
     graveler = make_graveler(store, clock, blocks, CommittedManager(blocks, chunking=chunking))
-    repo = graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+    repo = graveler.create_repository("repo1", storage_namespace=namespace)
     stage_many(graveler, repo, "main", ((b"f%06d" % n, value(str(n))) for n in range(100_000)))
     graveler.commit(repo, "main", committer="t", message="100k")
     graveler.create_branch(repo, "dev", "main")
@@ -254,10 +255,12 @@ def test_merge_of_100k_entry_branches_differing_in_10_reads_only_changed_ranges(
         assert cold.get(repo, "main", b"f%06d" % n) == value("dev" if n in touched[:10] else "main")
 
 
-def test_a_change_made_on_both_sides_is_skipped_by_range_id_without_reading() -> None:
-    blocks, store = MemoryBlockStore(), MemoryStore()
+def test_a_change_made_on_both_sides_is_skipped_by_range_id_without_reading(
+    lake_blocks: BlockStore, namespace: str
+) -> None:
+    blocks, store = lake_blocks, MemoryStore()
     graveler = make_graveler(store, FakeClock(), blocks)
-    repo = graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+    repo = graveler.create_repository("repo1", storage_namespace=namespace)
     stage_many(graveler, repo, "main", ((b"f%05d" % n, value(str(n))) for n in range(5000)))
     graveler.commit(repo, "main", committer="t", message="base")
     graveler.create_branch(repo, "dev", "main")
@@ -276,4 +279,4 @@ def test_a_change_made_on_both_sides_is_skipped_by_range_id_without_reading() ->
 
 def _range_ids(graveler: Graveler, repo: Repository, ref: str) -> set[str]:
     metarange_id = graveler.resolve_ref(repo, ref).commit.metarange_id
-    return {r.id for r in graveler.committed.ranges(NAMESPACE, metarange_id)}
+    return {r.id for r in graveler.committed.ranges(repo.storage_namespace, metarange_id)}

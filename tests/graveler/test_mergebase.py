@@ -3,23 +3,26 @@
 from __future__ import annotations
 
 import random
+import uuid
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kvlake.blockstore import BlockStore
 from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.mergebase import find_merge_base
 from kvlake.graveler.records import Repository
 from kvlake.graveler.refs import Refs
 from kvlake.kv.memory import MemoryStore
-from tests.graveler.helpers import NAMESPACE, add_commit, make_graveler
+from tests.graveler.helpers import add_commit, make_graveler
 from tests.support import FakeClock
+from tests.support.blockstores import examples
 
 
 @pytest.fixture
-def repo(graveler: Graveler) -> Repository:
-    return graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+def repo(graveler: Graveler, namespace: str) -> Repository:
+    return graveler.create_repository("repo1", storage_namespace=namespace)
 
 
 def _ancestors(parents: dict[str, tuple[str, ...]], commit: str) -> set[str]:
@@ -92,28 +95,38 @@ def test_merge_base_of_refs_through_the_facade(graveler: Graveler, repo: Reposit
     assert graveler.merges.merge_base(repo, "main~1", "dev") == root
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 2**32), size=st.integers(2, 40), roots=st.integers(1, 3))
-def test_random_histories_match_the_model(seed: int, size: int, roots: int) -> None:
-    rng = random.Random(seed)
-    graveler = make_graveler(MemoryStore(), FakeClock())
-    repo = graveler.create_repository("repo1", storage_namespace=NAMESPACE)
-    parents: dict[str, tuple[str, ...]] = {}
-    ids: list[str] = []
-    for n in range(size):
-        if n < roots:
-            chosen: list[str] = []
-        else:
-            chosen = rng.sample(ids, k=min(len(ids), rng.choice([1, 1, 1, 2, 2, 3])))
-        commit_id = add_commit(graveler, repo, chosen, message=str(n), date=rng.randrange(5))
-        parents[commit_id] = tuple(chosen)
-        ids.append(commit_id)
-    for _ in range(10):
-        a, b = rng.choice(ids), rng.choice(ids)
-        base = find_merge_base(Refs(graveler.store), repo, a, b)
-        best = _best_common_ancestors(parents, a, b)
-        if not best:
-            assert base is None
-        else:
-            assert base in best
-            assert find_merge_base(Refs(graveler.store), repo, b, a) == base
+# The examples (a tenth of them on S3: `examples`) share the test's blockstore, each with a
+# fresh store and a namespace of its own there: no example sees another's files.
+def test_random_histories_match_the_model(lake_blocks: BlockStore) -> None:
+    @settings(
+        max_examples=examples(lake_blocks, 60),
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
+    @given(seed=st.integers(0, 2**32), size=st.integers(2, 40), roots=st.integers(1, 3))
+    def check(seed: int, size: int, roots: int) -> None:
+        rng = random.Random(seed)
+        graveler = make_graveler(MemoryStore(), FakeClock(), lake_blocks)
+        namespace = f"{lake_blocks.scheme}://lake/{uuid.uuid4().hex}"
+        repo = graveler.create_repository("repo1", storage_namespace=namespace)
+        parents: dict[str, tuple[str, ...]] = {}
+        ids: list[str] = []
+        for n in range(size):
+            if n < roots:
+                chosen: list[str] = []
+            else:
+                chosen = rng.sample(ids, k=min(len(ids), rng.choice([1, 1, 1, 2, 2, 3])))
+            commit_id = add_commit(graveler, repo, chosen, message=str(n), date=rng.randrange(5))
+            parents[commit_id] = tuple(chosen)
+            ids.append(commit_id)
+        for _ in range(10):
+            a, b = rng.choice(ids), rng.choice(ids)
+            base = find_merge_base(Refs(graveler.store), repo, a, b)
+            best = _best_common_ancestors(parents, a, b)
+            if not best:
+                assert base is None
+            else:
+                assert base in best
+                assert find_merge_base(Refs(graveler.store), repo, b, a) == base
+
+    check()

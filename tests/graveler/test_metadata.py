@@ -11,12 +11,11 @@ from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.metadata import MAX_BYTES, MAX_KEY
 from kvlake.graveler.records import Repository
 from kvlake.kv import Store
-from tests.graveler.helpers import NAMESPACE
 
 
 @pytest.fixture
-def repo(graveler: Graveler) -> Repository:
-    return graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+def repo(graveler: Graveler, namespace: str) -> Repository:
+    return graveler.create_repository("repo1", storage_namespace=namespace)
 
 
 def test_set_adds_and_replaces_keys_and_delete_removes_them(
@@ -40,16 +39,18 @@ def test_bad_keys_and_oversized_metadata_change_nothing(
     assert graveler.metadata.get(repo) == {"kept": "1"}
 
 
-def test_metadata_dies_with_its_repository(graveler: Graveler, repo: Repository) -> None:
+def test_metadata_dies_with_its_repository(
+    graveler: Graveler, repo: Repository, namespace: str
+) -> None:
     graveler.metadata.set(repo, {"owner": "ada"})
     graveler.delete_repository("repo1")
-    again = graveler.create_repository("repo1", storage_namespace=NAMESPACE + "-2")
+    again = graveler.create_repository("repo1", storage_namespace=namespace + "-2")
     assert graveler.metadata.get(again) == {}
 
 
-def test_racing_edits_of_different_keys_both_land(any_graveler: Graveler) -> None:
+def test_racing_edits_of_different_keys_both_land(any_graveler: Graveler, namespace: str) -> None:
     graveler = any_graveler
-    repo = graveler.create_repository("race", storage_namespace=NAMESPACE)
+    repo = graveler.create_repository("race", storage_namespace=namespace)
     start = threading.Barrier(8)
 
     def edit(i: int) -> None:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import uuid
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kvlake.blockstore import BlockStore
 from kvlake.errors import EntryNotFoundError, NoChangesError
 from kvlake.kv.memory import MemoryStore
-from tests.graveler.helpers import NAMESPACE, make_graveler, value
+from tests.graveler.helpers import make_graveler, value
 from tests.support import FakeClock
 
 keys_ = st.binary(min_size=1, max_size=3).filter(lambda key: not key.startswith(b"\0"))
@@ -22,12 +25,21 @@ operations = st.lists(
 )
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# The examples share the test's blockstore (function_scoped_fixture), each with a fresh
+# store and a namespace of its own there: no example reads range files another wrote.
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(operations)
-def test_branch_view_and_commits_match_a_dict_model(ops: list[tuple[str, bytes, str]]) -> None:
+def test_branch_view_and_commits_match_a_dict_model(
+    lake_blocks: BlockStore, ops: list[tuple[str, bytes, str]]
+) -> None:
     clock = FakeClock()
-    graveler = make_graveler(MemoryStore(), clock)
-    repo = graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+    graveler = make_graveler(MemoryStore(), clock, lake_blocks)
+    namespace = f"{lake_blocks.scheme}://lake/{uuid.uuid4().hex}"
+    repo = graveler.create_repository("repo1", storage_namespace=namespace)
     model: dict[bytes, str] = {}
     committed: dict[str, dict[bytes, str]] = {}
     head: dict[bytes, str] = {}  # what main's last commit holds

@@ -7,41 +7,46 @@ from collections.abc import Callable, Sequence
 import msgspec
 import pytest
 
+from kvlake.blockstore import BlockStore
 from kvlake.errors import RepositoryNotFoundError, StorageNamespaceInUseError
 from kvlake.graveler import keys
 from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.records import encode
 from kvlake.kv.memory import MemoryStore
-from tests.graveler.helpers import NAMESPACE, lifecycle, make_graveler, value
+from tests.graveler.helpers import lifecycle, make_graveler, value
 from tests.interleavings.scheduler import Check, Outcome, Scheduler, SteppingStore, explore
 from tests.support import FakeClock
 
 
 def test_a_live_repositorys_namespace_is_refused_to_any_other_creation(
     graveler: Graveler,
+    namespace: str,
 ) -> None:
-    graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+    graveler.create_repository("repo1", storage_namespace=namespace)
     for create in (graveler.create_repository, graveler.create_bare_repository):
         with pytest.raises(StorageNamespaceInUseError, match="belongs to repository 'repo1'"):
-            create("repo2", storage_namespace=NAMESPACE)
+            create("repo2", storage_namespace=namespace)
     with pytest.raises(RepositoryNotFoundError):
         graveler.get_repository("repo2")
     # The refused creations freed their name at once and claim nothing.
-    graveler.create_repository("repo2", storage_namespace=NAMESPACE + "2")
-    owner = graveler.references.namespace_owner(NAMESPACE)
+    graveler.create_repository("repo2", storage_namespace=namespace + "2")
+    owner = graveler.references.namespace_owner(namespace)
     assert owner is not None and owner.repository == "repo1"
 
 
 @pytest.mark.parametrize(
-    ("first", "second"),
+    ("first", "second"),  # paths after the blockstore's scheme
     [
-        (NAMESPACE, NAMESPACE + "/inner"),
-        (NAMESPACE, NAMESPACE + "/a/b/c"),
-        (NAMESPACE + "/inner", NAMESPACE),
-        (NAMESPACE + "/a/b", "mem://lake"),
+        ("lake/repo", "lake/repo/inner"),
+        ("lake/repo", "lake/repo/a/b/c"),
+        ("lake/repo/inner", "lake/repo"),
+        ("lake/top/repo/a/b", "lake/top"),  # an ancestor some levels up
     ],
 )
-def test_namespaces_may_not_nest_either_way(graveler: Graveler, first: str, second: str) -> None:
+def test_namespaces_may_not_nest_either_way(
+    graveler: Graveler, lake_blocks: BlockStore, first: str, second: str
+) -> None:
+    first, second = (f"{lake_blocks.scheme}://{path}" for path in (first, second))
     graveler.create_repository("repo1", storage_namespace=first)
     for create in (graveler.create_repository, graveler.create_bare_repository):
         with pytest.raises(StorageNamespaceInUseError, match=f"overlaps '{first}'"):
@@ -50,79 +55,90 @@ def test_namespaces_may_not_nest_either_way(graveler: Graveler, first: str, seco
 
 def test_a_namespace_that_only_shares_a_name_prefix_is_another_namespace(
     graveler: Graveler,
+    namespace: str,
 ) -> None:
-    graveler.create_repository("repo1", storage_namespace=NAMESPACE)
-    graveler.create_repository("repo2", storage_namespace=NAMESPACE + "2")
-    graveler.create_repository("repo3", storage_namespace=NAMESPACE + "-x/inner")
+    graveler.create_repository("repo1", storage_namespace=namespace)
+    graveler.create_repository("repo2", storage_namespace=namespace + "2")
+    graveler.create_repository("repo3", storage_namespace=namespace + "-x/inner")
 
 
 def test_deleting_without_purge_keeps_the_namespace_for_a_bare_restore_only(
     graveler: Graveler,
+    namespace: str,
 ) -> None:
-    old = graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+    old = graveler.create_repository("repo1", storage_namespace=namespace)
     graveler.delete_repository("repo1")
     with pytest.raises(StorageNamespaceInUseError, match="deleted without purge"):
-        graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+        graveler.create_repository("repo1", storage_namespace=namespace)
     with pytest.raises(StorageNamespaceInUseError, match="overlaps"):
-        graveler.create_bare_repository("inner", storage_namespace=NAMESPACE + "/inner")
-    bare = graveler.create_bare_repository("repo1", storage_namespace=NAMESPACE)
-    owner = graveler.references.namespace_owner(NAMESPACE)
+        graveler.create_bare_repository("inner", storage_namespace=namespace + "/inner")
+    bare = graveler.create_bare_repository("repo1", storage_namespace=namespace)
+    owner = graveler.references.namespace_owner(namespace)
     assert owner is not None and owner.instance_uid == bare.instance_uid != old.instance_uid
     with pytest.raises(StorageNamespaceInUseError, match="belongs to repository 'repo1'"):
-        graveler.create_bare_repository("repo2", storage_namespace=NAMESPACE)
+        graveler.create_bare_repository("repo2", storage_namespace=namespace)
 
 
-def test_a_namespace_being_purged_is_free_only_once_released(graveler: Graveler) -> None:
-    old = graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+def test_a_namespace_being_purged_is_free_only_once_released(
+    graveler: Graveler, namespace: str
+) -> None:
+    old = graveler.create_repository("repo1", storage_namespace=namespace)
     graveler.delete_repository("repo1", purge=True)
     for create in (graveler.create_repository, graveler.create_bare_repository):
         with pytest.raises(StorageNamespaceInUseError, match="being purged"):
-            create("repo2", storage_namespace=NAMESPACE)
-    graveler.release_namespace(NAMESPACE, "someone else's uid")
+            create("repo2", storage_namespace=namespace)
+    graveler.release_namespace(namespace, "someone else's uid")
     with pytest.raises(StorageNamespaceInUseError, match="being purged"):
-        graveler.create_repository("repo2", storage_namespace=NAMESPACE)
-    graveler.release_namespace(NAMESPACE, old.instance_uid)
-    graveler.create_repository("repo2", storage_namespace=NAMESPACE)
+        graveler.create_repository("repo2", storage_namespace=namespace)
+    graveler.release_namespace(namespace, old.instance_uid)
+    graveler.create_repository("repo2", storage_namespace=namespace)
 
 
 def test_a_deletion_retried_with_purge_settles_the_namespace_as_purging(
     graveler: Graveler,
+    namespace: str,
 ) -> None:
-    graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+    graveler.create_repository("repo1", storage_namespace=namespace)
     repository = graveler.get_repository("repo1")
     _, namespaces = lifecycle(graveler)
     namespaces.settle(repository, purge=False)  # a first deletion crashed here
     graveler.delete_repository("repo1", purge=True)
-    owner = graveler.references.namespace_owner(NAMESPACE)
+    owner = graveler.references.namespace_owner(namespace)
     assert owner is not None and owner.state == "purging"
     namespaces.settle(repository, purge=False)
-    assert graveler.references.namespace_owner(NAMESPACE) == owner
+    assert graveler.references.namespace_owner(namespace) == owner
 
 
 def test_a_crashed_creations_claim_holds_nothing_once_it_is_abandoned(
-    graveler: Graveler, clock: FakeClock
+    graveler: Graveler, clock: FakeClock, namespace: str
 ) -> None:
     repositories, namespaces = lifecycle(graveler)
     repository, _ = repositories.begin_create(
-        "repo1", storage_namespace=NAMESPACE, default_branch="main"
+        "repo1", storage_namespace=namespace, default_branch="main"
     )
     namespaces.claim(repository, bare=False)  # then the creator crashed
     with pytest.raises(StorageNamespaceInUseError, match="belongs to repository 'repo1'"):
-        graveler.create_repository("repo2", storage_namespace=NAMESPACE)
+        graveler.create_repository("repo2", storage_namespace=namespace)
     clock.advance(121)
-    repo2 = graveler.create_repository("repo2", storage_namespace=NAMESPACE)
+    repo2 = graveler.create_repository("repo2", storage_namespace=namespace)
     graveler.set(repo2, "main", b"a", value("a"))
     with pytest.raises(RepositoryNotFoundError):
         graveler.get_repository("repo1")
 
 
 def _racing(
-    setup: Callable[[Graveler], None], *operations: Callable[[Graveler], object]
+    blocks: BlockStore,
+    setup: Callable[[Graveler], None],
+    *operations: Callable[[Graveler], object],
 ) -> Callable[[Scheduler], tuple[Sequence[Callable[[], object]], Check]]:
-    """A scenario: after `setup`, the operations race on one graveler, step by step."""
+    """A scenario: after `setup`, the operations race on one graveler, step by step.
+
+    Every run has a fresh store; they share `blocks`, where they write nothing but empty
+    metaranges (content-addressed, so identical whoever writes them): these races are
+    about who owns a namespace, which the store alone records."""
 
     def scenario(scheduler: Scheduler) -> tuple[Sequence[Callable[[], object]], Check]:
-        graveler = make_graveler(SteppingStore(MemoryStore(), scheduler), FakeClock())
+        graveler = make_graveler(SteppingStore(MemoryStore(), scheduler), FakeClock(), blocks)
         setup(graveler)
 
         def check(outcomes: list[Outcome]) -> None:
@@ -163,18 +179,25 @@ def _create(name: str, namespace: str, *, bare: bool = False) -> Callable[[Grave
 
 
 @pytest.mark.parametrize(
-    ("first", "second"),
-    [(NAMESPACE, NAMESPACE), (NAMESPACE, NAMESPACE + "/inner"), (NAMESPACE + "/a/b", NAMESPACE)],
+    ("first", "second"),  # paths after the blockstore's scheme
+    [("lake/repo", "lake/repo"), ("lake/repo", "lake/repo/inner"), ("lake/repo/a/b", "lake/repo")],
 )
-def test_racing_creations_never_share_or_nest_a_namespace(first: str, second: str) -> None:
-    ran = explore(_racing(lambda g: None, _create("repo1", first), _create("repo2", second)))
+def test_racing_creations_never_share_or_nest_a_namespace(
+    lake_blocks: BlockStore, first: str, second: str
+) -> None:
+    first, second = (f"{lake_blocks.scheme}://{path}" for path in (first, second))
+    ran = explore(
+        _racing(lake_blocks, lambda g: None, _create("repo1", first), _create("repo2", second))
+    )
     assert ran > 20
 
 
 @pytest.mark.parametrize("purge", [False, True])
-def test_a_creation_racing_a_deletion_never_gets_the_data_it_keeps_or_purges(purge: bool) -> None:
+def test_a_creation_racing_a_deletion_never_gets_the_data_it_keeps_or_purges(
+    purge: bool, lake_blocks: BlockStore, namespace: str
+) -> None:
     def setup(graveler: Graveler) -> None:
-        graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+        graveler.create_repository("repo1", storage_namespace=namespace)
 
     def delete(graveler: Graveler) -> None:
         graveler.delete_repository("repo1", purge=purge)
@@ -182,7 +205,7 @@ def test_a_creation_racing_a_deletion_never_gets_the_data_it_keeps_or_purges(pur
     def check_refused(outcomes: list[Outcome]) -> None:
         assert isinstance(outcomes[1].error, StorageNamespaceInUseError), outcomes[1]
 
-    scenario = _racing(setup, delete, _create("repo2", NAMESPACE))
+    scenario = _racing(lake_blocks, setup, delete, _create("repo2", namespace))
 
     def refused(scheduler: Scheduler) -> tuple[Sequence[Callable[[], object]], Check]:
         operations, check = scenario(scheduler)
@@ -197,17 +220,17 @@ def test_a_creation_racing_a_deletion_never_gets_the_data_it_keeps_or_purges(pur
 
 
 def test_repositories_older_than_namespace_owners_are_adopted_once(
-    graveler: Graveler, kv: MemoryStore
+    graveler: Graveler, kv: MemoryStore, namespace: str
 ) -> None:
-    old = graveler.create_repository("old", storage_namespace=NAMESPACE)
-    shares = graveler.create_repository("shares", storage_namespace=NAMESPACE + "2")
+    old = graveler.create_repository("old", storage_namespace=namespace)
+    shares = graveler.create_repository("shares", storage_namespace=namespace + "2")
     kv.drop_partition(keys.NAMESPACES)  # as a store written before namespaces had owners
-    legacy = msgspec.structs.replace(shares, storage_namespace=NAMESPACE + "/inner")
+    legacy = msgspec.structs.replace(shares, storage_namespace=namespace + "/inner")
     kv.set(keys.REPOSITORIES, keys.repository_key("shares"), encode(legacy))
     problems = graveler.adopt_namespaces()
     assert len(problems) == 1 and "repository 'shares'" in problems[0]
-    owner = graveler.references.namespace_owner(NAMESPACE)
+    owner = graveler.references.namespace_owner(namespace)
     assert owner is not None and owner.instance_uid == old.instance_uid
     assert graveler.adopt_namespaces() == problems  # idempotent
     with pytest.raises(StorageNamespaceInUseError):
-        graveler.create_repository("new", storage_namespace=NAMESPACE)
+        graveler.create_repository("new", storage_namespace=namespace)

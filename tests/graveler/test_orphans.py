@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from kvlake import ids
-from kvlake.blockstore.memory import MemoryBlockStore
+from kvlake.blockstore import BlockStore
 from kvlake.catalog.records import ObjectEntry, to_value
 from kvlake.graveler import keys
 from kvlake.graveler.cleaner import Cleaner
@@ -23,7 +23,7 @@ from kvlake.graveler.records import encode as encode_value
 from kvlake.kv import Store
 from kvlake.kv.memory import MemoryStore
 from tests.deletion.helpers import DeletionLake
-from tests.graveler.helpers import NAMESPACE, value
+from tests.graveler.helpers import value
 from tests.graveler.stepping import calls_of, paused_graveler, run_paused
 from tests.support import FakeClock
 
@@ -44,8 +44,8 @@ def _dropped_token(graveler: Graveler, repository: Repository, cleaner: Cleaner)
 
 
 @pytest.fixture
-def repository(graveler: Graveler) -> Repository:
-    return graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+def repository(graveler: Graveler, namespace: str) -> Repository:
+    return graveler.create_repository("repo1", storage_namespace=namespace)
 
 
 def test_a_stalled_writers_stray_key_is_swept_and_its_write_is_kept(
@@ -106,11 +106,11 @@ def test_live_young_and_queued_partitions_are_never_swept(
 
 
 def test_a_partition_referenced_again_before_the_grace_ends_is_kept(
-    graveler: Graveler, clock: FakeClock
+    graveler: Graveler, clock: FakeClock, namespace: str
 ) -> None:
     """A note alone never drops anything: the partition must still be an orphan later."""
     cleaner = Cleaner(graveler, sweep_interval=0)
-    repository = graveler.create_repository("repo2", storage_namespace=NAMESPACE + "2")
+    repository = graveler.create_repository("repo2", storage_namespace=namespace + "2")
     dead_uid = ids.new_uid()
     stray = keys.staging_partition(keys.new_staging_token(dead_uid))
     graveler.store.set(stray, b"k", b"")
@@ -122,10 +122,10 @@ def test_a_partition_referenced_again_before_the_grace_ends_is_kept(
 
 
 def test_a_sweep_at_any_point_of_a_stalled_write_loses_nothing(
-    graveler: Graveler, repository: Repository, clock: FakeClock
+    graveler: Graveler, repository: Repository, clock: FakeClock, lake_blocks: BlockStore
 ) -> None:
     cleaner = Cleaner(graveler, sweep_interval=0, sweep_grace=0)
-    paused, stepping = paused_graveler(graveler, clock)
+    paused, stepping = paused_graveler(graveler, clock, lake_blocks)
     token = _dropped_token(graveler, repository, cleaner)
     total = calls_of(
         stepping, lambda: paused.set(repository, "main", b"probe", value("p"), token=token)
@@ -144,12 +144,12 @@ def test_a_sweep_at_any_point_of_a_stalled_write_loses_nothing(
         assert keys.staging_partition(token) not in _partitions(graveler.store), n
 
 
-def test_a_live_instances_stray_blobs_are_logged_and_deleted() -> None:
+def test_a_live_instances_stray_blobs_are_logged_and_deleted(lake_blocks: BlockStore) -> None:
     """A stray key in a token no commit consumed (here a deleted branch's) is logged.
 
     (A consumed token's strays are garbage collection's, as the rest of its entries.)
     """
-    lake = DeletionLake(MemoryStore(), MemoryBlockStore())
+    lake = DeletionLake(MemoryStore(), lake_blocks)
     repository = lake.repository
     lake.graveler.create_branch(repository, "dev", "main")
     lake.upload("a", branch="dev")

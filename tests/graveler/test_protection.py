@@ -14,12 +14,12 @@ from kvlake.errors import (
 )
 from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.records import Repository
-from tests.graveler.helpers import NAMESPACE, all_keys, contents, value
+from tests.graveler.helpers import all_keys, contents, value
 
 
 @pytest.fixture
-def repo(graveler: Graveler) -> Repository:
-    repo = graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+def repo(graveler: Graveler, namespace: str) -> Repository:
+    repo = graveler.create_repository("repo1", storage_namespace=namespace)
     graveler.set(repo, "main", b"a", value("1"))
     first = graveler.commit(repo, "main", committer="t", message="one")
     for name in ("release-1", "release-2", "dev", "feature"):
@@ -122,11 +122,13 @@ def test_bad_rules_are_refused_and_change_nothing(
     assert all_keys(graveler.store) == before
 
 
-def test_rules_belong_to_one_repository_instance(graveler: Graveler, repo: Repository) -> None:
+def test_rules_belong_to_one_repository_instance(
+    graveler: Graveler, repo: Repository, namespace: str
+) -> None:
     graveler.protection.set_rule(repo, "*", ["staging_write"])
-    other = graveler.create_repository("repo2", storage_namespace=NAMESPACE + "2")
+    other = graveler.create_repository("repo2", storage_namespace=namespace + "2")
     graveler.set(other, "main", b"x", value("x"))
     graveler.delete_repository("repo1")
-    again = graveler.create_repository("repo1", storage_namespace=NAMESPACE + "3")
+    again = graveler.create_repository("repo1", storage_namespace=namespace + "3")
     assert graveler.protection.get_rules(again) == {}
     graveler.set(again, "main", b"x", value("x"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from kvlake.blockstore import BlockStore
 from kvlake.errors import (
     BranchNotFoundError,
     MergeConflictError,
@@ -14,14 +15,14 @@ from kvlake.errors import (
 )
 from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.records import Repository
-from tests.graveler.helpers import NAMESPACE, value
+from tests.graveler.helpers import value
 from tests.graveler.stepping import paused_graveler, run_paused
 from tests.support import FakeClock
 
 
 @pytest.fixture
-def repo(any_graveler: Graveler) -> Repository:
-    repository = any_graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+def repo(any_graveler: Graveler, namespace: str) -> Repository:
+    repository = any_graveler.create_repository("repo1", storage_namespace=namespace)
     any_graveler.create_branch(repository, "dev", "main")
     return repository
 
@@ -91,10 +92,10 @@ def test_updates_change_only_the_given_fields(any_graveler: Graveler, repo: Repo
 
 
 def test_racing_updates_of_one_pull_request_both_land(
-    any_graveler: Graveler, repo: Repository, clock: FakeClock
+    any_graveler: Graveler, repo: Repository, clock: FakeClock, lake_blocks: BlockStore
 ) -> None:
     graveler = any_graveler
-    paused, stepping = paused_graveler(graveler, clock)
+    paused, stepping = paused_graveler(graveler, clock, lake_blocks)
     pull_id = _open(graveler, repo)
     run_paused(
         stepping,

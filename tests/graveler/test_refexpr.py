@@ -9,13 +9,13 @@ from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.records import Commit, Repository
 from kvlake.graveler.refexpr import parse_ref
 from kvlake.graveler.refs import Refs
-from tests.graveler.helpers import NAMESPACE, all_keys, value
+from tests.graveler.helpers import all_keys, value
 from tests.support import FakeClock
 
 
 @pytest.fixture
-def repo(graveler: Graveler) -> Repository:
-    return graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+def repo(graveler: Graveler, namespace: str) -> Repository:
+    return graveler.create_repository("repo1", storage_namespace=namespace)
 
 
 def _commit(graveler: Graveler, repo: Repository, branch: str, key: bytes, text: str) -> str:
@@ -98,8 +98,10 @@ def test_branch_shadows_tag_and_tag_shadows_commit_prefix(
     assert graveler.resolve_ref(repo, prefix).commit_id == history["x"]
 
 
-def test_ambiguous_commit_prefix_is_refused(graveler: Graveler, repo: Repository) -> None:
-    metarange = graveler.committed.empty_metarange(NAMESPACE)
+def test_ambiguous_commit_prefix_is_refused(
+    graveler: Graveler, repo: Repository, namespace: str
+) -> None:
+    metarange = graveler.committed.empty_metarange(namespace)
     by_prefix: dict[str, str] = {}
     n = 0
     while True:  # about 300 commits until two share 4 hex digits

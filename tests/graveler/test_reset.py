@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import pytest
 
+from kvlake.blockstore import BlockStore
 from kvlake.errors import BranchNotFoundError, InvalidInputError, RefNotFoundError
 from kvlake.graveler import keys
 from kvlake.graveler.cleaner import Cleaner
 from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.records import Branch, Repository, decode_dropped_token
 from kvlake.graveler.refs import Refs
-from tests.graveler.helpers import NAMESPACE, all_keys, contents, value
+from tests.graveler.helpers import all_keys, contents, value
 from tests.graveler.test_crashes import crashes, live_partitions
 
 
 @pytest.fixture
-def repo(graveler: Graveler) -> Repository:
-    repo = graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+def repo(graveler: Graveler, namespace: str) -> Repository:
+    repo = graveler.create_repository("repo1", storage_namespace=namespace)
     for key in (b"a", b"d1/x", b"d1/y", b"d1x", b"d2/x"):
         graveler.set(repo, "main", key, value("committed"))
     graveler.commit(repo, "main", committer="t", message="base")
@@ -122,8 +123,8 @@ def test_bad_resets_are_refused_and_change_nothing(graveler: Graveler, repo: Rep
     assert all_keys(graveler.store) == before
 
 
-def _staged_repository(graveler: Graveler) -> Repository:
-    repo = graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+def _staged_repository(graveler: Graveler, namespace: str) -> Repository:
+    repo = graveler.create_repository("repo1", storage_namespace=namespace)
     graveler.set(repo, "main", b"a", value("a"))
     graveler.commit(repo, "main", committer="t", message="one")
     graveler.create_tag(repo, "one", "main")
@@ -132,14 +133,16 @@ def _staged_repository(graveler: Graveler) -> Repository:
 
 
 @pytest.mark.parametrize("hard", [False, True])
-def test_crash_during_reset_leaves_no_unqueued_token_behind(hard: bool) -> None:
+def test_crash_during_reset_leaves_no_unqueued_token_behind(
+    hard: bool, lake_blocks: BlockStore
+) -> None:
     def reset(graveler: Graveler, repo: Repository) -> None:
         if hard:
             graveler.resets.reset_hard(repo, "main", "one")
         else:
             graveler.resets.reset_branch(repo, "main")
 
-    for graveler, store, repo, _ in crashes(_staged_repository, reset):
+    for graveler, store, repo, _ in crashes(lake_blocks, _staged_repository, reset):
         view = contents(graveler, repo, "main")
         assert view in ({b"a": value("a"), b"b": value("b")}, {b"a": value("a")})
         reset(graveler, repo)
@@ -148,9 +151,9 @@ def test_crash_during_reset_leaves_no_unqueued_token_behind(hard: bool) -> None:
         assert set(all_keys(store.inner)) <= live_partitions(graveler, repo)
 
 
-def test_crash_during_merge_leaves_the_branch_merged_or_not() -> None:
-    def setup(graveler: Graveler) -> Repository:
-        repo = _staged_repository(graveler)
+def test_crash_during_merge_leaves_the_branch_merged_or_not(lake_blocks: BlockStore) -> None:
+    def setup(graveler: Graveler, namespace: str) -> Repository:
+        repo = _staged_repository(graveler, namespace)
         graveler.create_branch(repo, "feature", "main")
         graveler.set(repo, "feature", b"f", value("f"))
         graveler.commit(repo, "feature", committer="t", message="f")
@@ -160,7 +163,7 @@ def test_crash_during_merge_leaves_the_branch_merged_or_not() -> None:
     def merge(graveler: Graveler, repo: Repository) -> None:
         graveler.merges.merge(repo, "feature", "main", committer="t")
 
-    for graveler, store, repo, _ in crashes(setup, merge):
+    for graveler, store, repo, _ in crashes(lake_blocks, setup, merge):
         head = graveler.get_commit(repo, graveler.get_branch(repo, "main").commit_id)
         assert len(head.parents) in (1, 2)
         if len(head.parents) == 1:

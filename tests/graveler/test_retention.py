@@ -14,12 +14,13 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
+from kvlake.blockstore import BlockStore
 from kvlake.errors import InvalidInputError, NotFoundError
 from kvlake.graveler import DAY, GarbageCollectionRules, make_rules
 from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.records import Commit, Repository
 from kvlake.kv import Store
-from tests.graveler.helpers import NAMESPACE, add_commit, make_graveler, value
+from tests.graveler.helpers import add_commit, make_graveler, value
 from tests.graveler.stepping import paused_graveler, run_paused
 from tests.support import FakeClock
 
@@ -41,7 +42,7 @@ def _commit(graveler: Graveler, repo: Repository, branch: str, text: str) -> str
     return graveler.commit(repo, branch, committer="t", message=text)
 
 
-def build_history(graveler: Graveler, clock: FakeClock) -> History:
+def build_history(graveler: Graveler, clock: FakeClock, namespace: str) -> History:
     """Day 0 is the repository's creation; `now` is day 20. Labels and days:
 
         r(0) <- c1(1) <- c2(2) <------ m(5) <- c3(10)         main = c3
@@ -59,7 +60,7 @@ def build_history(graveler: Graveler, clock: FakeClock) -> History:
     def at(day: int) -> None:
         clock.now = start + day * DAY
 
-    repo = graveler.create_repository("retained", storage_namespace=NAMESPACE)
+    repo = graveler.create_repository("retained", storage_namespace=namespace)
     ids["r"] = graveler.get_branch(repo, "main").commit_id
     at(1)
     ids["c1"] = _commit(graveler, repo, "main", "c1")
@@ -135,16 +136,20 @@ CASES = [
 
 @pytest.mark.parametrize(("rules", "expected"), CASES)
 def test_retained_commits_follow_the_rules(
-    any_graveler: Graveler, clock: FakeClock, rules: GarbageCollectionRules, expected: set[str]
+    any_graveler: Graveler,
+    clock: FakeClock,
+    rules: GarbageCollectionRules,
+    expected: set[str],
+    namespace: str,
 ) -> None:
-    history = build_history(any_graveler, clock)
+    history = build_history(any_graveler, clock, namespace)
     assert retained(any_graveler, history, rules) == expected
 
 
 def test_a_branch_rule_keeps_its_line_back_to_the_first_old_commit(
-    graveler: Graveler, clock: FakeClock
+    graveler: Graveler, clock: FakeClock, namespace: str
 ) -> None:
-    history = build_history(graveler, clock)
+    history = build_history(graveler, clock, namespace)
     # keep: 10 days, threshold day 10: k1 (day 11) is young, so c3 is kept as the first
     # commit at or before the threshold, and the walk stops there (m is only a head).
     rules = make_rules(0, {"keep": 10})
@@ -155,8 +160,10 @@ def test_a_branch_rule_keeps_its_line_back_to_the_first_old_commit(
     assert retained(graveler, history, rules) == HEADS | {"c2"}
 
 
-def test_heads_are_kept_whatever_their_age(graveler: Graveler, clock: FakeClock) -> None:
-    repo = graveler.create_repository("old-heads", storage_namespace=NAMESPACE)
+def test_heads_are_kept_whatever_their_age(
+    graveler: Graveler, clock: FakeClock, namespace: str
+) -> None:
+    repo = graveler.create_repository("old-heads", storage_namespace=namespace)
     first = graveler.get_branch(repo, "main").commit_id
     graveler.create_branch(repo, "hidden-one", "main", hidden=True)
     clock.advance(1)
@@ -167,9 +174,9 @@ def test_heads_are_kept_whatever_their_age(graveler: Graveler, clock: FakeClock)
 
 
 def test_stored_rules_are_used_and_missing_rules_refuse(
-    graveler: Graveler, clock: FakeClock
+    graveler: Graveler, clock: FakeClock, namespace: str
 ) -> None:
-    history = build_history(graveler, clock)
+    history = build_history(graveler, clock, namespace)
     with pytest.raises(NotFoundError, match="no garbage collection rules"):
         list(graveler.retention.retained_commits(history.repo, history.now))
     graveler.retention.set_rules(history.repo, make_rules(13))
@@ -178,9 +185,9 @@ def test_stored_rules_are_used_and_missing_rules_refuse(
 
 
 def test_now_may_be_an_aware_datetime_but_not_a_naive_one(
-    graveler: Graveler, clock: FakeClock
+    graveler: Graveler, clock: FakeClock, namespace: str
 ) -> None:
-    history = build_history(graveler, clock)
+    history = build_history(graveler, clock, namespace)
     rules = make_rules(13)
     moment = datetime.fromtimestamp(history.now, tz=timezone(timedelta(hours=5)))
     found = graveler.retention.retained_commits(history.repo, moment, rules=rules)
@@ -192,8 +199,10 @@ def test_now_may_be_an_aware_datetime_but_not_a_naive_one(
         graveler.retention.retained_commits(history.repo, float("nan"), rules=rules)
 
 
-def test_list_commits_streams_every_commit_record(graveler: Graveler, clock: FakeClock) -> None:
-    history = build_history(graveler, clock)
+def test_list_commits_streams_every_commit_record(
+    graveler: Graveler, clock: FakeClock, namespace: str
+) -> None:
+    history = build_history(graveler, clock, namespace)
     listed = list(graveler.retention.list_commits(history.repo))
     assert [r.id for r in listed] == sorted(history.ids.values())
     for record in listed:
@@ -201,12 +210,12 @@ def test_list_commits_streams_every_commit_record(graveler: Graveler, clock: Fak
 
 
 def test_a_commit_published_before_the_walk_reads_the_branches_is_retained(
-    graveler: Graveler, clock: FakeClock
+    graveler: Graveler, clock: FakeClock, namespace: str, lake_blocks: BlockStore
 ) -> None:
     """Whatever KV call up to the commit and branch scans a commit lands before, the new head
     is retained (once both are read, a new commit is the mark phase's: its data was staged)."""
-    history = build_history(graveler, clock)
-    paused, stepping = paused_graveler(graveler, clock)
+    history = build_history(graveler, clock, namespace)
+    paused, stepping = paused_graveler(graveler, clock, lake_blocks)
     rules = make_rules(0)
 
     def walk() -> set[str]:
@@ -256,10 +265,12 @@ def reference(
     return kept
 
 
-def generate(graveler: Graveler, seed: int) -> tuple[Repository, dict[str, str], float]:
+def generate(
+    graveler: Graveler, seed: int, namespace: str
+) -> tuple[Repository, dict[str, str], float]:
     """A random history: commits on random parents (some merges), dates that mostly grow."""
     rng = random.Random(seed)
-    repo = graveler.create_repository(f"gen-{seed}", storage_namespace=f"{NAMESPACE}-{seed}")
+    repo = graveler.create_repository(f"gen-{seed}", storage_namespace=f"{namespace}-{seed}")
     root = graveler.get_branch(repo, "main").commit_id
     ids = [root]
     dates = {root: 1_750_000_000}
@@ -281,8 +292,10 @@ def generate(graveler: Graveler, seed: int) -> tuple[Repository, dict[str, str],
 
 
 @pytest.mark.parametrize("seed", range(40))
-def test_generated_histories_match_the_reference_walk(graveler: Graveler, seed: int) -> None:
-    repo, heads, now = generate(graveler, seed)
+def test_generated_histories_match_the_reference_walk(
+    graveler: Graveler, seed: int, namespace: str
+) -> None:
+    repo, heads, now = generate(graveler, seed, namespace)
     commits = {r.id: r.commit for r in graveler.retention.list_commits(repo)}
     rng = random.Random(seed * 7919)
     for _ in range(4):
@@ -293,9 +306,11 @@ def test_generated_histories_match_the_reference_walk(graveler: Graveler, seed: 
         assert set(found) == reference(commits, heads, rules, now), rules
 
 
-def test_retained_commits_on_every_store(any_store: Store, clock: FakeClock) -> None:
-    graveler = make_graveler(any_store, clock)
-    repo, heads, now = generate(graveler, 1234)
+def test_retained_commits_on_every_store(
+    any_store: Store, clock: FakeClock, namespace: str, lake_blocks: BlockStore
+) -> None:
+    graveler = make_graveler(any_store, clock, lake_blocks)
+    repo, heads, now = generate(graveler, 1234, namespace)
     commits = {r.id: r.commit for r in graveler.retention.list_commits(repo)}
     rules = make_rules(3, {"main": 1})
     found = {r.commit_id for r in graveler.retention.retained_commits(repo, now, rules=rules)}

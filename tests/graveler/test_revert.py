@@ -15,13 +15,13 @@ from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.records import Commit, Repository
 from kvlake.graveler.refs import Refs
 from kvlake.graveler.staging import Staging
-from tests.graveler.helpers import NAMESPACE, all_keys, contents, value
+from tests.graveler.helpers import all_keys, contents, value
 from tests.support import FakeClock
 
 
 @pytest.fixture
-def repo(graveler: Graveler) -> Repository:
-    return graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+def repo(graveler: Graveler, namespace: str) -> Repository:
+    return graveler.create_repository("repo1", storage_namespace=namespace)
 
 
 def _commit(graveler: Graveler, repo: Repository, branch: str, changes: dict[str, str]) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kvlake.blockstore.memory import MemoryBlockStore
+from kvlake.blockstore import BlockStore
 from kvlake.errors import RepositoryNotFoundError, StaleReadError
 from kvlake.graveler import Span, SpanChange
 from kvlake.graveler.committed import Chunking, CommittedManager
@@ -12,20 +12,20 @@ from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.records import Repository, Value
 from kvlake.kv import Store
 from kvlake.kv.memory import MemoryStore
-from tests.graveler.helpers import NAMESPACE, make_graveler, stage_many, value
+from tests.graveler.helpers import make_graveler, stage_many, value
 from tests.support import FakeClock
 
 TINY = Chunking(target_entries=8, max_entries=16, max_bytes=4096)
 
 
 @pytest.fixture
-def small_ranges(clock: FakeClock) -> Graveler:
-    blocks = MemoryBlockStore()
-    return make_graveler(MemoryStore(), clock, blocks, CommittedManager(blocks, chunking=TINY))
+def small_ranges(clock: FakeClock, lake_blocks: BlockStore) -> Graveler:
+    committed = CommittedManager(lake_blocks, chunking=TINY)
+    return make_graveler(MemoryStore(), clock, lake_blocks, committed)
 
 
-def _lake(graveler: Graveler) -> Repository:
-    repo = graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+def _lake(graveler: Graveler, namespace: str) -> Repository:
+    repo = graveler.create_repository("repo1", storage_namespace=namespace)
     entries = [
         (b"%s/%04d" % (d, n), value(f"{d!r}{n}")) for d in (b"a", b"b", b"c") for n in range(100)
     ]
@@ -40,9 +40,10 @@ def _read_all(graveler: Graveler, spans: list[Span]) -> list[tuple[bytes, Value]
 
 def test_spans_of_a_branch_read_what_a_listing_reads_staged_changes_included(
     small_ranges: Graveler,
+    namespace: str,
 ) -> None:
     graveler = small_ranges
-    repo = _lake(graveler)
+    repo = _lake(graveler, namespace)
     graveler.set(repo, "main", b"b/0050", value("changed"))
     graveler.set(repo, "main", b"b/0050x", value("added between ranges"))
     graveler.delete(repo, "main", b"a/0007")
@@ -50,14 +51,14 @@ def test_spans_of_a_branch_read_what_a_listing_reads_staged_changes_included(
 
     spans = graveler.spans.split(repo, "main")
 
-    assert len(spans) == len(graveler.committed.ranges(NAMESPACE, _metarange(graveler, repo)))
+    assert len(spans) == len(graveler.committed.ranges(namespace, _metarange(graveler, repo)))
     assert len(spans) > 10
     assert _read_all(graveler, spans) == list(graveler.list(repo, "main"))
 
 
-def test_a_prefix_keeps_only_the_spans_under_it(small_ranges: Graveler) -> None:
+def test_a_prefix_keeps_only_the_spans_under_it(small_ranges: Graveler, namespace: str) -> None:
     graveler = small_ranges
-    repo = _lake(graveler)
+    repo = _lake(graveler, namespace)
 
     spans = graveler.spans.split(repo, "main", prefix=b"b/")
 
@@ -66,9 +67,11 @@ def test_a_prefix_keeps_only_the_spans_under_it(small_ranges: Graveler) -> None:
     assert [k for k, _ in _read_all(graveler, spans)] == [b"b/%04d" % n for n in range(100)]
 
 
-def test_a_diff_span_gives_both_sides_of_each_change(small_ranges: Graveler) -> None:
+def test_a_diff_span_gives_both_sides_of_each_change(
+    small_ranges: Graveler, namespace: str
+) -> None:
     graveler = small_ranges
-    repo = _lake(graveler)
+    repo = _lake(graveler, namespace)
     graveler.create_branch(repo, "dev", "main")
     graveler.set(repo, "dev", b"a/0001", value("new"))
     graveler.delete(repo, "dev", b"c/0099")
@@ -84,9 +87,11 @@ def test_a_diff_span_gives_both_sides_of_each_change(small_ranges: Graveler) -> 
     ]
 
 
-def test_a_planned_span_keeps_its_snapshot_after_the_branch_moves(small_ranges: Graveler) -> None:
+def test_a_planned_span_keeps_its_snapshot_after_the_branch_moves(
+    small_ranges: Graveler, namespace: str
+) -> None:
     graveler = small_ranges
-    repo = _lake(graveler)
+    repo = _lake(graveler, namespace)
     spans = graveler.spans.split(repo, "main~0")  # a commit: no staging to go stale
     before = _read_all(graveler, spans)
 
@@ -98,9 +103,10 @@ def test_a_planned_span_keeps_its_snapshot_after_the_branch_moves(small_ranges: 
 
 def test_a_branch_committed_and_its_token_dropped_during_the_read_fails(
     small_ranges: Graveler,
+    namespace: str,
 ) -> None:
     graveler = small_ranges
-    repo = _lake(graveler)
+    repo = _lake(graveler, namespace)
     graveler.set(repo, "main", b"a/0000", value("staged"))
     span = graveler.spans.split(repo, "main")[0]
     graveler.commit(repo, "main", committer="t", message="meanwhile")
@@ -109,12 +115,14 @@ def test_a_branch_committed_and_its_token_dropped_during_the_read_fails(
         list(graveler.spans.read(span))
 
 
-def test_a_span_of_a_deleted_repository_reads_nothing(any_store: Store, clock: FakeClock) -> None:
-    graveler = make_graveler(any_store, clock)
-    repo = _lake(graveler)
+def test_a_span_of_a_deleted_repository_reads_nothing(
+    any_store: Store, clock: FakeClock, namespace: str, lake_blocks: BlockStore
+) -> None:
+    graveler = make_graveler(any_store, clock, lake_blocks)
+    repo = _lake(graveler, namespace)
     span = graveler.spans.split(repo, "main")[0]
     graveler.delete_repository("repo1")
-    graveler.create_repository("repo1", storage_namespace=NAMESPACE + "2")
+    graveler.create_repository("repo1", storage_namespace=namespace + "2")
 
     with pytest.raises(RepositoryNotFoundError, match="plan the read again"):
         list(graveler.spans.read(span))

@@ -14,12 +14,12 @@ from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.records import Repository
 from kvlake.graveler.refs import partition_of
 from kvlake.graveler.tasks import INTERNAL_ERROR, STALE_SECONDS, RefsTasks, TaskResult
-from tests.graveler.helpers import NAMESPACE, value
+from tests.graveler.helpers import value
 from tests.support import FakeClock, GatedStarter, wait_until
 
 
-def _repo(graveler: Graveler) -> Repository:
-    repo = graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+def _repo(graveler: Graveler, namespace: str) -> Repository:
+    repo = graveler.create_repository("repo1", storage_namespace=namespace)
     graveler.set(repo, "main", b"a", value("1"))
     graveler.commit(repo, "main", committer="alice", message="one")
     return repo
@@ -38,9 +38,9 @@ def _task_keys(graveler: Graveler, repo: Repository) -> list[bytes]:
 
 
 def test_a_dump_runs_in_the_background_and_then_reports_its_dump(
-    graveler: Graveler, clock: FakeClock
+    graveler: Graveler, clock: FakeClock, namespace: str
 ) -> None:
-    repo = _repo(graveler)
+    repo = _repo(graveler, namespace)
     gate = GatedStarter()
     tasks = _tasks(graveler, clock, gate)
     task_id = tasks.submit_dump(repo)
@@ -55,8 +55,10 @@ def test_a_dump_runs_in_the_background_and_then_reports_its_dump(
         tasks.status(repo, "restore", task_id)  # a task of another kind
 
 
-def test_a_failed_restore_reports_its_error(graveler: Graveler, clock: FakeClock) -> None:
-    bare = graveler.create_bare_repository("bare", storage_namespace=NAMESPACE + "-bare")
+def test_a_failed_restore_reports_its_error(
+    graveler: Graveler, clock: FakeClock, namespace: str
+) -> None:
+    bare = graveler.create_bare_repository("bare", storage_namespace=namespace + "-bare")
     gate = GatedStarter()
     tasks = _tasks(graveler, clock, gate)
     task_id = tasks.submit_restore(bare, "0" * 26)  # well formed, but no such dump
@@ -68,9 +70,9 @@ def test_a_failed_restore_reports_its_error(graveler: Graveler, clock: FakeClock
 
 
 def test_what_lakefs_refuses_at_submit_is_refused_and_records_nothing(
-    graveler: Graveler, clock: FakeClock
+    graveler: Graveler, clock: FakeClock, namespace: str
 ) -> None:
-    repo = _repo(graveler)
+    repo = _repo(graveler, namespace)
     gate = GatedStarter()
     tasks = _tasks(graveler, clock, gate)
     with pytest.raises(InvalidInputError, match="bare repository"):
@@ -81,9 +83,9 @@ def test_what_lakefs_refuses_at_submit_is_refused_and_records_nothing(
 
 
 def test_an_unexpected_failure_is_reported_without_its_details(
-    graveler: Graveler, clock: FakeClock
+    graveler: Graveler, clock: FakeClock, namespace: str
 ) -> None:
-    repo = _repo(graveler)
+    repo = _repo(graveler, namespace)
     gate = GatedStarter()
     tasks = _tasks(graveler, clock, gate)
 
@@ -96,9 +98,9 @@ def test_an_unexpected_failure_is_reported_without_its_details(
 
 
 def test_a_task_whose_process_died_reads_as_failed_after_the_limit(
-    graveler: Graveler, clock: FakeClock
+    graveler: Graveler, clock: FakeClock, namespace: str
 ) -> None:
-    repo = _repo(graveler)
+    repo = _repo(graveler, namespace)
     gate = GatedStarter()
     tasks = _tasks(graveler, clock, gate)
     task_id = tasks.submit_dump(repo)
@@ -110,8 +112,10 @@ def test_a_task_whose_process_died_reads_as_failed_after_the_limit(
     assert stale.done and "submit it again" in stale.error
 
 
-def test_the_heartbeat_keeps_a_long_task_running(graveler: Graveler, clock: FakeClock) -> None:
-    repo = _repo(graveler)
+def test_the_heartbeat_keeps_a_long_task_running(
+    graveler: Graveler, clock: FakeClock, namespace: str
+) -> None:
+    repo = _repo(graveler, namespace)
     tasks = RefsTasks(graveler.store, lambda: graveler.dumps, clock, heartbeat=0.01)
     proceed = threading.Event()
 

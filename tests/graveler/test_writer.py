@@ -9,18 +9,19 @@ from __future__ import annotations
 
 import pytest
 
+from kvlake.blockstore import BlockStore
 from kvlake.errors import NoChangesError
 from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.records import Repository, Value
 from kvlake.kv.faults import Call
-from tests.graveler.helpers import NAMESPACE, value
+from tests.graveler.helpers import value
 from tests.graveler.stepping import calls_of, paused_graveler, run_paused
 from tests.support import FakeClock
 
 
 @pytest.fixture
-def repo(any_graveler: Graveler) -> Repository:
-    return any_graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+def repo(any_graveler: Graveler, namespace: str) -> Repository:
+    return any_graveler.create_repository("repo1", storage_namespace=namespace)
 
 
 def _commit(graveler: Graveler, repo: Repository) -> None:
@@ -31,11 +32,11 @@ def _commit(graveler: Graveler, repo: Repository) -> None:
 
 
 def test_a_commit_at_any_point_of_a_write_loses_nothing(
-    any_graveler: Graveler, repo: Repository, clock: FakeClock
+    any_graveler: Graveler, repo: Repository, clock: FakeClock, lake_blocks: BlockStore
 ) -> None:
     """Invariant 2: the write re-reads the branch and writes again after a seal."""
     graveler = any_graveler
-    paused, stepping = paused_graveler(graveler, clock)
+    paused, stepping = paused_graveler(graveler, clock, lake_blocks)
     graveler.set(repo, "main", b"base", value("0"))
     total = calls_of(stepping, lambda: paused.set(repo, "main", b"probe", value("p")))
     for n in range(total):
@@ -56,13 +57,13 @@ def test_a_commit_at_any_point_of_a_write_loses_nothing(
 
 
 def test_a_write_finishes_while_a_commit_is_paused_at_any_call(
-    any_graveler: Graveler, repo: Repository, clock: FakeClock
+    any_graveler: Graveler, repo: Repository, clock: FakeClock, lake_blocks: BlockStore
 ) -> None:
     """Invariant 3: a paused commit never holds a writer up; a write costs at most
     two single-key updates (its write, and one more after a seal)."""
     graveler = any_graveler
-    paused, stepping = paused_graveler(graveler, clock)
-    writer, counting = paused_graveler(graveler, clock)
+    paused, stepping = paused_graveler(graveler, clock, lake_blocks)
+    writer, counting = paused_graveler(graveler, clock, lake_blocks)
     acknowledged: dict[bytes, str] = {}
 
     def write_now(call: Call) -> None:
@@ -105,13 +106,17 @@ def _suffixed(old: Value) -> Value:
 
 @pytest.mark.parametrize("intruder", ["write", "commit"])
 def test_an_update_changes_whatever_a_racing_write_left_at_any_call(
-    any_graveler: Graveler, repo: Repository, clock: FakeClock, intruder: str
+    any_graveler: Graveler,
+    repo: Repository,
+    clock: FakeClock,
+    lake_blocks: BlockStore,
+    intruder: str,
 ) -> None:
     """An update is a compare-and-swap on what it read: a write racing it is changed, never
     replaced by a change of the value it overwrote (lakeFS's `Update`); a commit racing it
     leaves the change staged."""
     graveler = any_graveler
-    paused, stepping = paused_graveler(graveler, clock)
+    paused, stepping = paused_graveler(graveler, clock, lake_blocks)
     graveler.set(repo, "main", b"probe", value("p"))
     total = calls_of(stepping, lambda: paused.update(repo, "main", b"probe", _suffixed))
     for n in range(total):

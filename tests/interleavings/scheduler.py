@@ -1,11 +1,12 @@
 """A deterministic interleaving harness: operations advance one store call at a time.
 
 Each operation runs in its own thread, but only one runs at any moment: before
-every KV call (`SteppingStore`) and every blockstore call (`SteppingBlockStore`)
-it parks, and the `Scheduler` lets exactly one parked operation go, in the order
-a schedule names. So a schedule is a replayable interleaving of the operations'
-store calls, and a test can explore many of them: nothing depends on thread
-timing. Calls made outside an operation (set-up, checks, draining) run freely.
+every KV call (`SteppingStore`) and every blob call (`SteppingBlockStore`, over
+any real blockstore) it parks, and the `Scheduler` lets exactly one parked
+operation go, in the order a schedule names. So a schedule is a replayable
+interleaving of the operations' store calls, and a test can explore many of
+them: nothing depends on thread timing. Calls made outside an operation (set-up,
+checks, draining) run freely.
 
 `schedules` yields the interleavings to try: both serial orders, every schedule
 with at most two context switches (A runs k steps, B runs j, A finishes, then
@@ -19,11 +20,12 @@ import random
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import BinaryIO, Final
+from typing import Final
 
-from kvlake.blockstore.memory import MemoryBlockStore
+from kvlake.blockstore import BlockStore
 from kvlake.kv import Store
 from kvlake.kv.faults import Call, Fault, FaultyStore
+from tests.deletion.blockstores import BlobCall, FaultyBlockStore
 
 PARK_TIMEOUT: Final = 30.0
 """Seconds an operation may run without reaching its next store call: past it, the
@@ -137,32 +139,17 @@ class SteppingStore(FaultyStore):
         return super()._decide(op, partition, key, size)
 
 
-class SteppingBlockStore(MemoryBlockStore):
-    """A memory blockstore whose every blob call is a step of the calling operation."""
+class SteppingBlockStore(FaultyBlockStore):
+    """A blockstore (wrapping any adapter: a local folder, S3) whose every blob call is a
+    step of the calling operation, taken before the call reaches the inner store. A
+    `delete_many` steps once per key; a listing steps when it starts."""
 
-    def __init__(self, scheduler: Scheduler) -> None:
-        super().__init__()
+    def __init__(self, inner: BlockStore, scheduler: Scheduler) -> None:
+        super().__init__(inner, self._step)
         self._scheduler = scheduler
 
-    def _put(self, namespace: str, key: str, chunks: Iterator[bytes]) -> int:
+    def _step(self, call: BlobCall) -> None:
         self._scheduler.step()
-        return super()._put(namespace, key, chunks)
-
-    def _open_reader(self, namespace: str, key: str, start: int, end: int | None) -> BinaryIO:
-        self._scheduler.step()
-        return super()._open_reader(namespace, key, start, end)
-
-    def _size(self, namespace: str, key: str) -> int:
-        self._scheduler.step()
-        return super()._size(namespace, key)
-
-    def _delete(self, namespace: str, key: str) -> None:
-        self._scheduler.step()
-        super()._delete(namespace, key)
-
-    def _list_keys(self, namespace: str, prefix: str) -> Iterator[str]:
-        self._scheduler.step()
-        return super()._list_keys(namespace, prefix)
 
 
 def schedules(

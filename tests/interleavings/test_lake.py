@@ -13,6 +13,7 @@ left to do, and then, whatever the interleaving:
 
 from __future__ import annotations
 
+import itertools
 import sys
 import uuid
 from collections.abc import Callable, Sequence
@@ -20,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from kvlake.blockstore import BlockStore
 from kvlake.catalog import ObjectStat
 from kvlake.errors import KvlakeError, NoChangesError, StorageNamespaceInUseError
 from kvlake.kv import Store, open_store
@@ -35,6 +37,7 @@ from tests.interleavings.scheduler import (
     explore,
 )
 from tests.support import drop_postgres_table
+from tests.support.blockstores import paired_params
 
 Operations = Sequence[Callable[[], object]]
 
@@ -44,8 +47,25 @@ _new_store: StoreFactory = MemoryStore
 """The KV store the scenarios build on (a test may switch it to SQLite or PostgreSQL)."""
 
 
+_blocks: BlockStore | None = None
+"""The blockstore the scenarios build on: the test's `lake_blocks` (a local folder, S3)."""
+_lakes = itertools.count()
+"""Numbers the lakes: each schedule's lake has a namespace of its own on `_blocks`."""
+
+
+@pytest.fixture(autouse=True)
+def blocks(lake_blocks: BlockStore, monkeypatch: pytest.MonkeyPatch) -> BlockStore:
+    monkeypatch.setattr(sys.modules[__name__], "_blocks", lake_blocks)
+    return lake_blocks
+
+
 def _lake(scheduler: Scheduler) -> DeletionLake:
-    return DeletionLake(SteppingStore(_new_store(), scheduler), SteppingBlockStore(scheduler))
+    assert _blocks is not None, "the autouse fixture `blocks` sets the blockstore"
+    return DeletionLake(
+        SteppingStore(_new_store(), scheduler),
+        SteppingBlockStore(_blocks, scheduler),
+        namespace=f"{_blocks.scheme}://lake/repo{next(_lakes)}",
+    )
 
 
 def _commit(lake: DeletionLake, branch: str = "main") -> str | None:
@@ -247,12 +267,19 @@ SCENARIOS: dict[str, Scenario] = {
 }
 
 
+SCHEDULES = {"local": (300, 40, 20), "s3": (12, 3, 10)}
+"""(limit, shuffled, at least this many ran) of each scenario's exploration, by blockstore.
+A local folder explores widely; S3 runs a sample, as the SQL drivers do below: a blob call
+is one step there like any other, at ten times the cost of a local one."""
+
+
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
-def test_no_interleaving_loses_a_write_or_a_referenced_blob(name: str) -> None:
-    assert explore(SCENARIOS[name], seed=1, limit=300, shuffled=40) > 20
+def test_no_interleaving_loses_a_write_or_a_referenced_blob(name: str, blocks: BlockStore) -> None:
+    limit, shuffled, least = SCHEDULES[blocks.scheme]
+    assert explore(SCENARIOS[name], seed=1, limit=limit, shuffled=shuffled) > least
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture
 def durable_store(
     request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -289,6 +316,9 @@ def durable_store(
 
 
 @pytest.mark.usefixtures("durable_store")
+@pytest.mark.parametrize(
+    ("durable_store", "lake_blocks"), paired_params("sqlite", "postgres"), indirect=True
+)
 @pytest.mark.parametrize("name", ["commit and hard reset", "upload and commit"])
 def test_interleavings_hold_on_sql_drivers(name: str) -> None:
     assert explore(SCENARIOS[name], seed=2, limit=12, shuffled=3) > 10

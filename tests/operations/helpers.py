@@ -1,5 +1,4 @@
-"""A lake for the operations tests: a chosen KV store and blockstore (memory unless the test
-passes one), a clock tests move."""
+"""A lake for the operations tests: a chosen KV store and blockstore, a clock tests move."""
 
 from __future__ import annotations
 
@@ -7,7 +6,6 @@ import io
 import threading
 
 from kvlake.blockstore import BlockStore
-from kvlake.blockstore.memory import MemoryBlockStore
 from kvlake.catalog.records import ObjectEntry, to_value
 from kvlake.config import DeletionSettings, OperationsSettings, Settings
 from kvlake.errors import RepositoryNotFoundError
@@ -21,16 +19,15 @@ from tests.support import FakeClock
 
 def make_lake(
     store: Store,
+    blocks: BlockStore,
     *,
     batch_size: int = 10,
     clock: FakeClock | None = None,
-    blocks: BlockStore | None = None,
 ) -> Lake:
     settings = Settings(
         operations=OperationsSettings(batch_size=batch_size, lease_time=30.0),
         deletion=DeletionSettings(send_delay=0.0),
     )
-    blocks = blocks or MemoryBlockStore()
     return Lake(settings, store, blocks, clock=clock or FakeClock(), token_drop_delay=0)
 
 

@@ -34,7 +34,7 @@ from tests.support import FakeClock
 
 @pytest.fixture
 def lake(lake_blocks: BlockStore) -> Lake:
-    return make_lake(MemoryStore(), batch_size=4, blocks=lake_blocks)
+    return make_lake(MemoryStore(), lake_blocks, batch_size=4)
 
 
 def _paths(n: int, prefix: str) -> list[str]:

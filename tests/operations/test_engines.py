@@ -11,6 +11,7 @@ import threading
 
 import pytest
 
+from kvlake.blockstore import BlockStore
 from kvlake.errors import ConfigError, InvalidInputError
 from kvlake.kv.memory import MemoryStore
 from kvlake.operations import (
@@ -33,8 +34,10 @@ def threads_engine() -> None:
         pass  # registered by an earlier module of this process
 
 
-def _run_on(engine: str) -> tuple[object, ...]:
-    lake = make_lake(MemoryStore(), batch_size=3)
+def _run_on(engine: str, blocks: BlockStore) -> tuple[object, ...]:
+    lake = make_lake(MemoryStore(), blocks, batch_size=3)
+    # Each engine's repository has a namespace of its own on the shared blockstore.
+    lake.graveler.create_repository("repo1", storage_namespace=f"{blocks.scheme}://lake/{engine}")
     repo = populate(lake, [f"a/{i:02d}.csv" for i in range(10)] + ["a/x.tmp", "b/1"])
     populate(lake, ["a/staged.csv"], commit=False)
     lake.locks.acquire(repo, "a/04.csv", owner="bob", ttl=600)
@@ -54,8 +57,8 @@ def _run_on(engine: str) -> tuple[object, ...]:
     )
 
 
-def test_every_engine_gives_the_same_result() -> None:
-    results = {engine: _run_on(engine) for engine in ENGINES}
+def test_every_engine_gives_the_same_result(lake_blocks: BlockStore) -> None:
+    results = {engine: _run_on(engine, lake_blocks) for engine in ENGINES}
     assert results["local"][0] == "completed_with_errors"
     assert results["local"][2] == ["a/04.csv", "a/x.tmp", "b/1"]
     for engine in ENGINES:

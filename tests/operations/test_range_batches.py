@@ -25,7 +25,7 @@ OUTSIDE = ["0", "a", "a0", "b/1"]
 
 @pytest.fixture
 def lake(lake_blocks: BlockStore) -> Iterator[Lake]:
-    with make_lake(MemoryStore(), batch_size=1000, blocks=lake_blocks) as lake:
+    with make_lake(MemoryStore(), lake_blocks, batch_size=1000) as lake:
         yield lake
 
 
@@ -73,7 +73,11 @@ def test_whole_ranges_cost_one_record_each_and_delete_what_tombstones_would(lake
     repo = lake.graveler.get_repository("repo1")
     assert staged_rows(lake, repo) < 3 * 1000  # a record per whole range, paths at the ends
 
-    with make_lake(MemoryStore(), batch_size=1000) as by_path:
+    blocks = lake.blockstore
+    with make_lake(MemoryStore(), blocks, batch_size=1000) as by_path:
+        # The same blockstore, in a namespace of its own.
+        namespace = f"{blocks.scheme}://lake/by-path"
+        by_path.graveler.create_repository("repo1", storage_namespace=namespace)
         # A filter every object matches makes the engine list and tombstone each one.
         assert outcome_of(by_path, BulkDeleteOptions(filters=Filters(min_size=0))) == (
             status,

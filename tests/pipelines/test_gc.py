@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
 
-from kvlake.blockstore.memory import MemoryBlockStore
+from kvlake.blockstore import open_blockstore
 from kvlake.errors import InvalidInputError, NotFoundError
 from kvlake.graveler import DAY, Repository, make_rules
 from kvlake.lake import Lake
@@ -253,14 +253,20 @@ def test_an_inventory_file_replaces_the_listing(
     assert marked.counts.listed == len(listed)  # less the young blob, plus only-in-inventory
 
 
+# On S3: a blockstore of the same kind that does not serve the namespace is one rooted
+# elsewhere; a local folder serves every local:// namespace.
+@pytest.mark.parametrize("blockstore_kind", ["s3"])
 def test_a_repository_whose_namespace_this_lake_does_not_serve_is_refused(
     spark: SparkSession, clocked_lake: Lake, clock: FakeClock
 ) -> None:
     built = build(clocked_lake, clock)
     before = built.blobs()
-    elsewhere = Lake(clocked_lake.settings, clocked_lake.store, MemoryBlockStore(), clock=clock)
+    url = clocked_lake.settings.blockstore_url
+    assert url.startswith("s3://lake?")
+    with open_blockstore(url.replace("s3://lake?", "s3://lake/elsewhere?")) as blocks:
+        elsewhere = Lake(clocked_lake.settings, clocked_lake.store, blocks, clock=clock)
 
-    with pytest.raises(InvalidInputError, match="does not serve"):
-        GarbageCollector(spark, elsewhere, clock=clock).run("repo1")
+        with pytest.raises(InvalidInputError, match="does not serve"):
+            GarbageCollector(spark, elsewhere, clock=clock).run("repo1")
 
     assert built.blobs() == before

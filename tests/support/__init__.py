@@ -7,7 +7,7 @@ one that another layer's tests need moves here. Fixtures go in tests/conftest.py
 from tests.support.clock import FakeClock
 from tests.support.gate import GatedStarter
 from tests.support.postgres import drop_postgres_table
-from tests.support.stores import STORES, store_params
+from tests.support.stores import STORES, store_marks, store_params
 from tests.support.waiting import wait_until
 
 __all__ = [
@@ -15,6 +15,7 @@ __all__ = [
     "FakeClock",
     "GatedStarter",
     "drop_postgres_table",
+    "store_marks",
     "store_params",
     "wait_until",
 ]

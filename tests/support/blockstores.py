@@ -15,6 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from kvlake.blockstore import BlockStore
+from tests.support.stores import store_marks
+
 
 def _s3(request: pytest.FixtureRequest, tmp: Path) -> str:
     from tests.support.s3server import lake_bucket_url  # moto and boto3 load only for S3
@@ -31,3 +34,24 @@ local_only = pytest.mark.parametrize("lake_blocks", ["local"], indirect=True)
 """Run a `lake_blocks` test on the local folder only: for the few whose S3 run costs many
 seconds (thousands of small files through moto) and covers no path that a lighter S3 test
 of the same code misses. Each use says which test covers S3 instead."""
+
+PAIRS = {"mem": "local", "sqlite": "local", "postgres": "s3"}
+"""The blockstore each KV driver runs with in a test that takes both: a laptop's SQLite
+file with a local folder, production's PostgreSQL with S3, and the memory store (fastest)
+with a local folder. Three runs meet every driver and every blockstore."""
+
+
+def paired_params(*drivers: str) -> list[object]:
+    """Parameters for (`store_url` or a driver fixture, `lake_blocks`), indirectly: each
+    driver with its blockstore of PAIRS, ids like `postgres-s3`."""
+    return [
+        pytest.param(name, PAIRS[name], id=f"{name}-{PAIRS[name]}", marks=store_marks(name))
+        for name in drivers
+    ]
+
+
+def examples(blocks: BlockStore, on_local: int) -> int:
+    """How many generated examples a test runs on `blocks`: `on_local` on a local folder, a
+    tenth (at least ten) on S3, where every range file an example writes costs a round trip
+    through moto, ten times a local write."""
+    return on_local if blocks.scheme == "local" else max(10, on_local // 10)

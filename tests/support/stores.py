@@ -19,6 +19,11 @@ STORES: dict[str, Callable[[pytest.FixtureRequest, Path], str]] = {
 _MARKS: dict[str, list[pytest.MarkDecorator]] = {"postgres": [pytest.mark.postgres]}
 
 
+def store_marks(name: str) -> list[pytest.MarkDecorator]:
+    """The marks a run on driver `name` carries (`postgres` for PostgreSQL)."""
+    return _MARKS.get(name, [])
+
+
 def store_params(*names: str) -> list[object]:
     """Parameters for `store_url` (or `any_store`), to narrow a test to some drivers indirectly."""
-    return [pytest.param(name, marks=_MARKS.get(name, [])) for name in names]
+    return [pytest.param(name, marks=store_marks(name)) for name in names]

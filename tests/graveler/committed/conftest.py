@@ -1,10 +1,11 @@
 """Fixtures for committed data: a real blockstore (a local folder, then S3) and a manager
 cutting small ranges.
 
-The tests that count reads on a cold cache or run many generated examples
-(`large`, the property tests) build their own memory blockstore and use
-`helpers.NAMESPACE`: they are about the cutting and the cache, not the store, and
-an S3 round trip per example would cost minutes.
+Every test here stores its ranges on `blockstore` (or, for test_apply.py, on a local
+folder). The few that write hundreds of small range files, where an S3 round trip per
+file would cost many seconds (test_apply.py with its module-wide `large` metarange, the
+property test of test_apply_properties.py, three tests marked `local_only`), run on the
+local folder only; each names the S3 test that covers the same code.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
-"""Shared helpers for committed-data tests: a namespace, small chunking, entries."""
+"""Shared helpers for committed-data tests: small chunking, entries."""
 
 from __future__ import annotations
 
 from kvlake.graveler.committed import Chunking
 from kvlake.graveler.records import Value
-
-NAMESPACE = "mem://lake/repo1"
 
 SMALL = Chunking(target_entries=8, max_entries=32, max_bytes=4096)
 """Ranges of ~8 entries, so a few hundred entries span dozens of ranges and every cap bites."""

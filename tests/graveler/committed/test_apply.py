@@ -8,12 +8,11 @@ from pathlib import Path
 import pytest
 
 from kvlake.blockstore import BlockStore, open_blockstore
-from kvlake.blockstore.memory import MemoryBlockStore
 from kvlake.errors import InvalidInputError
 from kvlake.graveler.committed import Change, CommittedManager
 from kvlake.graveler.records import Value
 
-from .helpers import NAMESPACE, entries, value
+from .helpers import entries, value
 
 
 @pytest.fixture
@@ -174,11 +173,18 @@ def test_apply_refuses_unsorted_changes(
 
 
 @pytest.fixture(scope="module")
-def large() -> Iterator[tuple[MemoryBlockStore, str]]:
-    """100k entries cut by the default chunking (~25 ranges)."""
-    with MemoryBlockStore() as blockstore:
+def large(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[BlockStore, str, str]]:
+    """100k entries cut by the default chunking (~25 ranges), written once for the module
+    in a local folder (as `blockstore` above): the blockstore, the namespace, the id."""
+    folder = tmp_path_factory.mktemp("large")
+    with open_blockstore(f"local://{folder}/blocks") as blockstore:
+        namespace = f"{blockstore.scheme}://lake/repo1"
         written = ((b"path/to/file-%07d" % i, value(b"%d" % i)) for i in range(0, 1_000_000, 10))
-        yield blockstore, CommittedManager(blockstore).write_metarange(NAMESPACE, written)
+        yield (
+            blockstore,
+            namespace,
+            CommittedManager(blockstore).write_metarange(namespace, written),
+        )
 
 
 @pytest.mark.parametrize(
@@ -192,24 +198,24 @@ def large() -> Iterator[tuple[MemoryBlockStore, str]]:
     ids=["update", "insert", "delete", "delete last key"],
 )
 def test_apply_of_one_change_reads_only_the_ranges_it_touches(
-    large: tuple[MemoryBlockStore, str], change: Change | None, most_reads: int
+    large: tuple[BlockStore, str, str], change: Change | None, most_reads: int
 ) -> None:
-    blockstore, base_id = large
+    blockstore, namespace, base_id = large
     manager = CommittedManager(blockstore)  # cold cache: every read is counted
-    base_ranges = manager.ranges(NAMESPACE, base_id)
+    base_ranges = manager.ranges(namespace, base_id)
     if change is None:
         change = (base_ranges[len(base_ranges) // 2].max_key, None)
 
-    new_id = manager.apply(NAMESPACE, base_id, [change])
+    new_id = manager.apply(namespace, base_id, [change])
 
     assert len(base_ranges) > 10
     assert manager.stats.range_reads == most_reads
-    new_ranges = manager.ranges(NAMESPACE, new_id)
+    new_ranges = manager.ranges(namespace, new_id)
     reused = {info.id for info in base_ranges} & {info.id for info in new_ranges}
     assert len(reused) >= len(base_ranges) - most_reads
     assert manager.stats.ranges_reused == len(new_ranges) - manager.stats.files_written + 1
     if change[1] is None:
         with pytest.raises(LookupError):
-            manager.get(NAMESPACE, new_id, change[0])
+            manager.get(namespace, new_id, change[0])
     else:
-        assert manager.get(NAMESPACE, new_id, change[0]) == change[1]
+        assert manager.get(namespace, new_id, change[0]) == change[1]

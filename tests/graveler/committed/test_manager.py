@@ -5,11 +5,11 @@ from __future__ import annotations
 import hashlib
 from concurrent.futures import ThreadPoolExecutor
 from itertools import pairwise
+from pathlib import Path
 
 import pytest
 
-from kvlake.blockstore import BlockStore
-from kvlake.blockstore.memory import MemoryBlockStore
+from kvlake.blockstore import BlockStore, open_blockstore
 from kvlake.errors import (
     EntryNotFoundError,
     InvalidInputError,
@@ -20,7 +20,7 @@ from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.records import Value
 from tests.support.blockstores import local_only
 
-from .helpers import NAMESPACE, SMALL, entries, value
+from .helpers import SMALL, entries, value
 
 
 def test_write_metarange_round_trips_through_scan_and_get(
@@ -57,15 +57,20 @@ def test_ranges_are_sorted_disjoint_and_stored_under_their_hash(
     assert hashlib.sha256(data).hexdigest() == metarange_id
 
 
-def test_same_entries_give_same_ids_and_bytes_in_any_store() -> None:
-    with MemoryBlockStore() as first, MemoryBlockStore() as second:
-        id_one = CommittedManager(first, chunking=SMALL).write_metarange(NAMESPACE, entries(300))
-        id_two = CommittedManager(second, chunking=SMALL).write_metarange(NAMESPACE, entries(300))
+def test_same_entries_give_same_ids_and_bytes_in_any_store(
+    blockstore: BlockStore, namespace: str, tmp_path: Path
+) -> None:
+    """The run's blockstore against another, a local folder (another kind, on S3's run)."""
+    first = blockstore
+    with open_blockstore(f"local://{tmp_path}/second") as second:
+        id_one = CommittedManager(first, chunking=SMALL).write_metarange(namespace, entries(300))
+        other = f"{second.scheme}://lake/repo1"
+        id_two = CommittedManager(second, chunking=SMALL).write_metarange(other, entries(300))
 
         assert id_one == id_two
-        assert list(first.list_keys(NAMESPACE)) == list(second.list_keys(NAMESPACE))
-        for key in first.list_keys(NAMESPACE):
-            assert first.get(NAMESPACE, key) == second.get(NAMESPACE, key)
+        assert list(first.list_keys(namespace)) == list(second.list_keys(other))
+        for key in first.list_keys(namespace):
+            assert first.get(namespace, key) == second.get(other, key)
 
 
 def test_writing_the_same_entries_again_puts_no_file(

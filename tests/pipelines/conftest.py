@@ -2,11 +2,11 @@
 
 Spark tasks run in other processes, so a lake they read must live in files or
 servers: an SQLite KV store under a temporary data dir, and a local blockstore
-there or, where a test parametrizes `blockstore_kind` with "s3", the bucket
-`lake` of the session's moto server. Tasks reach moto through the endpoint in
-the blockstore URL and the test credentials the session hands its executors
-(`spark.executorEnv.*`). Spark tests are marked `spark`; CI installs PySpark and
-runs them (with CI=true a missing PySpark fails the run instead of skipping it).
+there, then (`blockstore_kind`) the bucket `lake` of the session's moto server.
+Tasks reach moto through the endpoint in the blockstore URL and the test
+credentials the session hands its executors (`spark.executorEnv.*`). Spark tests
+are marked `spark`; CI installs PySpark and runs them (with CI=true a missing
+PySpark fails the run instead of skipping it).
 """
 
 from __future__ import annotations
@@ -67,10 +67,11 @@ def spark() -> Iterator[SparkSession]:
     session.stop()
 
 
-@pytest.fixture
-def blockstore_kind() -> str:
-    """The lake's blockstore: "local" unless a test parametrizes this name with "s3"."""
-    return "local"
+@pytest.fixture(params=["local", "s3"])
+def blockstore_kind(request: pytest.FixtureRequest) -> str:
+    """The lake's blockstore: a local folder, then S3; a test that stores no blob (or is
+    about one kind) parametrizes this name itself."""
+    return str(request.param)
 
 
 @pytest.fixture

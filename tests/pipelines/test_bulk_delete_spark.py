@@ -1,7 +1,7 @@
 """The spark engine of bulk deletes gives what the local engine gives, on the same data.
 
-The lake lives in files (SQLite and a local folder) because Spark tasks open it
-themselves from the settings.
+The lake lives in files and servers (SQLite, and a local folder or moto's S3) because
+Spark tasks open it themselves from the settings.
 """
 
 from __future__ import annotations
@@ -28,17 +28,22 @@ from tests.operations.helpers import fill
 PATHS = [f"a/{i:02d}.csv" for i in range(10)] + ["a/x.tmp", "b/1"]
 
 
-def _run_on(engine: str, data_dir: Path, *, many: int = 0) -> tuple[object, ...]:
-    """Run the same bulk delete with `engine`; `many` committed objects more under a/
-    (and no filter) make whole committed ranges, which the engine hides range by range."""
+def _run_on(
+    engine: str, data_dir: Path, blockstore_url: str, *, many: int = 0
+) -> tuple[object, ...]:
+    """Run the same bulk delete with `engine` on a lake in `data_dir` over `blockstore_url`
+    ("": the data dir's folder); `many` committed objects more under a/ (and no filter)
+    make whole committed ranges, which the engine hides range by range."""
     settings = Settings(
         data_dir=str(data_dir),
+        blockstore_url=blockstore_url,
         operations=OperationsSettings(batch_size=3, lease_time=60.0),
         deletion=DeletionSettings(send_delay=0.0),
     )
     with Lake.open(settings) as lake:
+        root = "s3://lake" if lake.blockstore.scheme == "s3" else "local:/"
         repo = lake.graveler.create_repository(
-            "repo1", storage_namespace=f"local://{data_dir.name}/repo1"
+            "repo1", storage_namespace=f"{root}/{data_dir.name}/repo1"
         )
         for path in PATHS:
             lake.catalog.upload(repo, "main", path, io.BytesIO(path.encode()))
@@ -70,17 +75,21 @@ def _run_on(engine: str, data_dir: Path, *, many: int = 0) -> tuple[object, ...]
         )
 
 
-def test_the_spark_engine_agrees_with_the_local_engine(spark: SparkSession, tmp_path: Path) -> None:
-    local = _run_on("local", tmp_path / "local")
-    on_spark = _run_on("spark", tmp_path / "spark")
+def test_the_spark_engine_agrees_with_the_local_engine(
+    spark: SparkSession, tmp_path: Path, settings: Settings
+) -> None:
+    local = _run_on("local", tmp_path / "local", settings.blockstore_url)
+    on_spark = _run_on("spark", tmp_path / "spark", settings.blockstore_url)
 
     assert local[0] == "completed_with_errors" and local[3] == ["a/04.csv", "a/x.tmp", "b/1"]
     assert on_spark == local
 
 
-def test_the_engines_agree_on_whole_committed_ranges(spark: SparkSession, tmp_path: Path) -> None:
-    local = _run_on("local", tmp_path / "local", many=12_000)
-    on_spark = _run_on("spark", tmp_path / "spark", many=12_000)
+def test_the_engines_agree_on_whole_committed_ranges(
+    spark: SparkSession, tmp_path: Path, settings: Settings
+) -> None:
+    local = _run_on("local", tmp_path / "local", settings.blockstore_url, many=12_000)
+    on_spark = _run_on("spark", tmp_path / "spark", settings.blockstore_url, many=12_000)
 
     assert local[0] == "completed_with_errors" and local[3] == ["a/04.csv", "b/1"]
     assert on_spark == local

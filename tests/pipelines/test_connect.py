@@ -14,6 +14,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from kvlake.config import Settings
 from kvlake.graveler import make_rules
 from kvlake.lake import Lake
@@ -49,6 +51,9 @@ SCRIPT = textwrap.dedent(
 )
 
 
+# Local only: it imports a local folder, which only a lake on a local folder may; the source
+# and GC on S3 are test_source.py's and test_gc.py's, through the same DataFrame code.
+@pytest.mark.parametrize("blockstore_kind", ["local"])
 def test_the_source_gc_and_imports_run_through_spark_connect(
     lake: Lake, settings: Settings
 ) -> None:

@@ -26,11 +26,6 @@ from tests.support import FakeClock
 
 HOUR = 3600
 
-ON_S3_TOO = pytest.mark.parametrize("blockstore_kind", ["local", "s3"])
-"""The whole run (mark, sweep, a re-run sweep) on S3 as well: Spark's tasks open the lake's
-S3 blockstore themselves. The other tests vary what the lake holds, not where; each costs
-tens of seconds more on S3, so they run on the local folder only."""
-
 
 class Built:
     """What the generated lake holds, by role."""
@@ -54,12 +49,15 @@ class Built:
         return {self.addresses[name] for name in names}
 
 
+def namespace_of(lake: Lake) -> str:
+    """The namespace of repository `repo1` on the lake's blockstore (local folder or S3)."""
+    if lake.blockstore.scheme == "s3":
+        return "s3://lake/repo1"
+    return f"local://{lake.settings.data_dir}/blocks/repo1"
+
+
 def build(lake: Lake, clock: FakeClock) -> Built:
-    namespace = (
-        "s3://lake/repo1"
-        if lake.blockstore.scheme == "s3"
-        else f"local://{lake.settings.data_dir}/blocks/repo1"
-    )
+    namespace = namespace_of(lake)
     built = Built(lake, lake.graveler.create_repository("repo1", storage_namespace=namespace))
     lake.graveler.retention.set_rules(built.repo, make_rules(1, {"keep": 30}))
     built.upload("a1", "a")
@@ -84,7 +82,6 @@ def build(lake: Lake, clock: FakeClock) -> Built:
     return built
 
 
-@ON_S3_TOO
 def test_gc_deletes_exactly_the_expired_unreferenced_old_blobs(
     spark: SparkSession, clocked_lake: Lake, clock: FakeClock
 ) -> None:
@@ -155,7 +152,6 @@ def test_a_commit_published_between_mark_and_sweep_keeps_what_it_references(
     assert built.named("orphan").isdisjoint(built.blobs())
 
 
-@ON_S3_TOO
 def test_a_sweep_run_again_after_a_partial_one_finishes_and_loses_nothing(
     spark: SparkSession, clocked_lake: Lake, clock: FakeClock
 ) -> None:
@@ -174,6 +170,7 @@ def test_a_sweep_run_again_after_a_partial_one_finishes_and_loses_nothing(
     assert built.named("a1", "a2", "b", "c", "staged", "young") <= built.blobs()
 
 
+@pytest.mark.parametrize("blockstore_kind", ["local"])  # refused before a blob is read
 def test_bad_input_is_refused_and_changes_nothing(
     spark: SparkSession, clocked_lake: Lake, clock: FakeClock
 ) -> None:

@@ -21,18 +21,23 @@ from kvlake.lake import Lake
 from kvlake.pipelines.gc import GarbageCollector
 from kvlake.pipelines.runs import GcSummary, RunFiles
 from tests.pipelines.conftest import TEST_CONF
-from tests.pipelines.test_gc import build
+from tests.pipelines.test_gc import build, namespace_of
 from tests.support import FakeClock
 
 ORPHAN = "data/20250101T00/orphan"
 
 
 def _env(settings: Settings, master: str = "local[2]") -> dict[str, str]:
-    return {
+    """The command's settings: the lake's data dir and blockstore (the AWS variables of an
+    S3 lake are the test's own), Spark on `master`."""
+    env = {
         "KVLAKE_DATA_DIR": settings.data_dir,
         "KVLAKE_SPARK_MASTER": master,
         "KVLAKE_SPARK_CONF": TEST_CONF,
     }
+    if settings.blockstore_url:
+        env["KVLAKE_BLOCKSTORE_URL"] = settings.blockstore_url
+    return env
 
 
 def _candidates(lake: Lake, summary: GcSummary) -> set[str]:
@@ -43,9 +48,7 @@ def _candidates(lake: Lake, summary: GcSummary) -> set[str]:
 def test_mark_only_then_sweep_from_the_command_line(
     spark: SparkSession, lake: Lake, settings: Settings
 ) -> None:
-    repo = lake.graveler.create_repository(
-        "repo1", storage_namespace=f"local://{settings.data_dir}/blocks/repo1"
-    )
+    repo = lake.graveler.create_repository("repo1", storage_namespace=namespace_of(lake))
     lake.graveler.retention.set_rules(repo, make_rules(7))
     lake.catalog.upload(repo, "main", "kept", io.BytesIO(b"referenced"))
     lake.blockstore.put(repo.storage_namespace, ORPHAN, b"orphan")
@@ -68,6 +71,7 @@ def test_mark_only_then_sweep_from_the_command_line(
     assert lake.catalog.stat(repo, "main", "kept").size == len(b"referenced")
 
 
+@pytest.mark.parametrize("blockstore_kind", ["local"])  # refused before a blob is read
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -86,6 +90,9 @@ def test_contradictory_options_are_refused(
     assert result.exit_code == 2 and message in result.stderr
 
 
+# Local only: about Spark's partitions of the work (one core against two), not the store;
+# GC on S3 is test_gc.py's. A second JVM beside the session's costs a minute a run.
+@pytest.mark.parametrize("blockstore_kind", ["local"])
 def test_local1_in_its_own_process_finds_what_local2_finds(
     spark: SparkSession, clocked_lake: Lake, clock: FakeClock, settings: Settings
 ) -> None:

@@ -14,6 +14,7 @@ from kvlake.graveler import Repository
 from kvlake.lake import Lake
 from kvlake.operations import parse_ref_path
 from kvlake.pipelines import read_lake
+from tests.pipelines.test_gc import namespace_of
 
 
 def _upload(lake: Lake, repo: Repository, branch: str, path: str, body: bytes) -> None:
@@ -21,8 +22,7 @@ def _upload(lake: Lake, repo: Repository, branch: str, path: str, body: bytes) -
 
 
 def _repository(lake: Lake, settings: Settings) -> Repository:
-    namespace = f"local://{settings.data_dir}/blocks/repo1"
-    return lake.graveler.create_repository("repo1", storage_namespace=namespace)
+    return lake.graveler.create_repository("repo1", storage_namespace=namespace_of(lake))
 
 
 def test_a_branch_reads_as_its_objects_uncommitted_ones_included(

@@ -1,6 +1,6 @@
 """A worker killed with SIGKILL mid-batch loses nothing: the next worker finishes its work.
 
-The worker runs in a child process on SQLite and a local blockstore, and kills
+The worker runs in a child process on SQLite and a local folder (then S3), and kills
 itself with SIGKILL from inside its blockstore after some blobs of a batch are
 gone but before their records are removed. Its lease is left held; another
 worker, whose clock is past the lease, must take over and finish exactly.
@@ -15,6 +15,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from kvlake.blockstore import open_blockstore
 from kvlake.config import DeletionSettings
 from kvlake.deletion import Lease
@@ -22,6 +24,7 @@ from kvlake.deletion.leases import Leases
 from kvlake.kv import open_store
 from tests.deletion.helpers import DeletionLake
 from tests.support import FakeClock
+from tests.support.blockstores import BLOCKSTORES
 
 OBJECTS = 120
 KILL_AT_DELETE = 70
@@ -52,19 +55,21 @@ clock = FakeClock()
 clock.now = now
 settings = DeletionSettings(batch_size=50, send_delay=0.0, partitions=2)
 lake = DeletionLake(open_store(kv_url), open_blockstore(blocks_url), clock=clock, settings=settings,
-            namespace="local://lake/repo1", create=False)
+            create=False)
 lake.worker(FaultyBlockStore(lake.blocks, die_mid_batch), owner="doomed").run_once()
 print("not killed")
 """
 
 
-def test_a_worker_killed_mid_batch_is_replaced_and_nothing_is_lost(tmp_path: Path) -> None:
-    kv_url, blocks_url = f"sqlite://{tmp_path}/kv.db", f"local://{tmp_path}/blocks"
+@pytest.mark.parametrize("kind", sorted(BLOCKSTORES))
+def test_a_worker_killed_mid_batch_is_replaced_and_nothing_is_lost(
+    kind: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    # On S3 the child reaches moto through the AWS_* variables the fixture set here.
+    kv_url, blocks_url = f"sqlite://{tmp_path}/kv.db", BLOCKSTORES[kind](request, tmp_path)
     clock = FakeClock()
     with open_store(kv_url) as store, open_blockstore(blocks_url) as blocks:
-        lake = DeletionLake(
-            store, blocks, clock=clock, settings=SETTINGS, namespace="local://lake/repo1"
-        )
+        lake = DeletionLake(store, blocks, clock=clock, settings=SETTINGS)
         for i in range(OBJECTS):
             lake.upload(f"p{i:03d}", b"old")
         kept = {lake.upload(f"p{i:03d}", b"new").address for i in range(OBJECTS)}
@@ -82,14 +87,7 @@ def test_a_worker_killed_mid_batch_is_replaced_and_nothing_is_lost(tmp_path: Pat
     )
     assert child.returncode == -signal.SIGKILL, child.stdout + child.stderr
     with open_store(kv_url) as store, open_blockstore(blocks_url) as blocks:
-        lake = DeletionLake(
-            store,
-            blocks,
-            clock=clock,
-            settings=SETTINGS,
-            namespace="local://lake/repo1",
-            create=False,
-        )
+        lake = DeletionLake(store, blocks, clock=clock, settings=SETTINGS, create=False)
         deleted_before_kill = 2 * OBJECTS - len(lake.data_blobs())
         assert deleted_before_kill == KILL_AT_DELETE - 1
         (doomed,) = [n for n in range(2) if (Leases(store).load(n) or NO_LEASE).owner == "doomed"]

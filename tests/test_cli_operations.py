@@ -1,4 +1,5 @@
-"""`kvlake delete`, `kvlake operations` and `kvlake lock` on a lake in a temporary data dir."""
+"""`kvlake delete`, `kvlake operations` and `kvlake lock` on a lake in a temporary data dir,
+over its folder and over S3."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from click.testing import CliRunner, Result
 from kvlake.cli import main
 from kvlake.config import load_settings
 from kvlake.lake import Lake
+from tests.test_cli import namespace as namespace  # fixture: a local folder, then S3
 
 
 @pytest.fixture(autouse=True)
@@ -27,9 +29,9 @@ def run(*args: str) -> Result:
     return CliRunner().invoke(main, list(args))
 
 
-def _lake_with(paths: list[str]) -> None:
+def _lake_with(namespace: str, paths: list[str]) -> None:
     with Lake.open(load_settings()) as lake:
-        repo = lake.graveler.create_repository("repo1", storage_namespace="local://repo1")
+        repo = lake.graveler.create_repository("repo1", storage_namespace=namespace)
         for path in paths:
             lake.catalog.upload(repo, "main", path, io.BytesIO(b"x"))
         lake.graveler.commit(repo, "main", committer="t", message="data")
@@ -41,8 +43,8 @@ def _listed() -> list[str]:
         return [key.decode() for key, _ in lake.graveler.list(repo, "main")]
 
 
-def test_delete_wait_deletes_and_draws_progress() -> None:
-    _lake_with([f"a/{i}" for i in range(7)] + ["b/1"])
+def test_delete_wait_deletes_and_draws_progress(namespace: str) -> None:
+    _lake_with(namespace, [f"a/{i}" for i in range(7)] + ["b/1"])
     result = run("delete", "lakefs://repo1/main/a/", "--wait", "--commit", "gone")
     assert result.exit_code == 0, result.output
     assert "completed: 7 deleted, 0 failed, 0 skipped of 7; commit " in result.stdout
@@ -52,8 +54,8 @@ def test_delete_wait_deletes_and_draws_progress() -> None:
     assert "lakefs://repo1/main/a/" in listed.stdout
 
 
-def test_delete_without_wait_records_it_and_run_finishes_it() -> None:
-    _lake_with(["a/1", "a/2"])
+def test_delete_without_wait_records_it_and_run_finishes_it(namespace: str) -> None:
+    _lake_with(namespace, ["a/1", "a/2"])
     created = run("delete", "lakefs://repo1/main/a/")
     assert created.exit_code == 0, created.output
     operation_id = created.stdout.split()[1].rstrip(":")
@@ -63,8 +65,8 @@ def test_delete_without_wait_records_it_and_run_finishes_it() -> None:
     assert _listed() == []
 
 
-def test_a_locked_path_is_skipped_and_listed_as_a_failure() -> None:
-    _lake_with(["a/1", "a/2"])
+def test_a_locked_path_is_skipped_and_listed_as_a_failure(namespace: str) -> None:
+    _lake_with(namespace, ["a/1", "a/2"])
     assert run("lock", "acquire", "repo1", "a/2", "--owner", "bob", "--ttl", "600").exit_code == 0
     assert "a/2\tbob" in run("lock", "list", "repo1").stdout
     result = run("delete", "lakefs://repo1/main/a/", "--wait")
@@ -76,8 +78,8 @@ def test_a_locked_path_is_skipped_and_listed_as_a_failure() -> None:
     assert run("lock", "list", "repo1").stdout == ""
 
 
-def test_bad_input_is_one_line_and_records_nothing() -> None:
-    _lake_with(["a/1"])
+def test_bad_input_is_one_line_and_records_nothing(namespace: str) -> None:
+    _lake_with(namespace, ["a/1"])
     result = run("delete", "repo1/main/a/")
     assert result.exit_code == 2 and "is not a lakefs:// URI" in result.stderr
     assert run("operations", "cancel", "nope").exit_code == 2

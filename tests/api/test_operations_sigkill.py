@@ -1,17 +1,17 @@
 """The server itself SIGKILLed at random moments of a 200,000-object bulk delete finishes it.
 
-The issue's scenario, on a real `kvlake serve` over SQLite. Under `del/` the
-branch holds 200,000 objects (metadata only, written with `Store.set_many`, not
-through the API): 171,000 committed, of which 5,001 are staged again over
-their committed entry and 1,000 deleted in staging, and 30,000 only staged.
-So both batch kinds run: the committed ranges wholly under the prefix become
-range batches (one hidden-range record each, their restaged objects
-tombstoned one by one, their deleted ones not counted), and the objects listed
-one by one (the staged-only ones, the ranges at the prefix's ends) become path
-batches. Objects outside the path, committed and
-staged, have names that sort right next to the prefix. Two objects under the
-path (one committed, one only staged) hold a write lock taken through the API
-with an expiry that outlives the test.
+The issue's scenario, on a real `kvlake serve` over SQLite, with a local folder
+and then S3 for its range files. Under `del/` the branch holds 200,000 objects
+(metadata only, written with `Store.set_many`, not through the API): 171,000
+committed, of which 5,001 are staged again over their committed entry and 1,000
+deleted in staging, and 30,000 only staged. So both batch kinds run: the
+committed ranges wholly under the prefix become range batches (one hidden-range
+record each, their restaged objects tombstoned one by one, their deleted ones
+not counted), and the objects listed one by one (the staged-only ones, the
+ranges at the prefix's ends) become path batches. Objects outside the path,
+committed and staged, have names that sort right next to the prefix. Two objects
+under the path (one committed, one only staged) hold a write lock taken through
+the API with an expiry that outlives the test.
 
 A bulk delete is asked over HTTP, then the server is killed with SIGKILL at
 `KILLS` moments drawn from a seeded generator, and restarted after each: one
@@ -48,6 +48,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import httpx
+import pytest
 
 from kvlake.catalog.records import ObjectEntry, to_value
 from kvlake.config import Settings
@@ -82,11 +83,13 @@ def _entry(address: str) -> bytes:
     return encode(to_value(entry))
 
 
-def _fill(data_dir: Path, kv_url: str) -> int:
+def _fill(data_dir: Path, kv_url: str, blockstore_url: str) -> int:
     """Write the data; the number of committed ranges wholly under `del/`."""
-    with Lake.open(Settings(data_dir=str(data_dir), kv_url=kv_url)) as lake:
+    settings = Settings(data_dir=str(data_dir), kv_url=kv_url, blockstore_url=blockstore_url)
+    with Lake.open(settings) as lake:
         graveler = lake.graveler
-        repo = graveler.create_repository("big", storage_namespace="local://big")
+        namespace = "s3://lake/big" if lake.blockstore.scheme == "s3" else "local://big"
+        repo = graveler.create_repository("big", storage_namespace=namespace)
         token = graveler.get_branch(repo, "main").staging_token
         committed = [f"del/c{i:06d}" for i in range(COMMITTED)] + list(OUTSIDE_COMMITTED)
         lake.store.set_many(
@@ -147,7 +150,10 @@ def _processed(status: Status) -> int:
     return sum(int(str(status[name])) for name in COUNTERS[1:])
 
 
-def test_a_bulk_delete_survives_its_server_killed_at_random_moments(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", ["local", "s3"])
+def test_a_bulk_delete_survives_its_server_killed_at_random_moments(
+    kind: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
     seed = int(os.environ.get(SEED_VARIABLE) or random.SystemRandom().randrange(2**32))
     rng = random.Random(seed)
     enumerated_at = rng.randrange(1, TOTAL)
@@ -162,13 +168,19 @@ def test_a_bulk_delete_survives_its_server_killed_at_random_moments(tmp_path: Pa
     data_dir = tmp_path / "data"
     data_dir.mkdir()
     kv_url = f"sqlite://{data_dir / 'kv.db'}?synchronous=normal"
-    whole_ranges = _fill(data_dir, kv_url)
+    env = dict(ENV)
+    if kind == "s3":  # the bucket `lake` of the session's moto server, emptied for the test
+        from tests.support.s3server import MotoS3, server_env
+
+        moto: MotoS3 = request.getfixturevalue("s3_server")
+        env |= server_env(moto.endpoint, "lake", tmp_path / "aws")
+    whole_ranges = _fill(data_dir, kv_url, env.get("KVLAKE_BLOCKSTORE_URL", ""))
     assert whole_ranges >= 10, f"the data should make range batches; {whole_ranges} whole ranges"
     seen: list[dict[str, int]] = []
     landed: list[str] = []
 
     def start() -> Server:
-        return Server(data_dir, kv_url=kv_url, env=ENV)
+        return Server(data_dir, kv_url=kv_url, env=env)
 
     def status_of(http: httpx.Client, operation_id: str) -> Status:
         answer = http.get(f"/operations/bulk-delete/status/{operation_id}")

@@ -26,6 +26,7 @@ from schemathesis.core.result import Err
 from schemathesis.errors import FailureGroup
 from schemathesis.specs.openapi.checks import response_schema_conformance
 
+from tests.api.conftest import SERVERS, served
 from tests.api.server import ACCESS_KEY_ID, SECRET_ACCESS_KEY, Server
 
 REPOSITORY = "fuzzed"
@@ -54,18 +55,21 @@ SETTINGS = hypothesis.settings(
 )
 
 
-@pytest.fixture(scope="module")
-def fuzzed_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    server = Server(tmp_path_factory.mktemp("server-schemathesis"))
-    try:
+@pytest.fixture(scope="module", params=SERVERS)
+def fuzzed_server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Server]:
+    """A server of its own (fuzzing leaves junk behind) on each pair the suite runs: SQLite
+    over a local folder, PostgreSQL over S3, where presign and import are on."""
+    with served(request, tmp_path_factory, "schemathesis") as server:
+        server.storage.prepare()
         with server.http() as http:
+            namespace = server.storage.namespace(REPOSITORY)
             response = http.post(
-                "/repositories",
-                json={"name": REPOSITORY, "storage_namespace": f"local://{REPOSITORY}"},
+                "/repositories", json={"name": REPOSITORY, "storage_namespace": namespace}
             )
             assert response.status_code == 201, response.text
         yield server
-    finally:
         status = server.stop()
     assert status in (0, -signal.SIGTERM), f"server did not stop ({status}):\n{server.output()}"
     assert "Traceback" not in server.output(), server.output()

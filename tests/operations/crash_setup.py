@@ -13,7 +13,6 @@ from kvlake.operations import Operation
 from kvlake.operations.records import decode_operation, encode
 from tests.support import FakeClock
 
-NAMESPACE = "local://repo1"
 BATCH_SIZE = 100
 LEASE_TIME = 30.0
 
@@ -29,7 +28,8 @@ def lake_over(store: Store, blocks: BlockStore, clock: FakeClock) -> Lake:
 def fill(lake: Lake, *, committed: int, staged: int, outside: list[str]) -> None:
     """`committed` objects under `del/` (blobs not written: only metadata matters here),
     then `staged` real uploads under `del/s/`, and the `outside` paths, committed."""
-    repo = lake.graveler.create_repository("repo1", storage_namespace=NAMESPACE)
+    namespace = f"{lake.blockstore.scheme}://lake/repo1"
+    repo = lake.graveler.create_repository("repo1", storage_namespace=namespace)
     for i in range(committed):
         entry = ObjectEntry(address=f"data/c{i}", size=1, checksum="c", mtime=1.0, content_type="x")
         lake.graveler.set(repo, "main", f"del/c{i:06d}".encode(), to_value(entry))

@@ -3,8 +3,9 @@
 The issue's scenario is 200,000 objects; the routine test uses 2,000 committed
 and 30 staged objects in batches of 100 (about 20 s for all kill points on 2
 cores), which crosses every phase: enumeration, processing, the outcome/fold
-gap and the commit. A child process runs the operation on SQLite and kills
-itself with SIGKILL at a chosen KV call; this process then finds the lease
+gap and the commit, on a local folder and on S3. A child process runs the
+operation on SQLite and kills itself with SIGKILL at a chosen KV call; this
+process then finds the lease
 still held (nothing happens), moves its clock past the lease, resumes, and
 checks: completed, deleted + failed + skipped = total, counters and `done`
 never went backwards across both processes, nothing outside the path touched,
@@ -24,13 +25,14 @@ from pathlib import Path
 
 import pytest
 
-from kvlake.blockstore import open_blockstore
-from kvlake.kv import open_store
+from kvlake.blockstore import BlockStore, open_blockstore
+from kvlake.kv import Store, open_store
 from kvlake.lake import Lake
 from kvlake.operations import BulkDeleteOptions, LocalEngine, Operation, parse_branch_path
 from kvlake.operations import keys as operation_keys
 from tests.operations.crash_setup import LEASE_TIME, fill, journal, lake_over, record_swaps
 from tests.support import FakeClock
+from tests.support.blockstores import BLOCKSTORES
 
 COMMITTED, STAGED = 2000, 30
 OUTSIDE = ["de", "del", "dek/1", "z/1"]
@@ -39,16 +41,31 @@ TOTAL = COMMITTED + STAGED
 
 @pytest.fixture(scope="module")
 def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The lake every kill starts from, on a local folder, copied for each test."""
     folder = tmp_path_factory.mktemp("crash-template")
     with open_store(f"sqlite://{folder}/kv.db") as store:
         with open_blockstore(f"local://{folder}/blocks") as blocks:
-            fill(
-                lake_over(store, blocks, FakeClock()),
-                committed=COMMITTED,
-                staged=STAGED,
-                outside=OUTSIDE,
-            )
+            _fill(store, blocks)
     return folder
+
+
+def _fill(store: Store, blocks: BlockStore) -> None:
+    fill(lake_over(store, blocks, FakeClock()), committed=COMMITTED, staged=STAGED, outside=OUTSIDE)
+
+
+def _lake_files(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, str]:
+    """The KV and blockstore URLs of a fresh copy of the lake: the template's files on a
+    local folder; on S3 (whose bucket the test's fixture has just emptied) filled anew."""
+    kv_url = f"sqlite://{tmp_path}/kv.db"
+    if kind == "local":
+        template = request.getfixturevalue("template")
+        shutil.copy(template / "kv.db", tmp_path / "kv.db")
+        shutil.copytree(template / "blocks", tmp_path / "blocks")
+        return kv_url, f"local://{tmp_path}/blocks"
+    blocks_url = BLOCKSTORES[kind](request, tmp_path)
+    with open_store(kv_url) as store, open_blockstore(blocks_url) as blocks:
+        _fill(store, blocks)
+    return kv_url, blocks_url
 
 
 KILL_POINTS = {
@@ -76,13 +93,13 @@ def _partition(name: str | None, operation_id: str) -> list[str]:
     return []
 
 
+@pytest.mark.parametrize("kind", sorted(BLOCKSTORES))
 @pytest.mark.parametrize("point", sorted(KILL_POINTS))
 def test_a_killed_bulk_delete_resumes_and_completes_exactly(
-    template: Path, tmp_path: Path, point: str
+    kind: str, request: pytest.FixtureRequest, tmp_path: Path, point: str
 ) -> None:
-    shutil.copy(template / "kv.db", tmp_path / "kv.db")
-    shutil.copytree(template / "blocks", tmp_path / "blocks")
-    kv_url, blocks_url = f"sqlite://{tmp_path}/kv.db", f"local://{tmp_path}/blocks"
+    # On S3 the child reaches moto through the AWS_* variables the fixture set here.
+    kv_url, blocks_url = _lake_files(kind, request, tmp_path)
     clock = FakeClock()
     with open_store(kv_url) as store, open_blockstore(blocks_url) as blocks:
         lake = lake_over(store, blocks, clock)

@@ -12,22 +12,26 @@ import httpx
 from pyspark.sql import SparkSession
 
 from kvlake.api.services import Services
+from kvlake.config import Settings
 from kvlake.graveler import make_rules
 from kvlake.lake import Lake
 from tests.api.inprocess import app_over, client_of, settings_in
+from tests.pipelines.test_gc import namespace_of
 
 ORPHAN = "data/20250101T00/orphan"
 UNKNOWN_RUN = "01m8a1b2c3d4e5f6g7h8j9k0m1"
 
 
 @asynccontextmanager
-async def _served(tmp_path: Path) -> AsyncIterator[tuple[httpx.AsyncClient, Lake]]:
-    lake = Lake.open(settings_in(tmp_path))
+async def _served(
+    tmp_path: Path, blockstore_url: str = ""
+) -> AsyncIterator[tuple[httpx.AsyncClient, Lake]]:
+    """The API over a lake in `tmp_path`, on `blockstore_url` ("": the data dir's folder)."""
+    blocks = {"KVLAKE_BLOCKSTORE_URL": blockstore_url} if blockstore_url else {}
+    lake = Lake.open(settings_in(tmp_path, **blocks))
     services = Services(lake)
     services.install()
-    repo = lake.graveler.create_repository(
-        "repo1", storage_namespace=f"local://{tmp_path}/blocks/repo1"
-    )
+    repo = lake.graveler.create_repository("repo1", storage_namespace=namespace_of(lake))
     lake.graveler.retention.set_rules(repo, make_rules(7))
     lake.catalog.upload(repo, "main", "kept", io.BytesIO(b"referenced"))
     lake.blockstore.put(repo.storage_namespace, ORPHAN, b"orphan")
@@ -50,13 +54,13 @@ async def _finished(client: httpx.AsyncClient, run_id: str) -> dict[str, object]
 
 
 def test_a_run_started_through_the_api_marks_sweeps_and_reports(
-    spark: SparkSession, tmp_path: Path
+    spark: SparkSession, tmp_path: Path, settings: Settings
 ) -> None:
-    anyio.run(_run_through_the_api, tmp_path)
+    anyio.run(_run_through_the_api, tmp_path, settings.blockstore_url)
 
 
-async def _run_through_the_api(tmp_path: Path) -> None:
-    async with _served(tmp_path) as (client, lake):
+async def _run_through_the_api(tmp_path: Path, blockstore_url: str) -> None:
+    async with _served(tmp_path, blockstore_url) as (client, lake):
         started = await client.post("/repositories/repo1/gc/runs", json={})
         assert started.status_code == 202, started.text
         run_id = started.json()["run_id"]

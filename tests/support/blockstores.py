@@ -30,11 +30,6 @@ BLOCKSTORES: dict[str, Callable[[pytest.FixtureRequest, Path], str]] = {
     "s3": _s3,
 }
 
-local_only = pytest.mark.parametrize("lake_blocks", ["local"], indirect=True)
-"""Run a `lake_blocks` test on the local folder only: for the few whose S3 run costs many
-seconds (thousands of small files through moto) and covers no path that a lighter S3 test
-of the same code misses. Each use says which test covers S3 instead."""
-
 PAIRS = {"mem": "local", "sqlite": "local", "postgres": "s3"}
 """The blockstore each KV driver runs with in a test that takes both: a laptop's SQLite
 file with a local folder, production's PostgreSQL with S3, and the memory store (fastest)

@@ -1,11 +1,9 @@
 """Fixtures for committed data: a real blockstore (a local folder, then S3) and a manager
 cutting small ranges.
 
-Every test here stores its ranges on `blockstore` (or, for test_apply.py, on a local
-folder). The few that write hundreds of small range files, where an S3 round trip per
-file would cost many seconds (test_apply.py with its module-wide `large` metarange, the
-property test of test_apply_properties.py, three tests marked `local_only`), run on the
-local folder only; each names the S3 test that covers the same code.
+Every test here stores its ranges on `blockstore`, so every one runs on both; the
+property test of test_apply_properties.py runs a tenth of its examples on S3, where each
+range file is a round trip through moto (`tests/support/blockstores.py` `examples`).
 """
 
 from __future__ import annotations

@@ -3,26 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from kvlake.blockstore import BlockStore, open_blockstore
+from kvlake.blockstore import BlockStore
 from kvlake.errors import InvalidInputError
 from kvlake.graveler.committed import Change, CommittedManager
 from kvlake.graveler.records import Value
 
 from .helpers import entries, value
-
-
-@pytest.fixture
-def blockstore(tmp_path: Path) -> Iterator[BlockStore]:
-    """A local folder only: these tests write hundreds of small ranges each, seconds apiece
-    through moto. The manager's reads and writes on S3 run in test_manager.py,
-    test_reader.py and the API suite's S3 server."""
-    with open_blockstore(f"local://{tmp_path}/blocks") as store:
-        yield store
-
 
 Model = dict[bytes, Value]
 
@@ -172,19 +161,12 @@ def test_apply_refuses_unsorted_changes(
         manager.apply(namespace, base[0], changes)
 
 
-@pytest.fixture(scope="module")
-def large(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[BlockStore, str, str]]:
-    """100k entries cut by the default chunking (~25 ranges), written once for the module
-    in a local folder (as `blockstore` above): the blockstore, the namespace, the id."""
-    folder = tmp_path_factory.mktemp("large")
-    with open_blockstore(f"local://{folder}/blocks") as blockstore:
-        namespace = f"{blockstore.scheme}://lake/repo1"
-        written = ((b"path/to/file-%07d" % i, value(b"%d" % i)) for i in range(0, 1_000_000, 10))
-        yield (
-            blockstore,
-            namespace,
-            CommittedManager(blockstore).write_metarange(namespace, written),
-        )
+@pytest.fixture
+def large(blockstore: BlockStore, namespace: str) -> tuple[BlockStore, str, str]:
+    """100k entries cut by the default chunking (~25 ranges) on the run's blockstore: the
+    blockstore, the namespace, the metarange's id."""
+    written = ((b"path/to/file-%07d" % i, value(b"%d" % i)) for i in range(0, 1_000_000, 10))
+    return blockstore, namespace, CommittedManager(blockstore).write_metarange(namespace, written)
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,6 @@ from kvlake.errors import (
 )
 from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.records import Value
-from tests.support.blockstores import local_only
 
 from .helpers import SMALL, entries, value
 
@@ -244,7 +243,6 @@ def test_range_cache_is_bounded_by_bytes_as_well_as_by_count(
     assert (reader.stats.range_reads, reader.stats.range_cache_hits) == (3, 1)
 
 
-@local_only  # 8 threads of cold reads; S3 reads run in the round trip test above
 def test_concurrent_gets_and_scans_agree(
     manager: CommittedManager, blockstore: BlockStore, namespace: str
 ) -> None:

@@ -11,7 +11,6 @@ from kvlake.errors import InvalidInputError
 from kvlake.graveler.committed import CommittedManager, CommittedStats
 from kvlake.graveler.committed.writer import RangeWriter
 from kvlake.graveler.records import Value
-from tests.support.blockstores import local_only
 
 from .helpers import SMALL, entries, value
 
@@ -23,7 +22,6 @@ def raw_bytes(manager: CommittedManager, namespace: str, range_id: str) -> int:
     )
 
 
-@local_only  # cutting is the store's business only in test_files_already_stored_... below
 def test_every_range_but_the_last_ends_at_a_key_hash_boundary_or_a_cap(
     manager: CommittedManager, namespace: str
 ) -> None:
@@ -57,7 +55,6 @@ def test_large_values_close_ranges_at_the_byte_cap(
         assert info.count <= 5
 
 
-@local_only  # thousands of range files; S3 writes them in the other tests here
 def test_an_edit_changes_only_the_ranges_around_it(
     manager: CommittedManager, namespace: str
 ) -> None:

@@ -70,7 +70,7 @@ MUTATIONS = (
         "            return\n",
         (
             "tests/interleavings/test_lake.py"
-            "::test_no_interleaving_loses_a_write_or_a_referenced_blob[upload and commit]",
+            "::test_no_interleaving_loses_a_write_or_a_referenced_blob[local-upload and commit]",
         ),
     ),
     Mutation(
@@ -571,7 +571,7 @@ MUTATIONS = (
         "                )\n",
         (
             "tests/interleavings/test_operations.py"
-            "::test_no_interleaving_double_counts_or_loses_a_batch[two_processors_fold]",
+            "::test_no_interleaving_double_counts_or_loses_a_batch[local-two_processors_fold]",
         ),
     ),
     Mutation(
@@ -582,7 +582,7 @@ MUTATIONS = (
         "        start = prefix\n",
         (
             "tests/operations/test_crash_resume.py"
-            "::test_a_killed_bulk_delete_resumes_and_completes_exactly[enumerating]",
+            "::test_a_killed_bulk_delete_resumes_and_completes_exactly[enumerating-local]",
         ),
     ),
     Mutation(
@@ -607,7 +607,7 @@ MUTATIONS = (
             "tests/operations/test_bulk_delete.py"
             "::test_an_upload_under_a_running_bulk_delete_is_refused_naming_it",
             "tests/interleavings/test_operations.py"
-            "::test_no_interleaving_double_counts_or_loses_a_batch[upload_races_bulk_delete]",
+            "::test_no_interleaving_double_counts_or_loses_a_batch[local-upload_races_bulk_delete]",
         ),
     ),
     Mutation(

@@ -33,7 +33,8 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 import msgspec
 import yaml
 
-from kvlake.errors import ConfigError
+from kvlake.blockstore import canonical_address
+from kvlake.errors import ConfigError, InvalidInputError
 
 _S = TypeVar("_S", bound=msgspec.Struct)
 
@@ -112,14 +113,18 @@ class ImportSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
         """
         folders = []
         for part in filter(None, (p.strip() for p in self.local_prefixes.split(";"))):
-            path = part.removeprefix("local://").strip("/")
-            segments = path.split("/")
-            if not part.startswith("local://") or any(s in ("", ".", "..") for s in segments):
+            # The canonical form the blockstore reads (`local:///imports/` is local://imports),
+            # so the checks against namespaces and import sources compare places, not spellings.
+            try:
+                folder = canonical_address(part) if part.startswith("local://") else ""
+            except InvalidInputError:
+                folder = ""
+            if not folder:
                 raise ConfigError(
                     f"KVLAKE_IMPORTS_LOCAL_PREFIXES has {part!r}; write local:// folders below"
                     " the blockstore root separated by ';', e.g. local://imports;local://raw/2026"
                 )
-            folders.append(f"local://{path}")
+            folders.append(folder)
         if self.local_enabled and not folders:
             raise ConfigError(
                 "KVLAKE_IMPORTS_LOCAL_ENABLED is true but KVLAKE_IMPORTS_LOCAL_PREFIXES is empty;"

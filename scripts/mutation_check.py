@@ -739,8 +739,8 @@ MUTATIONS = (
         "link-only-inside-the-namespace",
         "invariant 7: kvlake never links (so never deletes) a blob outside its namespace",
         "kvlake/catalog/links.py",
-        "    if scheme != namespace_scheme or not rest.startswith(inside) or rest == inside:\n",
-        "    if False:\n",
+        '        inside = address.key_in(parse_address(namespace, what="storage namespace"))\n',
+        "        inside = address.path\n",
         (
             "tests/catalog/test_links.py::"
             "test_an_address_outside_the_namespace_is_refused_and_never_marked",
@@ -943,7 +943,7 @@ MUTATIONS = (
         "import-outside-own-namespace",
         "invariant 4a (issue 15): an import never references the repository's own blobs",
         "kvlake/catalog/imports.py",
-        "        if source.path.startswith(own) or own.startswith(source.path):\n",
+        "        if prefix_overlaps(address, rest, own):\n",
         "        if False:\n",
         ("tests/catalog/test_imports.py", "tests/api/test_s3_lake.py"),
     ),
@@ -1135,7 +1135,8 @@ MUTATIONS = (
         "local-import-inside-import-folders",
         "invariant 4a (issue 15): a local import reads only the folders no repository may own",
         "kvlake/catalog/imports.py",
-        '        if not any(listed.startswith(f"{allowed}/") for allowed in self._folders):\n',
+        "        if not any(parse_address(allowed).contains(address)"
+        " for allowed in self._folders):\n",
         "        if False:\n",
         ("tests/catalog/test_local_imports.py",),
     ),
@@ -1163,6 +1164,135 @@ MUTATIONS = (
         " it\n",
         "            if True:\n",
         ("tests/graveler/committed/test_manager.py",),
+    ),
+    # -- canonical storage addresses (issue 22 #1, issue 23 #6): every check compares the
+    # -- form the blockstore reads, segment by segment (kvlake/blockstore/addresses.py)
+    Mutation(
+        "canonical-drops-empty-and-dot-segments",
+        "invariant 7: every spelling the blockstore reads as one place is one address",
+        "kvlake/blockstore/addresses.py",
+        '    segments = tuple(s for s in path.split("/") if s not in ("", "."))\n',
+        '    segments = tuple(path.strip("/").split("/"))\n',
+        ("tests/blockstore/test_addresses.py",),
+    ),
+    Mutation(
+        "canonical-refuses-dot-dot",
+        "invariant 7: no address climbs out of the place it names",
+        "kvlake/blockstore/addresses.py",
+        '    if not segments or "\\0" in path or ".." in segments:\n',
+        '    if not segments or "\\0" in path:\n',
+        ("tests/blockstore/test_addresses.py", "tests/catalog/test_canonical_addresses.py"),
+    ),
+    Mutation(
+        "canonical-contains-segment-wise",
+        "invariant 7: `b/p` holds `b/p/x`, not `b/pq`",
+        "kvlake/blockstore/addresses.py",
+        "            and other.segments[: len(self.segments)] == self.segments\n",
+        "            and str(other).startswith(str(self))\n",
+        ("tests/blockstore/test_addresses.py", "tests/catalog/test_canonical_addresses.py"),
+    ),
+    Mutation(
+        "canonical-prefix-overlaps-by-name",
+        "issue 22 #1: a name prefix around the namespace (`s3://lake/re`) overlaps it",
+        "kvlake/blockstore/addresses.py",
+        "    return other.segments[len(folder.segments)].startswith(name)\n",
+        "    return False\n",
+        ("tests/blockstore/test_addresses.py", "tests/catalog/test_canonical_addresses.py"),
+    ),
+    Mutation(
+        "canonical-blockstore-namespaces",
+        "invariant 7: the blockstores resolve a namespace through the one canonical form",
+        "kvlake/blockstore/store.py",
+        '        path = parse_address(namespace, what="storage namespace").path\n',
+        '        path = namespace[len(marker) :].strip("/")\n',
+        ("tests/blockstore/test_contract.py::test_every_spelling_of_a_place_is_one_namespace",),
+    ),
+    Mutation(
+        "canonical-import-own-namespace",
+        "issue 22 #1: an import of the own namespace is refused in every spelling",
+        "kvlake/catalog/imports.py",
+        "        if prefix_overlaps(address, rest, own):\n",
+        "        if False:\n",
+        (
+            "tests/catalog/test_canonical_addresses.py::"
+            "test_an_import_of_the_own_blobs_never_lets_the_deletion_log_delete_a_committed_blob",
+        ),
+    ),
+    Mutation(
+        "canonical-import-source-stored",
+        "issue 22 #1: an import is stored and imported in the canonical form it was checked in",
+        "kvlake/catalog/imports.py",
+        '        return source._replace(path=f"{folder}/{rest}")\n',
+        "        return source\n",
+        (
+            "tests/catalog/test_canonical_addresses.py::"
+            "test_an_accepted_source_is_imported_at_its_canonical_address",
+        ),
+    ),
+    Mutation(
+        "canonical-import-permission",
+        "issue 23 #6: fs:ImportFromStorage is checked on the canonical source",
+        "kvlake/api/routes/imports.py",
+        '                "fs:ImportFromStorage",'
+        ' f"arn:lakefs:fs:::namespace/{_canonical(location.path)}"\n',
+        '                "fs:ImportFromStorage", f"arn:lakefs:fs:::namespace/{location.path}"\n',
+        ("tests/api/test_import_spellings.py",),
+    ),
+    Mutation(
+        "canonical-namespace-claim-key",
+        "invariant 7: every spelling of a namespace finds its one claim",
+        "kvlake/graveler/keys.py",
+        '    return canonical_address(namespace, what="storage namespace").encode() + b"/"\n',
+        '    return namespace.encode() + b"/"\n',
+        (
+            "tests/catalog/test_canonical_addresses.py::"
+            "test_a_claim_is_found_by_every_spelling_of_its_namespace",
+        ),
+    ),
+    Mutation(
+        "canonical-purge-overlaps",
+        "invariant 7: a purge sees a live repository on any spelling of its namespace",
+        "kvlake/deletion/purge.py",
+        "    return parse_address(first).overlaps(parse_address(second))\n",
+        "    return first == second\n",
+        (
+            "tests/catalog/test_canonical_addresses.py::"
+            "test_purges_see_every_spelling_of_a_shared_namespace",
+        ),
+    ),
+    Mutation(
+        "canonical-import-folders-config",
+        "issue 22 #1: KVLAKE_IMPORTS_LOCAL_PREFIXES are read in canonical form",
+        "kvlake/config.py",
+        '                folder = canonical_address(part) if part.startswith("local://") else ""\n',
+        '                folder = part if part.startswith("local://") else ""\n',
+        (
+            "tests/catalog/test_canonical_addresses.py::"
+            "test_import_folders_are_read_in_canonical_form",
+        ),
+    ),
+    Mutation(
+        "canonical-namespace-outside-import-folders",
+        "issue 22 #1: no spelling puts a namespace in an import folder",
+        "kvlake/catalog/imports.py",
+        "        if address.overlaps(parse_address(folder)):\n",
+        "        if str(address) == folder:\n",
+        (
+            "tests/catalog/test_canonical_addresses.py::"
+            "test_no_namespace_lies_in_an_import_folder_in_any_spelling",
+        ),
+    ),
+    Mutation(
+        "canonical-link-address-api",
+        "invariant 7: linkPhysicalAddress reads an address as the blockstore does",
+        "kvlake/api/routes/staging.py",
+        '        key = parse_address(given, what="physical address")'
+        ".key_in(parse_address(namespace))\n",
+        '        key = given.removeprefix(f"{namespace}/")\n',
+        (
+            "tests/catalog/test_canonical_addresses.py::"
+            "test_links_take_every_spelling_of_an_address_in_the_namespace",
+        ),
     ),
 )
 

@@ -1,5 +1,13 @@
 """The blockstore layer: immutable blobs in storage namespaces, adapters chosen by URL."""
 
+from kvlake.blockstore.addresses import (
+    StorageAddress,
+    canonical_address,
+    canonical_prefix,
+    parse_address,
+    parse_prefix,
+    prefix_overlaps,
+)
 from kvlake.blockstore.chunks import ChunkReader
 from kvlake.blockstore.listing import BlobInfo
 from kvlake.blockstore.registry import open_blockstore, register_blockstore
@@ -24,7 +32,13 @@ __all__ = [
     "BlobInfo",
     "BlockStore",
     "ChunkReader",
+    "StorageAddress",
+    "canonical_address",
+    "canonical_prefix",
     "check_key",
     "open_blockstore",
+    "parse_address",
+    "parse_prefix",
+    "prefix_overlaps",
     "register_blockstore",
 ]

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from functools import partial
 from typing import BinaryIO, Final
 
+from kvlake.blockstore.addresses import parse_address
 from kvlake.blockstore.listing import BlobInfo, parallel_listing
 from kvlake.closing import Closing
 from kvlake.errors import BlobNotFoundError, InvalidInputError, KvlakeError
@@ -421,14 +422,10 @@ class BlockStore(Closing, ABC):
                 f"storage namespace {namespace!r} is not served by this {self.scheme} blockstore;"
                 f" use a {marker} namespace such as {example}"
             )
-        # Namespaces are always below the blockstore root, so `local:///name` (what clients
-        # build from the `local://` prefix /config/storage reports) is `local://name`.
-        path = namespace[len(marker) :].strip("/")
-        if not path or "\0" in path or any(s in ("", ".", "..") for s in path.split("/")):
-            raise InvalidInputError(
-                f"storage namespace {namespace!r} is invalid; use a path without NUL or"
-                f" empty, '.' or '..' segments, such as {example}"
-            )
+        # One canonical form (kvlake/blockstore/addresses.py): every spelling this adapter
+        # reads as one place (`local:///name`, what clients build from the `local://` prefix
+        # /config/storage reports, `s3://b//p`, `s3://b/./p`) is that place's one name.
+        path = parse_address(namespace, what="storage namespace").path
         # Checked here, before anything is written: past these, storage fails later with
         # an error about some blob rather than about the namespace.
         longest = max(len(s.encode()) for s in path.split("/"))

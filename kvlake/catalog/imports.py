@@ -45,7 +45,7 @@ from typing import Final, NamedTuple, Protocol
 import msgspec
 
 from kvlake import ids
-from kvlake.blockstore import BlockStore
+from kvlake.blockstore import BlockStore, parse_address, parse_prefix, prefix_overlaps
 from kvlake.catalog.import_listing import (
     ImportSource,
     ImportUnit,
@@ -176,8 +176,7 @@ class Importer:
         self._check_engine()
         if not 1 <= len(sources) <= MAX_SOURCES:
             raise InvalidInputError(f"{len(sources)} import paths given; give 1 to {MAX_SOURCES}")
-        for source in sources:
-            self._check_source(repository, source)
+        sources = [self._canonical_source(repository, source) for source in sources]
         prefixes, objects = _destinations(sources)
         self._graveler.imports.check_destinations(prefixes, objects)
         self._graveler.check_clean(repository, branch)
@@ -391,35 +390,48 @@ class Importer:
 
     # -- checks -------------------------------------------------------------------------
 
-    def _check_source(self, repository: Repository, source: ImportSource) -> None:
+    def _canonical_source(self, repository: Repository, source: ImportSource) -> ImportSource:
+        """The source with its folder in canonical form, once it passed every check.
+
+        Invariant 7: the source is normalised before anything compares it, so no
+        second spelling of the repository's own namespace (`s3:///lake/repo1/`,
+        `local:////repo1`) passes for an external location; the entries then carry
+        the canonical address, which is what every later check compares.
+        """
         folder, _, rest = source.path.rpartition("/")
         if source.kind not in ("common_prefix", "object") or (source.kind == "object" and not rest):
             raise InvalidInputError(
                 f"import path {source.path!r} of type {source.kind!r} is invalid; use type"
                 " common_prefix with s3://bucket/prefix, or object with s3://bucket/key"
             )
-        own = repository.storage_namespace.rstrip("/") + "/"
-        if source.path.startswith(own) or own.startswith(source.path):
+        try:
+            address, rest = parse_prefix(source.path, what="import path")
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"import path {source.path!r} cannot be read: {exc}") from exc
+        own = parse_address(repository.storage_namespace)
+        if prefix_overlaps(address, rest, own):
+            where = "is inside" if own.contains(address) else "overlaps"
             raise InvalidInputError(
-                f"import path {source.path!r} overlaps the repository's storage namespace"
-                f" {repository.storage_namespace!r}, whose blobs kvlake deletes; import from"
-                " outside it"
+                f"import source {source.path} {where} repository {repository.name}'s namespace"
+                f" {own}, whose blobs kvlake deletes; import from outside it"
             )
         try:
-            normalised = self._blockstore.check_namespace(folder)
+            folder = self._blockstore.check_namespace(str(address))
         except InvalidInputError as exc:
             raise InvalidInputError(f"import path {source.path!r} cannot be read: {exc}") from exc
         if self._blockstore.scheme == LOCAL_SCHEME:
-            self._check_local_source(source, normalised, rest)
+            self._check_local_source(source, folder, rest)
         if source.kind == "object":
             check_path(source.destination)
+        return source._replace(path=f"{folder}/{rest}")
 
     def _check_local_source(self, source: ImportSource, folder: str, rest: str) -> None:
         """A local source lies in an import folder, and exists: a file, or a folder."""
-        # Everything the source lists starts with this: inside a folder only below its `/`
-        # (`local://imports/a` as a name prefix would list `imports/ab` too).
-        listed = f"{folder}/{rest}"
-        if not any(listed.startswith(f"{allowed}/") for allowed in self._folders):
+        # Everything the source lists is in its folder: inside an import folder when that
+        # folder is, segment-wise (`local://imports/a` as a name prefix in `local://imports`
+        # lists `imports/ab` too, so the name never counts).
+        address = parse_address(folder)
+        if not any(parse_address(allowed).contains(address) for allowed in self._folders):
             allowed = ", ".join(self._folders)
             raise InvalidInputError(
                 f"import path {source.path!r} is outside the folders local imports may read"
@@ -449,11 +461,6 @@ def _destinations(sources: Sequence[ImportSource]) -> tuple[list[bytes], list[by
     return prefixes, objects
 
 
-def _inside(path: str, folder: str) -> bool:
-    """Whether `path` (a `scheme://` path) is `folder` or below it."""
-    return path.rstrip("/") == folder or path.startswith(folder + "/")
-
-
 def check_outside_import_folders(namespace: str, folders: Sequence[str]) -> None:
     """Refuse a repository's namespace in or around a folder imports read: its garbage
     collection and purges would delete the imported files as the repository's own blobs.
@@ -461,8 +468,9 @@ def check_outside_import_folders(namespace: str, folders: Sequence[str]) -> None
     Raises:
         InvalidInputError: the namespace overlaps one of `folders`.
     """
+    address = parse_address(namespace, what="storage namespace")
     for folder in folders:
-        if _inside(namespace, folder) or _inside(folder, namespace):
+        if address.overlaps(parse_address(folder)):
             raise InvalidInputError(
                 f"storage namespace {namespace!r} overlaps {folder!r}, a folder local imports"
                 " read (KVLAKE_IMPORTS_LOCAL_PREFIXES), whose files kvlake must never delete;"

@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable
 
 from kvlake import ids
-from kvlake.blockstore import BlockStore, check_key
+from kvlake.blockstore import BlockStore, check_key, parse_address
 from kvlake.catalog.records import ObjectEntry, ObjectStat, from_value, to_value
 from kvlake.deletion import DeletionLog
 from kvlake.errors import BlobNotFoundError, InvalidInputError, PreconditionFailedError
@@ -48,23 +48,26 @@ def new_address(now: float) -> str:
 def relative_address(namespace: str, physical_address: str) -> str:
     """The key of `physical_address` inside `namespace`, the normalised storage namespace.
 
-    `local:///ns/k` and `local://ns/k` are one address, as they are one namespace.
+    Every spelling the blockstore reads as one blob is one address (kvlake/blockstore/addresses.py).
 
     Raises:
         InvalidInputError: the address is outside the namespace, not a clean key, or
             one of graveler's own files.
     """
-    scheme, _, rest = physical_address.partition("://")
-    namespace_scheme, _, namespace_path = namespace.partition("://")
-    inside = namespace_path.strip("/") + "/"
-    rest = rest.lstrip("/")
-    if scheme != namespace_scheme or not rest.startswith(inside) or rest == inside:
+    # Compared in the canonical form the blockstore reads (`local:///ns/k`, `local://ns//k`
+    # and `local://ns/k` are one blob), segment by segment (`ns2/k` is not inside `ns`).
+    try:
+        address = parse_address(physical_address, what="physical address")
+        inside = address.key_in(parse_address(namespace, what="storage namespace"))
+    except InvalidInputError:
+        inside = ""
+    if not inside:
         raise InvalidInputError(
             f"physical address {physical_address!r} is outside the repository's storage"
             f" namespace {namespace!r}; kvlake links only blobs inside it (it never stages, so"
             " never deletes, data it does not own): copy the data in, or upload it"
         )
-    key = check_key(rest[len(inside) :])
+    key = check_key(inside)
     if key.split("/", 1)[0] in INTERNAL_PREFIXES:
         raise InvalidInputError(
             f"physical address {physical_address!r} is one of kvlake's own files (under"

@@ -22,7 +22,7 @@ from typing import Final, NamedTuple
 
 import msgspec
 
-from kvlake.blockstore import BlockStore
+from kvlake.blockstore import BlockStore, parse_address
 from kvlake.deletion import keys
 from kvlake.deletion.log import DeletionLog
 from kvlake.deletion.records import (
@@ -51,8 +51,9 @@ _MAX_TRIES: Final = 20
 
 
 def overlaps(first: str, second: str) -> bool:
-    """Whether two normalised namespaces share any blob (equal, or one inside the other)."""
-    return first == second or first.startswith(second + "/") or second.startswith(first + "/")
+    """Whether two namespaces share any blob (equal, or one inside the other), compared in
+    the canonical form the blockstore reads, segment by segment."""
+    return parse_address(first).overlaps(parse_address(second))
 
 
 class PurgeReport(NamedTuple):

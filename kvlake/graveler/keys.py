@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from kvlake import ids
+from kvlake.blockstore import canonical_address
 
 REPOSITORIES = b"graveler"
 DELETED_REPOSITORIES = b"graveler_deleted"
@@ -62,8 +63,9 @@ def repository_key(name: str) -> bytes:
 
 
 def namespace_key(namespace: str) -> bytes:
-    """`<namespace>/`: a namespace nested inside another has a key starting with the outer's."""
-    return namespace.encode() + b"/"
+    """`<canonical namespace>/`: a namespace nested inside another has a key starting with the
+    outer's, and every spelling of one place (`s3:///b/p`, `s3://b/p`) has one key."""
+    return canonical_address(namespace, what="storage namespace").encode() + b"/"
 
 
 def deleted_repository_key(name: str, instance_uid: str) -> bytes:

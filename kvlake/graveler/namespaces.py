@@ -31,6 +31,7 @@ from typing import Final, Literal
 
 import msgspec
 
+from kvlake.blockstore import parse_address
 from kvlake.errors import KeyNotFoundError, PreconditionFailedError, StorageNamespaceInUseError
 from kvlake.graveler import keys
 from kvlake.graveler.records import Repository
@@ -205,10 +206,9 @@ class Namespaces:
 
 def _ancestors(namespace: str) -> Iterator[str]:
     """`s3://b/x/y` -> `s3://b`, `s3://b/x`: every namespace that would contain it."""
-    scheme, sep, path = namespace.partition("://")
-    parts = path.split("/")
-    for end in range(1, len(parts)):
-        yield scheme + sep + "/".join(parts[:end])
+    address = parse_address(namespace, what="storage namespace")
+    for end in range(1, len(address.segments)):
+        yield str(address._replace(segments=address.segments[:end]))
 
 
 def _in_use(wanted: str, held: str, claim: NamespaceClaim) -> str:

@@ -212,7 +212,7 @@ def test_import_status_and_cancel_of_an_unknown_import_are_404(
     }
     refused = http.post(path, json=inside)
     assert refused.status_code == 400
-    assert "overlaps the repository's storage namespace" in refused.json()["message"]
+    assert f"is inside repository {repo}'s namespace" in refused.json()["message"]
 
 
 def test_lakefs_spec_writes_and_reads_through_presigned_urls(

@@ -89,8 +89,8 @@ def test_a_bad_import_is_refused_before_anything_is_recorded(
 ) -> None:
     repository = lake.repository
     for sources, match in (
-        ([ImportSource("s3://lake/repo1/data/", "d/", "common_prefix")], "overlaps the repository"),
-        ([ImportSource("s3://lake/re", "d/", "common_prefix")], "overlaps the repository"),
+        ([ImportSource("s3://lake/repo1/data/", "d/", "common_prefix")], "is inside repo"),
+        ([ImportSource("s3://lake/re", "d/", "common_prefix")], "overlaps repository repo1"),
         ([ImportSource("s3://never/x/", "d/", "common_prefix")], "cannot be read: .*not below"),
         ([ImportSource("local://x/", "d/", "common_prefix")], "cannot be read"),
         ([ImportSource("s3://lake/external/", "", "object")], "is invalid"),

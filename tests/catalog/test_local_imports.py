@@ -111,7 +111,7 @@ def test_a_bad_local_source_is_refused_before_anything_is_recorded(
     for source, match in (
         (ImportSource("local://elsewhere/", "d/", "common_prefix"), "outside the folders"),
         (ImportSource("local://elsewhere/f", "f", "object"), "outside the folders"),
-        (ImportSource("local://lake/repo1/", "d/", "common_prefix"), "overlaps the repository"),
+        (ImportSource("local://lake/repo1/", "d/", "common_prefix"), "is inside repository repo1"),
         (ImportSource("local://imports/nope/", "d/", "common_prefix"), "does not exist"),
         (ImportSource("local://imports/nope/a", "d/", "common_prefix"), "does not exist"),
         (ImportSource("local://imports/set/nope", "n", "object"), "does not exist"),

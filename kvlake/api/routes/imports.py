@@ -20,7 +20,9 @@ from kvlake.api.routing import Call, Operation, json_response, no_content
 from kvlake.api.wire import refs as wire
 from kvlake.api.wire.common import Error
 from kvlake.auth import Permission, branch_arn, object_arn
+from kvlake.blockstore import canonical_prefix
 from kvlake.catalog import ImportSource
+from kvlake.errors import InvalidInputError
 
 IMPORT: Final = "/repositories/{repository}/branches/{branch}/import"
 _ID: Final = params.text("id", "the id importStart returned", required=True)
@@ -75,10 +77,22 @@ def _start_needs(call: Call[wire.ImportCreation]) -> Sequence[Permission]:
     ]
     for location in call.body.paths:
         needs.append(
-            Permission("fs:ImportFromStorage", f"arn:lakefs:fs:::namespace/{location.path}")
+            Permission(
+                "fs:ImportFromStorage", f"arn:lakefs:fs:::namespace/{_canonical(location.path)}"
+            )
         )
         needs.append(Permission("fs:WriteObject", object_arn(repository, location.destination)))
     return needs
+
+
+def _canonical(path: str) -> str:
+    """The source as the blockstore reads it, so a deny on `s3://b/secret/*` holds for
+    `s3:///b/secret/` and `s3://b//secret/` too (invariant 7: normalised before any
+    permission check). A path that does not parse is refused by the import itself."""
+    try:
+        return canonical_prefix(path, what="import path")
+    except InvalidInputError:
+        return path
 
 
 OPERATIONS: Final = (

@@ -26,6 +26,7 @@ from kvlake.api.routes.objects import PRESIGN_SECONDS, wants_presign
 from kvlake.api.routes.uploads import check_metadata, if_absent
 from kvlake.api.routing import Call, Operation, json_response
 from kvlake.api.wire import objects as wire
+from kvlake.blockstore import parse_address
 from kvlake.catalog import DEFAULT_CONTENT_TYPE
 from kvlake.errors import InvalidInputError
 
@@ -38,12 +39,16 @@ def relative_address(namespace: str, given: str) -> str:
     Raises:
         InvalidInputError: it is outside the namespace (kvlake links only its own).
     """
-    if not given.startswith(f"{namespace}/"):
+    try:
+        key = parse_address(given, what="physical address").key_in(parse_address(namespace))
+    except InvalidInputError:
+        key = ""
+    if not key:
         raise InvalidInputError(
             f"physical address {given!r} is outside the repository's storage namespace"
             f" {namespace!r}; kvlake links only addresses getPhysicalAddress handed out"
         )
-    return given[len(namespace) + 1 :]
+    return key
 
 
 def get_physical_address(call: Call[None]) -> Response:

@@ -1187,8 +1187,9 @@ MUTATIONS = (
         "canonical-contains-segment-wise",
         "invariant 7: `b/p` holds `b/p/x`, not `b/pq`",
         "kvlake/blockstore/addresses.py",
-        "            and other.segments[: len(self.segments)] == self.segments\n",
-        "            and str(other).startswith(str(self))\n",
+        "        return self.scheme == other.scheme and other.segments[: len(self.segments)]"
+        " == self.segments\n",
+        "        return self.scheme == other.scheme and str(other).startswith(str(self))\n",
         ("tests/blockstore/test_addresses.py", "tests/catalog/test_canonical_addresses.py"),
     ),
     Mutation(
@@ -1292,6 +1293,52 @@ MUTATIONS = (
         (
             "tests/catalog/test_canonical_addresses.py::"
             "test_links_take_every_spelling_of_an_address_in_the_namespace",
+        ),
+    ),
+    # -- canonical: a purge never deletes a kept repository's data (issue 23 #7)
+    Mutation(
+        "canonical-purge-refuses-kept-data",
+        "issue 23 #7: a bare repository on a kept namespace is not purged before a restore",
+        "kvlake/deletion/purge.py",
+        "        if purge and existing is None:\n"
+        "            self._check_nothing_kept(repository)\n",
+        "",
+        (
+            "tests/deletion/test_purge.py::"
+            "test_purging_a_bare_repository_on_a_kept_namespace_keeps_the_kept_data",
+        ),
+    ),
+    Mutation(
+        "canonical-take-over-inherits-kept",
+        "issue 23 #7: the claim of a bare take-over names the kept instance",
+        "kvlake/graveler/namespaces.py",
+        "                kept = _still_kept(current)\n",
+        "",
+        (
+            "tests/deletion/test_purge.py::"
+            "test_purging_a_bare_repository_on_a_kept_namespace_keeps_the_kept_data",
+        ),
+    ),
+    Mutation(
+        "canonical-kept-passed-on",
+        "issue 23 #7: a kept namespace passed on unrestored still names every kept instance",
+        "kvlake/graveler/namespaces.py",
+        '        return (*current.kept, f"{current.repository}/{current.instance_uid}")\n',
+        '        return (f"{current.repository}/{current.instance_uid}",)\n',
+        (
+            "tests/deletion/test_purge.py::"
+            "test_a_kept_namespace_passed_on_unrestored_still_refuses_the_purge",
+        ),
+    ),
+    Mutation(
+        "canonical-restore-releases-kept",
+        "issue 23 #7: restoring the kept refs makes the kept data the restorer's own",
+        "kvlake/graveler/dump.py",
+        "        self._on_restored(repository, manifest)\n",
+        "",
+        (
+            "tests/deletion/test_purge.py::"
+            "test_a_purge_after_the_kept_refs_were_restored_deletes_the_namespace",
         ),
     ),
 )

@@ -38,7 +38,8 @@ class StorageAddress(NamedTuple):
         return "/".join(self.segments)
 
     def contains(self, other: StorageAddress) -> bool:
-        """Whether `other` is this address or below it (segment-wise: `b/p` holds not `b/pq`)."""
+        """Whether `other` is this address or below it, segment-wise (`b/p` holds `b/p/x`,
+        not `b/pq`)."""
         return self.scheme == other.scheme and other.segments[: len(self.segments)] == self.segments
 
     def overlaps(self, other: StorageAddress) -> bool:

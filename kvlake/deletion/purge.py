@@ -100,7 +100,8 @@ class Purges:
 
         Raises:
             RepositoryNotFoundError: no such repository.
-            ConflictError: with purge, another repository uses the same storage namespace.
+            ConflictError: with purge, another repository uses the same storage namespace,
+                or it holds the kept data of a repository deleted without purge.
         """
         repository = self.graveler.references.repository_record(name)
         if repository is None or repository.state not in ("active", "deleting"):
@@ -108,6 +109,8 @@ class Purges:
         existing = self.load(name, repository.instance_uid)
         purge = purge or existing is not None  # a retry never takes a purge back
         request = None
+        if purge and existing is None:
+            self._check_nothing_kept(repository)
         if purge:
             for other in self.live_users(
                 repository.storage_namespace, except_uid=repository.instance_uid
@@ -135,6 +138,28 @@ class Purges:
                 request = existing[0]
         self.graveler.delete_repository(name, purge=purge)
         return request
+
+    def _check_nothing_kept(self, repository: Repository) -> None:
+        """Refuse to purge a namespace that holds data of an instance deleted without purge.
+
+        A bare repository may take over such a namespace to restore that instance's refs
+        (lakeFS's migration path); until it has, those blobs are referenced by no ref of
+        its own, and a purge, which deletes every blob of the namespace, would delete them.
+
+        Raises:
+            ConflictError: the namespace's claim names kept instances (issue 23 #7).
+        """
+        claim = self.graveler.references.namespace_owner(repository.storage_namespace)
+        if claim is None or claim.instance_uid != repository.instance_uid or not claim.kept:
+            return
+        raise ConflictError(
+            f"repository {repository.name!r} cannot be purged: its storage namespace"
+            f" {repository.storage_namespace!r} holds the data of deleted repository"
+            f" {claim.describe_kept()}, deleted without purge, whose refs were never restored"
+            f" into {repository.name!r}; purging would delete that data. Restore that"
+            f" repository's refs dump into {repository.name!r} first, or delete"
+            f" {repository.name!r} without purge"
+        )
 
     def log_namespace(self, entry: DeletedRepository) -> int:
         """Log every blob of a cleaned instance's namespace if it was purged; return the count.

@@ -44,10 +44,18 @@ def dump_key(dump_id: str, name: str) -> str:
 class RefsDumper:
     """Dumps and restores the refs of one graveler's repositories. Thread-safe."""
 
-    def __init__(self, *, refs: Refs, blockstore: BlockStore, clock: Callable[[], float]) -> None:
+    def __init__(
+        self,
+        *,
+        refs: Refs,
+        blockstore: BlockStore,
+        clock: Callable[[], float],
+        on_restored: Callable[[Repository, RefsManifest], None] = lambda _r, _m: None,
+    ) -> None:
         self._refs = refs
         self._blockstore = blockstore
         self._clock = clock
+        self._on_restored = on_restored
 
     def dump(self, repository: Repository) -> RefsManifest:
         """Write the repository's branches, tags and commits to its storage namespace.
@@ -71,6 +79,7 @@ class RefsDumper:
         manifest = RefsManifest(
             dump_id=dump_id,
             repository=repository.name,
+            instance_uid=repository.instance_uid,
             default_branch=repository.default_branch,
             created=self._clock(),
             commits=counts["commits"],
@@ -108,6 +117,8 @@ class RefsDumper:
             self._refs.create_branch(
                 repository, ref.name, Branch(commit_id=ref.commit_id, staging_token=token)
             )
+        # Only now are the dumped instance's blobs referenced here: its kept data is ours.
+        self._on_restored(repository, manifest)
         return manifest
 
     def is_bare(self, repository: Repository) -> bool:

@@ -200,7 +200,12 @@ class Graveler:
                 "this Graveler was made without a blockstore, so it cannot dump or restore "
                 "refs; pass blockstore= when making it"
             )
-        return RefsDumper(refs=self._refs, blockstore=self._blockstore, clock=self.clock)
+        return RefsDumper(
+            refs=self._refs,
+            blockstore=self._blockstore,
+            clock=self.clock,
+            on_restored=self._namespaces.restored,
+        )
 
     # -- repositories -------------------------------------------------------------
 

@@ -34,7 +34,7 @@ import msgspec
 from kvlake.blockstore import parse_address
 from kvlake.errors import KeyNotFoundError, PreconditionFailedError, StorageNamespaceInUseError
 from kvlake.graveler import keys
-from kvlake.graveler.records import Repository
+from kvlake.graveler.records import RefsManifest, Repository
 from kvlake.kv import Predicate, Store
 
 ClaimState = Literal["owned", "kept", "purging", "free"]
@@ -49,6 +49,16 @@ class NamespaceClaim(msgspec.Struct, frozen=True, kw_only=True):
     instance_uid: str
     state: ClaimState
     since: float
+    kept: tuple[str, ...] = ()
+    """Instances (`<repository>/<uid>`) deleted without purge whose data this namespace still
+    holds and whose refs the owner never restored: a purge by the owner would delete data
+    no ref of its own names, so it is refused while this is not empty (issue 23 #7)."""
+
+    def describe_kept(self) -> str:
+        """The kept instances for an error message: `'repo1' (instance 0123...)`."""
+        return ", ".join(
+            f"{name!r} (instance {uid})" for name, _, uid in (k.rpartition("/") for k in self.kept)
+        )
 
 
 _encode = msgspec.msgpack.Encoder().encode
@@ -80,19 +90,22 @@ class Namespaces:
         """
         namespace = repository.storage_namespace
         key = keys.namespace_key(namespace)
-        mine = NamespaceClaim(
-            repository=repository.name,
-            instance_uid=repository.instance_uid,
-            state="owned",
-            since=self._clock(),
-        )
         for _ in range(_MAX_TRIES):
             loaded = self._load(key)
             expected: Predicate | None = None
+            kept: tuple[str, ...] = ()
             if loaded is not None:
                 current, expected = loaded
                 if self._holds(current, taking_over=bare):
                     raise StorageNamespaceInUseError(_in_use(namespace, namespace, current))
+                kept = _still_kept(current)
+            mine = NamespaceClaim(
+                repository=repository.name,
+                instance_uid=repository.instance_uid,
+                state="owned",
+                since=self._clock(),
+                kept=kept,
+            )
             try:
                 self._store.set_if(keys.NAMESPACES, key, _encode(mine), expected)
                 break
@@ -145,6 +158,40 @@ class Namespaces:
         state: ClaimState = "purging" if purge else "kept"
         if claim.state != state:
             self._settle(key, claim, state, predicate)
+
+    def restored(self, repository: Repository, manifest: RefsManifest) -> None:
+        """Record that `manifest`'s refs were restored into `repository`: the data that
+        instance kept in the namespace is now referenced by `repository`'s own refs.
+
+        A dump made before dumps named their instance matches by repository name.
+        """
+        key = keys.namespace_key(repository.storage_namespace)
+        dumped = f"{manifest.repository}/{manifest.instance_uid}"
+        for _ in range(_MAX_TRIES):
+            loaded = self._load(key)
+            if loaded is None:
+                return
+            claim, predicate = loaded
+            if claim.instance_uid != repository.instance_uid:
+                return  # not ours (taken over since): nothing of ours to record
+            left = tuple(
+                k
+                for k in claim.kept
+                if k != dumped
+                and not (not manifest.instance_uid and k.rpartition("/")[0] == manifest.repository)
+            )
+            if left == claim.kept:
+                return
+            try:
+                updated = msgspec.structs.replace(claim, kept=left)
+                self._store.set_if(keys.NAMESPACES, key, _encode(updated), predicate)
+                return
+            except PreconditionFailedError:
+                continue  # settled meanwhile: look again
+        raise PreconditionFailedError(
+            f"recording the restore into {repository.name!r} kept racing changes to its"
+            " namespace's claim; restore again"
+        )
 
     def release(self, namespace: str, instance_uid: str) -> None:
         """Free a namespace whose purge by `instance_uid` finished. Idempotent."""
@@ -202,6 +249,16 @@ class Namespaces:
             self._store.set_if(keys.NAMESPACES, key, _encode(moved), expected)
         except PreconditionFailedError:
             pass  # taken over or settled by someone else: theirs is the newer truth
+
+
+def _still_kept(current: NamespaceClaim) -> tuple[str, ...]:
+    """What a new owner of a namespace inherits from the claim it replaces: the instances
+    whose data stays there unrestored (a kept instance itself, and what it had inherited)."""
+    if current.state == "kept":
+        return (*current.kept, f"{current.repository}/{current.instance_uid}")
+    # An owner that never finished its creation, or a claim freed by a refused creation,
+    # passes its inheritance on; a finished purge's is empty (a purge is refused otherwise).
+    return current.kept
 
 
 def _ancestors(namespace: str) -> Iterator[str]:

@@ -200,6 +200,10 @@ class RefsManifest(msgspec.Struct, frozen=True, kw_only=True):
     commits: int
     branches: int
     tags: int
+    instance_uid: str = ""
+    """The dumped repository instance ("" in dumps made before it was recorded): restoring
+    it into a bare repository that took over its namespace makes its kept data that
+    repository's own (`Namespaces.restored`)."""
 
 
 # -- results of history operations (returned to callers, never stored in the KV) --

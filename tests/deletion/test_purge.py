@@ -159,3 +159,69 @@ def test_a_purge_whose_deletion_crashed_is_finished_by_a_retry(lake_blocks: Bloc
         purges(lake).delete_repository("repo1", purge=True)
     lake.settle()
     assert list(lake.blocks.list_keys(lake.namespace)) == []
+
+
+def _keep_and_take_over(lake: DeletionLake, name: str) -> tuple[set[str], Repository]:
+    """repo1 with committed data, deleted without purge; a bare `name` on its namespace."""
+    lake.upload("a", b"kept")
+    lake.commit()
+    kept = set(lake.blocks.list_keys(lake.namespace))
+    purges(lake).delete_repository("repo1", purge=False)
+    lake.settle()
+    bare = lake.graveler.create_bare_repository(name, storage_namespace=lake.namespace)
+    return kept, bare
+
+
+@pytest.mark.parametrize("name", ["repo1", "repo2"])
+def test_purging_a_bare_repository_on_a_kept_namespace_keeps_the_kept_data(
+    lake: DeletionLake, name: str
+) -> None:
+    """Issue 23 #7: the kept repository's blobs are referenced by no ref of the bare one."""
+    kept, bare = _keep_and_take_over(lake, name)
+    with pytest.raises(ConflictError) as refused:
+        purges(lake).delete_repository(name, purge=True)
+    message = str(refused.value)
+    assert f"deleted repository 'repo1' (instance {lake_uid(lake, 'repo1')})" in message
+    assert f"Restore that repository's refs dump into {name!r}" in message
+    assert purges(lake).load(name, bare.instance_uid) is None  # nothing was recorded
+    assert lake.graveler.get_repository(name).instance_uid == bare.instance_uid
+    lake.settle()
+    assert set(lake.blocks.list_keys(lake.namespace)) == kept
+    purges(lake).delete_repository(name, purge=False)  # what the refusal offers
+    lake.settle()
+    assert set(lake.blocks.list_keys(lake.namespace)) == kept
+
+
+def test_a_kept_namespace_passed_on_unrestored_still_refuses_the_purge(lake: DeletionLake) -> None:
+    kept, _ = _keep_and_take_over(lake, "repo2")
+    purges(lake).delete_repository("repo2", purge=False)
+    lake.settle()
+    lake.graveler.create_bare_repository("repo3", storage_namespace=lake.namespace)
+    with pytest.raises(ConflictError, match="deleted repository 'repo1' .*, 'repo2'"):
+        purges(lake).delete_repository("repo3", purge=True)
+    lake.settle()
+    assert set(lake.blocks.list_keys(lake.namespace)) == kept
+
+
+def test_a_purge_after_the_kept_refs_were_restored_deletes_the_namespace(
+    lake: DeletionLake,
+) -> None:
+    lake.upload("a", b"kept")
+    lake.commit()
+    dump = lake.graveler.dumps.dump(lake.repository)
+    purges(lake).delete_repository("repo1", purge=False)
+    lake.settle()
+    bare = lake.graveler.create_bare_repository("repo1", storage_namespace=lake.namespace)
+    lake.graveler.dumps.restore(bare, dump.dump_id)
+    owner = lake.graveler.references.namespace_owner(lake.namespace)
+    assert owner is not None and owner.kept == ()
+    purges(lake).delete_repository("repo1", purge=True)
+    lake.settle()
+    assert list(lake.blocks.list_keys(lake.namespace)) == []
+
+
+def lake_uid(lake: DeletionLake, name: str) -> str:
+    """The uid of the deleted instance of `name` the namespace's claim names as kept."""
+    owner = lake.graveler.references.namespace_owner(lake.namespace)
+    assert owner is not None
+    return next(k.rpartition("/")[2] for k in owner.kept if k.rpartition("/")[0] == name)

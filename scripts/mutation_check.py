@@ -1164,6 +1164,15 @@ MUTATIONS = (
         "            if True:\n",
         ("tests/graveler/committed/test_manager.py",),
     ),
+    # -- issue 22, findings 4, 5, 6 and 9: bulk deletes racing bulk deletes and commits --
+    Mutation(
+        "bulkrace-clean-head-publish-keeps-hiding",
+        "issue 22 #9: a publish on a clean head keeps the staging token's hiding listing",
+        "kvlake/graveler/commits.py",
+        "                hiding=branch.hiding_among((branch.staging_token,)),\n",
+        "",
+        ("tests/graveler/test_hiding.py::test_a_publish_on_a_clean_head_keeps_the_tokens_listing",),
+    ),
 )
 
 

@@ -13,7 +13,7 @@ from kvlake.errors import ConflictError, EntryNotFoundError, PreconditionFailedE
 from kvlake.graveler import HiddenRange
 from kvlake.graveler.committed import Chunking, CommittedManager, RangeInfo
 from kvlake.graveler.graveler import Graveler
-from kvlake.graveler.records import Repository, Value
+from kvlake.graveler.records import Commit, Repository, Value
 from kvlake.kv import KeyValue
 from kvlake.kv.memory import MemoryStore
 from tests.graveler.helpers import make_graveler, value
@@ -233,3 +233,34 @@ def test_a_key_committed_into_a_ranges_span_later_is_not_hidden(
     assert newcomer in listed(small, repo)
     small.commit(repo, "main", committer="t", message="hide")
     assert [k for k in listed(small, repo) if first.min_key <= k <= first.max_key] == [newcomer]
+
+
+def test_a_publish_on_a_clean_head_keeps_the_tokens_listing(
+    small: Graveler, repo: Repository, clock: FakeClock
+) -> None:
+    """A merge (revert, import) publishes on a clean head while a bulk delete hides a
+    range in the still-listed staging token: the record must stay visible after it."""
+    first, second, *_ = inside(small, repo)
+    small.hide(repo, "main", [record(first)])
+    small.resets.reset_prefix(repo, "main", b"d")  # empty again, the token still listed
+    small.check_clean(repo, "main")
+    token = small.get_branch(repo, "main").staging_token
+    assert small.get_branch(repo, "main").hiding == (token,)
+
+    def build(head_id: str, head: Commit) -> Commit:
+        small.hide(repo, "main", [record(second)])  # lands between the read and the swap
+        return Commit(
+            committer="t",
+            message="merged",
+            metarange_id=head.metarange_id,
+            creation_date=int(clock()),
+            parents=(head_id,),
+            metadata={},
+            generation=head.generation + 1,
+        )
+
+    small._committer.commit_on_clean_head(repo, "main", build)
+    assert small.get_branch(repo, "main").hiding == (token,)
+    assert not set(keys_in(second)) & set(listed(small, repo))
+    with pytest.raises(EntryNotFoundError):
+        small.get(repo, "main", keys_in(second)[0])

@@ -1059,7 +1059,8 @@ MUTATIONS = (
         "            high = bisect_right(range_keys, record.max_key)\n",
         "            high = len(range_keys)\n",
         (
-            "tests/operations/test_range_batches.py::test_a_range_whose_record_is_refused_fails_alone",
+            "tests/graveler/test_hiding.py"
+            "::test_a_record_hides_its_ranges_keys_inside_its_span_only",
         ),
     ),
     Mutation(
@@ -1172,6 +1173,44 @@ MUTATIONS = (
         "                hiding=branch.hiding_among((branch.staging_token,)),\n",
         "",
         ("tests/graveler/test_hiding.py::test_a_publish_on_a_clean_head_keeps_the_tokens_listing",),
+    ),
+    Mutation(
+        "bulkrace-hiding-guard-is-compare-and-swapped",
+        "issue 22 #4: one atomic step decides which metarange a token's records come from",
+        "kvlake/graveler/hiding.py",
+        "                store.set_if(partition, GUARD_KEY, metarange_id.encode(), None)\n",
+        "                store.set(partition, GUARD_KEY, metarange_id.encode())\n",
+        (
+            "tests/interleavings/test_operations.py"
+            "::test_a_bulk_delete_run_whole_at_each_staging_write_of_another_is_refused[local]",
+        ),
+    ),
+    Mutation(
+        "bulkrace-hiding-guard-refuses-another-metarange",
+        "issue 22 #4: a token takes hidden ranges of one metarange only",
+        "kvlake/graveler/hiding.py",
+        "        if raw.decode() != metarange_id:\n",
+        "        if False:\n",
+        ("tests/graveler/test_hiding.py::test_records_of_another_metarange_are_refused",),
+    ),
+    Mutation(
+        "bulkrace-refused-ranges-get-tombstones",
+        "issue 22 #4: ranges whose records a token refuses are deleted by tombstones",
+        "kvlake/operations/batches.py",
+        "            return self._delete(operation, repository, paths, [])\n",
+        "            return [(path, str(exc)) for path in paths]\n",
+        (
+            "tests/operations/test_range_batches.py"
+            "::test_ranges_whose_records_are_refused_get_tombstones_instead",
+        ),
+    ),
+    Mutation(
+        "bulkrace-hiding-guard-is-no-staged-change",
+        "issue 22 #4: a token holding only its hiding guard is clean",
+        "kvlake/graveler/staging.py",
+        "scan(keys.staging_partition(token), RECORD_PREFIX, batch_size=1)",
+        "scan(keys.staging_partition(token), batch_size=1)",
+        ("tests/graveler/test_hiding.py::test_resets_unhide_keys",),
     ),
 )
 

@@ -472,10 +472,18 @@ class Graveler:
         nothing staged are written blind, so the caller keeps uploads out with a lock)."""
         self._writer.write_tombstones(repository, branch, keys_)
 
-    def hide(self, repository: Repository, branch: str, records: Sequence[HiddenRange]) -> None:
-        """Stage a tombstone at every key of these committed ranges but their `keep`
-        keys, one record per range (kvlake/graveler/hiding.py; see Writer.hide)."""
-        self._writer.hide(repository, branch, records)
+    def hide(
+        self,
+        repository: Repository,
+        branch: str,
+        records: Sequence[HiddenRange],
+        *,
+        metarange_id: str,
+    ) -> None:
+        """Stage a tombstone at every key of these committed ranges (of metarange
+        `metarange_id`) but their `keep` keys, one record per range
+        (kvlake/graveler/hiding.py; see Writer.hide)."""
+        self._writer.hide(repository, branch, records, metarange_id=metarange_id)
 
     def check_clean(self, repository: Repository, branch: str) -> None:
         """Raise DirtyBranchError unless the branch has nothing staged or being committed.

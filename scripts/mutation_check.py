@@ -1056,8 +1056,8 @@ MUTATIONS = (
         "hidden-range-keys-keep-to-the-span",
         "hidden ranges: a record's keys are those of its range inside its span",
         "kvlake/graveler/hiding.py",
-        "            high = bisect_right(range_keys, record.max_key)\n",
-        "            high = len(range_keys)\n",
+        "        high = bisect_right(range_keys, record.max_key)\n",
+        "        high = len(range_keys)\n",
         (
             "tests/graveler/test_hiding.py"
             "::test_a_record_hides_its_ranges_keys_inside_its_span_only",
@@ -1211,6 +1211,26 @@ MUTATIONS = (
         "scan(keys.staging_partition(token), RECORD_PREFIX, batch_size=1)",
         "scan(keys.staging_partition(token), batch_size=1)",
         ("tests/graveler/test_hiding.py::test_resets_unhide_keys",),
+    ),
+    Mutation(
+        "bulkrace-untangle-rewrites-overlaps",
+        "issue 22 #4: a branch wedged by overlapping records is repaired",
+        "kvlake/graveler/hiding.py",
+        "            if last is None or record.min_key > last:\n",
+        "            if True:\n",
+        (
+            "tests/graveler/test_hiding.py::test_a_branch_wedged_by_overlapping_records_is_untangled",
+        ),
+    ),
+    Mutation(
+        "bulkrace-untangle-keeps-what-was-hidden",
+        "issue 22 #4: the repair stages a tombstone for each key the dropped record hid",
+        "kvlake/graveler/hiding.py",
+        "                    self._store.set_if(partition, key, TOMBSTONE, None)\n",
+        "                    pass\n",
+        (
+            "tests/graveler/test_hiding.py::test_a_branch_wedged_by_overlapping_records_is_untangled",
+        ),
     ),
 )
 

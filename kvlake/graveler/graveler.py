@@ -485,6 +485,26 @@ class Graveler:
         (kvlake/graveler/hiding.py; see Writer.hide)."""
         self._writer.hide(repository, branch, records, metarange_id=metarange_id)
 
+    def untangle_hidden_ranges(self, repository: Repository, branch: str) -> int:
+        """Rewrite the branch's overlapping hidden-range records as tombstones; return how
+        many records were rewritten (0: nothing to repair).
+
+        Tokens staged before hidden ranges were guarded (kvlake/graveler/hiding.py)
+        may hold overlapping records of two bulk deletes, which fail every commit and
+        reset of the branch. What the branch shows is unchanged, nobody's staged
+        writes are touched, and running it again is harmless.
+
+        Raises:
+            BranchNotFoundError: no such branch.
+        """
+        found = self.get_branch(repository, branch)
+        hidden = self._staging.hidden(
+            repository.storage_namespace, found.hiding_among(found.tokens())
+        )
+        if hidden is None:
+            return 0
+        return sum(hidden.untangle(token) for token in sorted(hidden.tokens))
+
     def check_clean(self, repository: Repository, branch: str) -> None:
         """Raise DirtyBranchError unless the branch has nothing staged or being committed.
 

@@ -49,6 +49,8 @@ RECORD_PREFIX: Final = b"\x00h"
 """Staging keys of hidden-range records: below every path, since paths hold no NUL."""
 GUARD_KEY: Final = b"\x00g"
 """The token's guard: the metarange whose ranges its records hide (below the records)."""
+TOMBSTONE: Final = b""
+"""The staged value of a deleted key. No encoded Value is empty, so it cannot be confused."""
 FIRST_PATH: Final = b"\x01"
 """The smallest possible path: scans of staged entries start here, past the records."""
 
@@ -114,13 +116,7 @@ class HiddenKeys:
         if token not in self.tokens:
             return
         for record in self.records(token, start):
-            range_keys = self._range_keys(record)
-            low = bisect_left(range_keys, max(start, record.min_key))
-            high = bisect_right(range_keys, record.max_key)
-            keep = record.keep
-            for key in range_keys[low:high]:
-                if not keep or not _contains(keep, key):
-                    yield key
+            yield from self._hidden_by(record, start)
 
     def records(self, token: str, start: bytes = b"") -> Iterator[HiddenRange]:
         """`token`'s records whose span ends at or after `start`, in key order."""
@@ -153,6 +149,43 @@ class HiddenKeys:
             if keep != record.keep:
                 updated = msgspec.structs.replace(record, keep=keep)
                 self._store.set(partition, key, encode_record(updated))
+
+    def untangle(self, token: str) -> int:
+        """Rewrite `token`'s records that overlap another as tombstones; return how many.
+
+        Overlapping records (staged before the guard existed) break every reader's
+        merge and so every commit of the branch. Records are kept greedily in key
+        order (each ending first that clears the last kept); each other record
+        becomes a tombstone at each key it hides where the token stages nothing
+        (compare-and-swap on absence: a racing writer's entry is newer and wins, as
+        it did over the record), then goes. Every step leaves the keys the token
+        hides unchanged, so a crash or a racing reader loses nothing; run it again
+        to finish.
+        """
+        partition = keys.staging_partition(token)
+        last: bytes | None = None
+        rewritten = 0
+        for record in list(self.records(token)):
+            if last is None or record.min_key > last:
+                last = record.max_key
+                continue
+            for key in self._hidden_by(record):
+                try:
+                    self._store.set_if(partition, key, TOMBSTONE, None)
+                except PreconditionFailedError:
+                    continue  # the token stages this key itself: its entry wins
+            self._store.delete(partition, record_key(record))
+            rewritten += 1
+        return rewritten
+
+    def _hidden_by(self, record: HiddenRange, start: bytes = b"") -> Iterator[bytes]:
+        """The keys `record` hides from `start` on: its range's keys in its span, but `keep`."""
+        range_keys = self._range_keys(record)
+        low = bisect_left(range_keys, max(start, record.min_key))
+        high = bisect_right(range_keys, record.max_key)
+        for key in range_keys[low:high]:
+            if not record.keep or not _contains(record.keep, key):
+                yield key
 
     def _holds(self, record: HiddenRange, key: bytes) -> bool:
         if record.keep and _contains(record.keep, key):

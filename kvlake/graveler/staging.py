@@ -19,11 +19,9 @@ from kvlake.errors import KeyNotFoundError
 from kvlake.graveler import keys
 from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.hiding import FIRST_PATH, RECORD_PREFIX, HiddenKeys
+from kvlake.graveler.hiding import TOMBSTONE as TOMBSTONE
 from kvlake.graveler.records import Value, decode_value, encode
 from kvlake.kv import Store
-
-TOMBSTONE = b""
-"""The staged value of a deleted key. No encoded Value is empty, so it cannot be confused."""
 
 _T = TypeVar("_T")
 

@@ -9,10 +9,16 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from kvlake.blockstore import BlockStore
-from kvlake.errors import ConflictError, EntryNotFoundError, PreconditionFailedError
-from kvlake.graveler import HiddenRange
+from kvlake.errors import (
+    ConflictError,
+    EntryNotFoundError,
+    InvalidInputError,
+    PreconditionFailedError,
+)
+from kvlake.graveler import HiddenRange, keys
 from kvlake.graveler.committed import Chunking, CommittedManager, RangeInfo
 from kvlake.graveler.graveler import Graveler
+from kvlake.graveler.hiding import encode_record, record_key
 from kvlake.graveler.records import Commit, Repository, Value
 from kvlake.kv import KeyValue
 from kvlake.kv.memory import MemoryStore
@@ -285,3 +291,37 @@ def test_a_publish_on_a_clean_head_keeps_the_tokens_listing(
     assert not set(keys_in(second)) & set(listed(small, repo))
     with pytest.raises(EntryNotFoundError):
         small.get(repo, "main", keys_in(second)[0])
+
+
+def test_a_branch_wedged_by_overlapping_records_is_untangled(
+    small: Graveler, repo: Repository
+) -> None:
+    """Issue 22 #4: overlapping records (two bulk deletes from two commits, staged before
+    tokens were guarded) failed every commit. Untangling rewrites the overlapping one as
+    tombstones: the branch shows what it showed, a writer's staged entry stays, and the
+    branch commits again."""
+    first = max(inside(small, repo), key=lambda info: len(keys_in(info)))
+    assert len(keys_in(first)) > 2
+    newcomer = keys_in(first)[0] + b"x"
+    small.set(repo, "main", newcomer, value("new"))
+    small.commit(repo, "main", committer="t", message="a range changes")
+    changed = next(r for r in ranges(small, repo) if r.min_key <= newcomer <= r.max_key)
+    assert changed.id != first.id
+    # Each record hides a key the other does not (the newcomer; a key locked then).
+    hide(small, repo, [record(changed, keep=(keys_in(first)[2],))])
+    token = small.get_branch(repo, "main").staging_token
+    stale = record(first)  # the other delete's, from the older commit: unguarded, it landed
+    small.store.set(keys.staging_partition(token), record_key(stale), encode_record(stale))
+    mine = keys_in(first)[1]
+    small.set(repo, "main", mine, value("mine"))  # someone's write, after both
+    with pytest.raises(InvalidInputError, match="sorted strictly ascending"):
+        small.commit(repo, "main", committer="t", message="wedged")
+
+    assert small.untangle_hidden_ranges(repo, "main") == 1
+    assert small.untangle_hidden_ranges(repo, "main") == 0  # again: nothing left to do
+    gone = {*keys_in(first), *keys_in(changed), newcomer} - {mine}
+    expected = [k for k in [b"a", *KEYS, b"z"] if k not in gone]
+    assert listed(small, repo) == expected
+    assert small.get(repo, "main", mine) == value("mine")
+    small.commit(repo, "main", committer="t", message="deleted")
+    assert listed(small, repo) == expected

@@ -1232,6 +1232,33 @@ MUTATIONS = (
             "tests/graveler/test_hiding.py::test_a_branch_wedged_by_overlapping_records_is_untangled",
         ),
     ),
+    Mutation(
+        "bulkrace-enumeration-checks-its-snapshot-at-each-batch",
+        "issue 22 #5: a batch listed across a token drop is listed again, not written short",
+        "kvlake/operations/local.py",
+        "                if not self._listing_holds(held, snapshot, taken):\n"
+        "                    return  # staged entries may be gone from it: list again from the"
+        " cursor\n",
+        "",
+        ("tests/operations/test_stale_listings.py",),
+    ),
+    Mutation(
+        "bulkrace-enumeration-checks-its-snapshot-at-the-end",
+        "issue 22 #5: a listing that ended across a token drop is listed again",
+        "kvlake/operations/local.py",
+        "        if not self._listing_holds(held, snapshot, taken):\n"
+        "            return  # as above: nothing of this listing is written\n",
+        "",
+        ("tests/operations/test_stale_listings.py",),
+    ),
+    Mutation(
+        "bulkrace-enumeration-snapshot-needs-its-tokens",
+        "issue 22 #5: a snapshot holds only while the branch still references its tokens",
+        "kvlake/operations/local.py",
+        "        return set(snapshot.staging_tokens) <= set(branch.tokens())\n",
+        "        return True\n",
+        ("tests/operations/test_stale_listings.py",),
+    ),
 )
 
 

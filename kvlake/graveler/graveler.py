@@ -485,6 +485,12 @@ class Graveler:
         (kvlake/graveler/hiding.py; see Writer.hide)."""
         self._writer.hide(repository, branch, records, metarange_id=metarange_id)
 
+    @property
+    def token_drop_delay(self) -> float:
+        """Seconds a staging token outlives the last branch state that referenced it: how
+        long a listing of a resolved branch may stay open and still read all of it."""
+        return self._token_drop_delay
+
     def untangle_hidden_ranges(self, repository: Repository, branch: str) -> int:
         """Rewrite the branch's overlapping hidden-range records as tombstones; return how
         many records were rewritten (0: nothing to repair).

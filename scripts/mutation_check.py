@@ -1056,10 +1056,11 @@ MUTATIONS = (
         "hidden-range-keys-keep-to-the-span",
         "hidden ranges: a record's keys are those of its range inside its span",
         "kvlake/graveler/hiding.py",
-        "            high = bisect_right(range_keys, record.max_key)\n",
-        "            high = len(range_keys)\n",
+        "        high = bisect_right(range_keys, record.max_key)\n",
+        "        high = len(range_keys)\n",
         (
-            "tests/operations/test_range_batches.py::test_a_range_whose_record_is_refused_fails_alone",
+            "tests/graveler/test_hiding.py"
+            "::test_a_record_hides_its_ranges_keys_inside_its_span_only",
         ),
     ),
     Mutation(
@@ -1340,6 +1341,99 @@ MUTATIONS = (
             "tests/deletion/test_purge.py::"
             "test_a_purge_after_the_kept_refs_were_restored_deletes_the_namespace",
         ),
+    # -- issue 22, findings 4, 5, 6 and 9: bulk deletes racing bulk deletes and commits --
+    Mutation(
+        "bulkrace-clean-head-publish-keeps-hiding",
+        "issue 22 #9: a publish on a clean head keeps the staging token's hiding listing",
+        "kvlake/graveler/commits.py",
+        "                hiding=branch.hiding_among((branch.staging_token,)),\n",
+        "",
+        ("tests/graveler/test_hiding.py::test_a_publish_on_a_clean_head_keeps_the_tokens_listing",),
+    ),
+    Mutation(
+        "bulkrace-hiding-guard-is-compare-and-swapped",
+        "issue 22 #4: one atomic step decides which metarange a token's records come from",
+        "kvlake/graveler/hiding.py",
+        "                store.set_if(partition, GUARD_KEY, metarange_id.encode(), None)\n",
+        "                store.set(partition, GUARD_KEY, metarange_id.encode())\n",
+        (
+            "tests/interleavings/test_operations.py"
+            "::test_a_bulk_delete_run_whole_at_each_staging_write_of_another_is_refused[local]",
+        ),
+    ),
+    Mutation(
+        "bulkrace-hiding-guard-refuses-another-metarange",
+        "issue 22 #4: a token takes hidden ranges of one metarange only",
+        "kvlake/graveler/hiding.py",
+        "        if raw.decode() != metarange_id:\n",
+        "        if False:\n",
+        ("tests/graveler/test_hiding.py::test_records_of_another_metarange_are_refused",),
+    ),
+    Mutation(
+        "bulkrace-refused-ranges-get-tombstones",
+        "issue 22 #4: ranges whose records a token refuses are deleted by tombstones",
+        "kvlake/operations/batches.py",
+        "            return self._delete(operation, repository, paths, [])\n",
+        "            return [(path, str(exc)) for path in paths]\n",
+        (
+            "tests/operations/test_range_batches.py"
+            "::test_ranges_whose_records_are_refused_get_tombstones_instead",
+        ),
+    ),
+    Mutation(
+        "bulkrace-hiding-guard-is-no-staged-change",
+        "issue 22 #4: a token holding only its hiding guard is clean",
+        "kvlake/graveler/staging.py",
+        "scan(keys.staging_partition(token), RECORD_PREFIX, batch_size=1)",
+        "scan(keys.staging_partition(token), batch_size=1)",
+        ("tests/graveler/test_hiding.py::test_resets_unhide_keys",),
+    ),
+    Mutation(
+        "bulkrace-untangle-rewrites-overlaps",
+        "issue 22 #4: a branch wedged by overlapping records is repaired",
+        "kvlake/graveler/hiding.py",
+        "            if last is None or record.min_key > last:\n",
+        "            if True:\n",
+        (
+            "tests/graveler/test_hiding.py::test_a_branch_wedged_by_overlapping_records_is_untangled",
+        ),
+    ),
+    Mutation(
+        "bulkrace-untangle-keeps-what-was-hidden",
+        "issue 22 #4: the repair stages a tombstone for each key the dropped record hid",
+        "kvlake/graveler/hiding.py",
+        "                    self._store.set_if(partition, key, TOMBSTONE, None)\n",
+        "                    pass\n",
+        (
+            "tests/graveler/test_hiding.py::test_a_branch_wedged_by_overlapping_records_is_untangled",
+        ),
+    ),
+    Mutation(
+        "bulkrace-enumeration-checks-its-snapshot-at-each-batch",
+        "issue 22 #5: a batch listed across a token drop is listed again, not written short",
+        "kvlake/operations/local.py",
+        "                if not self._listing_holds(held, snapshot, taken):\n"
+        "                    return  # staged entries may be gone from it: list again from the"
+        " cursor\n",
+        "",
+        ("tests/operations/test_stale_listings.py",),
+    ),
+    Mutation(
+        "bulkrace-enumeration-checks-its-snapshot-at-the-end",
+        "issue 22 #5: a listing that ended across a token drop is listed again",
+        "kvlake/operations/local.py",
+        "        if not self._listing_holds(held, snapshot, taken):\n"
+        "            return  # as above: nothing of this listing is written\n",
+        "",
+        ("tests/operations/test_stale_listings.py",),
+    ),
+    Mutation(
+        "bulkrace-enumeration-snapshot-needs-its-tokens",
+        "issue 22 #5: a snapshot holds only while the branch still references its tokens",
+        "kvlake/operations/local.py",
+        "        return set(snapshot.staging_tokens) <= set(branch.tokens())\n",
+        "        return True\n",
+        ("tests/operations/test_stale_listings.py",),
     ),
 )
 

@@ -17,13 +17,18 @@ from click.testing import CliRunner, Result
 
 from kvlake.blockstore import open_blockstore
 from kvlake.catalog import Catalog, entry_ref
+from kvlake.catalog.records import ObjectEntry, to_value
 from kvlake.cli import main
 from kvlake.config import load_settings
 from kvlake.deletion import DeletionLog, StagingLogHooks
-from kvlake.graveler.committed import CommittedManager
+from kvlake.errors import InvalidInputError
+from kvlake.graveler import HiddenRange, keys
+from kvlake.graveler.committed import CommittedManager, RangeInfo
 from kvlake.graveler.graveler import Graveler
-from kvlake.graveler.records import Repository
+from kvlake.graveler.hiding import encode_record, record_key
+from kvlake.graveler.records import Repository, decode_value, encode
 from kvlake.kv import open_store
+from kvlake.lake import Lake
 from tests.support import wait_until
 
 
@@ -333,3 +338,57 @@ def test_dead_letters_are_listed_requeued_and_dropped(monkeypatch: pytest.Monkey
 def test_repo_delete_errors_are_one_line() -> None:
     assert_user_error(run("repo", "delete", "nosuch"), "repository 'nosuch' not found")
     assert_user_error(run("repo", "delete", "repo1", "--wait"), "--wait only applies with --purge")
+
+
+def test_repo_untangle_hidden_ranges_repairs_a_wedged_branch(namespace: str) -> None:
+    """Issue 22 #4: a branch holding overlapping hidden-range records (two bulk deletes
+    from two commits, before tokens were guarded) fails every commit until untangled."""
+    with Lake.open(load_settings()) as lake:
+        graveler = lake.graveler
+        repository = graveler.create_repository("repo1", storage_namespace=namespace)
+        raw = encode(
+            to_value(
+                ObjectEntry(address="data/x", size=1, checksum="c", mtime=1.0, content_type="x")
+            )
+        )
+        token = graveler.get_branch(repository, "main").staging_token
+        paths = [f"d/{i:05d}".encode() for i in range(12_000)]
+        lake.store.set_many(keys.staging_partition(token), ((path, raw) for path in paths))
+        graveler.commit(repository, "main", committer="t", message="filled")
+        old = _ranges(graveler, repository)[1]
+        graveler.set(repository, "main", old.min_key + b"x", decode_value(raw))
+        graveler.commit(repository, "main", committer="t", message="a range changes")
+        changed = next(
+            r for r in _ranges(graveler, repository) if r.min_key <= old.min_key + b"x" <= r.max_key
+        )
+        head = graveler.get_commit(repository, graveler.get_branch(repository, "main").commit_id)
+        graveler.hide(repository, "main", [_record(changed)], metarange_id=head.metarange_id)
+        token = graveler.get_branch(repository, "main").staging_token
+        stale = _record(old)  # another bulk delete's, from the older commit
+        lake.store.set(keys.staging_partition(token), record_key(stale), encode_record(stale))
+        with pytest.raises(InvalidInputError):
+            graveler.commit(repository, "main", committer="t", message="wedged")
+
+    result = run("repo", "untangle-hidden-ranges", "repo1", "main")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "repo1/main: 1 overlapping hidden-range records rewritten\n"
+    with Lake.open(load_settings()) as lake:
+        repository = lake.graveler.get_repository("repo1")
+        lake.graveler.commit(repository, "main", committer="t", message="deleted")
+        left = [key for key, _ in lake.graveler.list(repository, "main")]
+        assert left and not {*range_keys(lake, repository, old), old.min_key + b"x"} & set(left)
+    assert_user_error(run("repo", "untangle-hidden-ranges", "nope", "main"), "nope")
+
+
+def _ranges(graveler: Graveler, repository: Repository) -> list[RangeInfo]:
+    head = graveler.get_commit(repository, graveler.get_branch(repository, "main").commit_id)
+    return graveler.committed.ranges(repository.storage_namespace, head.metarange_id)
+
+
+def _record(info: RangeInfo) -> HiddenRange:
+    return HiddenRange(range_id=info.id, min_key=info.min_key, max_key=info.max_key)
+
+
+def range_keys(lake: Lake, repository: Repository, info: RangeInfo) -> set[bytes]:
+    columns = lake.graveler.committed.range_columns(repository.storage_namespace, info.id)
+    return set(columns.key_list())

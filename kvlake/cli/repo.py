@@ -64,3 +64,21 @@ def repo_delete(name: str, purge: bool, wait: bool) -> None:
                 f"purged {namespace}: {report.counts.deleted} blobs deleted,"
                 f" {report.counts.dead_lettered} dead-lettered"
             )
+
+
+@repo.command("untangle-hidden-ranges")
+@click.argument("name")
+@click.argument("branch")
+def repo_untangle_hidden_ranges(name: str, branch: str) -> None:
+    """Repair BRANCH of repository NAME wedged by overlapping hidden ranges.
+
+    Two bulk deletes that ran at once on an older kvlake could leave overlapping
+    hidden-range records, after which every commit and reset of the branch fails.
+    This rewrites the overlapping ones as tombstones: the branch shows exactly
+    what it showed, nobody's staged writes are touched, and it is safe to run
+    again (or on a healthy branch). Then commit the branch again.
+    """
+    with Lake.open(load_settings()) as lake:
+        repository = lake.graveler.get_repository(name)
+        rewritten = lake.graveler.untangle_hidden_ranges(repository, branch)
+        click.echo(f"{name}/{branch}: {rewritten} overlapping hidden-range records rewritten")

@@ -477,10 +477,44 @@ class Graveler:
         nothing staged are written blind, so the caller keeps uploads out with a lock)."""
         self._writer.write_tombstones(repository, branch, keys_)
 
-    def hide(self, repository: Repository, branch: str, records: Sequence[HiddenRange]) -> None:
-        """Stage a tombstone at every key of these committed ranges but their `keep`
-        keys, one record per range (kvlake/graveler/hiding.py; see Writer.hide)."""
-        self._writer.hide(repository, branch, records)
+    def hide(
+        self,
+        repository: Repository,
+        branch: str,
+        records: Sequence[HiddenRange],
+        *,
+        metarange_id: str,
+    ) -> None:
+        """Stage a tombstone at every key of these committed ranges (of metarange
+        `metarange_id`) but their `keep` keys, one record per range
+        (kvlake/graveler/hiding.py; see Writer.hide)."""
+        self._writer.hide(repository, branch, records, metarange_id=metarange_id)
+
+    @property
+    def token_drop_delay(self) -> float:
+        """Seconds a staging token outlives the last branch state that referenced it: how
+        long a listing of a resolved branch may stay open and still read all of it."""
+        return self._token_drop_delay
+
+    def untangle_hidden_ranges(self, repository: Repository, branch: str) -> int:
+        """Rewrite the branch's overlapping hidden-range records as tombstones; return how
+        many records were rewritten (0: nothing to repair).
+
+        Tokens staged before hidden ranges were guarded (kvlake/graveler/hiding.py)
+        may hold overlapping records of two bulk deletes, which fail every commit and
+        reset of the branch. What the branch shows is unchanged, nobody's staged
+        writes are touched, and running it again is harmless.
+
+        Raises:
+            BranchNotFoundError: no such branch.
+        """
+        found = self.get_branch(repository, branch)
+        hidden = self._staging.hidden(
+            repository.storage_namespace, found.hiding_among(found.tokens())
+        )
+        if hidden is None:
+            return 0
+        return sum(hidden.untangle(token) for token in sorted(hidden.tokens))
 
     def check_clean(self, repository: Repository, branch: str) -> None:
         """Raise DirtyBranchError unless the branch has nothing staged or being committed.

@@ -21,8 +21,15 @@ committed, dropped and reset with the token and make it non-empty (a branch
 holding one is dirty). Readers that scan a partition start at `FIRST_PATH`.
 A branch lists the tokens that may hold records (`Branch.hiding`), set before
 the first record is written, so reads of a branch without any pay nothing.
-The records of one token never overlap (`HidingWriter` refuses an overlap),
-so the hidden keys of a token are the records' keys in order.
+The records of one token never overlap, so the hidden keys of a token are the
+records' keys in order. Ranges of one metarange never overlap (or are the same
+range, under the same key), so a token takes records of one metarange only: its
+guard (`GUARD_KEY`, below the records) names it, written once by
+compare-and-swap on absence before the first record. Of two bulk deletes from
+different commits racing into one token (two servers), exactly one names the
+guard; the other is refused whatever the interleaving, and stages tombstones
+instead. A check of the records already there could not do that: both writers
+can check before either writes (issue 22, finding 4).
 """
 
 from __future__ import annotations
@@ -33,13 +40,17 @@ from typing import Final
 
 import msgspec
 
-from kvlake.errors import ConflictError
+from kvlake.errors import ConflictError, KeyNotFoundError, PreconditionFailedError
 from kvlake.graveler import keys
 from kvlake.graveler.committed import CommittedManager
 from kvlake.kv import Store
 
 RECORD_PREFIX: Final = b"\x00h"
 """Staging keys of hidden-range records: below every path, since paths hold no NUL."""
+GUARD_KEY: Final = b"\x00g"
+"""The token's guard: the metarange whose ranges its records hide (below the records)."""
+TOMBSTONE: Final = b""
+"""The staged value of a deleted key. No encoded Value is empty, so it cannot be confused."""
 FIRST_PATH: Final = b"\x01"
 """The smallest possible path: scans of staged entries start here, past the records."""
 
@@ -105,13 +116,7 @@ class HiddenKeys:
         if token not in self.tokens:
             return
         for record in self.records(token, start):
-            range_keys = self._range_keys(record)
-            low = bisect_left(range_keys, max(start, record.min_key))
-            high = bisect_right(range_keys, record.max_key)
-            keep = record.keep
-            for key in range_keys[low:high]:
-                if not keep or not _contains(keep, key):
-                    yield key
+            yield from self._hidden_by(record, start)
 
     def records(self, token: str, start: bytes = b"") -> Iterator[HiddenRange]:
         """`token`'s records whose span ends at or after `start`, in key order."""
@@ -145,6 +150,43 @@ class HiddenKeys:
                 updated = msgspec.structs.replace(record, keep=keep)
                 self._store.set(partition, key, encode_record(updated))
 
+    def untangle(self, token: str) -> int:
+        """Rewrite `token`'s records that overlap another as tombstones; return how many.
+
+        Overlapping records (staged before the guard existed) break every reader's
+        merge and so every commit of the branch. Records are kept greedily in key
+        order (each ending first that clears the last kept); each other record
+        becomes a tombstone at each key it hides where the token stages nothing
+        (compare-and-swap on absence: a racing writer's entry is newer and wins, as
+        it did over the record), then goes. Every step leaves the keys the token
+        hides unchanged, so a crash or a racing reader loses nothing; run it again
+        to finish.
+        """
+        partition = keys.staging_partition(token)
+        last: bytes | None = None
+        rewritten = 0
+        for record in list(self.records(token)):
+            if last is None or record.min_key > last:
+                last = record.max_key
+                continue
+            for key in self._hidden_by(record):
+                try:
+                    self._store.set_if(partition, key, TOMBSTONE, None)
+                except PreconditionFailedError:
+                    continue  # the token stages this key itself: its entry wins
+            self._store.delete(partition, record_key(record))
+            rewritten += 1
+        return rewritten
+
+    def _hidden_by(self, record: HiddenRange, start: bytes = b"") -> Iterator[bytes]:
+        """The keys `record` hides from `start` on: its range's keys in its span, but `keep`."""
+        range_keys = self._range_keys(record)
+        low = bisect_left(range_keys, max(start, record.min_key))
+        high = bisect_right(range_keys, record.max_key)
+        for key in range_keys[low:high]:
+            if not record.keep or not _contains(record.keep, key):
+                yield key
+
     def _holds(self, record: HiddenRange, key: bytes) -> bool:
         if record.keep and _contains(record.keep, key):
             return False
@@ -159,27 +201,51 @@ def _contains(sorted_keys: Sequence[bytes], key: bytes) -> bool:
     return index < len(sorted_keys) and sorted_keys[index] == key
 
 
-def stage_records(store: Store, token: str, records: Sequence[HiddenRange]) -> None:
-    """Write `records` into `token`'s staging partition; one already there is kept.
+def stage_records(
+    store: Store, token: str, records: Sequence[HiddenRange], *, metarange_id: str
+) -> None:
+    """Write `records`, ranges of metarange `metarange_id`, into `token`'s staging
+    partition; a record already there is kept.
 
     Raises:
-        ConflictError: a record would overlap another one of the token (a second
-            bulk delete over the same keys): nothing of this call is written.
+        ConflictError: the token holds records of another metarange (a bulk delete
+            from another commit), which these could overlap: nothing is written.
     """
     partition = keys.staging_partition(token)
-    fresh = []
-    for record in sorted(records, key=record_key):
-        key = record_key(record)
-        with store.scan(partition, RECORD_PREFIX + record.min_key, batch_size=1) as scan:
-            found = next(scan, None)
-        if found is not None and is_record_key(found[0]) and found[0] != key:
-            other = _decoder.decode(found[1])
-            if other.min_key <= record.max_key:
-                raise ConflictError(
-                    f"keys {record.min_key!r}..{record.max_key!r} are already being deleted"
-                    " by another bulk delete on this branch; wait for it to finish"
-                )
-        if found is None or found[0] != key:
-            fresh.append((key, encode_record(record)))
+    claim_guard(store, partition, metarange_id)
+    wanted = {record_key(record): record for record in records}
+    present = store.get_many(partition, list(wanted))
+    fresh = [(key, encode_record(record)) for key, record in wanted.items() if key not in present]
     if fresh:
-        store.set_many(partition, fresh)
+        store.set_many(partition, sorted(fresh))
+
+
+def claim_guard(store: Store, partition: bytes, metarange_id: str) -> None:
+    """Make the partition's guard name `metarange_id`, or raise ConflictError if it names
+    another metarange (or is missing where records are: written before guards existed)."""
+    for _ in range(2):
+        try:
+            raw, _ = store.get(partition, GUARD_KEY)
+        except KeyNotFoundError:
+            with store.scan(partition, RECORD_PREFIX, batch_size=1) as scan:
+                found = next(scan, None)
+            if found is not None and is_record_key(found[0]):
+                raise _refusal("another bulk delete") from None
+            try:
+                # The one atomic step: of racing writers, one names the guard.
+                store.set_if(partition, GUARD_KEY, metarange_id.encode(), None)
+                return
+            except PreconditionFailedError:
+                continue  # a racing writer named it first: compare with theirs
+        if raw.decode() != metarange_id:
+            raise _refusal(f"a bulk delete from metarange {raw.decode()}")
+        return
+    raise _refusal("another bulk delete")
+
+
+def _refusal(other: str) -> ConflictError:
+    return ConflictError(
+        f"the staging token already holds hidden ranges of {other}, which ranges of another"
+        " commit could overlap (one metarange per token); stage tombstones instead, or"
+        " retry after the branch's next commit"
+    )

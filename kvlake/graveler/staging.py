@@ -18,12 +18,10 @@ from typing import TypeVar
 from kvlake.errors import KeyNotFoundError
 from kvlake.graveler import keys
 from kvlake.graveler.committed import CommittedManager
-from kvlake.graveler.hiding import FIRST_PATH, HiddenKeys
+from kvlake.graveler.hiding import FIRST_PATH, RECORD_PREFIX, HiddenKeys
+from kvlake.graveler.hiding import TOMBSTONE as TOMBSTONE
 from kvlake.graveler.records import Value, decode_value, encode
 from kvlake.kv import Store
-
-TOMBSTONE = b""
-"""The staged value of a deleted key. No encoded Value is empty, so it cannot be confused."""
 
 _T = TypeVar("_T")
 
@@ -111,7 +109,8 @@ class Staging:
                     yield key, (decode_value(raw) if raw else None)
 
     def is_empty(self, token: str) -> bool:
-        with self._store.scan(keys.staging_partition(token), batch_size=1) as scan:
+        """No entry and no hidden-range record (a hiding guard alone changes nothing)."""
+        with self._store.scan(keys.staging_partition(token), RECORD_PREFIX, batch_size=1) as scan:
             return next(scan, None) is None
 
     def drop(self, token: str) -> None:

@@ -195,9 +195,17 @@ class Writer:
                 # A racing writer replaced it: the single-write path announces the new value.
                 self._swap(repository, branch, token, key, None, TOMBSTONE, None, [])
 
-    def hide(self, repository: Repository, branch: str, records: Sequence[HiddenRange]) -> None:
+    def hide(
+        self,
+        repository: Repository,
+        branch: str,
+        records: Sequence[HiddenRange],
+        *,
+        metarange_id: str,
+    ) -> None:
         """Stage hidden-range records: a tombstone at every key of each committed range
-        but its `keep` keys, in one writer flow (kvlake/graveler/hiding.py).
+        (all of metarange `metarange_id`) but its `keep` keys, in one writer flow
+        (kvlake/graveler/hiding.py).
 
         The token is listed in the branch's `hiding` before its first record is
         written, so a reader never misses one. As with `write_tombstones`, the
@@ -205,14 +213,14 @@ class Writer:
         token meanwhile would win over the record). Repeating the call is harmless.
 
         Raises:
-            ConflictError: a record overlaps another one of the token (nothing of
-                that call written).
+            ConflictError: the token holds records of another metarange, which these
+                could overlap (nothing of that call written).
             ProtectedBranchError, BranchNotFoundError, TooManyTriesError: as `write`.
         """
 
         def stage(token: str, current: Branch | None, again: bool) -> None:
             if self._list_hiding(repository, branch, token):
-                stage_records(self._store, token, records)
+                stage_records(self._store, token, records, metarange_id=metarange_id)
 
         self.run(repository, branch, stage)
 

@@ -192,27 +192,33 @@ class BatchProcessor:
     def _hide(
         self, operation: Operation, repository: Repository, batch: Batch, plan: RangePlan
     ) -> list[tuple[str, str]]:
-        """Stage the ranges' records, all at once or, if that is refused, one by one;
-        every key of a range whose record cannot be staged fails with why."""
+        """Stage the ranges' records; where the token refuses them (it holds records of
+        another commit's ranges, which ours could overlap), the same keys get one
+        tombstone each. The paths that failed, with why."""
         graveler = self.context.graveler
         records = [_record(info, plan.keep) for info in batch.ranges]
+        base = graveler.get_commit(repository, operation.base_commit)
         try:
-            graveler.hide(repository, operation.branch, records)
+            graveler.hide(repository, operation.branch, records, metarange_id=base.metarange_id)
             return []
-        except (ConflictError, TooManyTriesError) as exc:
-            log.info("bulk delete %s: ranges not hidden at once (%s)", operation.id, exc)
-        failed: list[tuple[str, str]] = []
-        for record in records:
-            try:
-                graveler.hide(repository, operation.branch, [record])
-            except (ConflictError, TooManyTriesError) as exc:
-                failed += self._unhidden(operation, repository, record, str(exc))
-        return failed
+        except ConflictError as exc:
+            log.info("bulk delete %s: tombstones instead of hidden ranges (%s)", operation.id, exc)
+            paths = [
+                path for record in records for path in self._unhidden(repository, operation, record)
+            ]
+            return self._delete(operation, repository, paths, [])
+        except TooManyTriesError as exc:
+            why = str(exc)
+            return [
+                (path, why)
+                for record in records
+                for path in self._unhidden(repository, operation, record)
+            ]
 
     def _unhidden(
-        self, operation: Operation, repository: Repository, record: HiddenRange, why: str
-    ) -> list[tuple[str, str]]:
-        """The keys `record` was to hide, each failed with `why`."""
+        self, repository: Repository, operation: Operation, record: HiddenRange
+    ) -> list[str]:
+        """The paths `record` was to hide: its range's keys but the kept and the staged."""
         graveler = self.context.graveler
         stop = record.max_key + b"\0"
         staged = {
@@ -222,9 +228,7 @@ class BatchProcessor:
         kept = set(record.keep)
         range_keys = graveler.committed.range_columns(repository.storage_namespace, record.range_id)
         return [
-            (key.decode(), why)
-            for key in range_keys.key_list()
-            if key not in kept and key not in staged
+            key.decode() for key in range_keys.key_list() if key not in kept and key not in staged
         ]
 
     def _split_locked(

@@ -10,7 +10,11 @@ operation record, so a process killed at any point leaves a record another
    through `Graveler.list`) from the cursor, write a batch record per
    `batch_size` matching paths, and advance the cursor with it. A batch
    number is written once (compare-and-swap on absence): a resumed
-   enumeration that finds one adopts it and lists on after its last path;
+   enumeration that finds one adopts it and lists on after its last path.
+   Before a batch is written, the listing's snapshot is checked: if the
+   branch no longer holds its staging tokens and the token-drop delay may
+   have passed, what was listed since the cursor is dropped and listed again
+   from a fresh snapshot (a dropped token reads as empty, silently);
 4. process every batch in order (`BatchProcessor`), folding each outcome into
    the counters (`Ledger.fold`) and renewing the lease and the delete lock;
 5. commit if asked, then finish: status, lease and delete lock released, the
@@ -36,7 +40,7 @@ from kvlake.errors import (
     ProtectedBranchError,
     RepositoryNotFoundError,
 )
-from kvlake.graveler import RangeInfo, Repository, prefix_end
+from kvlake.graveler import RangeInfo, Repository, ResolvedRef, prefix_end
 from kvlake.operations import keys
 from kvlake.operations.batches import BatchProcessor
 from kvlake.operations.bulk_delete import matches
@@ -196,9 +200,11 @@ class LocalEngine:
         paths: list[str] = []
         addresses: list[str] = []
         last = cursor
+        snapshot = context.graveler.resolve_ref(held.repository, operation.branch)
+        taken = context.clock()
         listing = context.graveler.list(
             held.repository,
-            operation.branch,
+            snapshot,
             start=start,
             stop=whole[0].min_key if whole else prefix_end(prefix),
         )
@@ -213,11 +219,15 @@ class LocalEngine:
                     addresses.append(info.address)
             paths.append(path)
             if len(paths) == context.settings.batch_size:
+                if not self._listing_holds(held, snapshot, taken):
+                    return  # staged entries may be gone from it: list again from the cursor
                 if not self._write_paths(held, paths, addresses, last, final=False):
                     return  # adopted another writer's batch: list again from its end
                 paths, addresses = [], []
                 if stop.is_set() or held.operation.cancel_requested:
                     return
+        if not self._listing_holds(held, snapshot, taken):
+            return  # as above: nothing of this listing is written
         if not whole:
             self._write_paths(held, paths, addresses, last, final=True)
             return
@@ -225,6 +235,23 @@ class LocalEngine:
             return
         ranged = Batch(ranges=whole, estimate=self._visible(held, whole))
         self._write_batch(held, ranged, ranged.last_path, final=False)
+
+    def _listing_holds(self, held: HeldOperation, snapshot: ResolvedRef, taken: float) -> bool:
+        """Whether a listing of `snapshot` (the branch resolved at `taken`) has read every
+        staged entry it met so far.
+
+        A staging token is dropped `token_drop_delay` after the branch stopped
+        referencing it (a commit, a reset), and a listing that outlives the drop reads
+        the rest of it as empty, silently (issue 22 #5). So: sound while the branch
+        still holds every token of the snapshot, or within half the delay of the
+        resolve (the other half is the margin for servers' clocks); else the caller
+        drops what it listed since its cursor and lists again from a fresh snapshot.
+        """
+        graveler = self.context.graveler
+        if self.context.clock() < taken + graveler.token_drop_delay / 2:
+            return True
+        branch = graveler.get_branch(held.repository, held.operation.branch)
+        return set(snapshot.staging_tokens) <= set(branch.tokens())
 
     def _visible(self, held: HeldOperation, whole: list[RangeInfo]) -> int:
         """The objects of a run of whole ranges the branch shows: their recorded sizes

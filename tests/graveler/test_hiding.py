@@ -9,11 +9,17 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from kvlake.blockstore import BlockStore
-from kvlake.errors import ConflictError, EntryNotFoundError, PreconditionFailedError
-from kvlake.graveler import HiddenRange
+from kvlake.errors import (
+    ConflictError,
+    EntryNotFoundError,
+    InvalidInputError,
+    PreconditionFailedError,
+)
+from kvlake.graveler import HiddenRange, keys
 from kvlake.graveler.committed import Chunking, CommittedManager, RangeInfo
 from kvlake.graveler.graveler import Graveler
-from kvlake.graveler.records import Repository, Value
+from kvlake.graveler.hiding import encode_record, record_key
+from kvlake.graveler.records import Commit, Repository, Value
 from kvlake.kv import KeyValue
 from kvlake.kv.memory import MemoryStore
 from tests.graveler.helpers import make_graveler, value
@@ -55,6 +61,12 @@ def record(info: RangeInfo, keep: tuple[bytes, ...] = ()) -> HiddenRange:
     return HiddenRange(range_id=info.id, min_key=info.min_key, max_key=info.max_key, keep=keep)
 
 
+def hide(graveler: Graveler, repo: Repository, records: list[HiddenRange]) -> None:
+    """Stage records of ranges of main's head commit."""
+    head = graveler.get_commit(repo, graveler.resolve_ref(repo, "main").commit_id)
+    graveler.hide(repo, "main", records, metarange_id=head.metarange_id)
+
+
 def keys_in(info: RangeInfo) -> list[bytes]:
     return [k for k in KEYS if info.min_key <= k <= info.max_key]
 
@@ -68,7 +80,7 @@ def test_every_reader_sees_the_tombstones_of_a_hidden_range(
 ) -> None:
     first, second, *_ = inside(small, repo)
     gone = keys_in(first)
-    small.hide(repo, "main", [record(first)])
+    hide(small, repo, [record(first)])
     assert small.get_branch(repo, "main").hiding == (small.get_branch(repo, "main").staging_token,)
     for key in gone:
         with pytest.raises(EntryNotFoundError):
@@ -87,7 +99,7 @@ def test_every_reader_sees_the_tombstones_of_a_hidden_range(
 
 def test_a_commit_drops_hidden_ranges_and_keeps_the_rest(small: Graveler, repo: Repository) -> None:
     first, second, third, *_ = inside(small, repo)
-    small.hide(repo, "main", [record(first), record(third, keep=(keys_in(third)[1],))])
+    hide(small, repo, [record(first), record(third, keep=(keys_in(third)[1],))])
     small.commit(repo, "main", committer="t", message="delete")
     gone = set(keys_in(first)) | (set(keys_in(third)) - {keys_in(third)[1]})
     assert listed(small, repo) == [k for k in [b"a", *KEYS, b"z"] if k not in gone]
@@ -103,7 +115,7 @@ def test_entries_staged_in_the_token_win_and_new_keys_are_never_hidden(
 ) -> None:
     first, *_ = inside(small, repo)
     old = keys_in(first)
-    small.hide(repo, "main", [record(first)])
+    hide(small, repo, [record(first)])
     small.set(repo, "main", old[0], value("again"))  # written after the record: newer
     between = old[0] + b"x"  # inside the range's span, but no key of the range
     small.set(repo, "main", between, value("new"))
@@ -124,7 +136,7 @@ def test_a_newer_token_hides_what_an_older_sealed_token_staged(
     key = keys_in(first)[0]
     small.set(repo, "main", key, value("sealed"))
     seal_only(small, repo)
-    small.hide(repo, "main", [record(first)])
+    hide(small, repo, [record(first)])
     with pytest.raises(EntryNotFoundError):
         small.get(repo, "main", key)
     assert key not in listed(small, repo)
@@ -151,7 +163,7 @@ def test_a_record_written_while_a_commit_seals_the_token_is_written_again(
     store.before_record = lambda: graveler.commit(
         repo, "main", committer="t", message="racer", allow_empty=True
     )
-    graveler.hide(repo, "main", [record(first)])
+    hide(graveler, repo, [record(first)])
     branch = graveler.get_branch(repo, "main")
     assert branch.hiding == (branch.staging_token,)
     assert not set(keys_in(first)) & set(listed(graveler, repo))
@@ -174,7 +186,7 @@ class SealingStore(MemoryStore):
 
 def test_resets_unhide_keys(small: Graveler, repo: Repository) -> None:
     first, second, *_ = inside(small, repo)
-    small.hide(repo, "main", [record(first), record(second)])
+    hide(small, repo, [record(first), record(second)])
     small.resets.reset_key(repo, "main", keys_in(first)[1])
     assert small.get(repo, "main", keys_in(first)[1]) == value(keys_in(first)[1].decode())
     assert keys_in(first)[0] not in listed(small, repo)
@@ -188,7 +200,7 @@ def test_conditional_writes_and_updates_see_hidden_keys_as_absent(
 ) -> None:
     first, *_ = inside(small, repo)
     key = keys_in(first)[0]
-    small.hide(repo, "main", [record(first)])
+    hide(small, repo, [record(first)])
     with pytest.raises(EntryNotFoundError):
         small.update(repo, "main", key, lambda v: Value(identity=b"u", data=v.data))
     small.set(repo, "main", key, value("fresh"), if_absent=True)
@@ -197,19 +209,34 @@ def test_conditional_writes_and_updates_see_hidden_keys_as_absent(
         small.set(repo, "main", keys_in(inside(small, repo)[1])[0], value("x"), if_absent=True)
 
 
-def test_overlapping_records_in_one_token_are_refused(small: Graveler, repo: Repository) -> None:
+def test_records_of_another_metarange_are_refused(small: Graveler, repo: Repository) -> None:
+    """Issue 22 #4: ranges of two commits may overlap, so a token takes records of one
+    metarange (its guard); another's are refused with nothing written."""
     first, second, *_ = inside(small, repo)
-    small.hide(repo, "main", [record(first)])
-    small.hide(repo, "main", [record(first)])  # the same record again: harmless
-    wide = HiddenRange(range_id=second.id, min_key=first.min_key, max_key=second.max_key)
-    with pytest.raises(ConflictError, match="another bulk delete"):
-        small.hide(repo, "main", [wide])
+    hide(small, repo, [record(first)])
+    hide(small, repo, [record(first)])  # the same record again: harmless
+    with pytest.raises(ConflictError, match="one metarange per token"):
+        small.hide(repo, "main", [record(second)], metarange_id="another")
     assert keys_in(second)[0] in listed(small, repo)
+    small.commit(repo, "main", committer="t", message="first range deleted")
+    small.hide(repo, "main", [record(second)], metarange_id="another")  # a new token
+    assert keys_in(second)[0] not in listed(small, repo)
+
+
+def test_a_record_hides_its_ranges_keys_inside_its_span_only(
+    small: Graveler, repo: Repository
+) -> None:
+    first = max(inside(small, repo), key=lambda info: len(keys_in(info)))
+    assert len(keys_in(first)) > 2
+    narrow = HiddenRange(range_id=first.id, min_key=first.min_key, max_key=keys_in(first)[1])
+    hide(small, repo, [narrow])
+    left = listed(small, repo)
+    assert [k for k in keys_in(first) if k in left] == keys_in(first)[2:]
 
 
 def test_the_deletion_layer_reads_no_record_as_an_entry(small: Graveler, repo: Repository) -> None:
     first, *_ = inside(small, repo)
-    small.hide(repo, "main", [record(first)])
+    hide(small, repo, [record(first)])
     small.set(repo, "main", b"staged", value("s"))
     token = small.get_branch(repo, "main").staging_token
     pages: Iterator[list[tuple[bytes, Value | None]]] = small.references.staged_pages(token)
@@ -226,10 +253,75 @@ def test_a_key_committed_into_a_ranges_span_later_is_not_hidden(
     assert first.min_key < newcomer < first.max_key
     small.set(repo, "main", newcomer, value("new"))
     small.commit(repo, "main", committer="t", message="newcomer")
-    small.hide(repo, "main", [record(first)])
+    hide(small, repo, [record(first)])
     assert small.get(repo, "main", newcomer) == value("new")
     with pytest.raises(EntryNotFoundError):
         small.get(repo, "main", keys_in(first)[0])
     assert newcomer in listed(small, repo)
     small.commit(repo, "main", committer="t", message="hide")
     assert [k for k in listed(small, repo) if first.min_key <= k <= first.max_key] == [newcomer]
+
+
+def test_a_publish_on_a_clean_head_keeps_the_tokens_listing(
+    small: Graveler, repo: Repository, clock: FakeClock
+) -> None:
+    """A merge (revert, import) publishes on a clean head while a bulk delete hides a
+    range in the still-listed staging token: the record must stay visible after it."""
+    first, second, *_ = inside(small, repo)
+    hide(small, repo, [record(first)])
+    small.resets.reset_prefix(repo, "main", b"d")  # empty again, the token still listed
+    small.check_clean(repo, "main")
+    token = small.get_branch(repo, "main").staging_token
+    assert small.get_branch(repo, "main").hiding == (token,)
+
+    def build(head_id: str, head: Commit) -> Commit:
+        hide(small, repo, [record(second)])  # lands between the read and the swap
+        return Commit(
+            committer="t",
+            message="merged",
+            metarange_id=head.metarange_id,
+            creation_date=int(clock()),
+            parents=(head_id,),
+            metadata={},
+            generation=head.generation + 1,
+        )
+
+    small._committer.commit_on_clean_head(repo, "main", build)
+    assert small.get_branch(repo, "main").hiding == (token,)
+    assert not set(keys_in(second)) & set(listed(small, repo))
+    with pytest.raises(EntryNotFoundError):
+        small.get(repo, "main", keys_in(second)[0])
+
+
+def test_a_branch_wedged_by_overlapping_records_is_untangled(
+    small: Graveler, repo: Repository
+) -> None:
+    """Issue 22 #4: overlapping records (two bulk deletes from two commits, staged before
+    tokens were guarded) failed every commit. Untangling rewrites the overlapping one as
+    tombstones: the branch shows what it showed, a writer's staged entry stays, and the
+    branch commits again."""
+    first = max(inside(small, repo), key=lambda info: len(keys_in(info)))
+    assert len(keys_in(first)) > 2
+    newcomer = keys_in(first)[0] + b"x"
+    small.set(repo, "main", newcomer, value("new"))
+    small.commit(repo, "main", committer="t", message="a range changes")
+    changed = next(r for r in ranges(small, repo) if r.min_key <= newcomer <= r.max_key)
+    assert changed.id != first.id
+    # Each record hides a key the other does not (the newcomer; a key locked then).
+    hide(small, repo, [record(changed, keep=(keys_in(first)[2],))])
+    token = small.get_branch(repo, "main").staging_token
+    stale = record(first)  # the other delete's, from the older commit: unguarded, it landed
+    small.store.set(keys.staging_partition(token), record_key(stale), encode_record(stale))
+    mine = keys_in(first)[1]
+    small.set(repo, "main", mine, value("mine"))  # someone's write, after both
+    with pytest.raises(InvalidInputError, match="sorted strictly ascending"):
+        small.commit(repo, "main", committer="t", message="wedged")
+
+    assert small.untangle_hidden_ranges(repo, "main") == 1
+    assert small.untangle_hidden_ranges(repo, "main") == 0  # again: nothing left to do
+    gone = {*keys_in(first), *keys_in(changed), newcomer} - {mine}
+    expected = [k for k in [b"a", *KEYS, b"z"] if k not in gone]
+    assert listed(small, repo) == expected
+    assert small.get(repo, "main", mine) == value("mine")
+    small.commit(repo, "main", committer="t", message="deleted")
+    assert listed(small, repo) == expected

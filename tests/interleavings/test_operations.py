@@ -23,7 +23,9 @@ from kvlake.blockstore import BlockStore
 from kvlake.catalog.records import ObjectEntry, to_value
 from kvlake.config import DeletionSettings, OperationsSettings, Settings
 from kvlake.errors import LockedError
-from kvlake.graveler import Repository
+from kvlake.graveler import HiddenRange, Repository
+from kvlake.graveler.keys import staging_partition
+from kvlake.graveler.records import encode as encode_value
 from kvlake.kv.memory import MemoryStore
 from kvlake.lake import Lake
 from kvlake.operations import (
@@ -226,6 +228,72 @@ def _upload_race(scheduler: Scheduler, blocks: BlockStore) -> tuple[Lake, Operat
     return lake, [lambda: engine.run(operation.id, threading.Event()), upload], check
 
 
+def _ranged_lake(scheduler: Scheduler, blocks: BlockStore) -> tuple[Lake, Repository]:
+    """A lake whose main holds 12,000 committed objects under d/: several whole ranges."""
+    lake = _lake(scheduler, blocks)
+    repo = lake.graveler.get_repository("repo1")
+    entry = encode_value(
+        to_value(ObjectEntry(address="data/x", size=1, checksum="c", mtime=1.0, content_type="x"))
+    )
+    token = lake.graveler.get_branch(repo, "main").staging_token
+    paths = (f"d/{i:05d}".encode() for i in range(12_000))
+    lake.store.set_many(staging_partition(token), ((path, entry) for path in paths))
+    lake.graveler.commit(repo, "main", committer="t", message="filled")
+    return lake, repo
+
+
+def _range_batch(lake: Lake, operation: Operation) -> int:
+    """The number of the operation's first range batch."""
+    final = _enumerated(lake, operation)
+    for number in range(final.batches):
+        if lake.ledger.read_batch(operation.id, number).ranges:
+            return number
+    raise AssertionError(f"operation {operation.id} has no range batch")
+
+
+def _records(lake: Lake, repo: Repository) -> list[HiddenRange]:
+    hiding = lake.graveler.get_branch(repo, "main").hiding
+    hidden = lake.graveler._staging.hidden(repo.storage_namespace, hiding)
+    return [record for token in hiding for record in (hidden.records(token) if hidden else ())]
+
+
+def two_bulk_deletes_from_two_commits(
+    scheduler: Scheduler, blocks: BlockStore
+) -> tuple[Operations, Check]:
+    _, operations, check = _two_deletes(scheduler, blocks)
+    return operations, check
+
+
+def _two_deletes(scheduler: Scheduler, blocks: BlockStore) -> tuple[Lake, Operations, Check]:
+    """Two bulk deletes over d/, one started before a commit that changed a range and one
+    after it, hide their ranges at once (two servers): whatever the interleaving, the
+    branch's records never overlap, the branch still commits, and nothing is left."""
+    lake, repo = _ranged_lake(scheduler, blocks)
+    first = _create(lake)
+    first_batch = _range_batch(lake, first)
+    lake.graveler.set(repo, "main", b"d/06000x", lake.graveler.get(repo, "main", b"d/00000"))
+    lake.graveler.commit(repo, "main", committer="t", message="a range changes")
+    second = _create(lake)
+    second_batch = _range_batch(lake, second)
+    processor = BatchProcessor(lake.engine_context(owner="setup"))
+
+    def process(operation: Operation, number: int) -> Callable[[], Outcome]:
+        return lambda: processor.process(lake.ledger.load(operation.id)[0], repo, number)
+
+    def check(outcomes: list[Ended]) -> None:
+        for outcome in outcomes:
+            assert outcome.acknowledged, outcome.error
+        records = _records(lake, repo)
+        for before, after in itertools.pairwise(records):
+            assert before.max_key < after.min_key, f"overlapping records: {before}, {after}"
+        for operation in (first, second):  # the rest of both, as their engines would
+            LocalEngine(lake.engine_context(owner="setup")).run(operation.id, threading.Event())
+        lake.graveler.commit(repo, "main", committer="t", message="deleted")
+        assert _left(lake) == ["e/1"], _left(lake)
+
+    return lake, [process(first, first_batch), process(second, second_batch)], check
+
+
 SCENARIOS = {
     "upload_races_bulk_delete": upload_races_bulk_delete,
     "two_processors_fold": two_processors_fold,
@@ -272,3 +340,46 @@ def test_an_upload_landing_between_the_tombstone_read_and_write_is_never_orphane
     # The first step of an operation runs it to its first call; step n+1 makes call n.
     # So reads[0] + 2 steps have made the read and parked before the tombstone write.
     check(scheduler.run(operations, [0] * (reads[0] + 2) + [1] * 10_000))
+
+
+RACING_DELETES = {"local": (12, 2, 12), "s3": (4, 1, 4)}
+"""(limit, shuffled, at least this many ran): each schedule fills a lake of 12,000 objects
+and runs both operations to their end, about a second each on a local folder."""
+
+
+def test_two_bulk_deletes_from_two_commits_never_stage_overlapping_records(
+    lake_blocks: BlockStore,
+) -> None:
+    """Issue 22 #4: a check of the token's records, then a write, let both deletes pass the
+    check and leave overlapping records (every commit of the branch failed after that)."""
+    scenario = partial(two_bulk_deletes_from_two_commits, blocks=lake_blocks)
+    limit, shuffled, least = RACING_DELETES[lake_blocks.scheme]
+    assert explore(scenario, seed=3, limit=limit, shuffled=shuffled) >= least
+
+
+def test_a_bulk_delete_run_whole_at_each_staging_write_of_another_is_refused(
+    lake_blocks: BlockStore,
+) -> None:
+    """The windows reached on purpose: the first delete is parked before each of its
+    staging writes (tombstones, the token's guard, its records) while the second runs
+    whole. A check of the token's records, then a write, let both write (their records
+    overlapped); so does a guard written without compare-and-swap."""
+    solo = Scheduler()
+    lake, operations, _ = _two_deletes(solo, lake_blocks)
+    store = lake.store
+    assert isinstance(store, SteppingStore)
+    base = len(store.calls)
+    solo.run(operations, [0] * 10_000)  # the first alone, first: its calls come first
+    calls = store.calls[base : base + solo.trace.count(0)]
+    writes = [
+        step
+        for step, call in enumerate(calls)
+        if call.op in ("set", "set_if", "set_many")
+        and (call.partition or b"").startswith(b"staging/")
+    ]
+    assert len(writes) >= 2, "the first delete staged neither tombstones nor records"
+    for write in writes:
+        scheduler = Scheduler()
+        _, operations, check = _two_deletes(scheduler, lake_blocks)
+        # Step n+1 makes call n: so the first is parked just before this write.
+        check(scheduler.run(operations, [0] * (write + 1) + [1] * 10_000 + [0] * 10_000))

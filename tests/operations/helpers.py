@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import threading
+from collections.abc import Callable
+from typing import TypeVar
 
 from kvlake.blockstore import BlockStore
 from kvlake.catalog.records import ObjectEntry, to_value
@@ -14,7 +16,11 @@ from kvlake.graveler.records import encode
 from kvlake.kv import Store
 from kvlake.lake import Lake
 from kvlake.operations import BulkDeleteOptions, LocalEngine, Operation, parse_branch_path
+from kvlake.operations.local import HeldOperation
+from kvlake.operations.records import Batch
 from tests.support import FakeClock
+
+E = TypeVar("E", bound=LocalEngine)
 
 
 def make_lake(
@@ -23,12 +29,15 @@ def make_lake(
     *,
     batch_size: int = 10,
     clock: FakeClock | None = None,
+    token_drop_delay: float = 0,
 ) -> Lake:
     settings = Settings(
         operations=OperationsSettings(batch_size=batch_size, lease_time=30.0),
         deletion=DeletionSettings(send_delay=0.0),
     )
-    return Lake(settings, store, blocks, clock=clock or FakeClock(), token_drop_delay=0)
+    return Lake(
+        settings, store, blocks, clock=clock or FakeClock(), token_drop_delay=token_drop_delay
+    )
 
 
 def populate(
@@ -78,3 +87,40 @@ def listed(lake: Lake, repo: Repository, prefix: str = "") -> list[str]:
         for key, _ in lake.graveler.list(repo, "main")
         if key.decode().startswith(prefix)
     ]
+
+
+class DropTheToken:
+    """Commit main, let the real token-drop delay pass on the fake clock and run the
+    cleaner, once: what a listing that stays open across a commit runs into."""
+
+    def __init__(self, lake: Lake, clock: FakeClock) -> None:
+        self.lake, self.clock = lake, clock
+        self.dropped = False
+
+    def __call__(self) -> None:
+        if self.dropped:
+            return
+        self.dropped = True
+        graveler = self.lake.graveler
+        repo = graveler.get_repository("repo1")
+        token = graveler.get_branch(repo, "main").staging_token
+        graveler.commit(repo, "main", committer="bob", message="meanwhile")
+        self.clock.advance(graveler.token_drop_delay + 1)
+        self.lake.cleaner().clean_once()
+        state = graveler.references.token_states(repo, [token])[token]
+        assert state not in ("staging", "sealed"), f"token {token} is still {state}"
+
+
+def committing_mid_listing(engine: type[E], hook: Callable[[], None]) -> type[E]:
+    """`engine` running `hook` after it writes each batch record of its enumeration (the
+    listing of the branch still open)."""
+
+    class Committing(engine):  # type: ignore[valid-type,misc]
+        def _write_batch(
+            self, held: HeldOperation, batch: Batch | None, cursor: str | None, *, final: bool
+        ) -> bool:
+            written: bool = super()._write_batch(held, batch, cursor, final=final)
+            hook()
+            return written
+
+    return Committing

@@ -13,8 +13,11 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
+from kvlake.blockstore import open_blockstore
 from kvlake.config import DeletionSettings, OperationsSettings, Settings
 from kvlake.errors import InvalidInputError
+from kvlake.graveler import TOKEN_DROP_DELAY
+from kvlake.kv import open_store
 from kvlake.lake import Lake
 from kvlake.operations import (
     BulkDeleteOptions,
@@ -23,7 +26,15 @@ from kvlake.operations import (
     parse_branch_path,
     select_engine,
 )
-from tests.operations.helpers import fill
+from kvlake.pipelines.bulk_delete import SparkBulkDeleteEngine
+from tests.operations.helpers import (
+    DropTheToken,
+    committing_mid_listing,
+    fill,
+    listed,
+    populate,
+)
+from tests.support import FakeClock
 
 PATHS = [f"a/{i:02d}.csv" for i in range(10)] + ["a/x.tmp", "b/1"]
 
@@ -100,3 +111,35 @@ def test_auto_picks_spark_above_the_threshold_when_it_is_installed() -> None:
     assert select_engine("auto", threshold=100, estimate=10) == "local"
     with pytest.raises(InvalidInputError, match="unknown"):
         select_engine("warp", threshold=1)
+
+
+def test_the_spark_engine_lists_again_when_the_token_is_dropped_under_its_enumeration(
+    spark: SparkSession, settings: Settings
+) -> None:
+    """Issue 22 #5 on the spark engine (its driver enumerates as the local engine does):
+    a commit and the token drop after it, with the real delay crossed on a fake clock,
+    mid-listing; nothing is left and nothing is reported short."""
+    settings = Settings(
+        data_dir=settings.data_dir,
+        blockstore_url=settings.blockstore_url,
+        operations=OperationsSettings(batch_size=1000, lease_time=60.0),
+        deletion=DeletionSettings(send_delay=0.0),
+    )
+    clock = FakeClock()
+    store, blocks = open_store(settings.kv_url), open_blockstore(settings.blockstore_url)
+    with Lake(settings, store, blocks, clock=clock, token_drop_delay=TOKEN_DROP_DELAY) as lake:
+        repo = populate(lake, [], commit=False)
+        staged = [f"s/{i:05d}" for i in range(3_000)]
+        fill(lake, repo, staged, commit=False)
+        operation = lake.bulk_deletes.create(
+            parse_branch_path("lakefs://repo1/main/s/"),
+            BulkDeleteOptions(engine="spark"),
+            created_by="alice",
+        )
+        drop = DropTheToken(lake, clock)
+        engine = committing_mid_listing(SparkBulkDeleteEngine, drop)
+        final = engine(lake.engine_context(owner="s")).run(operation.id, threading.Event())
+        assert drop.dropped
+        assert final.status == "completed", final
+        assert (final.counters.enumerated, final.counters.deleted) == (3_000, 3_000)
+        assert listed(lake, repo, "s/") == []

@@ -149,13 +149,34 @@ class ServerSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     and how often its background jobs look for work."""
 
     max_connections: Annotated[int, msgspec.Meta(ge=1)] = 512
-    """KVLAKE_SERVER_MAX_CONNECTIONS: open connections per process; more get 503."""
+    """KVLAKE_SERVER_MAX_CONNECTIONS: requests in flight per process (from a complete head
+    to the end of the response); more get 503. Idle connections do not count."""
+    max_client_connections: Annotated[int, msgspec.Meta(ge=1)] = 64
+    """KVLAKE_SERVER_MAX_CLIENT_CONNECTIONS: open connections one client address may hold
+    per process; more are closed at once. Behind a proxy every client shares its address:
+    raise this there and put the limit in the proxy."""
+    head_timeout: Annotated[float, msgspec.Meta(gt=0)] = 5.0
+    """KVLAKE_SERVER_HEAD_TIMEOUT: seconds a connection has to send a whole request head,
+    from its opening or from its previous response; then it is closed."""
     body_budget: Annotated[int, msgspec.Meta(ge=1 << 20)] = 64 << 20
     """KVLAKE_SERVER_BODY_BUDGET: bytes of request bodies a process holds at once; a request
     that would exceed it waits briefly, then gets 503 (retry later)."""
+    public_body_budget: Annotated[int, msgspec.Meta(ge=64 << 10)] = 1 << 20
+    """KVLAKE_SERVER_PUBLIC_BODY_BUDGET: bytes of bodies of operations without credentials
+    (login, setup) a process holds at once, apart from `body_budget`, so anonymous clients
+    cannot take it from users."""
+    client_body_share: Annotated[float, msgspec.Meta(gt=0, le=1)] = 0.25
+    """KVLAKE_SERVER_CLIENT_BODY_SHARE: the fraction of each body budget one client address
+    may hold (1: no per-address cap, e.g. behind a proxy)."""
     body_read_timeout: Annotated[float, msgspec.Meta(gt=0)] = 60.0
     """KVLAKE_SERVER_BODY_READ_TIMEOUT: seconds a request body may send nothing before it is
     answered 408 and whatever it had written is disposed of."""
+    body_min_rate: Annotated[int, msgspec.Meta(ge=1)] = 16 << 10
+    """KVLAKE_SERVER_BODY_MIN_RATE: bytes per second a request body must average once its
+    `body_rate_grace` is over, or it is answered 408: a trickle cannot hold budget."""
+    body_rate_grace: Annotated[float, msgspec.Meta(gt=0)] = 10.0
+    """KVLAKE_SERVER_BODY_RATE_GRACE: seconds every body has on top of what `body_min_rate`
+    allows for the bytes it has sent (slow starts, small bodies)."""
     job_interval: Annotated[float, msgspec.Meta(gt=0, le=3600)] = 10.0
     """KVLAKE_SERVER_JOB_INTERVAL: seconds the background jobs (cleaner, deletion worker, bulk
     operations) wait after a pass that found nothing to do: lower sees deletes sooner, for

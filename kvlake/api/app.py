@@ -3,7 +3,10 @@
 `create_app(settings)` builds an app that opens its services at start-up (and
 creates the first admin on a first start), runs the cleaner in a background
 thread, and on shutdown stops the cleaner after its current pass and closes the
-stores. `app_from_environment` is the factory uvicorn's worker processes call.
+stores. It answers 503 beyond `max_connections` requests in flight
+(`inflight.py`), and its lifespan hands the process's connection guards to
+uvicorn's protocols (`connections.py`) through the lifespan state.
+`app_from_environment` is the factory uvicorn's worker processes call.
 """
 
 from __future__ import annotations
@@ -17,12 +20,15 @@ from typing import Any, Final
 import msgspec
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
 from kvlake.api import errors, openapi
 from kvlake.api.body import ClientGoneError
+from kvlake.api.connections import CONNECTIONS_STATE, ClientConnections
+from kvlake.api.inflight import InFlightLimit
 from kvlake.api.routes import (
     actions,
     branches,
@@ -118,7 +124,7 @@ def create_app(
         return Response(spec, media_type="application/json")
 
     @contextlib.asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+    async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
         services = Services.open(settings)
         executors = Executors(settings.server.max_connections)
         try:
@@ -127,7 +133,7 @@ def create_app(
                 services.start_background_jobs(settings.server.job_interval)
             app.state.services = services
             app.state.executors = executors
-            yield
+            yield {CONNECTIONS_STATE: ClientConnections(settings.server)}
         finally:
             executors.shutdown()  # handlers still running finish before the stores close
             services.close()
@@ -142,6 +148,7 @@ def create_app(
             Exception: errors.internal_error,
         },
         lifespan=lifespan,
+        middleware=[Middleware(InFlightLimit, limit=settings.server.max_connections)],
     )
     app.state.body_limits = BodyLimits(settings.server)
     return app

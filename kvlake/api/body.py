@@ -7,11 +7,15 @@ fewer); larger or unsized ones are pulled chunk by chunk from the event loop by
 the worker thread that stores them (any thread: the reader holds its loop), so
 memory stays flat for any size.
 
-What a body may cost is bounded per process: every body holds a share of one
+What a body may cost is bounded per process: every body holds a share of a
 `BodyBudget` while it is read and handled (its declared size, or `STREAM_SHARE`
-for a stream, which holds one chunk at a time), and a read that sends nothing
-for the read timeout ends the request with 408. A client that goes away
-mid-body is not a bug: it raises `ClientGoneError`, logged as one info line.
+for a stream, which holds one chunk at a time). Issue 23: slow bodies filled
+the budget, so one client address holds at most its share of a budget, and
+every body keeps a `BodyPace`: a read that sends nothing for the read timeout,
+or a body averaging less than the minimum rate, ends the request with 408.
+Operations without credentials (login, setup) have a budget of their own and a
+tiny cap (`PUBLIC_MAX_JSON_BYTES`). A client that goes away mid-body is not a
+bug: it raises `ClientGoneError`, logged as one info line.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import asyncio
 import contextlib
 import io
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any, Final
 
 import msgspec
@@ -28,6 +33,8 @@ from starlette.requests import ClientDisconnect, Request
 from kvlake.errors import InvalidInputError, KvlakeError, UnavailableError
 
 MAX_JSON_BYTES: Final = 4 << 20
+PUBLIC_MAX_JSON_BYTES: Final = 16 << 10
+"""Cap of the body of an operation without credentials: a login is under 1 KiB."""
 SMALL_BODY: Final = 1 << 20
 STREAM_SHARE: Final = 256 << 10
 """Budget a streamed body holds: uvicorn pauses a connection whose unread body passes 64 KiB."""
@@ -39,6 +46,10 @@ class BodyTimeoutError(KvlakeError):
     """The client sent nothing for the read timeout; send the body faster or retry."""
 
 
+class BodyTooSlowError(BodyTimeoutError):
+    """The body came slower than the minimum rate; send it faster or retry."""
+
+
 class BodyBudgetFullError(UnavailableError):
     """The process holds its limit of request bodies; retry in a moment (503, no traceback)."""
 
@@ -47,84 +58,152 @@ class ClientGoneError(KvlakeError):
     """The client closed the connection before sending its whole body; no one is answered."""
 
 
+@dataclass(frozen=True)
+class BodyPace:
+    """How slowly a body may come: per read, and on average over the whole body."""
+
+    read_timeout: float
+    """Seconds one read may wait for the client's next bytes."""
+    min_rate: float
+    """Bytes per second the body must average, beyond `grace`."""
+    grace: float
+    """Seconds every body has on top of what `min_rate` allows for its bytes."""
+
+    def allowance(self, received: int) -> float:
+        """Seconds from the first read that a body which has sent `received` bytes may take."""
+        return self.grace + received / self.min_rate
+
+
 class BodyBudget:
     """Bytes of request bodies one process may hold at once, shared by its requests.
 
-    Lives on the event loop: `hold` is called only from coroutines, so the count
-    needs no lock beyond the condition that wakes waiters when a share comes back.
+    One client address holds at most `client_limit` of it (issue 23: one address
+    with slow bodies must not hold all of it). Lives on the event loop: `hold` is
+    called only from coroutines, so the counts need no lock beyond the condition
+    that wakes waiters when a share comes back.
     """
 
-    def __init__(self, limit: int, *, wait: float = BUDGET_WAIT_SECONDS) -> None:
+    def __init__(
+        self, limit: int, *, client_share: float = 1.0, wait: float = BUDGET_WAIT_SECONDS
+    ) -> None:
         self.limit = limit
+        self.client_limit = max(1, int(limit * client_share))
         self.used = 0
+        self._by_client: dict[str, int] = {}
         self._wait = wait
         self._freed = asyncio.Condition()
 
+    def held(self, client: str) -> int:
+        """Bytes the client address holds now."""
+        return self._by_client.get(client, 0)
+
     @contextlib.asynccontextmanager
-    async def hold(self, size: int) -> AsyncIterator[None]:
-        """Hold `size` bytes (at most the whole budget) for the block's duration.
+    async def hold(self, size: int, *, client: str = "") -> AsyncIterator[None]:
+        """Hold `size` bytes (at most the client's share) for the block's duration.
 
         Raises:
-            BodyBudgetFullError: the budget stayed full for the wait (answered 503).
+            BodyBudgetFullError: the budget, or the client's share of it, stayed full for
+                the wait (answered 503).
         """
-        size = min(size, self.limit)
+        size = min(size, self.client_limit)
+
+        def fits() -> bool:
+            return self.used + size <= self.limit and self.held(client) + size <= self.client_limit
+
         async with self._freed:
             try:
-                await asyncio.wait_for(
-                    self._freed.wait_for(lambda: self.used + size <= self.limit), self._wait
-                )
+                await asyncio.wait_for(self._freed.wait_for(fits), self._wait)
             except TimeoutError:
-                raise BodyBudgetFullError(
-                    f"the server is reading its limit of request bodies ({self.limit} bytes);"
-                    " retry in a moment"
-                ) from None
+                raise self._full(client, size) from None
             self.used += size
+            self._by_client[client] = self.held(client) + size
         try:
             yield
         finally:
             async with self._freed:
                 self.used -= size
+                left = self._by_client.pop(client) - size
+                if left:
+                    self._by_client[client] = left
                 self._freed.notify_all()
 
+    def _full(self, client: str, size: int) -> BodyBudgetFullError:
+        if self.held(client) + size > self.client_limit:
+            return BodyBudgetFullError(
+                f"client address {client} holds its share of request bodies"
+                f" ({self.client_limit} of {self.limit} bytes); finish its other requests,"
+                " then retry"
+            )
+        return BodyBudgetFullError(
+            f"the server is reading its limit of request bodies ({self.limit} bytes);"
+            " retry in a moment"
+        )
 
-def body_share(request: Request, *, stream: bool) -> int:
+
+def body_share(request: Request, *, stream: bool, max_json: int = MAX_JSON_BYTES) -> int:
     """The budget a request's body holds: its declared size, capped as its reader caps it."""
     declared = request.headers.get("content-length")
     size = int(declared) if declared is not None and declared.isdigit() else None
     if stream:
         return size if size is not None and size <= SMALL_BODY else STREAM_SHARE
-    return MAX_JSON_BYTES if size is None else min(size, MAX_JSON_BYTES)
+    return max_json if size is None else min(size, max_json)
 
 
-async def chunks(request: Request, timeout: float) -> AsyncIterator[bytes]:
-    """The body's chunks; BodyTimeoutError after `timeout` seconds with none, ClientGoneError."""
+async def chunks(request: Request, pace: BodyPace) -> AsyncIterator[bytes]:
+    """The body's chunks; BodyTimeoutError when a read waits `pace.read_timeout` seconds,
+    BodyTooSlowError when the body falls behind `pace.allowance`, ClientGoneError."""
     stream = request.stream()
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    received = 0
     while True:
+        # Issue 23: a per-read timeout alone let a byte every few seconds hold a body's
+        # budget share for ever; the whole body has a deadline that grows with what came.
+        left = start + pace.allowance(received) - loop.time()
+        wait = min(pace.read_timeout, left)
         try:
-            chunk = await asyncio.wait_for(anext(stream), timeout)
+            chunk = await asyncio.wait_for(anext(stream), max(wait, 0))
         except StopAsyncIteration:
             return
         except TimeoutError:
+            if wait < pace.read_timeout:
+                raise BodyTooSlowError(
+                    f"the request body came slower than {pace.min_rate:g} bytes/s after"
+                    f" {pace.grace:g} s; send it faster"
+                ) from None
             raise BodyTimeoutError(
-                f"the request body sent nothing for {timeout:g} s; send it without pausing"
+                f"the request body sent nothing for {pace.read_timeout:g} s;"
+                " send it without pausing"
             ) from None
         except ClientDisconnect:
             raise ClientGoneError("the client closed the connection mid-body") from None
         if chunk:
+            received += len(chunk)
             yield chunk
 
 
-async def read_json(request: Request, model: Any, *, optional: bool = False, timeout: float) -> Any:
-    """The body decoded as `model` (None if `optional` and empty); else InvalidInputError."""
+async def read_json(
+    request: Request,
+    model: Any,
+    *,
+    optional: bool = False,
+    pace: BodyPace,
+    max_bytes: int = MAX_JSON_BYTES,
+) -> Any:
+    """The body decoded as `model` (None if `optional` and empty); else InvalidInputError.
+
+    A body declared or found over `max_bytes` is refused before or as it passes the cap.
+    """
+    too_big = f"request body is over {max_bytes} bytes; send less"
     declared = request.headers.get("content-length")
-    if declared is not None and (not declared.isdigit() or int(declared) > MAX_JSON_BYTES):
-        raise InvalidInputError(f"request body is over {MAX_JSON_BYTES} bytes; send less")
+    if declared is not None and (not declared.isdigit() or int(declared) > max_bytes):
+        raise InvalidInputError(too_big)
     parts: list[bytes] = []
     size = 0
-    async for chunk in chunks(request, timeout):
+    async for chunk in chunks(request, pace):
         size += len(chunk)
-        if size > MAX_JSON_BYTES:
-            raise InvalidInputError(f"request body is over {MAX_JSON_BYTES} bytes; send less")
+        if size > max_bytes:
+            raise InvalidInputError(too_big)
         parts.append(chunk)
     raw = b"".join(parts)
     del parts
@@ -138,16 +217,16 @@ async def read_json(request: Request, model: Any, *, optional: bool = False, tim
         raise InvalidInputError(f"request body is not valid JSON: {exc}") from None
 
 
-async def upload_source(request: Request, *, timeout: float) -> io.RawIOBase | io.BytesIO:
+async def upload_source(request: Request, *, pace: BodyPace) -> io.RawIOBase | io.BytesIO:
     """A binary reader of the body, to be read from a worker thread."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) <= SMALL_BODY:
         buffer = io.BytesIO()
-        async for chunk in chunks(request, timeout):
+        async for chunk in chunks(request, pace):
             buffer.write(chunk)
         buffer.seek(0)
         return buffer
-    return ThreadBodyReader(chunks(request, timeout), asyncio.get_running_loop())
+    return ThreadBodyReader(chunks(request, pace), asyncio.get_running_loop())
 
 
 class ThreadBodyReader(io.RawIOBase):

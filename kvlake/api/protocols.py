@@ -1,4 +1,6 @@
-"""uvicorn's HTTP protocols with TCP_NODELAY on every connection, in every worker.
+"""uvicorn's HTTP protocols with TCP_NODELAY and kvlake's connection guards, in every worker.
+
+The guards (a request-head deadline, a per-address cap) are `connections.py`'s.
 
 With `workers > 1` uvicorn binds the listening socket itself with protocol
 number 0, and asyncio sets TCP_NODELAY only on sockets whose protocol is
@@ -18,6 +20,8 @@ from typing import Final
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from kvlake.api.connections import GuardedConnection
+
 
 def set_no_delay(transport: asyncio.BaseTransport) -> None:
     sock = transport.get_extra_info("socket")
@@ -25,7 +29,7 @@ def set_no_delay(transport: asyncio.BaseTransport) -> None:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
 
-class NoDelayH11Protocol(H11Protocol):
+class NoDelayH11Protocol(GuardedConnection, H11Protocol):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         set_no_delay(transport)
         super().connection_made(transport)

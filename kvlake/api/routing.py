@@ -16,8 +16,9 @@ it (measured on 2 cores: stat 3,700 -> 4,200 req/s, p99 44 -> 26 ms with 8).
 A request whose body is still streaming in holds its thread until the client
 has sent it all, so those run on a pool with a thread per allowed connection,
 and slow uploads cannot starve the rest. A request with a body is
-authenticated from its headers before the body is read, and the body is read
-within the process's `BodyLimits`. A request whose client goes away is not waited for;
+authenticated from its headers before the body is read (an upload is authorized
+too: its permissions name only its path), and the body is read within the
+process's `BodyLimits`. A request whose client goes away is not waited for;
 its thread finishes the handler anyway.
 `OperationRoutes` indexes the routes by their segments, so a request tries the
 regex of only the few routes it could match.
@@ -55,12 +56,22 @@ REQUEST_THREADS: Final = 8
 
 
 class BodyLimits:
-    """One process's body budget and read timeout (`ServerSettings`), kept in `app.state`."""
+    """One process's body budgets and pace (`ServerSettings`), kept in `app.state`.
+
+    Operations without credentials draw on a budget of their own, so anonymous
+    clients can never take the budget of users' commits and uploads (issue 23).
+    """
 
     def __init__(self, settings: ServerSettings | None = None) -> None:
         settings = settings or ServerSettings()
-        self.budget = bodies.BodyBudget(settings.body_budget)
-        self.read_timeout = settings.body_read_timeout
+        share = settings.client_body_share
+        self.budget = bodies.BodyBudget(settings.body_budget, client_share=share)
+        self.public_budget = bodies.BodyBudget(settings.public_body_budget, client_share=share)
+        self.pace = bodies.BodyPace(
+            read_timeout=settings.body_read_timeout,
+            min_rate=settings.body_min_rate,
+            grace=settings.body_rate_grace,
+        )
 
 
 _encode = msgspec.json.Encoder().encode
@@ -87,6 +98,7 @@ class Call(Generic[BodyT]):
         "user",
         "source",
         "fields",
+        "authorized",
         "_repository",
     )
 
@@ -104,6 +116,8 @@ class Call(Generic[BodyT]):
         self.fields: dict[str, str] = {}
         """What the call learned that its lakeFS texts name besides its inputs (a pull
         request's destination branch), for `Operation.lakefs_errors` templates."""
+        self.authorized = False
+        """The caller's permissions were checked (before the body, for an upload)."""
         self._repository: Repository | None = None
 
     @property
@@ -202,10 +216,15 @@ def client_address(call: Call[Any]) -> str:
     return client.host if client is not None else ""
 
 
+def _authorize(operation: Operation[BodyT], call: Call[BodyT]) -> None:
+    user = call.user if call.user is not None else _authenticate(call)
+    call.services.authenticator.authorize(user, operation.permissions(call))
+    call.authorized = True
+
+
 def _run(operation: Operation[BodyT], call: Call[BodyT]) -> Response:
-    if not operation.public:
-        user = call.user if call.user is not None else _authenticate(call)
-        call.services.authenticator.authorize(user, operation.permissions(call))
+    if not operation.public and not call.authorized:
+        _authorize(operation, call)
     try:
         return operation.handler(call)
     except KvlakeError as exc:
@@ -243,20 +262,32 @@ def endpoint(operation: Operation[Any]) -> Callable[[Request], Any]:
         requests = executors.requests if executors is not None else None
         if operation.body is None and not operation.stream:
             return await loop.run_in_executor(requests, _run, operation, call)
-        if not operation.public:
+        stream = operation.stream
+        if stream and not operation.public:
+            # Issue 23: an upload's permissions name only its path, so it is authorized
+            # before one byte is read: a caller without permission holds no budget.
+            await loop.run_in_executor(requests, _authorize, operation, call)
+        elif not operation.public:
             # Issue 10: a caller is known from its headers before one byte of its body is
             # read, so an anonymous client cannot make the server buffer anything.
             await loop.run_in_executor(requests, _authenticate, call)
         limits: BodyLimits = getattr(request.app.state, "body_limits", None) or BodyLimits()
-        stream = operation.stream
-        async with limits.budget.hold(bodies.body_share(request, stream=stream)):
-            timeout = limits.read_timeout
+        budget, max_json = limits.budget, bodies.MAX_JSON_BYTES
+        if operation.public:
+            budget, max_json = limits.public_budget, bodies.PUBLIC_MAX_JSON_BYTES
+        share = bodies.body_share(request, stream=stream, max_json=max_json)
+        async with budget.hold(share, client=client_address(call)):
+            pace = limits.pace
             if stream:
                 # A RawIOBase reads as a binary file; typeshed does not say so.
-                call.source = cast(BinaryIO, await bodies.upload_source(request, timeout=timeout))
+                call.source = cast(BinaryIO, await bodies.upload_source(request, pace=pace))
             elif operation.body is not None:
                 call.body = await bodies.read_json(
-                    request, operation.body, optional=operation.optional_body, timeout=timeout
+                    request,
+                    operation.body,
+                    optional=operation.optional_body,
+                    pace=pace,
+                    max_bytes=max_json,
                 )
             executor = requests
             if executors is not None and isinstance(call.source, bodies.ThreadBodyReader):

@@ -46,7 +46,8 @@ def serve(settings: Settings, *, workers: int = 1) -> None:
         port=settings.port,
         workers=workers,
         timeout_graceful_shutdown=GRACEFUL_SECONDS,
-        limit_concurrency=settings.server.max_connections,
+        # Not uvicorn's limit_concurrency: it counts idle sockets too (issue 23). Requests
+        # in flight are limited by the app (inflight.py), connections by the protocol.
         log_level="warning",
         access_log=False,
         server_header=False,

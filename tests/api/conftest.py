@@ -77,9 +77,11 @@ def served(
     tmp_path_factory: pytest.TempPathFactory,
     name: str,
     env: dict[str, str] | None = None,
+    *,
+    workers: int = 1,
 ) -> Iterator[Server]:
-    """A server on the (KV driver, blockstore) pair `request.param` (one of SERVERS), its
-    data dir a new folder named after `name`; stopped on exit."""
+    """A server of `workers` processes on the (KV driver, blockstore) pair `request.param`
+    (one of SERVERS), its data dir a new folder named after `name`; stopped on exit."""
     kv, blockstore = request.param
     data_dir = tmp_path_factory.mktemp(f"{name}-{kv}-{blockstore}")
     env = dict(env or {})
@@ -91,7 +93,7 @@ def served(
         storage = Storage.s3(moto, S3_BUCKET)
         env |= server_env(moto.endpoint, S3_BUCKET, tmp_path_factory.mktemp("aws"))
     with backend_kv_url(request, f"kv_{name}", kv) as kv_url:
-        server = Server(data_dir, kv_url=kv_url, env=env, storage=storage)
+        server = Server(data_dir, kv_url=kv_url, env=env, storage=storage, workers=workers)
         try:
             yield server
         finally:

@@ -9,7 +9,6 @@ and the few waits for the server to notice a held request are wait_until's.
 from __future__ import annotations
 
 import asyncio
-import base64
 import logging
 import socket
 import uuid
@@ -22,14 +21,11 @@ from starlette.requests import Request
 
 from kvlake.api import errors
 from kvlake.api.body import ClientGoneError
+from tests.api import rawhttp
 from tests.api.conftest import StartServer
-from tests.api.server import ACCESS_KEY_ID, SECRET_ACCESS_KEY, Server
+from tests.api.rawhttp import HANG_SECONDS
+from tests.api.server import Server
 from tests.support import wait_until
-
-HANG_SECONDS = 30.0
-"""A socket read that takes this long means the server hung: the test fails."""
-
-_AUTH = base64.b64encode(f"{ACCESS_KEY_ID}:{SECRET_ACCESS_KEY}".encode()).decode()
 
 
 class Start(Protocol):
@@ -66,37 +62,20 @@ def _open(
     content_type: str = "application/octet-stream",
     first: bytes = b"",
 ) -> socket.socket:
-    """A connection with a request's head and the first bytes of a `size`-byte body sent."""
-    sock = socket.create_connection(("127.0.0.1", server.port), timeout=HANG_SECONDS)
-    head = [
-        f"{method} /api/v1{path} HTTP/1.1",
-        "Host: 127.0.0.1",
-        f"Content-Type: {content_type}",
-        f"Content-Length: {size}",
-    ]
-    if auth:
-        head.append(f"Authorization: Basic {_AUTH}")
-    sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode() + first)
-    return sock
-
-
-def _status(sock: socket.socket) -> tuple[int, bytes]:
-    """The status and the whole response (head and the body its Content-Length says)."""
-    data = b""
-    while b"\r\n\r\n" not in data and (chunk := sock.recv(65536)):
-        data += chunk
-    head, _, body = data.partition(b"\r\n\r\n")
-    length = next(
-        (
-            int(line.split(b":")[1])
-            for line in head.lower().split(b"\r\n")
-            if line.startswith(b"content-length:")
-        ),
-        0,
+    """A connection with the admin's request head and the first bytes of its body sent."""
+    authorization = rawhttp.basic() if auth else None
+    return rawhttp.open_request(
+        server,
+        method,
+        path,
+        size=size,
+        authorization=authorization,
+        content_type=content_type,
+        first=first,
     )
-    while len(body) < length and (chunk := sock.recv(65536)):
-        body += chunk
-    return int(head.split(b" ", 2)[1]), head + b"\r\n\r\n" + body
+
+
+_status = rawhttp.read_response
 
 
 def _repository(server: Server) -> str:
@@ -134,7 +113,8 @@ def test_anonymous_body_is_refused_before_it_is_read(start: Start) -> None:
 
 @NO_BLOBS
 def test_body_budget_full_is_503_then_frees_when_the_holder_leaves(start: Start) -> None:
-    server = start(KVLAKE_SERVER_BODY_BUDGET=str(1 << 20))
+    # The whole budget, not an address's share of it (below), is what fills here.
+    server = start(KVLAKE_SERVER_BODY_BUDGET=str(1 << 20), KVLAKE_SERVER_CLIENT_BODY_SHARE="1")
     repo = _repository(server)
     holder = _open(
         server,
@@ -170,22 +150,249 @@ def test_body_budget_full_is_503_then_frees_when_the_holder_leaves(start: Start)
 
 
 @NO_BLOBS
-def test_connections_beyond_the_limit_get_503(start: Start) -> None:
+def test_requests_in_flight_beyond_the_limit_get_503_and_idle_connections_do_not_count(
+    start: Start,
+) -> None:
     server = start(KVLAKE_SERVER_MAX_CONNECTIONS="4")
-    held = [
-        socket.create_connection(("127.0.0.1", server.port), timeout=HANG_SECONDS) for _ in range(4)
-    ]
+    repo = _repository(server)
 
     def health() -> int:
         return httpx.get(f"{server.url}/api/v1/healthcheck", timeout=HANG_SECONDS).status_code
 
+    # Issue 23: sockets that never send a request are not requests in flight.
+    idle = [rawhttp.connect(server) for _ in range(8)]
     try:
-        # Until the server has accepted the held connections.
-        wait_until(lambda: health() == 503, message="the held connections to fill the limit")
+        assert health() == 204
+    finally:
+        for sock in idle:
+            sock.close()
+    held = [
+        _open(server, "POST", _upload_path(repo, f"held-{i}"), size=4 << 20, first=b"x" * 1000)
+        for i in range(4)
+    ]
+    try:
+        # Until the server has started the held uploads.
+        wait_until(lambda: health() == 503, message="the held uploads to fill the limit")
     finally:
         for sock in held:
             sock.close()
-    wait_until(lambda: health() == 204, message="the closed connections to free the limit")
+    wait_until(lambda: health() == 204, message="the ended requests to free the limit")
+
+
+@NO_BLOBS
+def test_a_connection_must_send_its_head_in_time(start: Start) -> None:
+    server = start(KVLAKE_SERVER_HEAD_TIMEOUT="1")
+    silent = rawhttp.connect(server)
+    trickling = rawhttp.connect(server)
+    with silent, trickling:
+        for byte in rawhttp.TRICKLED_HEAD:
+            # A byte at a time, each well within the deadline: only a whole head counts.
+            trickling.sendall(bytes([byte]))
+            if rawhttp.closed_by_server_within(trickling, 0.1):
+                break
+        else:
+            pytest.fail("a head trickled for longer than its deadline was still open")
+        assert rawhttp.closed_by_server(silent)
+
+
+def test_a_request_whose_head_came_in_time_outlives_the_head_deadline(start: Start) -> None:
+    server = start(KVLAKE_SERVER_HEAD_TIMEOUT="0.5")
+    repo = _repository(server)
+    body = b"z" * 4000
+    sock = _open(server, "POST", _upload_path(repo, "slow"), size=len(body), first=body[:1000])
+    with sock:
+        for offset in range(1000, len(body), 1000):
+            # Each pause is longer than the head deadline; the body's pace allows it.
+            assert not rawhttp.closed_by_server_within(sock, 0.6)
+            sock.sendall(body[offset : offset + 1000])
+        status, data = _status(sock)
+        assert status == 201, data
+        # The response re-arms the deadline for the next head (no keep-alive loophole): the
+        # deadline armed at the connection's opening has passed while the upload ran.
+        for byte in rawhttp.TRICKLED_HEAD:
+            sock.sendall(bytes([byte]))
+            if rawhttp.closed_by_server_within(sock, 0.1):
+                break
+        else:
+            pytest.fail("a second head trickled for longer than its deadline was still open")
+
+
+@NO_BLOBS
+def test_one_address_holds_at_most_its_share_of_connections(start: Start) -> None:
+    server = start(KVLAKE_SERVER_MAX_CLIENT_CONNECTIONS="3", KVLAKE_SERVER_HEAD_TIMEOUT="60")
+    request = b"GET /api/v1/healthcheck HTTP/1.1\r\nHost: x\r\n\r\n"
+    held = [rawhttp.connect(server, source="127.0.0.2") for _ in range(3)]
+    try:
+        for sock in held:  # each is served, so each was accepted and counted
+            sock.sendall(request)
+            assert _status(sock)[0] == 204
+        with rawhttp.connect(server, source="127.0.0.2") as extra:
+            assert rawhttp.closed_by_server(extra)
+        with rawhttp.connect(server) as other:  # another address is not held back
+            other.sendall(request)
+            assert _status(other)[0] == 204
+    finally:
+        for sock in held:
+            sock.close()
+
+    def served_again() -> bool:
+        with rawhttp.connect(server, source="127.0.0.2") as sock:
+            sock.sendall(request)
+            try:
+                return _status(sock)[0] == 204
+            except ConnectionError:
+                return False
+
+    wait_until(served_again, message="the closed connections to free the address's share")
+
+
+def _user_without_permissions(server: Server, name: str) -> str:
+    """A new user in no group and with no policy: the Authorization header of its key."""
+    with server.http() as http:
+        assert http.post("/auth/users", json={"id": name}).status_code == 201
+        created = http.post(f"/auth/users/{name}/credentials")
+        assert created.status_code == 201, created.text
+        key = created.json()
+    return rawhttp.basic(key["access_key_id"], key["secret_access_key"])
+
+
+@pytest.mark.parametrize("size", [512 << 10, 4 << 20], ids=["read-whole", "streamed"])
+def test_an_upload_without_permission_is_refused_before_its_body(start: Start, size: int) -> None:
+    server = start()
+    repo = _repository(server)
+    nobody = _user_without_permissions(server, "nobody")
+    # The body is never sent: a server that reads it before authorizing waits until the
+    # test fails, holding the body's budget all the while (issue 23).
+    sock = rawhttp.open_request(
+        server, "POST", _upload_path(repo, "x"), size=size, authorization=nobody
+    )
+    with sock:
+        status, data = _status(sock)
+    assert status == 401, data
+    assert b"insufficient permissions" in data
+    assert server.storage.keys(server.storage.namespace(repo), "data/") == []
+
+
+@NO_BLOBS
+def test_a_public_operation_takes_a_tiny_body(start: Start) -> None:
+    server = start()
+    # Declared 4 MiB and never sent: refused at once, from the head (issue 23).
+    sock = _open(
+        server, "POST", "/auth/login", size=4 << 20, auth=False, content_type="application/json"
+    )
+    with sock:
+        status, data = _status(sock)
+    assert status == 400, data
+    assert b"request body is over 16384 bytes" in data
+    login = {"access_key_id": "AKIAIOSFODNN7EXAMPLE", "secret_access_key": "x" * 20_000}
+    response = httpx.post(f"{server.url}/api/v1/auth/login", json=login, timeout=HANG_SECONDS)
+    assert response.status_code == 400, response.text  # unsized bodies are cut at the cap too
+
+
+@NO_BLOBS
+def test_public_bodies_have_a_budget_of_their_own(start: Start) -> None:
+    server = start(
+        KVLAKE_SERVER_BODY_BUDGET=str(1 << 20),
+        KVLAKE_SERVER_PUBLIC_BODY_BUDGET=str(64 << 10),
+        KVLAKE_SERVER_CLIENT_BODY_SHARE="1",
+    )
+    repo = _repository(server)
+    logins = [
+        rawhttp.open_request(
+            server,
+            "POST",
+            "/auth/login",
+            size=16 << 10,
+            content_type="application/json",
+            first=b'{"access_key_id": ',
+            source="127.0.0.2",
+        )
+        for _ in range(4)
+    ]
+    try:
+
+        def login_answer() -> int:
+            with rawhttp.open_request(
+                server,
+                "POST",
+                "/auth/login",
+                size=100,
+                content_type="application/json",
+                source="127.0.0.3",
+            ) as sock:
+                return _status(sock)[0]
+
+        # Until the server has read the held logins' heads and held their shares.
+        wait_until(lambda: login_answer() == 503, message="the public budget to be full")
+        with server.http() as http:
+            created = http.post(
+                f"/repositories/{repo}/branches", json={"name": "b", "source": "main"}
+            )
+            assert created.status_code == 201, created.text
+    finally:
+        for sock in logins:
+            sock.close()
+
+
+@NO_BLOBS
+def test_one_address_holds_at_most_its_share_of_the_body_budget(start: Start) -> None:
+    server = start(KVLAKE_SERVER_BODY_BUDGET=str(1 << 20), KVLAKE_SERVER_CLIENT_BODY_SHARE="0.25")
+    repo = _repository(server)
+    holder = rawhttp.open_request(
+        server,
+        "POST",
+        "/repositories",
+        size=256 << 10,
+        authorization=rawhttp.basic(),
+        content_type="application/json",
+        first=b'{"name": ',
+        source="127.0.0.2",
+    )
+    try:
+
+        def second_answer() -> tuple[int, bytes]:
+            with rawhttp.open_request(
+                server,
+                "POST",
+                f"/repositories/{repo}/branches",
+                size=40,
+                authorization=rawhttp.basic(),
+                content_type="application/json",
+                source="127.0.0.2",
+            ) as sock:
+                return _status(sock)
+
+        # Until the server holds the first body's share, the whole of the address's.
+        wait_until(lambda: second_answer()[0] == 503, message="the address's share to be full")
+        assert b"client address 127.0.0.2 holds its share" in second_answer()[1]
+        with server.http() as http:  # another address still has the rest of the budget
+            created = http.post(
+                f"/repositories/{repo}/branches", json={"name": "b", "source": "main"}
+            )
+            assert created.status_code == 201, created.text
+    finally:
+        holder.close()
+
+
+@pytest.mark.parametrize("size", [512 << 10, 4 << 20], ids=["read-whole", "streamed"])
+def test_a_trickled_body_is_cut_at_its_whole_body_deadline(start: Start, size: int) -> None:
+    # Each pause is far within the read timeout; the average is far below the rate.
+    server = start(KVLAKE_SERVER_BODY_MIN_RATE="10000", KVLAKE_SERVER_BODY_RATE_GRACE="1")
+    repo = _repository(server)
+    sock = _open(server, "POST", _upload_path(repo, "trickled"), size=size, first=b"x" * 1000)
+    with sock:
+        for _ in range(int(HANG_SECONDS / 0.2)):
+            if rawhttp.readable_within(sock, 0.2):
+                break
+            try:
+                sock.sendall(b"x" * 100)
+            except OSError:
+                break
+        status, data = _status(sock)
+    assert status == 408, data
+    assert b"slower than 10000 bytes/s" in data
+    assert server.storage.unfinished_writes(repo) == []
+    assert server.storage.keys(server.storage.namespace(repo), "data/") == []
 
 
 @pytest.mark.parametrize("size", [512 << 10, 4 << 20], ids=["read-whole", "streamed"])

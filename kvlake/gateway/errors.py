@@ -10,7 +10,9 @@ server's log line repeats.
 
 from __future__ import annotations
 
+import re
 from typing import Final
+from urllib.parse import quote
 from xml.sax.saxutils import escape
 
 from kvlake import errors
@@ -65,11 +67,17 @@ def s3_error_of(exc: errors.KvlakeError) -> S3Error:
     return S3Error(500, "InternalError", "the server failed; see its log for the request id")
 
 
+_NOT_XML: Final = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+"""Characters XML 1.0 cannot carry at all, even escaped (a key may hold them)."""
+
+
 def error_xml(error: S3Error, *, resource: str, request_id: str) -> bytes:
-    """S3's `<Error>` document for one refusal."""
+    """S3's `<Error>` document for one refusal; the resource percent-encoded, as a URL path."""
+    resource = quote(resource, safe="/~!$&'()*+,;=:@")
+    message = _NOT_XML.sub("?", error.message)
     return (
         '<?xml version="1.0" encoding="UTF-8"?>\n<Error>'
-        f"<Code>{error.code}</Code><Message>{escape(error.message)}</Message>"
+        f"<Code>{error.code}</Code><Message>{escape(message)}</Message>"
         f"<Resource>{escape(resource)}</Resource><RequestId>{request_id}</RequestId>"
         "</Error>"
     ).encode()

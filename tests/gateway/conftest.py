@@ -1,4 +1,4 @@
-"""One real server per module and (KV driver, blockstore) pair; S3 clients against it.
+"""One real server per (KV driver, blockstore) pair for the package; S3 clients against it.
 
 The gateway suite runs on the API suite's pairs: SQLite over a local folder and
 PostgreSQL over S3 (moto's server). Its servers serve virtual-hosted requests
@@ -22,7 +22,7 @@ from tests.api.server import ACCESS_KEY_ID, SECRET_ACCESS_KEY, Server
 DOMAIN = "s3.kvlake.test"
 
 
-@pytest.fixture(scope="module", params=SERVERS)
+@pytest.fixture(scope="package", params=SERVERS)
 def server(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Server]:

@@ -142,7 +142,7 @@ def test_if_none_match_star_refuses_to_overwrite(s3: Any, repo: str) -> None:
     assert s3.get_object(Bucket=repo, Key="main/once")["Body"].read() == b"first"
 
 
-@pytest.mark.parametrize("algorithm", ["CRC32", "SHA1", "SHA256"])
+@pytest.mark.parametrize("algorithm", ["CRC32", "CRC32C", "CRC64NVME", "SHA1", "SHA256"])
 def test_checksums_boto3_sends_are_accepted(s3: Any, repo: str, algorithm: str) -> None:
     s3.put_object(Bucket=repo, Key="main/c", Body=b"checked", ChecksumAlgorithm=algorithm)
     assert s3.get_object(Bucket=repo, Key="main/c")["Body"].read() == b"checked"

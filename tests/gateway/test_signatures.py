@@ -154,9 +154,9 @@ def test_content_md5_must_match() -> None:
     assert caught.value.code == "BadDigest"
 
 
-def test_an_unsupported_checksum_is_refused_not_stored_unverified() -> None:
+def test_an_unknown_checksum_is_refused_not_stored_unverified() -> None:
     with pytest.raises(S3Error) as caught:
-        Expected({"x-amz-checksum-crc64nvme": "AAAAAAAAAAA="})
+        Expected({"x-amz-checksum-md4": "AAAAAAAAAAA="})
     assert caught.value.code == "InvalidRequest"
 
 

@@ -229,6 +229,16 @@ class GcSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     call writes (one Parquet file); the client calls again with the continuation token."""
 
 
+class GatewaySettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """The S3 gateway served beside the REST API (`kvlake/gateway`, docs/gateway.md)."""
+
+    domain: str = ""
+    """KVLAKE_GATEWAY_DOMAIN: serve virtual-hosted requests too (`<repository>.<domain>`);
+    empty serves path style only (`/<repository>/<ref>/<path>`)."""
+    region: str = "us-east-1"
+    """KVLAKE_GATEWAY_REGION: the region clients sign for and GetBucketLocation answers."""
+
+
 class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """Everything kvlake reads from its environment. Build it with `load_settings`.
 
@@ -262,6 +272,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     """KVLAKE_GC_*: what lakeFS's GC client is served; see `GcSettings`."""
     imports: ImportSettings = msgspec.field(default_factory=ImportSettings)
     """KVLAKE_IMPORTS_*: zero-copy imports; see `ImportSettings`."""
+    gateway: GatewaySettings = msgspec.field(default_factory=GatewaySettings)
+    """KVLAKE_GATEWAY_*: the S3 gateway; see `GatewaySettings`."""
 
     def __post_init__(self) -> None:
         data_dir = Path(self.data_dir).expanduser().absolute()

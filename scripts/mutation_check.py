@@ -1546,6 +1546,128 @@ MUTATIONS = (
         (
             "tests/api/test_limits.py::test_one_address_holds_at_most_its_share_of_the_body_budget[local]",
         ),
+    # -- the S3 gateway (issue 24) ----------------------------------------------------------
+    Mutation(
+        "gateway-sigv4-signature",
+        "issue 24: a SigV4 request signed with another secret is refused",
+        "kvlake/gateway/call.py",
+        "        return sigv4.matches(sigv4.sign(key, string_to_sign), signature.signature)\n",
+        "        return True\n",
+        ("tests/gateway/test_errors.py::test_a_wrong_secret_does_not_match[sqlite]",),
+    ),
+    Mutation(
+        "gateway-sigv2-signature",
+        "issue 24: a V2 presigned URL changed after signing is refused",
+        "kvlake/gateway/call.py",
+        "        return sigv4.matches(sign_v2(secret, string_to_sign), signature.signature)\n",
+        "        return True\n",
+        ("tests/gateway/test_boto3.py::test_presigned_urls_read_and_write[sqlite-s3]",),
+    ),
+    Mutation(
+        "gateway-clock-skew",
+        "issue 24: a request signed over 15 minutes from the server's clock is refused",
+        "kvlake/gateway/sigv4.py",
+        "    if abs(now - moment) > MAX_SKEW_SECONDS:\n",
+        "    if False:\n",
+        (
+            "tests/gateway/test_signatures.py::test_a_request_signed_more_than_15_minutes_away_is_skewed",
+            "tests/gateway/test_errors.py::test_a_skewed_clock[sqlite]",
+        ),
+    ),
+    Mutation(
+        "gateway-presign-expiry",
+        "issue 24: a presigned URL past its expiry is refused",
+        "kvlake/gateway/sigv4.py",
+        "        if now > moment + signature.expires:\n",
+        "        if False:\n",
+        ("tests/gateway/test_signatures.py::test_a_presigned_url_past_its_expiry_is_refused",),
+    ),
+    Mutation(
+        "gateway-chunk-signature",
+        "issue 24: a signed aws-chunked stream with a changed byte is refused",
+        "kvlake/gateway/chunked.py",
+        "            if not matches(expected, given.strip()):\n",
+        "            if False:\n",
+        ("tests/gateway/test_signatures.py::test_a_changed_byte_in_a_signed_stream_is_refused",),
+    ),
+    Mutation(
+        "gateway-checksum",
+        "issue 24: a body whose x-amz-checksum-* does not match is never staged",
+        "kvlake/gateway/digests.py",
+        "            if digest.digest() != expected.checksums.get(name):\n",
+        "            if False:\n",
+        (
+            "tests/gateway/test_errors.py::test_a_streamed_upload_whose_trailer_does_not_match_leaves_nothing[sqlite]",
+        ),
+    ),
+    Mutation(
+        "gateway-declared-trailer",
+        "issue 24: a stream that drops its declared checksum trailer is refused",
+        "kvlake/gateway/digests.py",
+        "        if self.trailer and self.trailer[len(CHECKSUM_PREFIX) :] not in self.checksums:\n",
+        "        if False:\n",
+        (
+            "tests/gateway/test_signatures.py::test_a_stream_without_its_declared_trailer_is_refused",
+        ),
+    ),
+    Mutation(
+        "gateway-content-md5",
+        "issue 24: a body whose Content-MD5 does not match is never staged",
+        "kvlake/gateway/digests.py",
+        "        if self._md5 is not None and self._md5.digest() != expected.md5:\n",
+        "        if False:\n",
+        (
+            "tests/gateway/test_errors.py::test_a_wrong_content_md5_is_bad_digest_and_leaves_nothing[sqlite]",
+        ),
+    ),
+    Mutation(
+        "gateway-authorize",
+        "issue 24: every S3 request is authorized by the REST API's policies",
+        "kvlake/gateway/app.py",
+        "    call.authorize(operation.needs(call))\n",
+        "",
+        (
+            "tests/gateway/test_errors.py::test_policies_apply_a_viewer_reads_but_cannot_write[sqlite]",
+        ),
+    ),
+    Mutation(
+        "gateway-authorize-each-deleted-key",
+        "issue 24: DeleteObjects authorizes every key it deletes",
+        "kvlake/gateway/writing.py",
+        '            call.authorize([Permission("fs:DeleteObject",'
+        " object_arn(repository.name, path))])\n",
+        "",
+        (
+            "tests/gateway/test_errors.py::test_policies_apply_a_viewer_reads_but_cannot_write[sqlite]",
+        ),
+    ),
+    Mutation(
+        "gateway-dot-segments",
+        "issue 24: a key with '.' or '..' segments is refused",
+        "kvlake/gateway/writing.py",
+        '    if any(part in (".", "..") for part in path.split("/")):\n',
+        "    if False:\n",
+        (
+            "tests/gateway/test_errors.py::test_keys_with_dot_segments_or_nul_are_refused[sqlite-main/a/../b]",
+        ),
+    ),
+    Mutation(
+        "gateway-copy-one-repository",
+        "issue 24: a copy source in another repository is refused",
+        "kvlake/gateway/writing.py",
+        "    if bucket != call.target.bucket:\n",
+        "    if False:\n",
+        (
+            "tests/gateway/test_errors.py::test_a_copy_from_another_repository_or_a_missing_ref_is_refused[sqlite]",
+        ),
+    ),
+    Mutation(
+        "gateway-close-unread-body",
+        "issue 24: a request refused before its body was read ends its connection",
+        "kvlake/gateway/app.py",
+        '            response.headers["Connection"] = "close"\n',
+        "            pass\n",
+        ("tests/gateway/test_boto3.py::test_if_none_match_star_refuses_to_overwrite[sqlite]",),
     ),
 )
 

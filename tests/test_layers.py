@@ -63,3 +63,37 @@ def test_the_check_sees_a_module_that_reaches_in() -> None:
     ):
         assert list(_graveler_internals(ast.parse(source))), source
     assert not list(_graveler_internals(ast.parse("from kvlake.graveler import Graveler")))
+
+
+def _kvlake_imports(tree: ast.Module) -> Iterator[str]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (a.name for a in node.names if a.name.startswith("kvlake."))
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("kvlake"):
+            yield node.module
+
+
+def _within(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+DOORS = ("kvlake.api", "kvlake.cli", "kvlake.ui")
+"""The gateway's siblings in DESIGN.md's top row: it uses the layers below, never them."""
+GATEWAY_MOUNT = "kvlake.api.app"
+"""The one module that may import the gateway: the server's app mounts it."""
+
+
+@pytest.mark.parametrize(("name", "tree"), list(_modules()), ids=[n for n, _ in _modules()])
+def test_the_gateway_stands_beside_the_api(name: str, tree: ast.Module) -> None:
+    imported = list(_kvlake_imports(tree))
+    if _within(name, "kvlake.gateway"):
+        upward = [m for m in imported if any(_within(m, door) for door in DOORS)]
+        assert not upward, f"{name} imports {upward}: the gateway uses the layers below only"
+    elif name != GATEWAY_MOUNT:
+        reaching = [m for m in imported if _within(m, "kvlake.gateway")]
+        assert not reaching, f"{name} imports {reaching}: only {GATEWAY_MOUNT} mounts the gateway"
+
+
+def test_the_gateway_check_sees_an_import_of_the_api() -> None:
+    tree = ast.parse("from kvlake.api.ranges import parse_range")
+    assert any(_within(m, "kvlake.api") for m in _kvlake_imports(tree))

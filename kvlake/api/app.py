@@ -61,6 +61,7 @@ from kvlake.api.routing import BodyLimits, Executors, Operation, routes
 from kvlake.api.services import Services
 from kvlake.config import Settings, load_settings
 from kvlake.errors import KvlakeError
+from kvlake.gateway import Gateway, GatewayRoute
 
 log = logging.getLogger(__name__)
 
@@ -140,7 +141,14 @@ def create_app(
             print("kvlake: stopped: requests finished, cleaner stopped, stores closed", flush=True)
 
     app = Starlette(
-        routes=[routes(operations), Route("/api/v1/openapi.json", openapi_json)],
+        routes=[
+            routes(operations),
+            Route("/api/v1/openapi.json", openapi_json),
+            # Last: S3 clients reach everything the REST API does not own (docs/gateway.md).
+            GatewayRoute(
+                Gateway(settings.gateway, body_read_timeout=settings.server.body_read_timeout)
+            ),
+        ],
         exception_handlers={
             ClientGoneError: errors.client_gone,
             KvlakeError: errors.kvlake_error,

@@ -84,8 +84,28 @@ class Authenticator:
         """
         return self._check_secret(access_key_id, secret, client)[0]
 
+    def check_signature(
+        self, access_key_id: str, signed_with: Callable[[str], bool], *, client: str = ""
+    ) -> User:
+        """The user owning the key, if `signed_with(secret)` says the request was signed with
+        its secret: for protocols that send a signature, never the secret (S3's SigV4).
+
+        Failures count against `client` as a wrong secret does, so guessing signatures is
+        slowed down like guessing secrets. `signed_with` is not called for an unknown key.
+
+        Raises:
+            AuthenticationError: unknown key or a signature that does not match.
+            RateLimitedError: this address failed too often with this key; it must wait.
+        """
+        return self._check(access_key_id, signed_with, client)[0]
+
     def _check_secret(
         self, access_key_id: str, secret: str, client: str
+    ) -> tuple[User, Credential]:
+        return self._check(access_key_id, lambda expected: secrets_equal(secret, expected), client)
+
+    def _check(
+        self, access_key_id: str, proves: Callable[[str], bool], client: str
     ) -> tuple[User, Credential]:
         try:
             credential = self.store.get_credential(access_key_id)
@@ -101,7 +121,7 @@ class Authenticator:
                     f" retry in {int(wait) + 1} s"
                 )
         expected = self.store.server_key.decrypt(credential.encrypted_secret)
-        if not secrets_equal(secret, expected):
+        if not proves(expected):
             retry_after = self._limiter.record_failure(access_key_id, client)
             if retry_after:
                 self.store.throttle_credential(access_key_id, retry_after)

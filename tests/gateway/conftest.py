@@ -1,0 +1,75 @@
+"""One real server per (KV driver, blockstore) pair for the package; S3 clients against it.
+
+The gateway suite runs on the API suite's pairs: SQLite over a local folder and
+PostgreSQL over S3 (moto's server). Its servers serve virtual-hosted requests
+for `DOMAIN` too. Each test gets a repository of its own with a `main` branch.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+import botocore.config
+import httpx
+import pytest
+
+from tests.api.conftest import SERVERS, served
+from tests.api.server import ACCESS_KEY_ID, SECRET_ACCESS_KEY, Server
+
+DOMAIN = "s3.kvlake.test"
+
+
+@pytest.fixture(scope="package", params=SERVERS)
+def server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Server]:
+    with served(request, tmp_path_factory, "gateway", {"KVLAKE_GATEWAY_DOMAIN": DOMAIN}) as server:
+        yield server
+        server.stop()
+    assert "Traceback" not in server.output(), server.output()
+
+
+def s3_client(
+    server: Server,
+    access_key_id: str = ACCESS_KEY_ID,
+    secret: str = SECRET_ACCESS_KEY,
+    **config: Any,
+) -> Any:
+    """boto3's S3 client on the server, path style, with boto3's defaults otherwise."""
+    options: dict[str, Any] = {"s3": {"addressing_style": "path"}, "retries": {"max_attempts": 1}}
+    return boto3.client(
+        "s3",
+        endpoint_url=server.url,
+        aws_access_key_id=access_key_id,
+        aws_secret_access_key=secret,
+        region_name="us-east-1",
+        config=botocore.config.Config(**(options | config)),
+    )
+
+
+@pytest.fixture
+def s3(server: Server) -> Any:
+    server.storage.prepare()
+    return s3_client(server)
+
+
+@pytest.fixture
+def http(server: Server) -> Iterator[httpx.Client]:
+    """The REST API, as the admin."""
+    server.storage.prepare()
+    with server.http() as client:
+        yield client
+
+
+@pytest.fixture
+def repo(server: Server, http: httpx.Client) -> str:
+    """A fresh repository with a `main` branch, named uniquely for the test."""
+    name = f"gw-{uuid.uuid4().hex[:12]}"
+    response = http.post(
+        "/repositories", json={"name": name, "storage_namespace": server.storage.namespace(name)}
+    )
+    assert response.status_code == 201, response.text
+    return name

@@ -24,7 +24,7 @@ from typing import Any, Final
 
 import msgspec
 import pyarrow as pa
-from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWriter, InputPartition
 from pyspark.sql.types import StructType
 
 from kvlake.catalog.records import from_value, physical_address
@@ -33,6 +33,7 @@ from kvlake.graveler import Span, SpanChange, Value
 from kvlake.operations import parse_ref_path
 from kvlake.pipelines.arrow import record_batches
 from kvlake.pipelines.dataset_reader import DatasetReader
+from kvlake.pipelines.dataset_writer import open_writer
 from kvlake.pipelines.datasets import DatasetPlan, plan_read
 from kvlake.pipelines.executors import SETTINGS_OPTION, task_lake
 
@@ -94,6 +95,14 @@ class LakeDataSource(DataSource):
         plan = self._plan if self._plan is not None else self._plan_read()
         settings = self.options.get(SETTINGS_OPTION, "")
         return DatasetReader(plan, schema, dict(self.options), settings)
+
+    def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
+        return open_writer(
+            dict(self.options),
+            schema,
+            overwrite=overwrite,
+            settings=self.options.get(SETTINGS_OPTION, ""),
+        )
 
     def _plan_read(self) -> DatasetPlan:
         lake = task_lake(self.options.get(SETTINGS_OPTION, ""))

@@ -1668,6 +1668,52 @@ MUTATIONS = (
         '            response.headers["Connection"] = "close"\n',
         "            pass\n",
         ("tests/gateway/test_boto3.py::test_if_none_match_star_refuses_to_overwrite[sqlite]",),
+    # sparkdata (issue 25): the kvlake source reading and writing datasets' rows.
+    Mutation(
+        "sparkdata-prune-only-what-cannot-match",
+        "issue 25: partition pruning skips a file only when a filter is surely false for it",
+        "kvlake/pipelines/partitions.py",
+        "    return outcome is not False\n",
+        "    return outcome is True\n",
+        (
+            "tests/pipelines/test_datasets.py::test_a_partition_filter_opens_only_the_matching_files[local]",
+        ),
+    ),
+    Mutation(
+        "sparkdata-prune-compares-like-types",
+        "issue 25: a literal of another type (2025 against '2025') never prunes a file",
+        "kvlake/pipelines/partitions.py",
+        '        if kind == "In" and all(_comparable(value, item) for item in condition.value):\n',
+        '        if kind == "In":\n',
+        (
+            "tests/pipelines/test_datasets.py::test_a_partition_filter_opens_only_the_matching_files[local]",
+        ),
+    ),
+    Mutation(
+        "sparkdata-skip-non-data-files",
+        "issue 25: _SUCCESS, _temporary/ and .crc files are not read as data",
+        "kvlake/pipelines/datasets.py",
+        '        segment.startswith(".") or (segment.startswith("_") and "=" not in segment)\n',
+        "        False\n",
+        (
+            "tests/pipelines/test_datasets.py::test_csv_and_json_with_spark_options_and_a_projection[local]",
+        ),
+    ),
+    Mutation(
+        "sparkdata-differing-schemas-need-merge",
+        "issue 25: a file lacking a column of the dataset's schema fails without mergeSchema",
+        "kvlake/pipelines/formats.py",
+        '        if missing and not _flag(options, "mergeschema"):\n',
+        "        if False:\n",
+        ("tests/pipelines/test_datasets.py::test_differing_schemas_need_merge_schema[local]",),
+    ),
+    Mutation(
+        "sparkdata-open-cost-spreads-tiny-files",
+        "issue 25: files grouped by size count the cost of opening each",
+        "kvlake/pipelines/datasets.py",
+        "        if current and used + cost > max_bytes:\n",
+        "        if current and used + file.size > max_bytes:\n",
+        ("tests/pipelines/test_datasets.py::test_files_are_grouped_into_tasks_by_size",),
     ),
 )
 

@@ -25,6 +25,10 @@ stops referencing them, so a crash can only leave a token queued, never lost.
 Merges, reverts and cherry-picks publish through `commit_on_clean_head`: they
 need a clean branch, so there is nothing to seal; they build a commit on the
 head and swap it in, rebuilding on the new head when another commit wins.
+`commit_under_staged` does the same on a dirty branch, keeping its staging and
+sealed tokens: a commit in progress then loses its publishing swap, finds its
+tokens still sealed on a new parent, and rebuilds on it (step 4), so its
+changes land on top of ours and nothing staged is lost or committed twice.
 """
 
 from __future__ import annotations
@@ -245,16 +249,42 @@ class Committer:
             TooManyTriesError: racing commits kept winning.
             Whatever `build` raises (nothing is published then).
         """
+        return self._publish_on_head(repository, branch_name, build, clean=True)
+
+    def commit_under_staged(
+        self, repository: Repository, branch_name: str, build: BuildCommit
+    ) -> str:
+        """Publish the commit `build` makes on the head, under what the branch has staged.
+
+        Like `commit_on_clean_head`, but a dirty branch is fine: its staging and
+        sealed tokens stay, so staged changes stay staged (and win over the new
+        commit's entries at the same keys, as they did over the old head's).
+
+        Raises:
+            BranchNotFoundError: no such branch.
+            TooManyTriesError: racing commits kept winning.
+            Whatever `build` raises (nothing is published then).
+        """
+        return self._publish_on_head(repository, branch_name, build, clean=False)
+
+    def _publish_on_head(
+        self, repository: Repository, branch_name: str, build: BuildCommit, *, clean: bool
+    ) -> str:
         for _ in range(MAX_TRIES):
             branch, predicate = self._refs.load_branch(repository, branch_name)
-            self.check_clean(branch_name, branch)
+            if clean:
+                self.check_clean(branch_name, branch)
             head = self._refs.get_commit(repository, branch.commit_id)
             commit_id = self._refs.add_commit(repository, build(branch.commit_id, head))
+            # A clean branch has no sealed tokens; a dirty one keeps them for the commit
+            # that sealed them (it rebuilds on our commit when its swap loses).
+            kept = (branch.staging_token, *branch.sealed_tokens)
             published = Branch(
                 commit_id=commit_id,
                 staging_token=branch.staging_token,
+                sealed_tokens=branch.sealed_tokens,
                 hidden=branch.hidden,
-                hiding=branch.hiding_among((branch.staging_token,)),
+                hiding=branch.hiding_among(kept),
             )
             try:
                 self._refs.swap_branch(repository, branch_name, published, predicate)

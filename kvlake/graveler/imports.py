@@ -62,6 +62,7 @@ class Imports:
         committer: str,
         message: str,
         metadata: dict[str, str] | None = None,
+        keep_staged: bool = False,
     ) -> str:
         """Publish one commit on the clean branch: its head with the destinations replaced.
 
@@ -69,8 +70,12 @@ class Imports:
         `objects` key by key; the metarange holds nothing outside them. No
         destination may start with another (`check_destinations`).
 
+        With `keep_staged`, the branch may have uncommitted changes: the commit
+        holds only the head and the metarange, and what is staged stays staged
+        on top of it (a Spark job's commit while others write to the branch).
+
         Raises:
-            DirtyBranchError: the branch has uncommitted changes.
+            DirtyBranchError: the branch has uncommitted changes (without `keep_staged`).
             BranchNotFoundError: no such branch.
             InvalidInputError: overlapping destinations.
             TooManyTriesError: racing commits kept winning.
@@ -93,6 +98,8 @@ class Imports:
                 generation=head.generation + 1,
             )
 
+        if keep_staged:
+            return self._committer.commit_under_staged(repository, branch, build)
         return self._committer.commit_on_clean_head(repository, branch, build)
 
     @staticmethod

@@ -49,6 +49,9 @@ def open_spark(settings: SparkSettings, *, app_name: str = "kvlake") -> SparkSes
     for key, value in settings.options().items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
+    # The dataset reader prunes partitions through Python data source filter pushdown,
+    # which Spark refuses to call (rather than skip) while it is off.
+    spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
     from kvlake.pipelines.source import LakeDataSource
 
     spark.dataSource.register(LakeDataSource)

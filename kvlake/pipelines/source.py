@@ -2,6 +2,7 @@
 
     spark.read.format("kvlake").load("lakefs://lake/main/tables/")
     spark.read.format("kvlake").option("diff_against", "v1").load("lakefs://lake/main")
+    spark.read.format("kvlake").option("format", "parquet").load("lakefs://lake/v1/events/")
 
 The driver resolves the ref once and cuts it at its committed ranges (graveler
 spans); each Spark task reads one span: its range file from the blockstore and
@@ -9,6 +10,11 @@ the staged entries over the same keys from the KV store, so a 10M-object commit
 reads in parallel and a prefix prunes ranges. Tasks open the lake from the
 `kvlake.settings` option (the JSON `read_lake` passes), or else from their own
 KVLAKE_* environment (on a cluster: `spark.executorEnv.KVLAKE_CONFIG`).
+
+With a `format` option the rows of the dataset's files are read instead
+(kvlake/pipelines/datasets.py plans, dataset_reader.py reads): `schema()` lists
+the files once and the plan travels with the pickled source to `reader()`, so
+the schema and the rows come from one snapshot of the ref.
 """
 
 from __future__ import annotations
@@ -18,12 +24,17 @@ from typing import Any, Final
 
 import msgspec
 import pyarrow as pa
-from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWriter, InputPartition
+from pyspark.sql.types import StructType
 
 from kvlake.catalog.records import from_value, physical_address
+from kvlake.errors import InvalidInputError
 from kvlake.graveler import Span, SpanChange, Value
 from kvlake.operations import parse_ref_path
 from kvlake.pipelines.arrow import record_batches
+from kvlake.pipelines.dataset_reader import DatasetReader
+from kvlake.pipelines.dataset_writer import open_writer
+from kvlake.pipelines.datasets import DatasetPlan, plan_read
 from kvlake.pipelines.executors import SETTINGS_OPTION, task_lake
 
 BATCH_ROWS: Final = 8192
@@ -66,15 +77,36 @@ class SpanPartition(InputPartition):
 class LakeDataSource(DataSource):
     """The `kvlake` format: objects of a ref, or with `diff_against`, its changes."""
 
+    _plan: DatasetPlan | None = None
+
     @classmethod
     def name(cls) -> str:
         return "kvlake"
 
-    def schema(self) -> str:
-        return _DDL["changes" if "diff_against" in self.options else "objects"]
+    def schema(self) -> str | StructType:
+        if "format" not in self.options:
+            return _DDL["changes" if "diff_against" in self.options else "objects"]
+        self._plan = self._plan_read()
+        return _project(self._plan.spark_schema(), self.options.get("columns"))
 
-    def reader(self, schema: Any) -> LakeReader:
-        return LakeReader(dict(self.options))
+    def reader(self, schema: Any) -> DataSourceReader:
+        if "format" not in self.options:
+            return LakeReader(dict(self.options))
+        plan = self._plan if self._plan is not None else self._plan_read()
+        settings = self.options.get(SETTINGS_OPTION, "")
+        return DatasetReader(plan, schema, dict(self.options), settings)
+
+    def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
+        return open_writer(
+            dict(self.options),
+            schema,
+            overwrite=overwrite,
+            settings=self.options.get(SETTINGS_OPTION, ""),
+        )
+
+    def _plan_read(self) -> DatasetPlan:
+        lake = task_lake(self.options.get(SETTINGS_OPTION, ""))
+        return plan_read(lake, self.options.get("path", ""), dict(self.options))
 
 
 class LakeReader(DataSourceReader):
@@ -131,3 +163,22 @@ def _change_row(namespace: str, change: SpanChange) -> tuple[object, ...]:
         physical_address(namespace, new.address) if new else None,
         new.size if new is not None else old.size if old is not None else 0,
     )
+
+
+def _project(schema: StructType, columns: str | None) -> StructType:
+    """The read's schema narrowed to `columns` (comma-separated), in that order: tasks then
+    read only those columns' bytes. Python data sources get no projection from Spark.
+
+    Raises:
+        InvalidInputError: a named column is not in the dataset.
+    """
+    if not columns:
+        return schema
+    names = [name.strip() for name in columns.split(",") if name.strip()]
+    unknown = [name for name in names if name not in schema.fieldNames()]
+    if unknown:
+        raise InvalidInputError(
+            f"option columns names {', '.join(map(repr, unknown))}, not in the dataset; its"
+            f" columns are {', '.join(schema.fieldNames())}"
+        )
+    return StructType([schema[name] for name in names])

@@ -106,3 +106,29 @@ def test_statuses_change_by_compare_and_swap(graveler: Graveler, repo: Repositor
         graveler.imports.save_status(repo, status, predicate)
     with pytest.raises(ImportNotFoundError, match="no import 'nope'"):
         graveler.imports.load_status(repo, "nope")
+
+
+def test_keep_staged_commits_only_the_metarange_and_leaves_staged_changes_staged(
+    graveler: Graveler, repo: Repository
+) -> None:
+    graveler.set(repo, "main", b"staged", value("s"))
+    graveler.set(repo, "main", b"dest/new", value("staged over the import"))
+    commit_id = graveler.imports.commit_metarange(
+        repo,
+        "main",
+        imported(graveler, repo, "dest/new", "dest/x"),
+        prefixes=[b"dest/"],
+        objects=[],
+        committer="t",
+        message="a job's files",
+        keep_staged=True,
+    )
+
+    committed = {k: v.data.decode() for k, v in contents(graveler, repo, commit_id).items()}
+    assert committed[b"dest/new"] == "imported dest/new" and b"staged" not in committed
+    assert b"dest/old" not in committed
+    on_branch = {k: v.data.decode() for k, v in contents(graveler, repo, "main").items()}
+    assert on_branch[b"staged"] == "s" and on_branch[b"dest/new"] == "staged over the import"
+    assert graveler.get_branch(repo, "main").commit_id == commit_id
+    graveler.commit(repo, "main", committer="t", message="the staged changes, later")
+    assert contents(graveler, repo, "main")[b"dest/x"].data == b"imported dest/x"

@@ -1,0 +1,227 @@
+"""A Spark job's write into a branch: checked before any task starts, committed in one step.
+
+The driver checks the target first (a branch, not a tag or commit; an existing
+repository; the branch's protection rules; no write lock or bulk delete over
+the path), so bad input fails before a task writes a byte. The tasks' files
+become visible in one atomic step: their entries are written as a metarange
+and published as one commit on the branch's head (`Imports.commit_metarange`
+with `keep_staged`), so a reader of the branch sees all of the job's files or
+none, and what others stage on the branch meanwhile stays staged, outside the
+job's commit. Overwrite replaces everything the head holds under the path in
+that same commit (the replaced blobs stay in history: garbage collection's).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Final
+
+import msgspec
+
+from kvlake.catalog.records import ObjectEntry, to_value
+from kvlake.deletion import DeletionLog, PendingDelete
+from kvlake.errors import BranchNotFoundError, InvalidInputError, LockedError
+from kvlake.graveler import Repository, prefix_end
+from kvlake.lake import Lake
+from kvlake.operations import parse_ref_path
+
+JOB_SECONDS: Final = 24 * 3600.0
+"""How long a job may run before the blobs its tasks wrote are collected unless committed
+(as long as a direct upload may stay unlinked, LINK_SECONDS)."""
+PARQUET_CONTENT_TYPE: Final = "application/vnd.apache.parquet"
+MODES: Final = ("append", "overwrite")
+
+
+class WrittenFile(msgspec.Struct, frozen=True, array_like=True):
+    """One file a task wrote: its path in the branch and its blob."""
+
+    path: str
+    address: str
+    size: int
+    checksum: str
+    logged: float
+    """When its deletion record was appended (the record's due time derives from it)."""
+
+
+@dataclass(frozen=True)
+class WriteTarget:
+    """Where a job writes and how it commits: checked on the driver before any task."""
+
+    repository: str
+    instance_uid: str
+    branch: str
+    root: str
+    """The path written under, ending in '/' ('' for the whole branch)."""
+    partition_by: tuple[str, ...]
+    schema_json: str
+    """The data columns' Spark schema (partition columns left out), kept in each footer."""
+    message: str
+    metadata: tuple[tuple[str, str], ...]
+
+    def holds_objects(self, lake: Lake) -> bool:
+        """Whether the branch (staged changes included) has an object under the path."""
+        repository = lake.graveler.get_repository(self.repository)
+        start = self.root.encode()
+        entries = lake.graveler.list(
+            repository, self.branch, start=start, stop=prefix_end(start) if start else None
+        )
+        return next(entries, None) is not None
+
+
+def unlinked_record(
+    deletion: DeletionLog, repository: Repository, address: str, logged: float
+) -> PendingDelete:
+    """The deletion record of a task's blob, due when the job has had JOB_SECONDS to commit."""
+    return deletion.new_record(
+        repository,
+        address,
+        "unlinked_upload",
+        since=logged,
+        record_id=address.rsplit("/", 1)[-1],
+        due=logged + JOB_SECONDS + deletion.settings.send_delay,
+    )
+
+
+def plan_write(
+    lake: Lake, uri: str, options: Mapping[str, str], *, data_schema_json: str
+) -> WriteTarget:
+    """Check a write of `uri` (`lakefs://repo/branch/path/`) before any task starts.
+
+    `options` have lower-case keys: `format` (parquet), `partition_by` (or
+    `partitionby`), `commit_message`, `commit_metadata` (a JSON object).
+
+    Raises:
+        InvalidInputError: a bad URI, format, option, or a ref that is not a branch.
+        RepositoryNotFoundError: no such repository.
+        ProtectedBranchError: the branch's rules forbid commits.
+        LockedError: a write lock or a bulk delete covers the path.
+    """
+    parsed = parse_ref_path(uri)
+    fmt = options.get("format", "parquet").lower()
+    if fmt != "parquet":
+        raise InvalidInputError(
+            f"format {fmt!r} cannot be written by the kvlake source; write 'parquet'"
+        )
+    message = options.get("commit_message", "")
+    if not message:
+        raise InvalidInputError(
+            f"writing {uri!r} needs option('commit_message', ...): a job's files become"
+            " visible in one commit of only that job's changes"
+        )
+    repository = lake.graveler.get_repository(parsed.repository)
+    try:
+        lake.graveler.get_branch(repository, parsed.branch)
+    except BranchNotFoundError:
+        raise InvalidInputError(
+            f"{parsed.branch!r} in {uri!r} is not a branch of {parsed.repository!r}; a job"
+            " writes to a branch (tags and commits never change): create one and write there"
+        ) from None
+    lake.graveler.protection.check(repository, parsed.branch, "commit")
+    root = parsed.prefix.rstrip("/") + "/" if parsed.prefix.strip("/") else ""
+    check_unlocked(lake, repository, root)
+    spelled = options.get("partition_by", options.get("partitionby", ""))
+    partition_by = tuple(name.strip() for name in spelled.split(",") if name.strip())
+    return WriteTarget(
+        repository=repository.name,
+        instance_uid=repository.instance_uid,
+        branch=parsed.branch,
+        root=root,
+        partition_by=partition_by,
+        schema_json=data_schema_json,
+        message=message,
+        metadata=tuple(sorted(_metadata(options.get("commit_metadata", "")).items())),
+    )
+
+
+def check_unlocked(lake: Lake, repository: Repository, root: str) -> None:
+    """Refuse a path under another owner's write lock or a running bulk delete.
+
+    Raises:
+        LockedError: naming the lock and what to do.
+    """
+    lock = next(lake.locks.list_locks(repository, prefix=root), None)
+    if lock is not None:
+        raise LockedError(
+            f"path {lock.path!r} under {root!r} is write-locked by {lock.owner!r}; wait for"
+            " the lock to be released (or expire), then run the job again"
+        )
+    deleting = lake.locks.deleting(repository, root)
+    if deleting is not None:
+        raise LockedError(
+            f"{root!r} is being deleted by bulk delete operation {deleting.operation_id};"
+            " wait for it to finish or cancel it, then run the job again"
+        )
+
+
+def commit_job(
+    lake: Lake,
+    target: WriteTarget,
+    files: Iterable[WrittenFile],
+    *,
+    overwrite: bool,
+    job_metadata: Mapping[str, str],
+) -> str:
+    """Publish the tasks' files as one commit on the branch; return its id.
+
+    Raises:
+        RepositoryNotFoundError: the repository was deleted (or re-created) during the job.
+        LockedError, ProtectedBranchError: a lock or rule appeared during the job.
+    """
+    repository = lake.graveler.get_repository(target.repository)
+    if repository.instance_uid != target.instance_uid:
+        raise InvalidInputError(
+            f"repository {target.repository!r} was deleted and created again while the job"
+            " ran; its files will be collected: run the job again"
+        )
+    lake.graveler.protection.check(repository, target.branch, "commit")
+    check_unlocked(lake, repository, target.root)
+    written = sorted(files, key=lambda file: file.path)
+    # The blobs become committed data: the records must never delete them (GC's from now).
+    for file in written:  # marked with the time (a GC run started before keeps them)
+        lake.deletion_log.mark_shared(repository.instance_uid, file.address)
+    now = lake.clock()
+    entries = (
+        (
+            file.path.encode(),
+            to_value(
+                ObjectEntry(
+                    address=file.address,
+                    size=file.size,
+                    checksum=file.checksum,
+                    mtime=now,
+                    content_type=PARQUET_CONTENT_TYPE,
+                    metadata={},
+                )
+            ),
+        )
+        for file in written
+    )
+    metarange = lake.graveler.committed.write_metarange(repository.storage_namespace, entries)
+    return lake.graveler.imports.commit_metarange(
+        repository,
+        target.branch,
+        metarange,
+        prefixes=[target.root.encode()] if overwrite else [],
+        objects=[],
+        committer="spark",
+        message=target.message,
+        metadata={**dict(target.metadata), **job_metadata},
+        keep_staged=True,
+    )
+
+
+def _metadata(text: str) -> dict[str, str]:
+    if not text:
+        return {}
+    try:
+        parsed = json.loads(text)
+    except json.JSONDecodeError:
+        parsed = None
+    if not isinstance(parsed, dict) or not all(isinstance(v, str) for v in parsed.values()):
+        raise InvalidInputError(
+            f"commit_metadata {text[:80]!r} is not a JSON object of strings; write it as"
+            ' \'{"key": "value"}\''
+        )
+    return parsed

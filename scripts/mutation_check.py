@@ -1341,6 +1341,7 @@ MUTATIONS = (
             "tests/deletion/test_purge.py::"
             "test_a_purge_after_the_kept_refs_were_restored_deletes_the_namespace",
         ),
+    ),
     # -- issue 22, findings 4, 5, 6 and 9: bulk deletes racing bulk deletes and commits --
     Mutation(
         "bulkrace-clean-head-publish-keeps-hiding",
@@ -1434,6 +1435,7 @@ MUTATIONS = (
         "        return set(snapshot.staging_tokens) <= set(branch.tokens())\n",
         "        return True\n",
         ("tests/operations/test_stale_listings.py",),
+    ),
     # Availability against anonymous and unprivileged clients (issue 23, findings 1 and 2).
     Mutation(
         "availability-in-flight-limit",
@@ -1546,6 +1548,7 @@ MUTATIONS = (
         (
             "tests/api/test_limits.py::test_one_address_holds_at_most_its_share_of_the_body_budget[local]",
         ),
+    ),
     # -- the S3 gateway (issue 24) ----------------------------------------------------------
     Mutation(
         "gateway-sigv4-signature",
@@ -1668,6 +1671,7 @@ MUTATIONS = (
         '            response.headers["Connection"] = "close"\n',
         "            pass\n",
         ("tests/gateway/test_boto3.py::test_if_none_match_star_refuses_to_overwrite[sqlite]",),
+    ),
     # sparkdata (issue 25): the kvlake source reading and writing datasets' rows.
     Mutation(
         "sparkdata-prune-only-what-cannot-match",

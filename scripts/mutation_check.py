@@ -1164,6 +1164,61 @@ MUTATIONS = (
         "            if True:\n",
         ("tests/graveler/committed/test_manager.py",),
     ),
+    # -- authz (issue 23: bulk deletes and stageObject ask what the plain request asks) --
+    Mutation(
+        "authz-deny-under-a-prefix",
+        "issue 23 #3: a deny matching any resource under a prefix refuses the prefix",
+        "kvlake/auth/policies.py",
+        "        return matches_under(resource, permission.resource)\n",
+        "        return match(resource, permission.resource)\n",
+        ("tests/auth/test_policies.py",),
+    ),
+    Mutation(
+        "authz-allow-covers-the-prefix",
+        "issue 23 #3: an allow grants a prefix only if it matches everything under it",
+        "kvlake/auth/policies.py",
+        "        return covers_under(resource, permission.resource)\n",
+        "        return matches_under(resource, permission.resource)\n",
+        ("tests/auth/test_policies.py",),
+    ),
+    Mutation(
+        "authz-bulk-delete-asks-under-the-prefix",
+        "issue 23 #3: a bulk delete needs fs:DeleteObject on every path under its prefix",
+        "kvlake/api/routes/operations.py",
+        "path.prefix), under=True)]\n",
+        'path.prefix + "*"))]\n',
+        ("tests/api/test_hostile_policies.py::test_a_bulk_delete_over_a_denied_path_is_refused",),
+    ),
+    Mutation(
+        "authz-bulk-delete-commit-needs-create-commit",
+        "issue 23 #4: a bulk delete's commit option needs fs:CreateCommit on the branch",
+        "kvlake/api/routes/operations.py",
+        "    if call.body is not None and call.body.commit is not None:\n",
+        "    if False:\n",
+        (
+            "tests/api/test_hostile_policies.py::test_a_bulk_delete_that_commits_needs_create_commit",
+        ),
+    ),
+    Mutation(
+        "authz-stage-object-needs-read-proof",
+        "issue 23 #5: stageObject needs proof the caller may read the blob",
+        "kvlake/api/routes/staging.py",
+        "    check_read_proof(call)\n",
+        "",
+        (
+            "tests/api/test_hostile_policies.py::test_staging_a_blob_needs_proof_the_caller_may_read_it",
+        ),
+    ),
+    Mutation(
+        "authz-stage-object-ticket-must-verify",
+        "issue 23 #5: only a live ticket for the same branch and path is proof of a read",
+        "kvlake/catalog/direct.py",
+        "        except InvalidInputError:\n            return False\n",
+        "        except InvalidInputError:\n            return True\n",
+        (
+            "tests/api/test_hostile_policies.py::test_staging_a_blob_needs_proof_the_caller_may_read_it",
+        ),
+    ),
 )
 
 

@@ -730,10 +730,13 @@ MUTATIONS = (
         "link-checks-the-blob-after-the-mark",
         "invariant 4: no entry is staged over a blob a worker deleted",
         "kvlake/catalog/links.py",
-        "            found = self._blockstore.size(namespace, address)"
-        "  # after the mark: see above\n",
-        "            found = size\n",
-        ("tests/catalog/test_links.py::test_a_blob_the_worker_deleted_is_not_linked",),
+        "        self._check_blob(namespace, address, physical_address, size)  # after the mark"
+        " too\n",
+        "",
+        (
+            "tests/catalog/test_links.py::"
+            "test_a_blob_a_worker_deleted_between_the_check_and_the_mark_is_not_linked",
+        ),
     ),
     Mutation(
         "link-only-inside-the-namespace",
@@ -1218,6 +1221,31 @@ MUTATIONS = (
         (
             "tests/api/test_hostile_policies.py::test_staging_a_blob_needs_proof_the_caller_may_read_it",
         ),
+    ),
+    Mutation(
+        "authz-link-checks-before-marking",
+        "issue 23: a link refused for a missing blob or a wrong size leaves no shared mark",
+        "kvlake/catalog/links.py",
+        "        self._check_blob(namespace, address, physical_address, size)\n"
+        "        if self._deletion is not None:\n",
+        "        if self._deletion is not None:\n",
+        ("tests/catalog/test_links.py::test_a_link_refused_for_its_blob_leaves_no_mark",),
+    ),
+    Mutation(
+        "authz-request-sizes-fit-64-bits",
+        "issue 23 (invariant 6): a size past what a record stores is a 400, not a 500",
+        "kvlake/api/wire/common.py",
+        "Count = Annotated[int, msgspec.Meta(ge=0, le=INT64_MAX)]\n",
+        "Count = Annotated[int, msgspec.Meta(ge=0)]\n",
+        ("tests/api/test_wire_integers.py",),
+    ),
+    Mutation(
+        "authz-request-integers-fit-64-bits",
+        "issue 23 (invariant 6): an integer past what a record stores is a 400, not a 500",
+        "kvlake/api/wire/common.py",
+        "Integer = Annotated[int, msgspec.Meta(ge=-INT64_MAX - 1, le=INT64_MAX)]\n",
+        "Integer = int\n",
+        ("tests/api/test_wire_integers.py",),
     ),
 )
 

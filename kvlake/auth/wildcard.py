@@ -81,7 +81,11 @@ def matches_under(pattern: str, prefix: str) -> bool:
 
 def covers_under(pattern: str, prefix: str) -> bool:
     """Whether `pattern` matches every value starting with `prefix`: at some position
-    alive after it, a star and nothing else remains."""
+    alive after it, a star and nothing else remains.
+
+    Exact for patterns without `?`; with one it may answer False where every value does
+    match (`*?` after `a`), which refuses an allow, never grants a deny: the safe side.
+    """
     return any(
         p < len(pattern) and not pattern[p:].strip("*") for p in _positions_after(pattern, prefix)
     )

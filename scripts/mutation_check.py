@@ -730,10 +730,13 @@ MUTATIONS = (
         "link-checks-the-blob-after-the-mark",
         "invariant 4: no entry is staged over a blob a worker deleted",
         "kvlake/catalog/links.py",
-        "            found = self._blockstore.size(namespace, address)"
-        "  # after the mark: see above\n",
-        "            found = size\n",
-        ("tests/catalog/test_links.py::test_a_blob_the_worker_deleted_is_not_linked",),
+        "        self._check_blob(namespace, address, physical_address, size)  # after the mark"
+        " too\n",
+        "",
+        (
+            "tests/catalog/test_links.py::"
+            "test_a_blob_a_worker_deleted_between_the_check_and_the_mark_is_not_linked",
+        ),
     ),
     Mutation(
         "link-only-inside-the-namespace",
@@ -1718,6 +1721,86 @@ MUTATIONS = (
         "        if current and used + cost > max_bytes:\n",
         "        if current and used + file.size > max_bytes:\n",
         ("tests/pipelines/test_datasets.py::test_files_are_grouped_into_tasks_by_size",),
+    ),
+    # -- authz (issue 23: bulk deletes and stageObject ask what the plain request asks) --
+    Mutation(
+        "authz-deny-under-a-prefix",
+        "issue 23 #3: a deny matching any resource under a prefix refuses the prefix",
+        "kvlake/auth/policies.py",
+        "        return matches_under(resource, permission.resource)\n",
+        "        return match(resource, permission.resource)\n",
+        ("tests/auth/test_policies.py",),
+    ),
+    Mutation(
+        "authz-allow-covers-the-prefix",
+        "issue 23 #3: an allow grants a prefix only if it matches everything under it",
+        "kvlake/auth/policies.py",
+        "        return covers_under(resource, permission.resource)\n",
+        "        return matches_under(resource, permission.resource)\n",
+        ("tests/auth/test_policies.py",),
+    ),
+    Mutation(
+        "authz-bulk-delete-asks-under-the-prefix",
+        "issue 23 #3: a bulk delete needs fs:DeleteObject on every path under its prefix",
+        "kvlake/api/routes/operations.py",
+        "path.prefix), under=True)]\n",
+        'path.prefix + "*"))]\n',
+        ("tests/api/test_hostile_policies.py::test_a_bulk_delete_over_a_denied_path_is_refused",),
+    ),
+    Mutation(
+        "authz-bulk-delete-commit-needs-create-commit",
+        "issue 23 #4: a bulk delete's commit option needs fs:CreateCommit on the branch",
+        "kvlake/api/routes/operations.py",
+        "    if call.body is not None and call.body.commit is not None:\n",
+        "    if False:\n",
+        (
+            "tests/api/test_hostile_policies.py::test_a_bulk_delete_that_commits_needs_create_commit",
+        ),
+    ),
+    Mutation(
+        "authz-stage-object-needs-read-proof",
+        "issue 23 #5: stageObject needs proof the caller may read the blob",
+        "kvlake/api/routes/staging.py",
+        "    check_read_proof(call)\n",
+        "",
+        (
+            "tests/api/test_hostile_policies.py::test_staging_a_blob_needs_proof_the_caller_may_read_it",
+        ),
+    ),
+    Mutation(
+        "authz-stage-object-ticket-must-verify",
+        "issue 23 #5: only a live ticket for the same branch and path is proof of a read",
+        "kvlake/catalog/direct.py",
+        "        except InvalidInputError:\n            return False\n",
+        "        except InvalidInputError:\n            return True\n",
+        (
+            "tests/api/test_hostile_policies.py::test_staging_a_blob_needs_proof_the_caller_may_read_it",
+        ),
+    ),
+    Mutation(
+        "authz-link-checks-before-marking",
+        "issue 23: a link refused for a missing blob or a wrong size leaves no shared mark",
+        "kvlake/catalog/links.py",
+        "        self._check_blob(namespace, address, physical_address, size)\n"
+        "        if self._deletion is not None:\n",
+        "        if self._deletion is not None:\n",
+        ("tests/catalog/test_links.py::test_a_link_refused_for_its_blob_leaves_no_mark",),
+    ),
+    Mutation(
+        "authz-request-sizes-fit-64-bits",
+        "issue 23 (invariant 6): a size past what a record stores is a 400, not a 500",
+        "kvlake/api/wire/common.py",
+        "Count = Annotated[int, msgspec.Meta(ge=0, le=INT64_MAX)]\n",
+        "Count = Annotated[int, msgspec.Meta(ge=0)]\n",
+        ("tests/api/test_wire_integers.py",),
+    ),
+    Mutation(
+        "authz-request-integers-fit-64-bits",
+        "issue 23 (invariant 6): an integer past what a record stores is a 400, not a 500",
+        "kvlake/api/wire/common.py",
+        "Integer = Annotated[int, msgspec.Meta(ge=-INT64_MAX - 1, le=INT64_MAX)]\n",
+        "Integer = int\n",
+        ("tests/api/test_wire_integers.py",),
     ),
 )
 

@@ -26,7 +26,7 @@ from typing import Final
 
 from kvlake.auth.cache import MAX_TTL, TtlCache
 from kvlake.auth.credentials import SessionClaims, credential_tag, secrets_equal
-from kvlake.auth.policies import Permission, is_allowed
+from kvlake.auth.policies import Permission, refusal
 from kvlake.auth.ratelimit import LoginLimiter
 from kvlake.auth.records import Credential, Policy, User
 from kvlake.auth.store import AuthStore
@@ -234,11 +234,12 @@ class Authenticator:
         """Raise PermissionDeniedError unless the user's policies grant all of `needed`."""
         if not needed:
             return
-        if not is_allowed(self._effective_policies(user.id), needed, user_id=user.id):
-            wanted = ", ".join(f"{p.action} on {p.resource}" for p in needed)
+        reason = refusal(self._effective_policies(user.id), needed, user_id=user.id)
+        if reason is not None:
+            wanted = ", ".join(p.describe() for p in needed)
             raise PermissionDeniedError(
-                f"insufficient permissions: user {user.id!r} needs {wanted}; ask an admin to"
-                " attach a policy that allows it"
+                f"insufficient permissions: user {user.id!r} needs {wanted} ({reason}); ask an"
+                " admin to attach a policy that allows it"
             )
 
 

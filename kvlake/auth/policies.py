@@ -6,6 +6,11 @@ with `*` matching any run of characters and `?` one character, and `${user}`
 standing for the caller's id. A request needs every one of its permissions; a
 permission is granted when some statement allows it and none denies it, so a
 deny always wins and nothing is allowed by default.
+
+A permission may name every resource under a prefix (`under=True`: a bulk
+delete of a folder, reading any blob of a repository). It is granted when an
+allowing statement matches all of them and no denying statement matches any:
+a deny on `object/data/secret/*` refuses a bulk delete of `object/data/`.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from typing import Final, NamedTuple
 
 from kvlake.auth.records import Policy, Statement
-from kvlake.auth.wildcard import MAX_PATTERN_LENGTH, match
+from kvlake.auth.wildcard import MAX_PATTERN_LENGTH, covers_under, match, matches_under
 from kvlake.errors import InvalidInputError
 
 _ACTION = re.compile(r"(\*|[a-z]+:[A-Za-z*?]+)")
@@ -23,10 +28,15 @@ _MAX_STATEMENTS: Final = 100
 
 
 class Permission(NamedTuple):
-    """One thing a request needs: an action on a resource."""
+    """One thing a request needs: an action on a resource, or on every resource that
+    starts with `resource` when `under` is set."""
 
     action: str
     resource: str
+    under: bool = False
+
+    def describe(self) -> str:
+        return f"{self.action} on {self.resource}{'*' if self.under else ''}"
 
 
 def repository_arn(repository: str) -> str:
@@ -89,25 +99,52 @@ def check_statements(statements: Sequence[Statement]) -> None:
 
 def is_allowed(policies: Iterable[Policy], needed: Sequence[Permission], *, user_id: str) -> bool:
     """Whether the policies grant every needed permission (deny wins; default deny)."""
-    statements = [s for policy in policies for s in policy.statement]
+    return refusal(policies, needed, user_id=user_id) is None
+
+
+def refusal(
+    policies: Iterable[Policy], needed: Sequence[Permission], *, user_id: str
+) -> str | None:
+    """Why the policies do not grant every needed permission, or None when they do.
+
+    The reason names the permission and, for a deny, the policy and statement
+    resource that deny it, so a refusal says which rule to change.
+    """
+    statements = [(policy.id, s) for policy in policies for s in policy.statement]
     for permission in needed:
         allowed = False
-        for statement in statements:
-            if not _statement_matches(statement, permission, user_id):
+        for policy_id, statement in statements:
+            if not _acts_on(statement, permission.action):
                 continue
+            resource = statement.resource.replace("${user}", user_id)
             if statement.effect == "deny":
-                return False
-            allowed = True
+                if _denies(resource, permission):
+                    return (
+                        f"policy {policy_id!r} denies {permission.action} on {resource}, which"
+                        f" {'lies under' if permission.under else 'matches'}"
+                        f" {permission.describe()}"
+                    )
+            elif _grants(resource, permission):
+                allowed = True
         if not allowed:
-            return False
-    return True
+            return f"no policy allows {permission.describe()}"
+    return None
 
 
-def _statement_matches(statement: Statement, permission: Permission, user_id: str) -> bool:
-    resource = statement.resource.replace("${user}", user_id)
-    if not match(resource, permission.resource):
-        return False
-    return any(match(action, permission.action) for action in statement.action)
+def _acts_on(statement: Statement, action: str) -> bool:
+    return any(match(pattern, action) for pattern in statement.action)
+
+
+def _denies(resource: str, permission: Permission) -> bool:
+    if permission.under:
+        return matches_under(resource, permission.resource)
+    return match(resource, permission.resource)
+
+
+def _grants(resource: str, permission: Permission) -> bool:
+    if permission.under:
+        return covers_under(resource, permission.resource)
+    return match(resource, permission.resource)
 
 
 def _statement(actions: tuple[str, ...], resource: str = ALL) -> Statement:

@@ -65,3 +65,57 @@ def match(pattern: str, value: str) -> bool:
             return False
         position = found.start() + length
     return True
+
+
+def matches_under(pattern: str, prefix: str) -> bool:
+    """Whether some value starting with `prefix` matches `pattern`.
+
+    What a deny needs to be honoured for a request on every resource under a prefix
+    (a bulk delete of `object/data/`): `object/data/secret/*` matches no value the
+    request names, yet denies some of what it would touch. Every position of the
+    pattern still alive after `prefix` can reach the pattern's end (a literal or `?`
+    takes one more character, a star any run), so one alive position is enough.
+    """
+    return bool(_positions_after(pattern, prefix))
+
+
+def covers_under(pattern: str, prefix: str) -> bool:
+    """Whether `pattern` matches every value starting with `prefix`: at some position
+    alive after it, a star and nothing else remains.
+
+    Exact for patterns without `?`; with one it may answer False where every value does
+    match (`*?` after `a`), which refuses an allow, never grants a deny: the safe side.
+    """
+    return any(
+        p < len(pattern) and not pattern[p:].strip("*") for p in _positions_after(pattern, prefix)
+    )
+
+
+def _positions_after(pattern: str, prefix: str) -> set[int]:
+    """The pattern's positions a match can be at after reading `prefix`, run as a set of
+    positions (no backtracking: O(len(pattern) * len(prefix)) at worst)."""
+    alive = _closure(pattern, {0})
+    for char in prefix:
+        step = set()
+        for position in alive:
+            if position == len(pattern):
+                continue
+            token = pattern[position]
+            if token == "*":
+                step.add(position)
+            elif token in ("?", char):
+                step.add(position + 1)
+        alive = _closure(pattern, step)
+        if not alive:
+            break
+    return alive
+
+
+def _closure(pattern: str, positions: set[int]) -> set[int]:
+    """The positions plus those reached by skipping stars (a star may match nothing)."""
+    closed = set(positions)
+    for position in positions:
+        while position < len(pattern) and pattern[position] == "*":
+            position += 1
+            closed.add(position)
+    return closed

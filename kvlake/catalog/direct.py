@@ -322,6 +322,16 @@ class PhysicalLinks:
 
     # -- tickets ----------------------------------------------------------------------
 
+    def holds_ticket(self, repository: Repository, branch: str, path: str, address: str) -> bool:
+        """Whether `address` (a key in the namespace) is a live ticket `issue` handed out for
+        `path` on `branch`: proof that whoever sends it was given the address to write
+        (stageObject accepts it as proof the caller may read the blob)."""
+        try:
+            self._verify(repository, branch, path, address)
+        except InvalidInputError:
+            return False
+        return True
+
     def _sign(
         self, repository: Repository, branch: str, path: str, base: str, issued: float
     ) -> str:

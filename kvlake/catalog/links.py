@@ -18,7 +18,10 @@ log safe (docs/deletion.md, "Linked blobs"):
   two always sees the other (`DeletionLog.claimed`).
 - The blob must exist, and be the size the client says, *after* the mark: a
   worker that deleted it before it could see the mark made it missing, and the
-  link is refused instead of staging an entry whose bytes are gone.
+  link is refused instead of staging an entry whose bytes are gone. It is
+  checked before the mark too, so a link refused for a missing blob or a wrong
+  size leaves no mark (a mark is for good: the blob would never be the log's
+  again).
 """
 
 from __future__ import annotations
@@ -133,6 +136,7 @@ class Links:
         # Refusals first, so a refused link leaves no mark behind (bad input changes nothing).
         self._graveler.get_branch(repository, branch)
         self._graveler.protection.check(repository, branch, "staging_write")
+        self._check_blob(namespace, address, physical_address, size)
         if self._deletion is not None:
             # Marked even with deletion disabled, so enabling it later stays safe.
             self._deletion.mark_shared(repository.instance_uid, address)
@@ -143,17 +147,7 @@ class Links:
                     f"the blob at {physical_address!r} is being checked for deletion; retry"
                     " the link in a moment (if it was deleted, write it again)"
                 )
-        try:
-            found = self._blockstore.size(namespace, address)  # after the mark: see above
-        except BlobNotFoundError:
-            raise InvalidInputError(
-                f"no blob at physical address {physical_address!r}; write it before linking"
-            ) from None
-        if found != size:
-            raise InvalidInputError(
-                f"the blob at {physical_address!r} has {found} bytes, not size_bytes={size};"
-                " send its real size"
-            )
+        self._check_blob(namespace, address, physical_address, size)  # after the mark too
         entry = ObjectEntry(
             address=address,
             size=size,
@@ -165,3 +159,16 @@ class Links:
         value = to_value(entry)
         self._graveler.set(repository, branch, key, value, if_absent=if_absent)
         return from_value(path, value)
+
+    def _check_blob(self, namespace: str, address: str, physical_address: str, size: int) -> None:
+        try:
+            found = self._blockstore.size(namespace, address)
+        except BlobNotFoundError:
+            raise InvalidInputError(
+                f"no blob at physical address {physical_address!r}; write it before linking"
+            ) from None
+        if found != size:
+            raise InvalidInputError(
+                f"the blob at {physical_address!r} has {found} bytes, not size_bytes={size};"
+                " send its real size"
+            )

@@ -81,6 +81,9 @@ def test_bad_requests_are_refused_and_record_nothing(http: httpx.Client, repo: s
         ({"path": f"lakefs://{repo}/nope/a/"}, None, 404),
         ({"path": f"lakefs://{repo}/main/a/"}, {"filters": {"min_size": 5, "max_size": 1}}, 400),
         ({"path": f"lakefs://{repo}/main/a/"}, {"surprise": True}, 400),
+        # Issue 23: past what the record stores, a 400 and not the encoder's 500.
+        ({"path": f"lakefs://{repo}/main/a/"}, {"filters": {"min_size": 2**64}}, 400),
+        ({"path": f"lakefs://{repo}/main/a/"}, {"filters": {"max_size": 2**63}}, 400),
     ]
     for query, body, status in cases:
         response = http.put(BULK, params=query, json=body)

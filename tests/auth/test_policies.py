@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from kvlake.auth import Permission, Policy, Statement, object_arn, user_arn
-from kvlake.auth.policies import BUILTIN_GROUPS, BUILTIN_POLICIES, check_statements, is_allowed
+from kvlake.auth.policies import (
+    BUILTIN_GROUPS,
+    BUILTIN_POLICIES,
+    check_statements,
+    is_allowed,
+    refusal,
+)
 from kvlake.errors import InvalidInputError
 
 
@@ -90,3 +96,36 @@ def test_built_in_groups_name_built_in_policies() -> None:
     assert not is_allowed(viewers, [Permission("fs:WriteObject", READ.resource)], user_id="v")
     developers = [_policy(*BUILTIN_POLICIES[p]) for p in BUILTIN_GROUPS["Developers"]]
     assert not is_allowed(developers, [Permission("auth:CreateUser", user_arn("x"))], user_id="d")
+
+
+def _deny(actions: tuple[str, ...], resource: str) -> Statement:
+    return Statement(effect="deny", action=actions, resource=resource)
+
+
+ALL_OBJECTS = _allow(("fs:DeleteObject",), "arn:lakefs:fs:::repository/repo/object/*")
+UNDER_ROOT = Permission("fs:DeleteObject", object_arn("repo", ""), under=True)
+
+
+@pytest.mark.parametrize(
+    "denied", ["object/secret/*", "object/secret/key.csv", "object/*/key.csv", "object/?ecret*"]
+)
+def test_a_deny_anywhere_under_a_prefix_refuses_the_prefix(denied: str) -> None:
+    deny = Policy(
+        id="no-secrets",
+        creation_date=0,
+        statement=(_deny(("fs:Delete*",), f"arn:lakefs:fs:::repository/repo/{denied}"),),
+    )
+    reason = refusal([_policy(ALL_OBJECTS), deny], [UNDER_ROOT], user_id="u")
+    assert reason is not None and "'no-secrets'" in reason and denied in reason
+    public = Permission("fs:DeleteObject", object_arn("repo", "public/"), under=True)
+    assert is_allowed([_policy(ALL_OBJECTS), deny], [public], user_id="u") == (
+        denied != "object/*/key.csv"
+    )
+
+
+def test_an_allow_must_cover_everything_under_the_prefix() -> None:
+    some = _policy(_allow(("fs:DeleteObject",), "arn:lakefs:fs:::repository/repo/object/a*.csv"))
+    assert not is_allowed([some], [UNDER_ROOT], user_id="u")
+    assert is_allowed([_policy(ALL_OBJECTS)], [UNDER_ROOT], user_id="u")
+    reason = refusal([some], [UNDER_ROOT], user_id="u")
+    assert reason == "no policy allows fs:DeleteObject on arn:lakefs:fs:::repository/repo/object/*"

@@ -107,6 +107,52 @@ def test_a_blob_the_worker_deleted_is_not_linked(any_store: Store, lake_blocks: 
         lake.catalog.stat(lake.repository, "main", "b")
 
 
+def test_a_link_refused_for_its_blob_leaves_no_mark(
+    any_store: Store, lake_blocks: BlockStore
+) -> None:
+    """Issue 23: a mark is for good (the blob is never the log's again), so a link refused
+    for a wrong size or a missing blob must not have marked it first."""
+    lake = DeletionLake(any_store, lake_blocks)
+    lake.blocks.put(lake.namespace, "imported/x", b"abc")
+    with pytest.raises(InvalidInputError, match="3 bytes"):
+        _link(lake, "b", "imported/x", 4)
+    with pytest.raises(InvalidInputError, match="no blob"):
+        _link(lake, "b", "imported/missing", 1)
+    assert lake.shared_addresses() == set()
+
+
+class _SizingBlocks(FaultyBlockStore):
+    """Runs `after_size` once, just after the next size read (a link's first check)."""
+
+    after_size: Callable[[], object] | None = None
+
+    def _size(self, namespace: str, key: str) -> int:
+        found = super()._size(namespace, key)
+        hook, self.after_size = self.after_size, None
+        if hook is not None:
+            hook()
+        return found
+
+
+def test_a_blob_a_worker_deleted_between_the_check_and_the_mark_is_not_linked(
+    any_store: Store, lake_blocks: BlockStore
+) -> None:
+    """The check before the mark is not enough: a worker that read the marks before ours
+    and finished its delete (claim released) before we read the claims is caught only by
+    the check after the mark."""
+    blocks = _SizingBlocks(lake_blocks)
+    lake = DeletionLake(any_store, blocks)
+    old = lake.upload("a", b"old")
+    lake.upload("a", b"new")  # logs the old blob
+    lake.clock.advance(DAY)
+    blocks.after_size = lambda: lake.worker().run_once()
+    with pytest.raises(InvalidInputError, match="no blob"):
+        _link(lake, "b", old.address, old.size)
+    assert old.address not in lake.data_blobs()
+    with pytest.raises(EntryNotFoundError):
+        lake.catalog.stat(lake.repository, "main", "b")
+
+
 @pytest.mark.parametrize(
     "address",
     [

@@ -2,10 +2,12 @@
 
 Only the creator of an operation and admins (whoever may `auth:*`, as the
 Admins group) see or cancel it; anyone else gets 404, as if it did not
-exist. The right to delete under the path (`fs:DeleteObject` on the prefix's
-objects, `<prefix>*`) is checked when the operation is created; a request
-whose path, branch or filters are wrong is refused before anything is
-recorded. The work runs in the servers' background (kvlake/operations).
+exist. The right to delete every object under the path (`fs:DeleteObject`
+allowed on `<prefix>*`, and denied by no statement on anything under it) is
+checked when the operation is created, and `commit` needs `fs:CreateCommit` on
+the branch, as a commit does; a request whose path, branch or filters are
+wrong is refused before anything is recorded. The work runs in the servers'
+background (kvlake/operations).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from kvlake.api import params
 from kvlake.api.routing import Call, Operation, json_response
 from kvlake.api.wire import operations as wire
 from kvlake.api.wire.common import pagination
-from kvlake.auth import Permission, object_arn
+from kvlake.auth import Permission, branch_arn, object_arn
 from kvlake.errors import PermissionDeniedError
 from kvlake.operations import (
     BulkDeleteOptions,
@@ -45,9 +47,15 @@ def is_admin(call: Call[Any]) -> bool:
     return True
 
 
-def _delete_needs(call: Call[Any]) -> Sequence[Permission]:
+def _delete_needs(call: Call[wire.BulkDeleteCreation | None]) -> Sequence[Permission]:
+    """Issue 23: a deny anywhere under the prefix refuses the whole request (the engines
+    then delete everything listed without asking again), and committing takes what
+    others staged on the branch too, so it needs what a commit needs."""
     path = parse_branch_path(call.query.text("path"))
-    return (Permission("fs:DeleteObject", object_arn(path.repository, path.prefix + "*")),)
+    needs = [Permission("fs:DeleteObject", object_arn(path.repository, path.prefix), under=True)]
+    if call.body is not None and call.body.commit is not None:
+        needs.append(Permission("fs:CreateCommit", branch_arn(path.repository, path.branch)))
+    return needs
 
 
 def _options(body: wire.BulkDeleteCreation | None) -> BulkDeleteOptions:

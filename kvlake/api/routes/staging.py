@@ -11,6 +11,12 @@ stageObject stages an entry over any blob already inside the repository's own
 namespace: it marks the address shared first and checks the blob exists (the
 catalog's `Links`, kvlake/catalog/links.py, says why). An address elsewhere is
 refused, so kvlake never stages, and so never deletes, data it does not own.
+Staging an address is reading its blob (the new path serves its bytes), so it
+needs proof the caller may read it (issue 23): the address is a live ticket
+getPhysicalAddress handed out for the same branch and path (the caller's own
+upload), or the caller may `fs:ReadObject` every object of the repository
+(allowed on `object/*`, denied nowhere under it). Otherwise a user denied
+`secret/*` could stage a secret blob's address at a path it may read.
 """
 
 from __future__ import annotations
@@ -26,9 +32,11 @@ from kvlake.api.routes.objects import PRESIGN_SECONDS, wants_presign
 from kvlake.api.routes.uploads import check_metadata, if_absent
 from kvlake.api.routing import Call, Operation, json_response
 from kvlake.api.wire import objects as wire
+from kvlake.auth import Permission, object_arn
 from kvlake.blockstore import parse_address
 from kvlake.catalog import DEFAULT_CONTENT_TYPE
-from kvlake.errors import InvalidInputError
+from kvlake.catalog import relative_address as catalog_address
+from kvlake.errors import InvalidInputError, PermissionDeniedError
 
 BACKING: Final = "/repositories/{repository}/branches/{branch}/staging/backing"
 
@@ -92,8 +100,39 @@ def link_physical_address(call: Call[wire.StagingMetadata]) -> Response:
     return json_response(convert.object_stats(stat, namespace))
 
 
+READ_ANY_BLOB: Final = "fs:ReadObject"
+"""What stageObject needs on every object of the repository to stage an address that is
+not the caller's own upload."""
+
+
+def check_read_proof(call: Call[wire.ObjectStageCreation]) -> None:
+    """Refuse to stage an address the caller has not shown it may read (module docstring).
+
+    Raises:
+        InvalidInputError: the address is outside the namespace or internal (as the link).
+        PermissionDeniedError: no ticket for this path, and some object is not readable.
+    """
+    repository = call.repository
+    key = catalog_address(repository.storage_namespace, call.body.physical_address)
+    if call.services.links.holds_ticket(
+        repository, call.path["branch"], call.query.text("path"), key
+    ):
+        return
+    everything = Permission(READ_ANY_BLOB, object_arn(repository.name, ""), under=True)
+    assert call.user is not None
+    try:
+        call.services.authenticator.authorize(call.user, (everything,))
+    except PermissionDeniedError as exc:
+        raise PermissionDeniedError(
+            f"stageObject of {call.body.physical_address!r} needs proof that you may read it:"
+            " stage only an address getPhysicalAddress handed out for this branch and path, or"
+            f" be allowed {everything.describe()} with no deny under it ({exc})"
+        ) from None
+
+
 def stage_object(call: Call[wire.ObjectStageCreation]) -> Response:
     request = call.body
+    check_read_proof(call)
     stat = call.services.catalog.links.link(
         call.repository,
         call.path["branch"],

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from kvlake.api.wire.common import Name, Pagination, Request
+from kvlake.api.wire.common import Integer, Name, Pagination, Request
 
 Id = Annotated[str, msgspec.Meta(min_length=1, max_length=128)]
 
@@ -61,7 +61,7 @@ class Statement(Request):
 class Policy(Request):
     id: Id
     statement: Annotated[list[Statement], msgspec.Meta(min_length=1, max_length=100)]
-    creation_date: int | None = None
+    creation_date: Integer | None = None
 
 
 class PolicyList(msgspec.Struct, frozen=True, kw_only=True):

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from kvlake.api.wire.common import Metadata, Pagination, Request
+from kvlake.api.wire.common import Count, Integer, Metadata, Pagination, Request
 
 Path = Annotated[
     str, msgspec.Meta(min_length=1, max_length=1024, pattern=r"^(?!(?:.*/)?\.\.(?:/|$))")
@@ -67,8 +67,8 @@ class ObjectStageCreation(Request):
 
     physical_address: Annotated[str, msgspec.Meta(min_length=1, max_length=2048)]
     checksum: Annotated[str, msgspec.Meta(max_length=1024)]
-    size_bytes: int
-    mtime: int | None = None
+    size_bytes: Integer
+    mtime: Integer | None = None
     metadata: Metadata | None = None
     content_type: Annotated[str, msgspec.Meta(max_length=1024)] | None = None
     force: bool | None = None
@@ -79,7 +79,7 @@ class StagingLocation(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=T
 
     physical_address: str
     presigned_url: str | None = None
-    presigned_url_expiry: int | None = None
+    presigned_url_expiry: Integer | None = None
 
 
 class StagingLocationIn(Request):
@@ -87,7 +87,7 @@ class StagingLocationIn(Request):
 
     physical_address: Annotated[str, msgspec.Meta(min_length=1, max_length=4096)]
     presigned_url: Annotated[str, msgspec.Meta(max_length=16 * 1024)] | None = None
-    presigned_url_expiry: int | None = None
+    presigned_url_expiry: Integer | None = None
 
 
 class StagingMetadata(Request):
@@ -95,10 +95,10 @@ class StagingMetadata(Request):
 
     staging: StagingLocationIn
     checksum: Annotated[str, msgspec.Meta(max_length=1024)]
-    size_bytes: Annotated[int, msgspec.Meta(ge=0)]
+    size_bytes: Count
     user_metadata: Metadata | None = None
     content_type: Annotated[str, msgspec.Meta(max_length=1024)] | None = None
-    mtime: int | None = None
+    mtime: Integer | None = None
     force: bool | None = None
 
 

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from kvlake.api.wire.common import Metadata, Name, Pagination, Request, Text
+from kvlake.api.wire.common import Count, Metadata, Name, Pagination, Request, Text
 
 Glob = Annotated[str, msgspec.Meta(max_length=1024)]
 
@@ -16,8 +16,8 @@ class BulkDeleteFilters(Request):
 
     modified_before: float | None = None
     modified_after: float | None = None
-    min_size: Annotated[int, msgspec.Meta(ge=0)] | None = None
-    max_size: Annotated[int, msgspec.Meta(ge=0)] | None = None
+    min_size: Count | None = None
+    max_size: Count | None = None
     glob: Glob = ""
 
 

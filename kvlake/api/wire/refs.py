@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from kvlake.api.wire.common import Error, Metadata, Name, Pagination, Request, Text
+from kvlake.api.wire.common import Count, Error, Integer, Metadata, Name, Pagination, Request, Text
 
 RefName = Annotated[str, msgspec.Meta(min_length=1, max_length=1024)]
 
@@ -86,7 +86,7 @@ class CommitList(msgspec.Struct, frozen=True, kw_only=True):
 class CommitCreation(Request):
     message: Text
     metadata: Metadata | None = None
-    date: int | None = None
+    date: Integer | None = None
     allow_empty: bool | None = None
     force: bool | None = None
 
@@ -99,9 +99,9 @@ class CommitRecordCreation(Request):
     committer: Text
     message: Text
     metarange_id: Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
-    creation_date: int
+    creation_date: Integer
     parents: Annotated[list[RefName], msgspec.Meta(max_length=64)]
-    generation: Annotated[int, msgspec.Meta(ge=0)]
+    generation: Count
     metadata: Metadata | None = None
     force: bool | None = None
 
@@ -158,7 +158,7 @@ class ResetCreation(Request):
 
 class RevertCreation(Request):
     ref: RefName
-    parent_number: int
+    parent_number: Integer
     commit_overrides: CommitOverrides | None = None
     force: bool | None = None
     allow_empty: bool | None = None
@@ -166,7 +166,7 @@ class RevertCreation(Request):
 
 class CherryPickCreation(Request):
     ref: RefName
-    parent_number: int | None = None
+    parent_number: Integer | None = None
     commit_overrides: CommitOverrides | None = None
     force: bool | None = None
 

@@ -13,16 +13,16 @@ from typing import Annotated
 
 import msgspec
 
-from kvlake.api.wire.common import Error, Name, Request
+from kvlake.api.wire.common import Error, Integer, Name, Request
 
 
 class GarbageCollectionRule(Request):
     branch_id: Name
-    retention_days: int
+    retention_days: Integer
 
 
 class GarbageCollectionRules(Request):
-    default_retention_days: int
+    default_retention_days: Integer
     branches: Annotated[list[GarbageCollectionRule], msgspec.Meta(max_length=10_000)]
 
 

@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from kvlake.api.wire.common import Name, Request
+from kvlake.api.wire.common import Integer, Name, Request
 
 
 class VersionConfig(msgspec.Struct, frozen=True, kw_only=True):
@@ -107,7 +107,7 @@ class CommPrefsInput(
 class StatsEvent(Request, rename={"event_class": "class"}):
     event_class: Name
     name: Name
-    count: int
+    count: Integer
 
 
 class StatsEventsList(Request):
@@ -119,7 +119,7 @@ class ExternalLoginInformation(Request):
 
     # lakeFS spells it so; opaque: an identity request kvlake answers 501 without reading
     identityRequest: dict[str, Any]
-    token_expiration_duration: int | None = None
+    token_expiration_duration: Integer | None = None
 
 
 class StsAuthRequest(Request):
@@ -128,7 +128,7 @@ class StsAuthRequest(Request):
     code: str
     state: str
     redirect_uri: str
-    ttl_seconds: int | None = None
+    ttl_seconds: Integer | None = None
 
 
 class ExternalPrincipalCreation(Request):

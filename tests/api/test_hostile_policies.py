@@ -1,0 +1,216 @@
+"""Issue 23's authorization side doors, attacked through a real `kvlake serve`.
+
+Each attack is a user whose policies allow a lot but deny something, trying to reach
+what is denied through a door that used to ask less than the plain request: a bulk
+delete of a prefix holding denied objects, a bulk delete that commits, a stageObject
+of a blob it may not read. Two server processes of two workers each: SQLite over a
+local folder and PostgreSQL over S3 (`SERVERS`), so the policy holds whichever
+worker answers and on both blockstores.
+"""
+
+from __future__ import annotations
+
+import signal
+import uuid
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from tests.api.conftest import S3_BUCKET, SERVERS, backend_kv_url
+from tests.api.server import Server, Storage
+from tests.support import wait_until
+
+BULK = "/operations/bulk-delete"
+OBJECTS = "arn:lakefs:fs:::repository/{repo}/object/"
+
+
+@pytest.fixture(scope="module", params=SERVERS)
+def hostile_server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Server]:
+    kv, blockstore = request.param
+    data_dir = tmp_path_factory.mktemp(f"hostile-policies-{kv}-{blockstore}")
+    env: dict[str, str] = {}
+    storage = None
+    if blockstore == "s3":
+        from tests.support.s3server import server_env
+
+        moto = request.getfixturevalue("moto_s3")
+        storage = Storage.s3(moto, S3_BUCKET)
+        env = server_env(moto.endpoint, S3_BUCKET, tmp_path_factory.mktemp("aws"))
+    with backend_kv_url(request, "kv_hostile_policies", kv) as kv_url:
+        server = Server(data_dir, kv_url=kv_url, workers=2, env=env, storage=storage)
+        try:
+            yield server
+            status = server.stop()
+            assert status in (0, -signal.SIGTERM), server.output()
+            assert "Traceback" not in server.output(), server.output()
+        finally:
+            server.stop()
+
+
+@pytest.fixture
+def admin(hostile_server: Server) -> Iterator[httpx.Client]:
+    hostile_server.storage.prepare()
+    with hostile_server.http() as client:
+        yield client
+
+
+@pytest.fixture
+def repo(hostile_server: Server, admin: httpx.Client) -> str:
+    name = f"repo-{uuid.uuid4().hex[:12]}"
+    namespace = hostile_server.storage.namespace(name)
+    created = admin.post("/repositories", json={"name": name, "storage_namespace": namespace})
+    assert created.status_code == 201, created.text
+    return name
+
+
+def _user(server: Server, admin: httpx.Client, *statements: dict[str, object]) -> httpx.Client:
+    """A new user holding one policy of `statements`, and a client acting as it."""
+    user_id = f"u-{uuid.uuid4().hex[:10]}"
+    assert admin.post("/auth/users", json={"id": user_id}).status_code == 201
+    policy = admin.post("/auth/policies", json={"id": f"p-{user_id}", "statement": statements})
+    assert policy.status_code == 201, policy.text
+    attached = admin.put(f"/auth/users/{user_id}/policies/p-{user_id}")
+    assert attached.status_code == 201, attached.text
+    key = admin.post(f"/auth/users/{user_id}/credentials").json()
+    return server.http(key["access_key_id"], key["secret_access_key"])
+
+
+def _allow(actions: list[str], resource: str = "*") -> dict[str, object]:
+    return {"effect": "allow", "action": actions, "resource": resource}
+
+
+def _deny(actions: list[str], resource: str) -> dict[str, object]:
+    return {"effect": "deny", "action": actions, "resource": resource}
+
+
+def _upload(client: httpx.Client, repo: str, path: str, body: bytes = b"x") -> dict[str, object]:
+    response = client.post(
+        f"/repositories/{repo}/branches/main/objects", params={"path": path}, content=body
+    )
+    assert response.status_code == 201, response.text
+    stats: dict[str, object] = response.json()
+    return stats
+
+
+def _paths(client: httpx.Client, repo: str) -> list[str]:
+    response = client.get(f"/repositories/{repo}/refs/main/objects/ls", params={"amount": 1000})
+    return [row["path"] for row in response.json()["results"]]
+
+
+def _finished(client: httpx.Client, operation_id: str) -> dict[str, object]:
+    seen: dict[str, object] = {}
+
+    def done() -> bool:
+        response = client.get(f"{BULK}/status/{operation_id}")
+        assert response.status_code == 200, response.text
+        seen.update(response.json())
+        return seen["status"] in ("completed", "completed_with_errors", "failed", "cancelled")
+
+    wait_until(done, message=lambda: f"operation {operation_id} to finish: {seen}")
+    return seen
+
+
+@pytest.mark.parametrize("denied", ["secret/*", "secret/key.csv"], ids=["sub-prefix", "object"])
+def test_a_bulk_delete_over_a_denied_path_is_refused(
+    hostile_server: Server, admin: httpx.Client, repo: str, denied: str
+) -> None:
+    for path in ("public/a.csv", "secret/key.csv", "secret/more.csv"):
+        _upload(admin, repo, path)
+    objects = OBJECTS.format(repo=repo)
+    user = _user(
+        hostile_server,
+        admin,
+        _allow(["fs:ReadObject", "fs:ListObjects", "fs:ReadRepository", "fs:ReadBranch"]),
+        _allow(["fs:DeleteObject"], objects + "*"),
+        _deny(["fs:DeleteObject"], objects + denied),
+    )
+    with user:
+        everything = user.put(BULK, params={"path": f"lakefs://{repo}/main/"})
+        assert everything.status_code == 401, everything.text
+        assert f"{objects}{denied}" in everything.text  # names the rule that refused it
+        over_secret = user.put(BULK, params={"path": f"lakefs://{repo}/main/sec"})
+        assert over_secret.status_code == 401, over_secret.text
+        assert user.get("/operations").json()["results"] == []  # nothing recorded
+        public = user.put(BULK, params={"path": f"lakefs://{repo}/main/public/"})
+        assert public.status_code == 202, public.text
+        assert _finished(user, public.json()["operation_id"])["status"] == "completed"
+    assert _paths(admin, repo) == ["secret/key.csv", "secret/more.csv"]
+
+
+def test_a_bulk_delete_that_commits_needs_create_commit(
+    hostile_server: Server, admin: httpx.Client, repo: str
+) -> None:
+    _upload(admin, repo, "data/a.csv")
+    _upload(admin, repo, "others/work.csv")  # someone else's staged work
+    objects = OBJECTS.format(repo=repo)
+    user = _user(
+        hostile_server,
+        admin,
+        _allow(["fs:ReadObject", "fs:ListObjects", "fs:ReadRepository", "fs:ReadBranch"]),
+        _allow(["fs:DeleteObject"], objects + "*"),
+    )
+    path = {"path": f"lakefs://{repo}/main/data/"}
+    with user:
+        committing = user.put(BULK, params=path, json={"commit": {"message": "mine"}})
+        assert committing.status_code == 401, committing.text
+        assert "fs:CreateCommit" in committing.text
+        assert user.get("/operations").json()["results"] == []
+        staged_only = user.put(BULK, params=path, json={})
+        assert staged_only.status_code == 202, staged_only.text
+        assert _finished(user, staged_only.json()["operation_id"])["status"] == "completed"
+    log = admin.get(f"/repositories/{repo}/refs/main/commits").json()["results"]
+    assert [commit["message"] for commit in log] == ["Repository created"]
+    assert _paths(admin, repo) == ["others/work.csv"]
+
+
+def test_staging_a_blob_needs_proof_the_caller_may_read_it(
+    hostile_server: Server, admin: httpx.Client, repo: str
+) -> None:
+    secret = _upload(admin, repo, "secret/key.csv", b"the secret")
+    objects = OBJECTS.format(repo=repo)
+    user = _user(
+        hostile_server,
+        admin,
+        _allow(["fs:*"]),
+        _deny(["fs:ReadObject"], objects + "secret/*"),
+    )
+    body = {"physical_address": secret["physical_address"], "checksum": "c", "size_bytes": 10}
+    with user:
+        assert (
+            user.get(
+                f"/repositories/{repo}/refs/main/objects", params={"path": "secret/key.csv"}
+            ).status_code
+            == 401
+        )
+        staged = user.put(
+            f"/repositories/{repo}/branches/main/objects", params={"path": "mine.csv"}, json=body
+        )
+        assert staged.status_code == 401, staged.text
+        assert "getPhysicalAddress" in staged.text
+        read = user.get(f"/repositories/{repo}/refs/main/objects", params={"path": "mine.csv"})
+        assert read.status_code == 404, read.text
+        # The caller's own upload is proof: the address getPhysicalAddress handed out for
+        # this very branch and path.
+        backing = f"/repositories/{repo}/branches/main/staging/backing"
+        location = user.get(backing, params={"path": "own.csv"}).json()
+        namespace = hostile_server.storage.namespace(repo)
+        key = location["physical_address"].removeprefix(f"{namespace}/")
+        hostile_server.storage.blocks.put(namespace, key, b"mine")
+        own = {"physical_address": location["physical_address"], "checksum": "c", "size_bytes": 4}
+        for_other_path = user.put(
+            f"/repositories/{repo}/branches/main/objects", params={"path": "x.csv"}, json=own
+        )
+        assert for_other_path.status_code == 401, for_other_path.text
+        linked = user.put(
+            f"/repositories/{repo}/branches/main/objects", params={"path": "own.csv"}, json=own
+        )
+        assert linked.status_code == 201, linked.text
+    # Whoever may read every object of the repository may stage any of its blobs.
+    by_admin = admin.put(
+        f"/repositories/{repo}/branches/main/objects", params={"path": "copy.csv"}, json=body
+    )
+    assert by_admin.status_code == 201, by_admin.text
+    assert _paths(admin, repo) == ["copy.csv", "own.csv", "secret/key.csv"]

@@ -1164,6 +1164,119 @@ MUTATIONS = (
         "            if True:\n",
         ("tests/graveler/committed/test_manager.py",),
     ),
+    # Availability against anonymous and unprivileged clients (issue 23, findings 1 and 2).
+    Mutation(
+        "availability-in-flight-limit",
+        "issue 23 finding 1: requests in flight beyond the limit get 503",
+        "kvlake/api/inflight.py",
+        "        if self.in_flight >= self.limit:\n",
+        "        if False:\n",
+        (
+            "tests/api/test_limits.py::test_requests_in_flight_beyond_the_limit_get_503_and_idle_connections_do_not_count[local]",
+        ),
+    ),
+    Mutation(
+        "availability-idle-connections-not-counted",
+        "issue 23 finding 1: idle sockets do not count against the request limit",
+        "kvlake/api/server.py",
+        "        # Not uvicorn's limit_concurrency: it counts idle sockets too (issue 23)."
+        " Requests\n",
+        "        limit_concurrency=settings.server.max_connections,\n",
+        (
+            "tests/api/test_limits.py::test_requests_in_flight_beyond_the_limit_get_503_and_idle_connections_do_not_count[local]",
+            "tests/api/test_hostile_availability.py::test_idle_and_trickling_connections_leave_the_server_available[sqlite]",
+        ),
+    ),
+    Mutation(
+        "availability-head-deadline",
+        "issue 23 finding 1: a fresh connection must send a whole head within the deadline",
+        "kvlake/api/connections.py",
+        "        self._arm_head_deadline()\n",
+        "",
+        ("tests/api/test_limits.py::test_a_connection_must_send_its_head_in_time[local]",),
+    ),
+    Mutation(
+        "availability-head-deadline-after-response",
+        "issue 23 finding 1: the next head on a kept-alive connection has the same deadline",
+        "kvlake/api/connections.py",
+        "        self._arm_head_deadline()  # the next request's head has the same time\n",
+        "",
+        (
+            "tests/api/test_limits.py"
+            "::test_a_request_whose_head_came_in_time_outlives_the_head_deadline[local]",
+        ),
+    ),
+    Mutation(
+        "availability-head-deadline-spares-requests",
+        "issue 23 finding 1: the head deadline never cuts a request whose head came in time",
+        "kvlake/api/connections.py",
+        "        if cycle is not None and not cycle.response_complete:\n",
+        "        if False:\n",
+        (
+            "tests/api/test_limits.py::test_a_request_whose_head_came_in_time_outlives_the_head_deadline[local]",
+        ),
+    ),
+    Mutation(
+        "availability-client-connections",
+        "issue 23 finding 1: one address holds at most its share of a process's connections",
+        "kvlake/api/connections.py",
+        "        if held >= self.max_per_client:\n",
+        "        if False:\n",
+        (
+            "tests/api/test_limits.py::test_one_address_holds_at_most_its_share_of_connections[local]",
+        ),
+    ),
+    Mutation(
+        "availability-public-body-cap",
+        "issue 23 finding 2: an operation without credentials takes a tiny body",
+        "kvlake/api/routing.py",
+        "            budget, max_json = limits.public_budget, bodies.PUBLIC_MAX_JSON_BYTES\n",
+        "            budget, max_json = limits.public_budget, bodies.MAX_JSON_BYTES\n",
+        (
+            "tests/api/test_limits.py::test_a_public_operation_takes_a_tiny_body[local]",
+            "tests/api/test_hostile_availability.py::test_slow_bodies_leave_the_server_available[sqlite]",
+        ),
+    ),
+    Mutation(
+        "availability-public-budget",
+        "issue 23 finding 2: operations without credentials have a body budget of their own",
+        "kvlake/api/routing.py",
+        "            budget, max_json = limits.public_budget, bodies.PUBLIC_MAX_JSON_BYTES\n",
+        "            budget, max_json = limits.budget, bodies.PUBLIC_MAX_JSON_BYTES\n",
+        ("tests/api/test_limits.py::test_public_bodies_have_a_budget_of_their_own[local]",),
+    ),
+    Mutation(
+        "availability-whole-body-deadline",
+        "issue 23 finding 2: a body averaging less than the minimum rate is cut (408)",
+        "kvlake/api/body.py",
+        "        wait = min(pace.read_timeout, left)\n",
+        "        wait = pace.read_timeout\n",
+        (
+            "tests/api/test_limits.py::test_a_trickled_body_is_cut_at_its_whole_body_deadline[local-read-whole]",
+            "tests/api/test_limits.py::test_a_trickled_body_is_cut_at_its_whole_body_deadline[local-streamed]",
+        ),
+    ),
+    Mutation(
+        "availability-authorize-uploads-before-body",
+        "issue 23 finding 2: an upload is authorized from its headers before its body is read",
+        "kvlake/api/routing.py",
+        "            await loop.run_in_executor(requests, _authorize, operation, call)\n",
+        "            pass\n",
+        (
+            "tests/api/test_limits.py::test_an_upload_without_permission_is_refused_before_its_body[local-read-whole]",
+        ),
+    ),
+    Mutation(
+        "availability-client-body-share",
+        "issue 23 finding 2: one address holds at most its share of a body budget",
+        "kvlake/api/body.py",
+        "            return self.used + size <= self.limit and self.held(client) + size"
+        " <= self.client_limit\n",
+        "            return self.used + size <= self.limit\n",
+        (
+            "tests/api/test_limits.py::test_one_address_holds_at_most_its_share_of_the_body_budget[local]",
+        ),
+    ),
 )
 
 

@@ -145,9 +145,10 @@ class Executors:
     """The request and stream thread pools of one process. `shutdown` waits for their work.
 
     A streaming upload holds its thread while its client sends, so the stream pool
-    has one thread per connection the server accepts (`max_connections`): held-open
-    uploads can never take the last thread from another upload. Threads start
-    only when needed, and a stalled one is freed by the body read timeout.
+    has one thread per request the process lets in flight (`max_connections`):
+    held-open uploads can never take the last thread from another upload. Threads
+    start only when needed, and a stalled or trickling one is freed by the body's
+    pace (read timeout, minimum rate).
     """
 
     def __init__(self, stream_threads: int) -> None:

@@ -1341,6 +1341,87 @@ MUTATIONS = (
             "test_a_purge_after_the_kept_refs_were_restored_deletes_the_namespace",
         ),
     ),
+    # -- canonical: one GC run per repository across processes, a lease in the KV (issue 22 #8)
+    Mutation(
+        "canonical-gc-lease-refuses-a-live-lease",
+        "issue 22 #8: a second GC run of a repository is refused, in any process",
+        "kvlake/pipelines/gc_lease.py",
+        "                if current.expires > now:\n"
+        "                    raise ConflictError(_busy(current, now))\n",
+        "",
+        (
+            "tests/pipelines/test_gc_lease.py::"
+            "test_a_second_run_in_another_process_is_refused_naming_the_running_one",
+        ),
+    ),
+    Mutation(
+        "canonical-gc-lease-compare-and-swap",
+        "issue 22 #8: of two starts at once, exactly one takes the lease",
+        "kvlake/pipelines/gc_lease.py",
+        "                self._store.set_if(GC_LEASES, repository.encode(), encoded, expected)\n",
+        "                self._store.set(GC_LEASES, repository.encode(), encoded)\n",
+        (
+            "tests/pipelines/test_gc_lease.py::"
+            "test_of_two_starts_at_once_exactly_one_takes_the_lease",
+        ),
+    ),
+    Mutation(
+        "canonical-gc-lease-renewal-is-the-holders",
+        "issue 22 #8: a lapsed lease taken over is never renewed by its old holder",
+        "kvlake/pipelines/gc_lease.py",
+        "            self._store.set_if(GC_LEASES, lease.repository.encode(), encoded,"
+        " held.predicate)\n",
+        "            self._store.set(GC_LEASES, lease.repository.encode(), encoded)\n",
+        (
+            "tests/pipelines/test_gc_lease.py::"
+            "test_a_renewed_lease_holds_and_a_lapsed_one_is_taken_over",
+        ),
+    ),
+    Mutation(
+        "canonical-gc-lease-renewed-while-running",
+        "issue 22 #8: a running holder keeps renewing its lease",
+        "kvlake/pipelines/gc_lease.py",
+        "            try:\n                self.renew()\n",
+        "            try:\n                pass\n",
+        (
+            "tests/pipelines/test_gc_lease.py::"
+            "test_a_running_holder_keeps_its_lease_past_many_lease_times",
+        ),
+    ),
+    Mutation(
+        "canonical-gc-phase-checks-the-lease",
+        "issue 22 #8: a run that lost its lease starts no further phase",
+        "kvlake/pipelines/gc.py",
+        "        held.check()  # a run that lost its lease starts no phase: another run has it"
+        " now\n",
+        "",
+        (
+            "tests/pipelines/test_gc_lease.py::"
+            "test_a_run_that_lost_its_lease_stops_before_its_next_phase_deletes_anything",
+        ),
+    ),
+    Mutation(
+        "canonical-gc-runs-take-the-lease",
+        "issue 22 #8: a server refuses a GC run while another process runs one",
+        "kvlake/pipelines/gc.py",
+        "        with self._leases.acquire(repository, run_id) as held:\n            yield held\n",
+        '        yield self._leases.acquire(f"{repository}-elsewhere", run_id)\n',
+        (
+            "tests/pipelines/test_gc_lease.py::"
+            "test_the_command_refuses_a_run_while_a_server_runs_one",
+        ),
+    ),
+    Mutation(
+        "canonical-gc-api-runs-take-the-lease",
+        "issue 22 #8: a server's GC run takes the lease before it answers 202",
+        "kvlake/pipelines/gc_runs.py",
+        "        held = self._leases.acquire(repository, run_id)\n",
+        '        held = self._leases.acquire(f"{repository}-elsewhere", run_id)\n',
+        (
+            "tests/pipelines/test_gc_lease.py::"
+            "test_a_server_refuses_a_run_while_the_command_runs_one",
+        ),
+    ),
 )
 
 

@@ -1422,6 +1422,17 @@ MUTATIONS = (
             "test_a_server_refuses_a_run_while_the_command_runs_one",
         ),
     ),
+    Mutation(
+        "canonical-gc-marks-read-imported-spellings",
+        "issue 22 #1: GC keeps a blob an imported entry names by another spelling",
+        "kvlake/catalog/catalog.py",
+        "        return parse_address(stat.address).key_in(parse_address(namespace))\n",
+        '        return ""\n',
+        (
+            "tests/pipelines/test_gc.py::"
+            "test_an_entry_imported_by_another_spelling_of_the_namespace_keeps_its_blob",
+        ),
+    ),
 )
 
 

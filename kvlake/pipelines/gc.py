@@ -187,7 +187,7 @@ class GarbageCollector:
         with self._phase("staged", summary, held):
             tokens = self._lake.graveler.references.live_tokens(repo).all
             staged = self._frame([(t,) for t in tokens], "token string").mapInArrow(
-                tasks.staged_addresses(self._settings), "address string"
+                tasks.staged_addresses(self._settings, repo.storage_namespace), "address string"
             )
             counts.uncommitted = self._write(files, "staged", staged.distinct()).rows
 

@@ -1433,6 +1433,18 @@ MUTATIONS = (
             "test_an_entry_imported_by_another_spelling_of_the_namespace_keeps_its_blob",
         ),
     ),
+    Mutation(
+        "canonical-restore-of-an-old-dump-matches-by-name",
+        "issue 23 #7: a dump made before dumps named their instance still releases the kept data",
+        "kvlake/graveler/namespaces.py",
+        '                and not (not manifest.instance_uid and k.rpartition("/")[0] =='
+        " manifest.repository)\n",
+        "",
+        (
+            "tests/deletion/test_purge.py::"
+            "test_a_dump_made_before_dumps_named_their_instance_is_matched_by_name",
+        ),
+    ),
 )
 
 

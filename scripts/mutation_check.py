@@ -1802,6 +1802,110 @@ MUTATIONS = (
         "Integer = int\n",
         ("tests/api/test_wire_integers.py",),
     ),
+    # -- canonical: one GC run per repository across processes, a lease in the KV (issue 22 #8)
+    Mutation(
+        "canonical-gc-lease-refuses-a-live-lease",
+        "issue 22 #8: a second GC run of a repository is refused, in any process",
+        "kvlake/pipelines/gc_lease.py",
+        "                if current.expires > now:\n"
+        "                    raise ConflictError(_busy(current, now))\n",
+        "",
+        (
+            "tests/pipelines/test_gc_lease.py::"
+            "test_a_second_run_in_another_process_is_refused_naming_the_running_one",
+        ),
+    ),
+    Mutation(
+        "canonical-gc-lease-compare-and-swap",
+        "issue 22 #8: of two starts at once, exactly one takes the lease",
+        "kvlake/pipelines/gc_lease.py",
+        "                self._store.set_if(GC_LEASES, repository.encode(), encoded, expected)\n",
+        "                self._store.set(GC_LEASES, repository.encode(), encoded)\n",
+        (
+            "tests/pipelines/test_gc_lease.py::"
+            "test_of_two_starts_at_once_exactly_one_takes_the_lease",
+        ),
+    ),
+    Mutation(
+        "canonical-gc-lease-renewal-is-the-holders",
+        "issue 22 #8: a lapsed lease taken over is never renewed by its old holder",
+        "kvlake/pipelines/gc_lease.py",
+        "            self._store.set_if(GC_LEASES, lease.repository.encode(), encoded,"
+        " held.predicate)\n",
+        "            self._store.set(GC_LEASES, lease.repository.encode(), encoded)\n",
+        (
+            "tests/pipelines/test_gc_lease.py::"
+            "test_a_renewed_lease_holds_and_a_lapsed_one_is_taken_over",
+        ),
+    ),
+    Mutation(
+        "canonical-gc-lease-renewed-while-running",
+        "issue 22 #8: a running holder keeps renewing its lease",
+        "kvlake/pipelines/gc_lease.py",
+        "            try:\n                self.renew()\n",
+        "            try:\n                pass\n",
+        (
+            "tests/pipelines/test_gc_lease.py::"
+            "test_a_running_holder_keeps_its_lease_past_many_lease_times",
+        ),
+    ),
+    Mutation(
+        "canonical-gc-phase-checks-the-lease",
+        "issue 22 #8: a run that lost its lease starts no further phase",
+        "kvlake/pipelines/gc.py",
+        "        held.check()  # a run that lost its lease starts no phase: another run has it"
+        " now\n",
+        "",
+        (
+            "tests/pipelines/test_gc_lease.py::"
+            "test_a_run_that_lost_its_lease_stops_before_its_next_phase_deletes_anything",
+        ),
+    ),
+    Mutation(
+        "canonical-gc-runs-take-the-lease",
+        "issue 22 #8: a server refuses a GC run while another process runs one",
+        "kvlake/pipelines/gc.py",
+        "        with self._leases.acquire(repository, run_id) as held:\n            yield held\n",
+        '        yield self._leases.acquire(f"{repository}-elsewhere", run_id)\n',
+        (
+            "tests/pipelines/test_gc_lease.py::"
+            "test_the_command_refuses_a_run_while_a_server_runs_one",
+        ),
+    ),
+    Mutation(
+        "canonical-gc-api-runs-take-the-lease",
+        "issue 22 #8: a server's GC run takes the lease before it answers 202",
+        "kvlake/pipelines/gc_runs.py",
+        "        held = self._leases.acquire(repository, run_id)\n",
+        '        held = self._leases.acquire(f"{repository}-elsewhere", run_id)\n',
+        (
+            "tests/pipelines/test_gc_lease.py::"
+            "test_a_server_refuses_a_run_while_the_command_runs_one",
+        ),
+    ),
+    Mutation(
+        "canonical-gc-marks-read-imported-spellings",
+        "issue 22 #1: GC keeps a blob an imported entry names by another spelling",
+        "kvlake/catalog/catalog.py",
+        "        return parse_address(stat.address).key_in(parse_address(namespace))\n",
+        '        return ""\n',
+        (
+            "tests/pipelines/test_gc.py::"
+            "test_an_entry_imported_by_another_spelling_of_the_namespace_keeps_its_blob",
+        ),
+    ),
+    Mutation(
+        "canonical-restore-of-an-old-dump-matches-by-name",
+        "issue 23 #7: a dump made before dumps named their instance still releases the kept data",
+        "kvlake/graveler/namespaces.py",
+        '                and not (not manifest.instance_uid and k.rpartition("/")[0] =='
+        " manifest.repository)\n",
+        "",
+        (
+            "tests/deletion/test_purge.py::"
+            "test_a_dump_made_before_dumps_named_their_instance_is_matched_by_name",
+        ),
+    ),
 )
 
 

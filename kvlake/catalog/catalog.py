@@ -29,7 +29,7 @@ from typing import BinaryIO, Final
 
 import msgspec
 
-from kvlake.blockstore import READ_CHUNK, BlockStore
+from kvlake.blockstore import READ_CHUNK, BlockStore, parse_address
 from kvlake.catalog.direct import PhysicalLinks
 from kvlake.catalog.imports import Importer
 from kvlake.catalog.links import Links, new_address
@@ -90,6 +90,27 @@ def entry_ref(value: Value) -> EntryRef:
     if is_external(stat.address):
         return EntryRef("", stat.mtime)  # imported: not kvlake's to delete, ever
     return EntryRef(stat.address, stat.mtime)
+
+
+def blob_key_in(namespace: str, value: Value) -> str:
+    """The key in `namespace` of the blob a staged or committed value references, for
+    garbage collection's marks; "" when it references none there.
+
+    Unlike `entry_ref`, an imported (full URL) address that lies inside the namespace in
+    its canonical form (`s3:///lake/repo1/data/x` in `s3://lake/repo1`) counts: imports
+    made before sources were compared canonically could point at the repository's own
+    blobs that way, and garbage collection must not delete what they still read.
+    """
+    try:
+        stat = from_value("", value)
+    except ValueError:  # msgspec decode errors: written by something other than the catalog
+        return ""
+    if not is_external(stat.address):
+        return stat.address
+    try:
+        return parse_address(stat.address).key_in(parse_address(namespace))
+    except InvalidInputError:
+        return ""  # elsewhere: not this namespace's blob
 
 
 def describe_entry(value: Value) -> ObjectInfo:

@@ -36,7 +36,8 @@ import calendar
 import math
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Final
 
 import pyarrow as pa
@@ -47,6 +48,7 @@ from kvlake.graveler import Repository
 from kvlake.lake import Lake
 from kvlake.pipelines import gc_tasks as tasks
 from kvlake.pipelines.executors import encode_settings
+from kvlake.pipelines.gc_lease import GcLeases, HeldGcLease
 from kvlake.pipelines.runs import GcSummary, RunFiles, TableManifest
 
 if TYPE_CHECKING:
@@ -87,7 +89,8 @@ def check_grace_period(seconds: float) -> float:
 
 
 class GarbageCollector:
-    """Runs GC on one lake through one Spark session. Not for concurrent runs of one repository."""
+    """Runs GC on one lake through one Spark session. One run per repository at a time, in
+    any process: each holds the repository's lease in the KV (kvlake/pipelines/gc_lease.py)."""
 
     def __init__(
         self,
@@ -102,6 +105,7 @@ class GarbageCollector:
         self._settings = encode_settings(lake.settings)
         self._clock = clock
         self._progress = progress or (lambda phase, summary: None)
+        self._leases = GcLeases(lake.store, clock=clock)
 
     # -- the modes -----------------------------------------------------------------
 
@@ -113,16 +117,20 @@ class GarbageCollector:
         dry_run: bool = False,
         run_id: str | None = None,
         inventory: str | None = None,
+        lease: HeldGcLease | None = None,
     ) -> GcSummary:
-        """Mark, then sweep what the mark found."""
-        marked = self.mark(
-            repository,
-            grace_period=grace_period,
-            dry_run=dry_run,
-            run_id=run_id,
-            inventory=inventory,
-        )
-        return self.sweep(repository, marked.run_id, dry_run=dry_run)
+        """Mark, then sweep what the mark found, under one lease (see `mark`)."""
+        run_id = run_id or ids.new_uid()
+        with self._leased(repository, run_id, lease) as held:
+            marked = self.mark(
+                repository,
+                grace_period=grace_period,
+                dry_run=dry_run,
+                run_id=run_id,
+                inventory=inventory,
+                lease=held,
+            )
+            return self.sweep(repository, marked.run_id, dry_run=dry_run, lease=held)
 
     def mark(
         self,
@@ -132,6 +140,7 @@ class GarbageCollector:
         dry_run: bool = False,
         run_id: str | None = None,
         inventory: str | None = None,
+        lease: HeldGcLease | None = None,
     ) -> GcSummary:
         """Find the candidates and write them, and mark.json, under the run's folder.
 
@@ -140,12 +149,30 @@ class GarbageCollector:
         of keys relative to the namespace, read instead of listing the namespace
         (as S3 Inventory or Delta's `VACUUM ... USING INVENTORY` do): at tens of
         millions of blobs a listing costs more than the rest of the mark.
+        `lease` is the repository's GC lease when the caller holds it already;
+        otherwise the mark takes it (kvlake/pipelines/gc_lease.py).
+
+        Raises:
+            ConflictError: another run holds the repository's lease, or this run lost it.
         """
         grace = check_grace_period(grace_period)
+        run_id = run_id or ids.new_uid()
+        with self._leased(repository, run_id, lease) as held:
+            return self._mark(repository, grace, dry_run, run_id, inventory, held)
+
+    def _mark(
+        self,
+        repository: str,
+        grace: float,
+        dry_run: bool,
+        run_id: str,
+        inventory: str | None,
+        held: HeldGcLease,
+    ) -> GcSummary:
         repo = self._repository(repository)
         started = self._clock()
         summary = GcSummary(
-            run_id=run_id or ids.new_uid(),
+            run_id=run_id,
             repository=repo.name,
             instance_uid=repo.instance_uid,
             storage_namespace=repo.storage_namespace,
@@ -157,14 +184,14 @@ class GarbageCollector:
         files = self._files(repo, summary.run_id)
         counts = summary.counts
 
-        with self._phase("staged", summary):
+        with self._phase("staged", summary, held):
             tokens = self._lake.graveler.references.live_tokens(repo).all
             staged = self._frame([(t,) for t in tokens], "token string").mapInArrow(
-                tasks.staged_addresses(self._settings), "address string"
+                tasks.staged_addresses(self._settings, repo.storage_namespace), "address string"
             )
             counts.uncommitted = self._write(files, "staged", staged.distinct()).rows
 
-        with self._phase("retained", summary):
+        with self._phase("retained", summary, held):
             retained = list(self._lake.graveler.retention.retained_commits(repo, started))
             files.write_table(
                 "retained.parquet",
@@ -179,18 +206,18 @@ class GarbageCollector:
             metaranges = sorted({c.metarange_id for c in retained})
             self._write(files, "ranges", self._ranges_of(repo, metaranges))
 
-        with self._phase("committed", summary):
+        with self._phase("committed", summary, held):
             ranges = self._table(files, "ranges")
             ranges = ranges.repartition(_tasks(files.read_manifest("ranges").rows, RANGES_PER_TASK))
             committed = self._addresses_of_ranges(repo, ranges).distinct()
             committed = committed.persist()
             counts.committed = committed.count()
 
-        with self._phase("listed", summary):
+        with self._phase("listed", summary, held):
             listed = self._listed(repo, summary.cutoff, inventory).persist()
             counts.listed = listed.count()
 
-        with self._phase("candidates", summary):
+        with self._phase("candidates", summary, held):
             marked = self._table(files, "staged").unionByName(committed)
             candidates = listed.join(marked, "address", "left_anti")
             counts.candidates = self._write(files, "candidates", candidates).rows
@@ -200,8 +227,25 @@ class GarbageCollector:
         files.write_json("mark.json", summary)
         return summary
 
-    def sweep(self, repository: str, run_id: str, *, dry_run: bool = False) -> GcSummary:
-        """Check and delete a finished mark's candidates (a dry run only checks)."""
+    def sweep(
+        self,
+        repository: str,
+        run_id: str,
+        *,
+        dry_run: bool = False,
+        lease: HeldGcLease | None = None,
+    ) -> GcSummary:
+        """Check and delete a finished mark's candidates (a dry run only checks), holding
+        the repository's GC lease as `mark` does.
+
+        Raises:
+            ConflictError: another run holds the repository's lease, or this run lost it.
+            NotFoundError: no finished mark with that run id.
+        """
+        with self._leased(repository, run_id, lease) as held:
+            return self._sweep(repository, run_id, dry_run, held)
+
+    def _sweep(self, repository: str, run_id: str, dry_run: bool, held: HeldGcLease) -> GcSummary:
         repo = self._repository(repository)
         files = self._files(repo, run_id)
         try:
@@ -222,7 +266,7 @@ class GarbageCollector:
         if not dry_run:
             files.write_json(SWEEP_STARTED, summary)
 
-        with self._phase("late_commits", summary):
+        with self._phase("late_commits", summary, held):
             candidates = self._table(files, "candidates")
             late = self._late_ranges(repo, files, summary.started)
             late_addresses: DataFrame | None = None
@@ -231,7 +275,7 @@ class GarbageCollector:
                 counts.late_marked = late_addresses.count()
                 candidates = candidates.join(late_addresses, "address", "left_anti")
 
-        with self._phase("sweep", summary):
+        with self._phase("sweep", summary, held):
             tasks_wanted = _tasks(files.read_manifest("candidates").rows, tasks.SWEEP_CHUNK)
             swept = candidates.repartition(tasks_wanted).mapInArrow(
                 tasks.sweep(
@@ -359,8 +403,20 @@ class GarbageCollector:
         keys = self._frame([(key,) for key in manifest.parts], "key string")
         return keys.mapInArrow(tasks.read_table_parts(self._settings, files.namespace), schema)
 
-    def _phase(self, name: str, summary: GcSummary) -> _Phase:
+    def _phase(self, name: str, summary: GcSummary, held: HeldGcLease) -> _Phase:
+        held.check()  # a run that lost its lease starts no phase: another run has it now
         return _Phase(name, summary, self._progress)
+
+    @contextmanager
+    def _leased(
+        self, repository: str, run_id: str, lease: HeldGcLease | None
+    ) -> Iterator[HeldGcLease]:
+        """The caller's lease, or the repository's lease taken (and renewed) for the run."""
+        if lease is not None:
+            yield lease
+            return
+        with self._leases.acquire(repository, run_id) as held:
+            yield held
 
 
 def _tasks(rows: int, per_task: int) -> int:

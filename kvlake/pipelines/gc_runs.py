@@ -4,7 +4,8 @@ A run is a thread of the server process driving the same `GarbageCollector`
 as the CLI, on the configured Spark master. Its state is read from the run's
 files in the storage namespace (mark.json, summary.json, error.json), so a
 finished or failed run still answers after a restart; only a running one's
-progress lives in memory. One run per repository at a time.
+progress lives in memory. One run per repository at a time, across processes:
+a run holds the repository's lease in the KV (kvlake/pipelines/gc_lease.py).
 """
 
 from __future__ import annotations
@@ -20,12 +21,12 @@ from kvlake import ids
 from kvlake.errors import (
     BlobNotFoundError,
     ConfigError,
-    ConflictError,
     InvalidInputError,
     KvlakeError,
     NotFoundError,
 )
 from kvlake.lake import Lake
+from kvlake.pipelines.gc_lease import GcLeases, HeldGcLease
 from kvlake.pipelines.runs import GcSummary, RunFiles, check_run_id
 from kvlake.pipelines.session import INSTALL_HINT
 
@@ -66,6 +67,7 @@ class GcRuns:
         self._lake = lake
         self._lock = threading.Lock()
         self._running: dict[str, _Running] = {}
+        self._leases = GcLeases(lake.store, clock=lake.clock)
 
     def start(
         self,
@@ -80,7 +82,8 @@ class GcRuns:
 
         Raises:
             ConfigError: PySpark is not installed.
-            ConflictError: the repository has a run going.
+            ConflictError: the repository has a run going, in this process or another
+                (its lease in the KV, kvlake/pipelines/gc_lease.py).
             InvalidInputError, NotFoundError: bad options, repository or run id.
         """
         from kvlake.pipelines.gc import DEFAULT_GRACE_PERIOD, check_grace_period
@@ -100,17 +103,14 @@ class GcRuns:
             )  # refuse a run whose mark never finished now, not in the thread
         else:
             run_id = ids.new_uid()
+        # One run per repository in every process: the lease is taken here, so a second
+        # start is refused now, naming the run that holds it, not in the thread.
+        held = self._leases.acquire(repository, run_id)
         with self._lock:
-            busy = [r for r in self._running.values() if r.repository == repository]
-            if busy:
-                raise ConflictError(
-                    f"repository {repository!r} has a garbage collection run going;"
-                    " wait for it to finish (ask its status)"
-                )
             running = self._running[run_id] = _Running(repository)
         thread = threading.Thread(
             target=self._run,
-            args=(running, mode, run_id, grace, dry_run),
+            args=(running, held, mode, grace, dry_run),
             name=f"kvlake-gc-{repository}",
             daemon=True,
         )
@@ -140,24 +140,27 @@ class GcRuns:
             return GcRunStatus(run_id=run_id, status="failed", error=error)
         raise NotFoundError(f"repository {repository!r} has no garbage collection run {run_id!r}")
 
-    def _run(self, running: _Running, mode: Mode, run_id: str, grace: float, dry: bool) -> None:
+    def _run(
+        self, running: _Running, held: HeldGcLease, mode: Mode, grace: float, dry: bool
+    ) -> None:
         from kvlake.pipelines.gc import GarbageCollector
         from kvlake.pipelines.session import open_spark
 
         def progress(phase: str, summary: GcSummary) -> None:
             running.phase, running.summary = phase, summary
 
-        name = running.repository
+        name, run_id = running.repository, held.run_id
         try:
-            self._clear_error(name, run_id)
-            spark = open_spark(self._lake.settings.spark, app_name=f"kvlake-gc-{name}")
-            collector = GarbageCollector(spark, self._lake, progress=progress)
-            if mode == "sweep":
-                collector.sweep(name, run_id, dry_run=dry)
-            elif mode == "mark":
-                collector.mark(name, grace_period=grace, dry_run=dry, run_id=run_id)
-            else:
-                collector.run(name, grace_period=grace, dry_run=dry, run_id=run_id)
+            with held:
+                self._clear_error(name, run_id)
+                spark = open_spark(self._lake.settings.spark, app_name=f"kvlake-gc-{name}")
+                collector = GarbageCollector(spark, self._lake, progress=progress)
+                if mode == "sweep":
+                    collector.sweep(name, run_id, dry_run=dry, lease=held)
+                elif mode == "mark":
+                    collector.mark(name, grace_period=grace, dry_run=dry, run_id=run_id, lease=held)
+                else:
+                    collector.run(name, grace_period=grace, dry_run=dry, run_id=run_id, lease=held)
         except KvlakeError as exc:  # the lake changed meanwhile, a store failed: said, not a bug
             log.warning("garbage collection run %s of %s failed: %s", run_id, name, exc)
             self._record_error(name, run_id, exc)

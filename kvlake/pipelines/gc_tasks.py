@@ -15,7 +15,7 @@ from typing import Final
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kvlake.catalog import entry_ref
+from kvlake.catalog import blob_key_in, entry_ref
 from kvlake.deletion import ReferenceChecker, SubtractedMarks, gc_records
 from kvlake.errors import BlobNotFoundError, KvlakeError
 from kvlake.graveler import Repository
@@ -56,8 +56,9 @@ def _addresses(addresses: Iterable[str]) -> Iterator[pa.RecordBatch]:
     return record_batches(((address,) for address in addresses), ADDRESSES)
 
 
-def staged_addresses(settings: str) -> TaskFunction:
-    """Tokens in, the addresses their staged entries reference out (tombstones skipped)."""
+def staged_addresses(settings: str, namespace: str) -> TaskFunction:
+    """Tokens in, the keys in `namespace` their staged entries reference out (tombstones
+    skipped; an imported address counts where it lies inside the namespace, `blob_key_in`)."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         references = task_lake(settings).graveler.references
@@ -66,7 +67,7 @@ def staged_addresses(settings: str) -> TaskFunction:
             for token in _values(batches, "token"):
                 for page in references.staged_pages(token, batch_size=10_000):
                     for _, value in page:
-                        address = entry_ref(value).address if value is not None else ""
+                        address = blob_key_in(namespace, value) if value is not None else ""
                         if address:
                             yield address
 
@@ -96,7 +97,7 @@ def range_addresses(settings: str, namespace: str) -> TaskFunction:
         def addresses() -> Iterator[str]:
             for range_id in _values(batches, "range_id"):
                 for _, value in committed.scan_range(namespace, range_id):
-                    address = entry_ref(value).address
+                    address = blob_key_in(namespace, value)
                     if address:
                         yield address
 

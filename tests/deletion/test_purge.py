@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
 from kvlake import ids
@@ -17,6 +18,7 @@ from kvlake.errors import (
     UnavailableError,
 )
 from kvlake.graveler import keys
+from kvlake.graveler.dump import dump_key
 from kvlake.graveler.records import Repository, encode
 from kvlake.kv.faults import Fault, FaultyStore
 from kvlake.kv.memory import MemoryStore
@@ -225,3 +227,21 @@ def lake_uid(lake: DeletionLake, name: str) -> str:
     owner = lake.graveler.references.namespace_owner(lake.namespace)
     assert owner is not None
     return next(k.rpartition("/")[2] for k in owner.kept if k.rpartition("/")[0] == name)
+
+
+def test_a_dump_made_before_dumps_named_their_instance_is_matched_by_name(
+    lake: DeletionLake,
+) -> None:
+    lake.upload("a", b"kept")
+    lake.commit()
+    dump = lake.graveler.dumps.dump(lake.repository)
+    manifest = msgspec.json.decode(msgspec.json.encode(dump), type=dict[str, object])
+    del manifest["instance_uid"]  # as dumps were written before the field existed
+    key = dump_key(dump.dump_id, "manifest.json")
+    lake.blocks.put(lake.namespace, key, msgspec.json.encode(manifest))
+    purges(lake).delete_repository("repo1", purge=False)
+    lake.settle()
+    bare = lake.graveler.create_bare_repository("repo1", storage_namespace=lake.namespace)
+    lake.graveler.dumps.restore(bare, dump.dump_id)
+    owner = lake.graveler.references.namespace_owner(lake.namespace)
+    assert owner is not None and owner.kept == ()

@@ -17,6 +17,7 @@ import pytest
 from pyspark.sql import SparkSession
 
 from kvlake.blockstore import open_blockstore
+from kvlake.catalog.records import ObjectEntry, to_value
 from kvlake.errors import InvalidInputError, NotFoundError
 from kvlake.graveler import DAY, Repository, make_rules
 from kvlake.lake import Lake
@@ -99,6 +100,29 @@ def test_gc_deletes_exactly_the_expired_unreferenced_old_blobs(
     # A second run finds nothing more to delete.
     again = gc.run("repo1", grace_period=DAY)
     assert again.counts.candidates == 0 and again.counts.deleted == 0
+
+
+def test_an_entry_imported_by_another_spelling_of_the_namespace_keeps_its_blob(
+    spark: SparkSession, clocked_lake: Lake, clock: FakeClock
+) -> None:
+    """Imports made before sources were compared canonically (issue 22 #1) could point at
+    the repository's own blobs by another spelling: the marks read it as the same blob."""
+    built = build(clocked_lake, clock)
+    scheme, _, path = built.repo.storage_namespace.partition("://")
+
+    def imported(path_: str, name: str) -> None:
+        address = f"{scheme}:///{path.replace('/', '//', 1)}/./{built.addresses[name]}"
+        entry = ObjectEntry(address=address, size=1, checksum="c", mtime=0.0, content_type="t")
+        clocked_lake.graveler.set(built.repo, "main", path_.encode(), to_value(entry))
+
+    imported("legacy/orphan", "orphan")
+    built.commit()
+    imported("legacy/d", "d")  # staged only
+    before = built.blobs()
+
+    GarbageCollector(spark, clocked_lake, clock=clock).run("repo1", grace_period=DAY)
+
+    assert built.blobs() == before
 
 
 def test_without_the_long_rule_the_overwritten_and_deleted_blobs_go_too(

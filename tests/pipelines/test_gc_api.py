@@ -65,7 +65,10 @@ async def _run_through_the_api(tmp_path: Path, blockstore_url: str) -> None:
         assert started.status_code == 202, started.text
         run_id = started.json()["run_id"]
         again = await client.post("/repositories/repo1/gc/runs", json={"mode": "mark"})
-        assert again.status_code == 409 and "has a garbage collection run going" in again.text
+        assert (
+            again.status_code == 409
+            and f"has garbage collection run {run_id!r} going" in again.text
+        )
 
         status = await _finished(client, run_id)
 

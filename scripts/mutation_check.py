@@ -1259,6 +1259,44 @@ MUTATIONS = (
         "        return True\n",
         ("tests/operations/test_stale_listings.py",),
     ),
+    Mutation(
+        "bulkrace-range-batch-keeps-what-was-deleted-at-enumeration",
+        "issue 22 #6: a range key deleted when the span was listed is kept out of the record",
+        "kvlake/operations/batches.py",
+        "                if key in gone:\n"
+        "                    keep.append(key)  # not this operation's to delete, whatever comes"
+        " there\n"
+        "                    continue\n",
+        "",
+        (
+            "tests/operations/test_range_batches.py"
+            "::test_objects_restored_or_written_under_the_prefix_after_enumeration_stay",
+        ),
+    ),
+    Mutation(
+        "bulkrace-range-batch-spares-keys-written-again",
+        "issue 22 #6: a range key deleted at enumeration and written again since stays",
+        "kvlake/operations/batches.py",
+        "                if key in gone:\n"
+        "                    continue  # deleted when enumeration found the span: restored since\n",
+        "",
+        (
+            "tests/operations/test_range_batches.py"
+            "::test_objects_restored_or_written_under_the_prefix_after_enumeration_stay",
+        ),
+    ),
+    Mutation(
+        "bulkrace-range-batch-spares-new-keys",
+        "issue 22 #6: an object new in a range batch's span since enumeration stays",
+        "kvlake/operations/batches.py",
+        "                if key not in ranged:\n"
+        "                    continue  # new in the span since enumeration found it\n",
+        "",
+        (
+            "tests/operations/test_range_batches.py"
+            "::test_objects_restored_or_written_under_the_prefix_after_enumeration_stay",
+        ),
+    ),
 )
 
 

@@ -1297,6 +1297,18 @@ MUTATIONS = (
             "::test_objects_restored_or_written_under_the_prefix_after_enumeration_stay",
         ),
     ),
+    Mutation(
+        "bulkrace-span-read-fails-across-the-real-token-drop",
+        "issue 22 #5: a span read across a commit and the real token-drop delay fails",
+        "kvlake/graveler/spans.py",
+        "        yield from self._entries(repository, span.state, span.start, span.stop)\n"
+        "        self._check_tokens(repository, span.state)\n",
+        "        yield from self._entries(repository, span.state, span.start, span.stop)\n",
+        (
+            "tests/graveler/test_spans.py"
+            "::test_a_token_dropped_mid_read_after_the_real_delay_fails_the_read",
+        ),
+    ),
 )
 
 

@@ -105,26 +105,40 @@ class BatchProcessor:
         """Read the span's staged entries and locks (and, where there are any, the range
         keys they fall on); write the skips.
 
-        A staged entry wins over the committed one at its key: a value is deleted
-        as a staged object (its blob logged, or marked shared), a deletion was
-        done already. Write-locked objects are skipped, and their keys kept out of
-        the records. With neither in the span, every key of every range is hidden,
-        and the ranges' recorded counts say how many without reading them.
+        The batch deletes what existed when enumeration found the span, as a path
+        batch deletes the paths enumeration listed (issue 22 #6): a staged object is
+        deleted one by one (its blob logged, or marked shared) if it was staged then
+        or is at a range key that was not deleted then; a key deleted then is kept
+        out of the records, whatever was restored or written there since; an object
+        new in the span since stays. Write-locked objects are skipped, and their keys
+        kept out of the records. With none of these in the span, every key of every
+        range is hidden, and the ranges' recorded counts say how many without reading
+        them.
         """
         context = self.context
         low, high = batch.span
         branch = context.graveler.resolve_ref(repository, operation.branch)
         staged = dict(context.graveler.list_staged(repository, branch, low, high + b"\0"))
         locked = context.locks.write_locked(repository, low.decode(), high.decode())
+        existed = {path.encode() for path in batch.staged}
+        gone = {path.encode() for path in batch.gone}
         keep_addresses = not operation.options.purge
         failures: list[tuple[str, Failure]] = []
         paths: list[str] = []
         addresses: list[str] = []
+        ranged: set[bytes] | None = None  # the ranges' keys, read only if needed
         entries = self._committed_since_base(operation, repository, batch, branch)
         entries.update(staged)
         for key, value in sorted(entries.items()):
             if value is None:
                 continue  # deleted already
+            if key not in existed:
+                if key in gone:
+                    continue  # deleted when enumeration found the span: restored since
+                if ranged is None:
+                    ranged = set(self._range_keys(repository, batch))
+                if key not in ranged:
+                    continue  # new in the span since enumeration found it
             path = key.decode()
             lock = locked.get(path)
             if lock is not None:
@@ -135,9 +149,12 @@ class BatchProcessor:
                 addresses.append(context.describe(value).address)
         hidden = sum(info.count for info in batch.ranges)
         keep: list[bytes] = []
-        if staged or locked:
+        if staged or locked or gone:
             hidden = 0
             for key in self._range_keys(repository, batch):
+                if key in gone:
+                    keep.append(key)  # not this operation's to delete, whatever comes there
+                    continue
                 if key in staged:
                     continue
                 lock = locked.get(key.decode())
@@ -197,6 +214,13 @@ class BatchProcessor:
         tombstone each. The paths that failed, with why."""
         graveler = self.context.graveler
         records = [_record(info, plan.keep) for info in batch.ranges]
+        records = [  # a range whose every key is kept hides nothing: no record
+            record
+            for record, info in zip(records, batch.ranges, strict=True)
+            if len(record.keep) < info.count
+        ]
+        if not records:
+            return []
         base = graveler.get_commit(repository, operation.base_commit)
         try:
             graveler.hide(repository, operation.branch, records, metarange_id=base.metarange_id)

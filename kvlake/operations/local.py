@@ -233,7 +233,7 @@ class LocalEngine:
             return
         if paths and not self._write_paths(held, paths, addresses, last, final=False):
             return
-        ranged = Batch(ranges=whole, estimate=self._visible(held, whole))
+        ranged = self._range_batch(held, whole)
         self._write_batch(held, ranged, ranged.last_path, final=False)
 
     def _listing_holds(self, held: HeldOperation, snapshot: ResolvedRef, taken: float) -> bool:
@@ -253,21 +253,26 @@ class LocalEngine:
         branch = graveler.get_branch(held.repository, held.operation.branch)
         return set(snapshot.staging_tokens) <= set(branch.tokens())
 
-    def _visible(self, held: HeldOperation, whole: list[RangeInfo]) -> int:
-        """The objects of a run of whole ranges the branch shows: their recorded sizes
-        less the deletions staged in their span (a staged scan, not the range files).
+    def _range_batch(self, held: HeldOperation, whole: list[RangeInfo]) -> Batch:
+        """The range batch of a run of whole ranges, with what staging holds in their span
+        now (one staged scan, not the range files): what the operation found there.
 
-        A lower bound of what processing finds (it also finds objects staged anew in
-        the span), so a fold only ever corrects the count upwards: counting a deletion
+        Its estimate is the ranges' recorded sizes less the deletions staged in the
+        span: a lower bound of what processing finds (it also finds the objects staged
+        there), so a fold only ever corrects the count upwards: counting a deletion
         staged before the operation here, then taking it back, sent enumerated_count
         backwards (invariant 5).
         """
         low, high = whole[0].min_key, whole[-1].max_key
-        staged = self.context.graveler.list_staged(
+        listing = self.context.graveler.list_staged(
             held.repository, held.operation.branch, low, high + b"\0"
         )
-        deleted = sum(1 for _, value in staged if value is None)
-        return max(0, sum(info.count for info in whole) - deleted)
+        staged: list[str] = []
+        gone: list[str] = []
+        for key, value in listing:
+            (gone if value is None else staged).append(key.decode())
+        estimate = max(0, sum(info.count for info in whole) - len(gone))
+        return Batch(ranges=whole, estimate=estimate, staged=staged, gone=gone)
 
     def _next_whole_ranges(self, held: HeldOperation, start: bytes) -> list[RangeInfo]:
         """The run of ranges of the base commit from the first at or after `start`, as

@@ -171,6 +171,12 @@ class Batch(msgspec.Struct, frozen=True, kw_only=True):
     estimate: int = 0
     """Objects enumeration counted for a range batch: the ranges' recorded sizes less
     the deletions staged in their span (0 for a path batch)."""
+    staged: list[str] = []
+    """A range batch's span as enumeration saw it: the paths of objects staged there."""
+    gone: list[str] = []
+    """... and the paths deleted in staging there. With `staged`, what existed when the
+    operation listed the span: only that is deleted (docs/operations.md), as a path
+    batch deletes only the paths it lists."""
     plan: RangePlan | None = None
     outcome: Outcome | None = None
 

@@ -26,13 +26,15 @@ def make_graveler(
     clock: FakeClock,
     blocks: BlockStore,
     committed: CommittedManager | None = None,
+    *,
+    token_drop_delay: float = 0,
 ) -> Graveler:
     return Graveler(
         store,
         committed or CommittedManager(blocks),
         check_namespace=blocks.check_namespace,
         clock=clock,
-        token_drop_delay=0,
+        token_drop_delay=token_drop_delay,
         blockstore=blocks,
     )
 

@@ -6,7 +6,7 @@ import pytest
 
 from kvlake.blockstore import BlockStore
 from kvlake.errors import RepositoryNotFoundError, StaleReadError
-from kvlake.graveler import Span, SpanChange
+from kvlake.graveler import TOKEN_DROP_DELAY, Cleaner, Span, SpanChange, keys
 from kvlake.graveler.committed import Chunking, CommittedManager
 from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.records import Repository, Value
@@ -113,6 +113,33 @@ def test_a_branch_committed_and_its_token_dropped_during_the_read_fails(
 
     with pytest.raises(StaleReadError, match="read a commit id"):
         list(graveler.spans.read(span))
+
+
+def test_a_token_dropped_mid_read_after_the_real_delay_fails_the_read(
+    clock: FakeClock, lake_blocks: BlockStore, namespace: str
+) -> None:
+    """Issue 22 #5: the span is half read when the branch is committed, the real drop
+    delay passes on the fake clock and the cleaner drops the token; the rest of the
+    token then reads as empty, so the read must fail rather than end short."""
+    committed = CommittedManager(lake_blocks, chunking=TINY)
+    graveler = make_graveler(
+        MemoryStore(), clock, lake_blocks, committed, token_drop_delay=TOKEN_DROP_DELAY
+    )
+    repo = graveler.create_repository("repo1", storage_namespace=namespace)
+    stage_many(graveler, repo, "main", [(b"s/%05d" % n, value(str(n))) for n in range(3_000)])
+    span = graveler.spans.split(repo, "main")[0]
+    read = graveler.spans.read(span)
+    first = [next(read) for _ in range(10)]
+    graveler.commit(repo, "main", committer="t", message="meanwhile")
+    clock.advance(TOKEN_DROP_DELAY + 1)
+    Cleaner(graveler).clean_once()
+    token = span.state.tokens[0]
+    with graveler.store.scan(keys.staging_partition(token)) as scan:
+        assert next(scan, None) is None, "the cleaner did not drop the token"
+
+    with pytest.raises(StaleReadError, match="read a commit id"):
+        first.extend(read)
+    assert len(first) < 3_000  # what it would have returned: short
 
 
 def test_a_span_of_a_deleted_repository_reads_nothing(

@@ -290,3 +290,42 @@ def test_an_object_deleted_after_enumeration_counts_as_deleted(lake: Lake) -> No
     assert c.enumerated == c.deleted == len(INSIDE)
     assert (c.failed, c.skipped) == (0, 0)
     assert listed(lake, repo) == OUTSIDE
+
+
+@pytest.mark.parametrize(
+    "options",
+    [BulkDeleteOptions(), BulkDeleteOptions(filters=Filters(max_size=1 << 40))],
+    ids=["range-batches", "path-batches"],
+)
+def test_objects_restored_or_written_under_the_prefix_after_enumeration_stay(
+    lake: Lake, options: BulkDeleteOptions
+) -> None:
+    """Issue 22 #6: a bulk delete deletes what existed when it listed the prefix, with
+    hidden ranges as with tombstones. An object deleted then and restored since (a reset
+    of the deletion), and one written since at a new key (below the locks, as a copy
+    was), both stay whichever kind of batch covers them."""
+    repo = setup(lake)
+    for deleted in (b"a/10009", b"a/10019"):  # deleted when the operation starts
+        lake.graveler.delete(repo, "main", deleted)
+    operation = start(lake, "lakefs://repo1/main/a/", options=options)
+    context = lake.engine_context(owner="s1")
+    copied = lake.graveler.get(repo, "main", b"a/10000")
+
+    class AfterEnumeration(BatchProcessor):
+        def process(self, op: Operation, repository: Repository, number: int) -> Outcome:
+            if number == 0:
+                lake.graveler.resets.reset_key(repository, "main", b"a/10009")
+                lake.graveler.set(repository, "main", b"a/10019", copied)  # written again
+                lake.graveler.set(repository, "main", b"a/15000x", copied)
+            return super().process(op, repository, number)
+
+    engine = LocalEngine(context)
+    engine.batches = AfterEnumeration(context)
+    final = engine.run(operation.id, threading.Event())
+    assert final.status == "completed_with_errors"
+    c = final.counters
+    assert c.deleted + c.skipped == c.enumerated and (c.failed, c.skipped) == (0, 1)
+    expected = ["0", "a", "a/10009", "a/10019", "a/12345", "a/15000x", "a0", "b/1"]
+    assert listed(lake, repo) == expected
+    lake.graveler.commit(repo, "main", committer="t", message="deleted")
+    assert listed(lake, repo) == expected

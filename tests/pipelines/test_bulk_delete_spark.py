@@ -26,6 +26,7 @@ from kvlake.operations import (
     parse_branch_path,
     select_engine,
 )
+from kvlake.operations.local import HeldOperation
 from kvlake.pipelines.bulk_delete import SparkBulkDeleteEngine
 from tests.operations.helpers import (
     DropTheToken,
@@ -143,3 +144,40 @@ def test_the_spark_engine_lists_again_when_the_token_is_dropped_under_its_enumer
         assert final.status == "completed", final
         assert (final.counters.enumerated, final.counters.deleted) == (3_000, 3_000)
         assert listed(lake, repo, "s/") == []
+
+
+def test_the_spark_engine_keeps_what_was_restored_or_written_after_enumeration(
+    spark: SparkSession, settings: Settings
+) -> None:
+    """Issue 22 #6 on the spark engine: its range batches, like the local engine's and
+    like path batches, delete what existed when the prefix was listed."""
+    settings = Settings(
+        data_dir=settings.data_dir,
+        blockstore_url=settings.blockstore_url,
+        operations=OperationsSettings(batch_size=1000, lease_time=60.0),
+        deletion=DeletionSettings(send_delay=0.0),
+    )
+    with Lake.open(settings) as lake:
+        repo = populate(lake, [], commit=False)
+        fill(lake, repo, [f"a/{i:05d}" for i in range(12_000)])
+        for deleted in (b"a/06009", b"a/06019"):  # deleted when the operation starts
+            lake.graveler.delete(repo, "main", deleted)
+        copied = lake.graveler.get(repo, "main", b"a/06000")
+        operation = lake.bulk_deletes.create(
+            parse_branch_path("lakefs://repo1/main/a/"),
+            BulkDeleteOptions(engine="spark"),
+            created_by="alice",
+        )
+
+        class RestoringAfterEnumeration(SparkBulkDeleteEngine):
+            def _process(self, held: HeldOperation, stop: threading.Event) -> None:
+                lake.graveler.resets.reset_key(repo, "main", b"a/06009")
+                lake.graveler.set(repo, "main", b"a/06019", copied)  # written again
+                lake.graveler.set(repo, "main", b"a/09000x", copied)
+                super()._process(held, stop)
+
+        engine = RestoringAfterEnumeration(lake.engine_context(owner="s"))
+        final = engine.run(operation.id, threading.Event())
+        assert final.status == "completed", final
+        assert final.counters.deleted == final.counters.enumerated == 11_998
+        assert listed(lake, repo, "a/") == ["a/06009", "a/06019", "a/09000x"]

@@ -1280,6 +1280,16 @@ MUTATIONS = (
         ),
     ),
     Mutation(
+        "gateway-signature-cache-rechecks",
+        "issue 24: a cached signing key still checks every signature",
+        "kvlake/auth/authenticator.py",
+        "        if cached is not None and signed_with(cached[1]):\n",
+        "        if cached is not None:\n",
+        (
+            "tests/auth/test_authenticator.py::test_a_wrong_signature_is_never_answered_from_the_cache",
+        ),
+    ),
+    Mutation(
         "gateway-close-unread-body",
         "issue 24: a request refused before its body was read ends its connection",
         "kvlake/gateway/app.py",

@@ -16,6 +16,7 @@ from urllib.parse import unquote
 from starlette.responses import Response
 
 from kvlake.auth import Permission, object_arn
+from kvlake.catalog import DEFAULT_CONTENT_TYPE
 from kvlake.errors import BranchNotFoundError, EntryNotFoundError, KvlakeError, NotFoundError
 from kvlake.gateway import sigv4
 from kvlake.gateway.call import S3Call
@@ -174,12 +175,23 @@ def copy_object(call: S3Call) -> Response:
     source_ref, source_path = _copy_source(call)
     path = check_key_path(call.target.path)
     directive = call.header("x-amz-metadata-directive").upper() or "COPY"
-    if directive != "COPY":
-        raise not_implemented(f"x-amz-metadata-directive {directive}")
+    if directive not in ("COPY", "REPLACE"):
+        raise S3Error(
+            400, "InvalidArgument", f"x-amz-metadata-directive {directive!r} is not COPY or REPLACE"
+        )
+    replace = directive == "REPLACE"
     branch = call.target.ref
     try:
         stat = call.backends.catalog.copy_object(
-            call.repository, source_ref, source_path, branch, path, shallow=False
+            call.repository,
+            source_ref,
+            source_path,
+            branch,
+            path,
+            shallow=False,
+            # REPLACE: the request's type and metadata, as S3 (no type: S3's default).
+            content_type=(call.header("content-type") or DEFAULT_CONTENT_TYPE) if replace else None,
+            metadata=user_metadata(call) if replace else None,
         )
     except BranchNotFoundError as exc:
         raise refuse_non_branch(call, exc, branch) from None

@@ -209,6 +209,27 @@ def test_copy_within_and_across_branches(s3: Any, http: httpx.Client, repo: str)
         assert got["Metadata"] == {"m": "1"}
 
 
+def test_copy_with_metadata_directive_replace_takes_the_request_s_metadata(
+    s3: Any, repo: str
+) -> None:
+    s3.put_object(
+        Bucket=repo, Key="main/src", Body=b"bytes", ContentType="text/plain", Metadata={"m": "1"}
+    )
+    s3.copy_object(
+        Bucket=repo,
+        Key="main/dst",
+        CopySource=f"{repo}/main/src",
+        MetadataDirective="REPLACE",
+        ContentType="application/json",
+        Metadata={"n": "2"},
+    )
+    got = s3.get_object(Bucket=repo, Key="main/dst")
+    assert got["Body"].read() == b"bytes"
+    assert (got["ContentType"], got["Metadata"]) == ("application/json", {"n": "2"})
+    source = s3.head_object(Bucket=repo, Key="main/src")
+    assert (source["ContentType"], source["Metadata"]) == ("text/plain", {"m": "1"})
+
+
 def test_delete_object_and_delete_objects(s3: Any, repo: str) -> None:
     for key in ("main/x", "main/y", "main/z"):
         s3.put_object(Bucket=repo, Key=key, Body=b"x")

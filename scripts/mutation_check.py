@@ -1290,6 +1290,27 @@ MUTATIONS = (
         ),
     ),
     Mutation(
+        "gateway-host-signed",
+        "issue 24: a signature must cover the Host header (no replay to another host)",
+        "kvlake/gateway/sigv4.py",
+        '    if "host" not in names:\n',
+        "    if False:\n",
+        (
+            "tests/gateway/test_signatures.py::test_a_signature_that_does_not_cover_the_host_is_refused",
+        ),
+    ),
+    Mutation(
+        "gateway-xml-body-read-whole",
+        "issue 24: an XML request body is read (and its digest checked) to its end",
+        "kvlake/gateway/writing.py",
+        "    while chunk := body.read(64 << 10):\n",
+        "    for chunk in [body.read(64 << 10)]:\n",
+        (
+            "tests/gateway/test_boto3.py"
+            "::test_delete_objects_of_a_thousand_long_keys_reads_the_whole_request[sqlite]",
+        ),
+    ),
+    Mutation(
         "gateway-close-unread-body",
         "issue 24: a request refused before its body was read ends its connection",
         "kvlake/gateway/app.py",

@@ -22,7 +22,14 @@ from kvlake.gateway import sigv4
 from kvlake.gateway.call import S3Call
 from kvlake.gateway.chunked import ChunkedReader
 from kvlake.gateway.digests import Expected, VerifyingReader
-from kvlake.gateway.documents import Node, malformed, parse, timestamp, xml_response
+from kvlake.gateway.documents import (
+    MAX_XML_BYTES,
+    Node,
+    malformed,
+    parse,
+    timestamp,
+    xml_response,
+)
 from kvlake.gateway.errors import S3Error, not_implemented, s3_error_of
 from kvlake.gateway.reading import META_PREFIX
 
@@ -215,9 +222,22 @@ def delete_object(call: S3Call) -> Response:
     return Response(status_code=204)
 
 
-def _delete_request(call: S3Call, raw: BinaryIO) -> tuple[list[str], bool]:
+def read_document(call: S3Call, raw: BinaryIO) -> bytes:
+    """A request's XML body, verified and read to its end (its digests are checked there),
+    at most MAX_XML_BYTES: a longer one is refused before it is all read."""
     body = body_of(call, raw)
-    document = parse(body.read())
+    parts: list[bytes] = []
+    size = 0
+    while chunk := body.read(64 << 10):
+        size += len(chunk)
+        if size > MAX_XML_BYTES:
+            raise malformed(f"the document is over {MAX_XML_BYTES} bytes")
+        parts.append(chunk)
+    return b"".join(parts)
+
+
+def _delete_request(call: S3Call, raw: BinaryIO) -> tuple[list[str], bool]:
+    document = parse(read_document(call, raw))
     if document.tag != "Delete":
         raise malformed(f"the root is <{document.tag}>, not <Delete>")
     keys = [(item.findtext("Key") or "") for item in document.findall("Object")]

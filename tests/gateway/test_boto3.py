@@ -244,6 +244,19 @@ def test_delete_object_and_delete_objects(s3: Any, repo: str) -> None:
     assert s3.list_objects_v2(Bucket=repo, Prefix="main/")["KeyCount"] == 0
 
 
+def test_delete_objects_of_a_thousand_long_keys_reads_the_whole_request(
+    s3: Any, server: Server, repo: str
+) -> None:
+    # About 200 KB of XML: it arrives in many pieces, and its checksum covers all of them.
+    keys = [f"main/{'k' * 180}/{i:04d}" for i in range(1000)]
+    for key in keys[:3]:
+        s3.put_object(Bucket=repo, Key=key, Body=b"x")
+    answer = s3.delete_objects(Bucket=repo, Delete={"Objects": [{"Key": k} for k in keys]})
+    assert len(answer["Deleted"]) == 1000
+    assert "Errors" not in answer
+    assert s3.list_objects_v2(Bucket=repo, Prefix="main/")["KeyCount"] == 0
+
+
 def test_delete_objects_lists_each_refused_key(s3: Any, http: httpx.Client, repo: str) -> None:
     s3.put_object(Bucket=repo, Key="main/ok", Body=b"x")
     http.post(f"/repositories/{repo}/branches/main/commits", json={"message": "c"})

@@ -1311,6 +1311,14 @@ MUTATIONS = (
         ),
     ),
     Mutation(
+        "gateway-body-budget",
+        "issue 24: gateway bodies hold the same per-process budget as the REST API's",
+        "kvlake/gateway/app.py",
+        "            if limits is None or not with_body:\n",
+        "            if True:\n",
+        ("tests/gateway/test_limits.py",),
+    ),
+    Mutation(
         "gateway-close-unread-body",
         "issue 24: a request refused before its body was read ends its connection",
         "kvlake/gateway/app.py",

@@ -1668,6 +1668,45 @@ MUTATIONS = (
         ),
     ),
     Mutation(
+        "gateway-signature-cache-rechecks",
+        "issue 24: a cached signing key still checks every signature",
+        "kvlake/auth/authenticator.py",
+        "        if cached is not None and signed_with(cached[1]):\n",
+        "        if cached is not None:\n",
+        (
+            "tests/auth/test_authenticator.py::test_a_wrong_signature_is_never_answered_from_the_cache",
+        ),
+    ),
+    Mutation(
+        "gateway-host-signed",
+        "issue 24: a signature must cover the Host header (no replay to another host)",
+        "kvlake/gateway/sigv4.py",
+        '    if "host" not in names:\n',
+        "    if False:\n",
+        (
+            "tests/gateway/test_signatures.py::test_a_signature_that_does_not_cover_the_host_is_refused",
+        ),
+    ),
+    Mutation(
+        "gateway-xml-body-read-whole",
+        "issue 24: an XML request body is read (and its digest checked) to its end",
+        "kvlake/gateway/writing.py",
+        "    while chunk := body.read(64 << 10):\n",
+        "    for chunk in [body.read(64 << 10)]:\n",
+        (
+            "tests/gateway/test_boto3.py"
+            "::test_delete_objects_of_a_thousand_long_keys_reads_the_whole_request[sqlite]",
+        ),
+    ),
+    Mutation(
+        "gateway-body-budget",
+        "issue 24: gateway bodies hold the same per-process budget as the REST API's",
+        "kvlake/gateway/app.py",
+        "            if limits is None or not with_body:\n",
+        "            if True:\n",
+        ("tests/gateway/test_limits.py",),
+    ),
+    Mutation(
         "gateway-close-unread-body",
         "issue 24: a request refused before its body was read ends its connection",
         "kvlake/gateway/app.py",

@@ -66,11 +66,12 @@ class Authenticator:
         self._callers: TtlCache[tuple[str, bytes], User] = TtlCache(cache_ttl, clock=clock)
         self._sessions: TtlCache[str, User] = TtlCache(cache_ttl, clock=clock)
         self._policies: TtlCache[str, list[Policy]] = TtlCache(cache_ttl, clock=clock)
+        self._signers: TtlCache[str, tuple[User, str]] = TtlCache(cache_ttl, clock=clock)
         store.on_change(self.forget)
 
     def forget(self) -> None:
         """Drop every cached lookup: the next requests read the KV again."""
-        for cache in (self._callers, self._sessions, self._policies):
+        for cache in (self._callers, self._sessions, self._policies, self._signers):
             cache.clear()
 
     def check_secret(self, access_key_id: str, secret: str, *, client: str = "") -> User:
@@ -92,12 +93,23 @@ class Authenticator:
 
         Failures count against `client` as a wrong secret does, so guessing signatures is
         slowed down like guessing secrets. `signed_with` is not called for an unknown key.
+        A key that proved itself is kept for `cache_ttl` (every request signs anew, so the
+        cache holds the key's owner and secret, and each signature is still checked).
 
         Raises:
             AuthenticationError: unknown key or a signature that does not match.
             RateLimitedError: this address failed too often with this key; it must wait.
         """
-        return self._check(access_key_id, signed_with, client)[0]
+        cached = self._signers.get(access_key_id)
+        if cached is not None and signed_with(cached[1]):
+            return cached[0]
+        # Not cached, or the signature does not match the cached secret: the full check,
+        # which reads the KV afresh and counts a failure against the client.
+        generation = self._signers.generation
+        user, credential = self._check(access_key_id, signed_with, client)
+        secret = self.store.server_key.decrypt(credential.encrypted_secret)
+        self._signers.put(access_key_id, (user, secret), generation)
+        return user
 
     def _check_secret(
         self, access_key_id: str, secret: str, client: str

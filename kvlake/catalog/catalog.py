@@ -446,8 +446,13 @@ class Catalog:
         path: str,
         *,
         shallow: bool = True,
+        content_type: str | None = None,
+        metadata: dict[str, str] | None = None,
     ) -> ObjectStat:
         """Stage `path` on `branch` as a copy of the source: same bytes, metadata and checksum.
+
+        `content_type` and `metadata`, when given, replace the source's on the copy (S3's
+        metadata directive REPLACE); the bytes and checksum stay the source's.
 
         Shallow (the default here), the copy shares the source's blob, which is then
         marked shared: only garbage collection may delete it. Otherwise (lakeFS's
@@ -461,6 +466,12 @@ class Catalog:
         """
         source = self.stat(repository, source_ref, source_path)
         key = check_path(path)
+        if content_type is not None or metadata is not None:
+            source = msgspec.structs.replace(
+                source,
+                content_type=source.content_type if content_type is None else content_type,
+                metadata=source.metadata if metadata is None else dict(metadata),
+            )
         if not shallow and not is_external(source.address):
             return self._copy_blob(repository, source, branch, path)
         # An imported object is shared as it is: kvlake never deletes it, so no mark.

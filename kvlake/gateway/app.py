@@ -27,7 +27,7 @@ from kvlake.auth import Permission
 from kvlake.config import GatewaySettings
 from kvlake.errors import KvlakeError
 from kvlake.gateway import listing, reading, writing
-from kvlake.gateway.body import ReceiveReader
+from kvlake.gateway.body import ReceiveReader, body_share
 from kvlake.gateway.call import Backends, S3Call, authenticate, is_virtual_hosted, target_of
 from kvlake.gateway.errors import S3Error, error_xml, not_implemented, s3_error_of
 
@@ -176,8 +176,18 @@ class Gateway:
                 request_id=request_id,
             )
             loop = asyncio.get_running_loop()
-            executor = self._executor(scope, streaming=request.method in ("PUT", "POST"))
-            return await loop.run_in_executor(executor, _run, call, receive, loop, self._timeout)
+            with_body = request.method in ("PUT", "POST")
+            executor = self._executor(scope, streaming=with_body)
+            limits = getattr(scope["app"].state, "body_limits", None)
+            if limits is None or not with_body:
+                return await loop.run_in_executor(
+                    executor, _run, call, receive, loop, self._timeout
+                )
+            # The REST API's budget: one process's bodies, whichever door they come in by.
+            async with limits.budget.hold(body_share(request.headers.get("content-length"))):
+                return await loop.run_in_executor(
+                    executor, _run, call, receive, loop, self._timeout
+                )
         except S3Error as exc:
             error = exc
         except KvlakeError as exc:

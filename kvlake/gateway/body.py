@@ -4,18 +4,32 @@ A gateway handler runs in a thread and hands the body to the catalog as a
 file; each `read` fetches the next ASGI message on the loop, so one chunk at a
 time is held whatever the object's size. A client that sends nothing for the
 read timeout, or goes away mid-body, makes the read raise: the blockstore's put
-fails, disposes of its partial blob, and nothing is staged.
+fails, disposes of its partial blob, and nothing is staged. While a body is
+read, its request holds a share of the server's body budget (`body_share`),
+the same budget the REST API's bodies hold.
 """
 
 from __future__ import annotations
 
 import asyncio
 import io
-from typing import Any
+from typing import Any, Final
 
 from starlette.types import Receive
 
 from kvlake.gateway.errors import S3Error
+
+STREAM_SHARE: Final = 256 << 10
+"""What a streamed body holds of the server's body budget: one chunk at a time, as the
+REST API's streamed uploads hold (uvicorn pauses a connection past 64 KiB unread)."""
+
+
+def body_share(content_length: str | None) -> int:
+    """The share of the body budget a request holds while its body is read and handled:
+    the gateway reads every body as a stream, one chunk at a time."""
+    if content_length is not None and content_length.isdigit():
+        return min(int(content_length), STREAM_SHARE)
+    return STREAM_SHARE
 
 
 class ReceiveReader(io.RawIOBase):

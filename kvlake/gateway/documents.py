@@ -8,9 +8,10 @@ is S3's MalformedXML, and nothing has changed.
 
 from __future__ import annotations
 
+import functools
+import time
 from collections.abc import Iterable
-from datetime import UTC, datetime
-from typing import Final
+from typing import Final, TypeAlias
 from xml.etree import ElementTree
 from xml.sax.saxutils import escape
 
@@ -22,11 +23,22 @@ NAMESPACE: Final = "http://s3.amazonaws.com/doc/2006-03-01/"
 MAX_XML_BYTES: Final = 2 << 20
 """A DeleteObjects of 1,000 long keys fits; anything bigger is refused unread."""
 
-Node = tuple[str, "str | Iterable[Node]"]
-"""An element: its name, and its text or its child elements."""
+
+class Fragment(str):
+    """Markup already rendered, its text escaped: written as it is."""
+
+    __slots__ = ()
+
+
+Node: TypeAlias = "tuple[str, str | Iterable[Node]] | Fragment"
+"""An element (its name, and its text or its child elements), or a rendered fragment: a
+listing writes each of its thousand rows as one f-string rather than a tree of nodes."""
 
 
 def _render(node: Node, out: list[str]) -> None:
+    if isinstance(node, Fragment):
+        out.append(node)
+        return
     name, content = node
     if isinstance(content, str):
         out.append(f"<{name}>{escape(content)}</{name}>")
@@ -39,6 +51,7 @@ def _render(node: Node, out: list[str]) -> None:
 
 def xml_response(root: Node, status: int = 200, headers: dict[str, str] | None = None) -> Response:
     """The document `root` in S3's namespace, as `application/xml`."""
+    assert not isinstance(root, Fragment), "a document's root is an element"
     name, content = root
     out = ['<?xml version="1.0" encoding="UTF-8"?>\n', f'<{name} xmlns="{NAMESPACE}">']
     if isinstance(content, str):
@@ -50,10 +63,23 @@ def xml_response(root: Node, status: int = 200, headers: dict[str, str] | None =
     return Response("".join(out).encode(), status, headers, media_type="application/xml")
 
 
+@functools.lru_cache(maxsize=4096)
+def _second(seconds: int) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
+
+
 def timestamp(moment: float) -> str:
-    """ISO 8601 in UTC with milliseconds, as S3 lists LastModified."""
-    stamp = datetime.fromtimestamp(moment, UTC)
-    return stamp.strftime("%Y-%m-%dT%H:%M:%S.") + f"{stamp.microsecond // 1000:03d}Z"
+    """ISO 8601 in UTC with milliseconds, as S3 lists LastModified. The objects of a listing
+    were mostly written in few seconds: each second is formatted once."""
+    seconds = int(moment)
+    return f"{_second(seconds)}.{int((moment - seconds) * 1000):03d}Z"
+
+
+def text(value: str) -> str:
+    """`value` escaped for XML text; most keys need nothing, and are returned as they are."""
+    if "&" in value or "<" in value or ">" in value:
+        return escape(value)
+    return value
 
 
 def malformed(why: str) -> S3Error:

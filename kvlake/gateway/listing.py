@@ -24,7 +24,7 @@ from starlette.responses import Response
 from kvlake.auth import Permission, repository_arn
 from kvlake.catalog import CommonPrefix, ObjectStat
 from kvlake.gateway.call import S3Call
-from kvlake.gateway.documents import Node, timestamp, xml_response
+from kvlake.gateway.documents import Fragment, Node, text, timestamp, xml_response
 from kvlake.gateway.errors import S3Error
 from kvlake.graveler import Repository
 
@@ -70,25 +70,14 @@ def get_bucket_versioning(call: S3Call) -> Response:
     return xml_response(("VersioningConfiguration", []))
 
 
+Row = tuple[str, "ObjectStat | CommonPrefix"]
+"""A listing row: its full key (`<ref>/<path>`, or a common prefix) and the catalog's row."""
+
+
 @dataclass(frozen=True)
 class _Page:
-    rows: list[ObjectStat | CommonPrefix]
-    """Rows whose `path` is the full key (`<ref>/<path>` or a common prefix)."""
+    rows: list[Row]
     truncated: bool
-
-
-def _keyed(ref: str, row: ObjectStat | CommonPrefix) -> ObjectStat | CommonPrefix:
-    if isinstance(row, CommonPrefix):
-        return CommonPrefix(path=f"{ref}/{row.path}")
-    return ObjectStat(
-        path=f"{ref}/{row.path}",
-        address=row.address,
-        size=row.size,
-        checksum=row.checksum,
-        mtime=row.mtime,
-        content_type=row.content_type,
-        metadata=row.metadata,
-    )
 
 
 def _in_ref(
@@ -108,7 +97,7 @@ def _in_ref(
     page = call.backends.catalog.list_objects(
         repository, ref, prefix=prefix, delimiter=delimiter, after=inner_after, amount=amount
     )
-    return _Page([_keyed(ref, row) for row in page.results], page.has_more)
+    return _Page([(head + row.path, row) for row in page.results], page.has_more)
 
 
 def _branches(call: S3Call, repository: Repository, prefix: str, after: str) -> Iterator[str]:
@@ -131,14 +120,14 @@ def _page(call: S3Call, prefix: str, delimiter: str, after: str, amount: int) ->
     ref, slash, inner = prefix.partition("/")
     if slash:
         return _in_ref(call, repository, ref, inner, delimiter, after, amount)
-    rows: list[ObjectStat | CommonPrefix] = []
+    rows: list[Row] = []
     for branch in _branches(call, repository, prefix, after):
         if delimiter == "/":
             common = branch + "/"
             if common > after:
                 if len(rows) == amount:
                     return _Page(rows, True)
-                rows.append(CommonPrefix(path=common))
+                rows.append((common, CommonPrefix(path=common)))
             continue
         page = _in_ref(call, repository, branch, "", delimiter, after, amount - len(rows))
         rows += page.rows
@@ -162,26 +151,21 @@ def _encoding(call: S3Call) -> str:
 
 
 def _rows(page: _Page, encode: bool) -> list[Node]:
-    nodes: list[Node] = []
+    contents: list[Node] = []
     prefixes: list[Node] = []
-    for row in page.rows:
-        key = quote(row.path, safe="/") if encode else row.path
+    for path, row in page.rows:
+        key = text(quote(path, safe="/") if encode else path)
         if isinstance(row, CommonPrefix):
-            prefixes.append(("CommonPrefixes", [("Prefix", key)]))
+            prefixes.append(Fragment(f"<CommonPrefixes><Prefix>{key}</Prefix></CommonPrefixes>"))
             continue
-        nodes.append(
-            (
-                "Contents",
-                [
-                    ("Key", key),
-                    ("LastModified", timestamp(row.mtime)),
-                    ("ETag", f'"{row.checksum}"'),
-                    ("Size", str(row.size)),
-                    ("StorageClass", "STANDARD"),
-                ],
+        contents.append(
+            Fragment(
+                f"<Contents><Key>{key}</Key><LastModified>{timestamp(row.mtime)}</LastModified>"
+                f'<ETag>"{row.checksum}"</ETag><Size>{row.size}</Size>'
+                "<StorageClass>STANDARD</StorageClass></Contents>"
             )
         )
-    return nodes + prefixes
+    return contents + prefixes
 
 
 def _common(call: S3Call, name: str, value: str, encode: bool) -> list[Node]:
@@ -212,7 +196,7 @@ def list_objects_v2(call: S3Call) -> Response:
     if start_after:
         body += _common(call, "StartAfter", start_after, encode)
     if page.truncated and page.rows:
-        body.append(("NextContinuationToken", _encode_token(page.rows[-1].path)))
+        body.append(("NextContinuationToken", _encode_token(page.rows[-1][0])))
     if encoding:
         body.append(("EncodingType", encoding))
     return xml_response(("ListBucketResult", body + rows))
@@ -235,7 +219,7 @@ def list_objects(call: S3Call) -> Response:
         ("IsTruncated", "true" if page.truncated else "false"),
     ]
     if page.truncated and page.rows:
-        body += _common(call, "NextMarker", page.rows[-1].path, encode)
+        body += _common(call, "NextMarker", page.rows[-1][0], encode)
     if encoding:
         body.append(("EncodingType", encoding))
     return xml_response(("ListBucketResult", body + _rows(page, encode)))

@@ -149,7 +149,7 @@ def _from_header(authorization: str, headers: dict[str, list[str]]) -> Signature
     return Signature(
         credential=_credential(parts["Credential"]),
         amz_date=amz_date,
-        signed_headers=tuple(parts["SignedHeaders"].split(";")),
+        signed_headers=_signed_headers(parts["SignedHeaders"]),
         signature=parts["Signature"],
         payload=payload,
     )
@@ -183,7 +183,7 @@ def _from_query(params: dict[str, str]) -> Signature:
     return Signature(
         credential=_credential(params["X-Amz-Credential"]),
         amz_date=params["X-Amz-Date"],
-        signed_headers=tuple(params["X-Amz-SignedHeaders"].split(";")),
+        signed_headers=_signed_headers(params["X-Amz-SignedHeaders"]),
         signature=params["X-Amz-Signature"],
         payload=UNSIGNED,
         expires=int(expires),
@@ -234,6 +234,15 @@ def check_time(signature: Signature, now: float) -> None:
 def uri_encode(text: str, *, keep_slash: bool) -> str:
     """AWS's UriEncode: every byte but the unreserved ones percent-encoded (UTF-8)."""
     return quote(text, safe="/~" if keep_slash else "~")
+
+
+def _signed_headers(text: str) -> tuple[str, ...]:
+    names = tuple(text.split(";"))
+    if "host" not in names:
+        raise _refuse(
+            "AccessDenied", "the signature must cover the host header; sign it as SigV4 requires"
+        )
+    return names
 
 
 def canonical_request(

@@ -16,12 +16,20 @@ from urllib.parse import unquote
 from starlette.responses import Response
 
 from kvlake.auth import Permission, object_arn
+from kvlake.catalog import DEFAULT_CONTENT_TYPE
 from kvlake.errors import BranchNotFoundError, EntryNotFoundError, KvlakeError, NotFoundError
 from kvlake.gateway import sigv4
 from kvlake.gateway.call import S3Call
 from kvlake.gateway.chunked import ChunkedReader
 from kvlake.gateway.digests import Expected, VerifyingReader
-from kvlake.gateway.documents import Node, malformed, parse, timestamp, xml_response
+from kvlake.gateway.documents import (
+    MAX_XML_BYTES,
+    Node,
+    malformed,
+    parse,
+    timestamp,
+    xml_response,
+)
 from kvlake.gateway.errors import S3Error, not_implemented, s3_error_of
 from kvlake.gateway.reading import META_PREFIX
 
@@ -174,12 +182,23 @@ def copy_object(call: S3Call) -> Response:
     source_ref, source_path = _copy_source(call)
     path = check_key_path(call.target.path)
     directive = call.header("x-amz-metadata-directive").upper() or "COPY"
-    if directive != "COPY":
-        raise not_implemented(f"x-amz-metadata-directive {directive}")
+    if directive not in ("COPY", "REPLACE"):
+        raise S3Error(
+            400, "InvalidArgument", f"x-amz-metadata-directive {directive!r} is not COPY or REPLACE"
+        )
+    replace = directive == "REPLACE"
     branch = call.target.ref
     try:
         stat = call.backends.catalog.copy_object(
-            call.repository, source_ref, source_path, branch, path, shallow=False
+            call.repository,
+            source_ref,
+            source_path,
+            branch,
+            path,
+            shallow=False,
+            # REPLACE: the request's type and metadata, as S3 (no type: S3's default).
+            content_type=(call.header("content-type") or DEFAULT_CONTENT_TYPE) if replace else None,
+            metadata=user_metadata(call) if replace else None,
         )
     except BranchNotFoundError as exc:
         raise refuse_non_branch(call, exc, branch) from None
@@ -203,9 +222,22 @@ def delete_object(call: S3Call) -> Response:
     return Response(status_code=204)
 
 
-def _delete_request(call: S3Call, raw: BinaryIO) -> tuple[list[str], bool]:
+def read_document(call: S3Call, raw: BinaryIO) -> bytes:
+    """A request's XML body, verified and read to its end (its digests are checked there),
+    at most MAX_XML_BYTES: a longer one is refused before it is all read."""
     body = body_of(call, raw)
-    document = parse(body.read())
+    parts: list[bytes] = []
+    size = 0
+    while chunk := body.read(64 << 10):
+        size += len(chunk)
+        if size > MAX_XML_BYTES:
+            raise malformed(f"the document is over {MAX_XML_BYTES} bytes")
+        parts.append(chunk)
+    return b"".join(parts)
+
+
+def _delete_request(call: S3Call, raw: BinaryIO) -> tuple[list[str], bool]:
+    document = parse(read_document(call, raw))
     if document.tag != "Delete":
         raise malformed(f"the root is <{document.tag}>, not <Delete>")
     keys = [(item.findtext("Key") or "") for item in document.findall("Object")]

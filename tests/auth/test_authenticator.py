@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 
 import pytest
 
@@ -269,3 +270,40 @@ def test_a_wrong_secret_is_never_answered_from_the_cache(clock: FakeClock) -> No
     with pytest.raises(AuthenticationError):
         authenticator.authenticate(_basic("AKIAADA", "wrong"), None)
     assert kv.count("set_if", b"auth/login_failures") == 1  # counted, as without a cache
+
+
+def _signed_with(secret: str) -> Callable[[str], bool]:
+    """A signature check as the S3 gateway makes one: does the key's secret sign it?"""
+    return lambda expected: expected == secret
+
+
+def test_a_signature_is_checked_against_the_key_and_cached_within_the_ttl(
+    clock: FakeClock,
+) -> None:
+    authenticator, kv = _counted(clock)
+    _, secret = authenticator.store.create_credentials("ada", access_key_id="AKIAADA")
+    assert authenticator.check_signature("AKIAADA", _signed_with(secret)).id == "ada"
+    before = len(kv.calls)
+    assert authenticator.check_signature("AKIAADA", _signed_with(secret)).id == "ada"
+    assert len(kv.calls) == before
+    clock.advance(1.0)
+    authenticator.check_signature("AKIAADA", _signed_with(secret))
+    assert len(kv.calls) > before  # expired: read again
+
+
+def test_a_wrong_signature_is_never_answered_from_the_cache(clock: FakeClock) -> None:
+    authenticator, kv = _counted(clock)
+    _, secret = authenticator.store.create_credentials("ada", access_key_id="AKIAADA")
+    authenticator.check_signature("AKIAADA", _signed_with(secret))
+    with pytest.raises(AuthenticationError):
+        authenticator.check_signature("AKIAADA", _signed_with("another secret"))
+    assert kv.count("set_if", b"auth/login_failures") == 1  # counted, as without a cache
+
+
+def test_a_deleted_key_stops_signing_at_once_on_this_process(clock: FakeClock) -> None:
+    authenticator, _ = _counted(clock)
+    _, secret = authenticator.store.create_credentials("ada", access_key_id="AKIAADA")
+    authenticator.check_signature("AKIAADA", _signed_with(secret))
+    authenticator.store.delete_credentials("ada", "AKIAADA")
+    with pytest.raises(AuthenticationError):
+        authenticator.check_signature("AKIAADA", _signed_with(secret))

@@ -16,7 +16,9 @@ import botocore.config
 import httpx
 import pytest
 
-from tests.api.conftest import SERVERS, served
+from tests.api.conftest import SERVERS, served, start_server
+
+__all__ = ["start_server"]  # the API suite's fixture, for servers with limits of their own
 from tests.api.server import ACCESS_KEY_ID, SECRET_ACCESS_KEY, Server
 
 DOMAIN = "s3.kvlake.test"

@@ -209,6 +209,27 @@ def test_copy_within_and_across_branches(s3: Any, http: httpx.Client, repo: str)
         assert got["Metadata"] == {"m": "1"}
 
 
+def test_copy_with_metadata_directive_replace_takes_the_request_s_metadata(
+    s3: Any, repo: str
+) -> None:
+    s3.put_object(
+        Bucket=repo, Key="main/src", Body=b"bytes", ContentType="text/plain", Metadata={"m": "1"}
+    )
+    s3.copy_object(
+        Bucket=repo,
+        Key="main/dst",
+        CopySource=f"{repo}/main/src",
+        MetadataDirective="REPLACE",
+        ContentType="application/json",
+        Metadata={"n": "2"},
+    )
+    got = s3.get_object(Bucket=repo, Key="main/dst")
+    assert got["Body"].read() == b"bytes"
+    assert (got["ContentType"], got["Metadata"]) == ("application/json", {"n": "2"})
+    source = s3.head_object(Bucket=repo, Key="main/src")
+    assert (source["ContentType"], source["Metadata"]) == ("text/plain", {"m": "1"})
+
+
 def test_delete_object_and_delete_objects(s3: Any, repo: str) -> None:
     for key in ("main/x", "main/y", "main/z"):
         s3.put_object(Bucket=repo, Key=key, Body=b"x")
@@ -220,6 +241,19 @@ def test_delete_object_and_delete_objects(s3: Any, repo: str) -> None:
     assert sorted(d["Key"] for d in answer["Deleted"]) == ["main/missing", "main/y"]
     quiet = s3.delete_objects(Bucket=repo, Delete={"Objects": [{"Key": "main/z"}], "Quiet": True})
     assert "Deleted" not in quiet and "Errors" not in quiet
+    assert s3.list_objects_v2(Bucket=repo, Prefix="main/")["KeyCount"] == 0
+
+
+def test_delete_objects_of_a_thousand_long_keys_reads_the_whole_request(
+    s3: Any, server: Server, repo: str
+) -> None:
+    # About 200 KB of XML: it arrives in many pieces, and its checksum covers all of them.
+    keys = [f"main/{'k' * 180}/{i:04d}" for i in range(1000)]
+    for key in keys[:3]:
+        s3.put_object(Bucket=repo, Key=key, Body=b"x")
+    answer = s3.delete_objects(Bucket=repo, Delete={"Objects": [{"Key": k} for k in keys]})
+    assert len(answer["Deleted"]) == 1000
+    assert "Errors" not in answer
     assert s3.list_objects_v2(Bucket=repo, Prefix="main/")["KeyCount"] == 0
 
 

@@ -17,6 +17,7 @@ import httpx
 import pytest
 from botocore.httpchecksum import AwsChunkedWrapper, Crc32Checksum
 
+from kvlake.auth.ratelimit import FREE_FAILURES
 from tests.api.server import Server
 from tests.gateway.conftest import DOMAIN, s3_client
 from tests.gateway.signing import TRAILER_CRC32, send
@@ -65,6 +66,30 @@ def test_a_wrong_secret_does_not_match(server: Server, repo: str) -> None:
     with pytest.raises(botocore.exceptions.ClientError) as caught:
         client.list_objects_v2(Bucket=repo)
     assert _code(caught.value) == "SignatureDoesNotMatch"
+
+
+def _new_user_keys(http: httpx.Client) -> tuple[str, str]:
+    user = f"user-{uuid.uuid4().hex[:8]}"
+    assert http.post("/auth/users", json={"id": user}).status_code == 201
+    made = http.post(f"/auth/users/{user}/credentials")
+    assert made.status_code == 201, made.text
+    return made.json()["access_key_id"], made.json()["secret_access_key"]
+
+
+def test_failed_signatures_slow_the_address_down_as_failed_logins_do(
+    server: Server, http: httpx.Client, repo: str
+) -> None:
+    key, _ = _new_user_keys(http)  # a key of its own: the admin's stays usable
+    wrong = s3_client(server, key, "not-the-secret")
+    codes: list[str] = []
+    # Past the free failures each one doubles the wait (1 s, 2 s, 4 s...): however slow
+    # this machine, an attempt soon lands inside a wait and is refused unread.
+    while "SlowDown" not in codes and len(codes) < FREE_FAILURES + 10:
+        with pytest.raises(botocore.exceptions.ClientError) as caught:
+            wrong.list_objects_v2(Bucket=repo)
+        codes.append(_code(caught.value))
+    assert codes[:FREE_FAILURES] == ["SignatureDoesNotMatch"] * FREE_FAILURES
+    assert codes[-1] == "SlowDown"
 
 
 def test_an_unknown_access_key(server: Server, repo: str) -> None:

@@ -23,6 +23,7 @@ from kvlake.gateway.sigv4 import (
     Signature,
     canonical_request,
     check_time,
+    read_signature,
     request_string_to_sign,
     sign,
     signing_key,
@@ -185,4 +186,15 @@ def test_a_presigned_url_past_its_expiry_is_refused() -> None:
     check_time(_signature("20130524T000000Z", expires=3600), moment + 3600)
     with pytest.raises(S3Error) as caught:
         check_time(_signature("20130524T000000Z", expires=3600), moment + 3601)
+    assert caught.value.code == "AccessDenied"
+
+
+def test_a_signature_that_does_not_cover_the_host_is_refused() -> None:
+    header = (
+        "AWS4-HMAC-SHA256 Credential=k/20130524/us-east-1/s3/aws4_request,"
+        " SignedHeaders=x-amz-date, Signature=" + "0" * 64
+    )
+    headers = {"authorization": [header], "x-amz-content-sha256": ["UNSIGNED-PAYLOAD"]}
+    with pytest.raises(S3Error) as caught:
+        read_signature([], headers)
     assert caught.value.code == "AccessDenied"

@@ -1271,6 +1271,17 @@ MUTATIONS = (
             "tests/pipelines/test_dataset_writes.py::test_bad_writes_are_refused_before_any_task[local]",
         ),
     ),
+    Mutation(
+        "sparkdata-replayed-batch-skipped",
+        "issue 25: a replayed micro-batch (its batch id in the branch's history) commits nothing",
+        "kvlake/pipelines/stream_writer.py",
+        "            if done is not None and done >= batchId:\n",
+        "            if False:\n",
+        (
+            "tests/pipelines/test_stream_sink.py::"
+            "test_a_replayed_micro_batch_is_recognised_from_history_and_committed_once[local]",
+        ),
+    ),
 )
 
 

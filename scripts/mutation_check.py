@@ -1272,6 +1272,17 @@ MUTATIONS = (
         ),
     ),
     Mutation(
+        "sparkdata-keep-staged-keeps-sealed-tokens",
+        "invariant 2 (issue 25): a job's commit keeps the tokens a running commit sealed",
+        "kvlake/graveler/commits.py",
+        "                sealed_tokens=branch.sealed_tokens,\n",
+        "",
+        (
+            "tests/graveler/test_imports.py::"
+            "test_a_commit_racing_a_keep_staged_commit_at_any_call_loses_nothing",
+        ),
+    ),
+    Mutation(
         "sparkdata-replayed-batch-skipped",
         "issue 25: a replayed micro-batch (its batch id in the branch's history) commits nothing",
         "kvlake/pipelines/stream_writer.py",

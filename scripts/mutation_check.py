@@ -1995,6 +1995,88 @@ MUTATIONS = (
             "::test_a_token_dropped_mid_read_after_the_real_delay_fails_the_read",
         ),
     ),
+    Mutation(
+        "sparkdata-commit-keeps-staged",
+        "issue 25: a job's commit leaves what others staged on the branch staged",
+        "kvlake/graveler/imports.py",
+        "        if keep_staged:\n",
+        "        if False:\n",
+        ("tests/graveler/test_imports.py",),
+    ),
+    Mutation(
+        "sparkdata-task-logs-blob-before-writing",
+        "invariant 4 (issue 25): a task's blob has its deletion record before it exists",
+        "kvlake/pipelines/dataset_writer.py",
+        "    lake.deletion_log.append([unlinked_record(lake.deletion_log, repository, address,"
+        " now)])\n",
+        "",
+        (
+            "tests/pipelines/test_dataset_writes.py::test_a_job_failing_at_its_commit_leaves_nothing_and_logs_every_blob[local]",
+        ),
+    ),
+    Mutation(
+        "sparkdata-committed-blobs-marked-shared",
+        "invariant 4a (issue 25): a committed job's blobs are never deleted by their records",
+        "kvlake/pipelines/dataset_commit.py",
+        "        lake.deletion_log.mark_shared(repository.instance_uid, file.address)\n",
+        "        pass\n",
+        (
+            "tests/pipelines/test_dataset_writes.py::test_a_job_commits_its_files_once_and_they_read_back_row_for_row[local]",
+        ),
+    ),
+    Mutation(
+        "sparkdata-overwrite-replaces-the-path",
+        "issue 25: overwrite replaces everything under the path in the job's one commit",
+        "kvlake/pipelines/dataset_commit.py",
+        "        prefixes=[target.root.encode()] if overwrite else [],\n",
+        "        prefixes=[],\n",
+        (
+            "tests/pipelines/test_dataset_writes.py::test_overwrite_replaces_the_path_in_one_commit_and_the_modes[local]",
+        ),
+    ),
+    Mutation(
+        "sparkdata-commit-checks-protection",
+        "issue 25: a rule forbidding commits that appears during the job stops its commit",
+        "kvlake/pipelines/dataset_commit.py",
+        '    lake.graveler.protection.check(repository, target.branch, "commit")\n'
+        "    check_unlocked(lake, repository, target.root)\n",
+        "",
+        (
+            "tests/pipelines/test_dataset_writes.py::test_a_job_failing_at_its_commit_leaves_nothing_and_logs_every_blob[local]",
+        ),
+    ),
+    Mutation(
+        "sparkdata-write-checks-locks",
+        "issue 25: write locks and bulk deletes over the path refuse a job before any task",
+        "kvlake/pipelines/dataset_commit.py",
+        "    check_unlocked(lake, repository, root)\n",
+        "",
+        (
+            "tests/pipelines/test_dataset_writes.py::test_bad_writes_are_refused_before_any_task[local]",
+        ),
+    ),
+    Mutation(
+        "sparkdata-keep-staged-keeps-sealed-tokens",
+        "invariant 2 (issue 25): a job's commit keeps the tokens a running commit sealed",
+        "kvlake/graveler/commits.py",
+        "                sealed_tokens=branch.sealed_tokens,\n",
+        "",
+        (
+            "tests/graveler/test_imports.py::"
+            "test_a_commit_racing_a_keep_staged_commit_at_any_call_loses_nothing",
+        ),
+    ),
+    Mutation(
+        "sparkdata-replayed-batch-skipped",
+        "issue 25: a replayed micro-batch (its batch id in the branch's history) commits nothing",
+        "kvlake/pipelines/stream_writer.py",
+        "            if done is not None and done >= batchId:\n",
+        "            if False:\n",
+        (
+            "tests/pipelines/test_stream_sink.py::"
+            "test_a_replayed_micro_batch_is_recognised_from_history_and_committed_once[local]",
+        ),
+    ),
 )
 
 

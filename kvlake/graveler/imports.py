@@ -63,6 +63,7 @@ class Imports:
         message: str,
         metadata: dict[str, str] | None = None,
         keep_staged: bool = False,
+        precondition: Callable[[str, Commit], None] | None = None,
     ) -> str:
         """Publish one commit on the clean branch: its head with the destinations replaced.
 
@@ -73,6 +74,9 @@ class Imports:
         With `keep_staged`, the branch may have uncommitted changes: the commit
         holds only the head and the metarange, and what is staged stays staged
         on top of it (a Spark job's commit while others write to the branch).
+        `precondition(head_id, head)` runs before each build, on the head the
+        commit will be swapped onto; what it raises aborts the commit (a
+        streaming micro-batch that the branch's history already holds).
 
         Raises:
             DirtyBranchError: the branch has uncommitted changes (without `keep_staged`).
@@ -84,6 +88,8 @@ class Imports:
         namespace = repository.storage_namespace
 
         def build(head_id: str, head: Commit) -> Commit:
+            if precondition is not None:
+                precondition(head_id, head)
             changes = _replacing(
                 self._committed.scan(namespace, metarange_id),
                 self._existing(namespace, head.metarange_id, sorted(prefixes)),

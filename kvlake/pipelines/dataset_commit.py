@@ -14,7 +14,7 @@ that same commit (the replaced blobs stay in history: garbage collection's).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
@@ -23,7 +23,7 @@ import msgspec
 from kvlake.catalog.records import ObjectEntry, to_value
 from kvlake.deletion import DeletionLog, PendingDelete
 from kvlake.errors import BranchNotFoundError, InvalidInputError, LockedError
-from kvlake.graveler import Repository, prefix_end
+from kvlake.graveler import Commit, Repository, prefix_end
 from kvlake.lake import Lake
 from kvlake.operations import parse_ref_path
 
@@ -162,8 +162,12 @@ def commit_job(
     *,
     overwrite: bool,
     job_metadata: Mapping[str, str],
+    precondition: Callable[[str, Commit], None] | None = None,
 ) -> str:
     """Publish the tasks' files as one commit on the branch; return its id.
+
+    `precondition` runs on the head the commit is built on (see
+    `Imports.commit_metarange`); what it raises aborts the commit.
 
     Raises:
         RepositoryNotFoundError: the repository was deleted (or re-created) during the job.
@@ -209,6 +213,7 @@ def commit_job(
         message=target.message,
         metadata={**dict(target.metadata), **job_metadata},
         keep_staged=True,
+        precondition=precondition,
     )
 
 

@@ -156,22 +156,26 @@ class DatasetWriter(DataSourceArrowWriter):
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WrittenFiles:
         if self._skip:  # save_mode ignore, and the path holds objects: write nothing
             return WrittenFiles(msgspec.msgpack.encode([]))
-        lake = task_lake(self._settings)
-        repository = lake.graveler.get_repository(self._target.repository)
-        files: dict[tuple[str, ...], _OpenFile] = {}
-        written: list[WrittenFile] = []
-        try:
-            for batch in iterator:
-                for values, rows in _split(pa.Table.from_batches([batch]), self._target):
-                    if values not in files:
-                        files[values] = _OpenFile(rows.schema, self._target.schema_json)
-                    files[values].write(rows)
-            for values, file in files.items():
-                written.append(_store(lake, repository, self._target, values, file))
-        finally:
-            for file in files.values():
-                file.close()
-        return WrittenFiles(msgspec.msgpack.encode(written))
+        return write_files(task_lake(self._settings), self._target, iterator)
+
+
+def write_files(lake: Lake, target: WriteTarget, batches: Iterator[pa.RecordBatch]) -> WrittenFiles:
+    """A task's rows as Parquet blobs in the namespace, one per partition value; nothing staged."""
+    repository = lake.graveler.get_repository(target.repository)
+    files: dict[tuple[str, ...], _OpenFile] = {}
+    written: list[WrittenFile] = []
+    try:
+        for batch in batches:
+            for values, rows in _split(pa.Table.from_batches([batch]), target):
+                if values not in files:
+                    files[values] = _OpenFile(rows.schema, target.schema_json)
+                files[values].write(rows)
+        for values, file in files.items():
+            written.append(_store(lake, repository, target, values, file))
+    finally:
+        for file in files.values():
+            file.close()
+    return WrittenFiles(msgspec.msgpack.encode(written))
 
 
 class _OpenFile:

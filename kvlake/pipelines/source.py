@@ -24,7 +24,13 @@ from typing import Any, Final
 
 import msgspec
 import pyarrow as pa
-from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWriter, InputPartition
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceReader,
+    DataSourceStreamWriter,
+    DataSourceWriter,
+    InputPartition,
+)
 from pyspark.sql.types import StructType
 
 from kvlake.catalog.records import from_value, physical_address
@@ -36,6 +42,7 @@ from kvlake.pipelines.dataset_reader import DatasetReader
 from kvlake.pipelines.dataset_writer import open_writer
 from kvlake.pipelines.datasets import DatasetPlan, plan_read
 from kvlake.pipelines.executors import SETTINGS_OPTION, task_lake
+from kvlake.pipelines.stream_writer import open_stream_writer
 
 BATCH_ROWS: Final = 8192
 
@@ -98,6 +105,14 @@ class LakeDataSource(DataSource):
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
         return open_writer(
+            dict(self.options),
+            schema,
+            overwrite=overwrite,
+            settings=self.options.get(SETTINGS_OPTION, ""),
+        )
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:  # noqa: N802
+        return open_stream_writer(
             dict(self.options),
             schema,
             overwrite=overwrite,

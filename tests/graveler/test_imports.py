@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from kvlake.blockstore import BlockStore
 from kvlake.errors import (
     DirtyBranchError,
     ImportNotFoundError,
@@ -12,6 +13,8 @@ from kvlake.errors import (
 )
 from kvlake.graveler import Graveler, ImportStatus, Repository
 from tests.graveler.helpers import contents, value
+from tests.graveler.stepping import calls_of, paused_graveler, run_paused
+from tests.support import FakeClock
 
 
 @pytest.fixture
@@ -132,3 +135,37 @@ def test_keep_staged_commits_only_the_metarange_and_leaves_staged_changes_staged
     assert graveler.get_branch(repo, "main").commit_id == commit_id
     graveler.commit(repo, "main", committer="t", message="the staged changes, later")
     assert contents(graveler, repo, "main")[b"dest/x"].data == b"imported dest/x"
+
+
+def test_a_commit_racing_a_keep_staged_commit_at_any_call_loses_nothing(
+    graveler: Graveler, repo: Repository, clock: FakeClock, lake_blocks: BlockStore
+) -> None:
+    paused, stepping = paused_graveler(graveler, clock, lake_blocks)
+    graveler.set(repo, "main", b"probe", value("p"))
+    total = calls_of(stepping, lambda: paused.commit(repo, "main", committer="t", message="m"))
+    for n in range(total):
+        staged, job = b"staged-%d" % n, f"job/{n}"
+        graveler.set(repo, "main", staged, value("s"))
+
+        def job_commit(job: str = job) -> None:
+            graveler.imports.commit_metarange(
+                repo,
+                "main",
+                imported(graveler, repo, job),
+                prefixes=[],
+                objects=[],
+                committer="spark",
+                message="job",
+                keep_staged=True,
+            )
+
+        run_paused(
+            stepping,
+            lambda: paused.commit(repo, "main", committer="t", message=f"{n}"),  # noqa: B023
+            at_call=n,
+            intruder=job_commit,
+        )
+        branch = graveler.get_branch(repo, "main")
+        head = contents(graveler, repo, branch.commit_id)
+        assert staged in head and job.encode() in head, n  # both committed, nothing lost
+        assert branch.sealed_tokens == (), n

@@ -1,4 +1,5 @@
-"""The same jobs through Spark Connect: the `kvlake` source, garbage collection and imports.
+"""The same jobs through Spark Connect: the `kvlake` source (objects, datasets written, read
+and streamed), garbage collection and imports.
 
 `KVLAKE_SPARK_REMOTE=local` makes PySpark start a Spark Connect server on this
 machine and talk to it over gRPC, as a client of a remote cluster would. It runs
@@ -47,6 +48,23 @@ SCRIPT = textwrap.dedent(
         lake.catalog.imports.run(job)
         status = lake.catalog.imports.status(repo, job.import_id)
         print("import", status.completed, status.ingested, repr(status.error))
+
+    rows = spark.createDataFrame([(1, "a"), (2, "b")], "id int, part string")
+    rows.write.format("kvlake").mode("append").option("partition_by", "part").option(
+        "commit_message", "through connect").save("lakefs://repo1/main/connect/")
+    back = spark.read.format("kvlake").option("format", "parquet").load(
+        "lakefs://repo1/main/connect/").filter("part = 'b'")
+    print("dataset", sorted(tuple(row) for row in back.collect()))
+    query = (
+        spark.readStream.schema("id int").json(STREAM_IN).writeStream.format("kvlake")
+        .option("commit_message", "stream").option("stream_id", "s1")
+        .option("checkpointLocation", CHECKPOINT).trigger(availableNow=True)
+        .start("lakefs://repo1/main/streamed/")
+    )
+    query.awaitTermination()
+    streamed = spark.read.format("kvlake").option("format", "parquet").load(
+        "lakefs://repo1/main/streamed/")
+    print("streamed", sorted(row["id"] for row in streamed.collect()))
     """
 )
 
@@ -73,8 +91,13 @@ def test_the_source_gc_and_imports_run_through_spark_connect(
         "KVLAKE_IMPORTS_ENGINE": "spark",
     }
 
+    stream_in = Path(settings.data_dir) / "stream-in"
+    stream_in.mkdir()
+    (stream_in / "1.json").write_text('{"id": 7}\n{"id": 8}\n')
+    script = f"STREAM_IN = {str(stream_in)!r}\nCHECKPOINT = {str(stream_in) + '-checkpoint'!r}\n"
+
     process = subprocess.run(
-        [sys.executable, "-c", SCRIPT],
+        [sys.executable, "-c", script + SCRIPT],
         env={
             **os.environ,
             **imports,
@@ -90,4 +113,6 @@ def test_the_source_gc_and_imports_run_through_spark_connect(
     assert "paths ['kept']" in process.stdout
     assert '"deleted":1' in process.stdout and '"bytes_freed":6' in process.stdout
     assert "import True 3 ''" in process.stdout
+    assert "dataset [(2, 'b')]" in process.stdout
+    assert "streamed [7, 8]" in process.stdout
     assert not lake.blockstore.exists(repo.storage_namespace, ORPHAN)

@@ -106,6 +106,9 @@ class BodyBudget:
                 the wait (answered 503).
         """
         size = min(size, self.client_limit)
+        if size <= 0:  # nothing to hold; recording a 0 would let two such holds race a pop
+            yield
+            return
 
         def fits() -> bool:
             return self.used + size <= self.limit and self.held(client) + size <= self.client_limit

@@ -27,7 +27,9 @@ def test_a_gateway_upload_waits_for_the_body_budget_the_rest_api_fills(
     start_server: StartServer, tmp_path: Path
 ) -> None:
     server: Server = start_server(
-        tmp_path / "server", env={"KVLAKE_SERVER_BODY_BUDGET": str(1 << 20)}
+        tmp_path / "server",
+        # One address (the test) holds the whole budget: its share is all of it.
+        env={"KVLAKE_SERVER_BODY_BUDGET": str(1 << 20), "KVLAKE_SERVER_CLIENT_BODY_SHARE": "1"},
     )
     repo = f"gw-{uuid.uuid4().hex[:12]}"
     with server.http() as http:

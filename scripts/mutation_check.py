@@ -2077,6 +2077,23 @@ MUTATIONS = (
             "test_a_replayed_micro_batch_is_recognised_from_history_and_committed_once[local]",
         ),
     ),
+    # presign: imports and presigned uploads (issue 23).
+    Mutation(
+        "presign-import-source-asked-under",
+        "issue 23 #3 for imports: a folder import needs fs:ImportFromStorage under its source",
+        "kvlake/api/routes/imports.py",
+        'needs.append(Permission("fs:ImportFromStorage", source, under=folder))',
+        'needs.append(Permission("fs:ImportFromStorage", source))',
+        ("tests/api/test_hostile_policies.py::test_an_import_over_a_denied_sub_prefix_is_refused",),
+    ),
+    Mutation(
+        "presign-import-destination-asked-under",
+        "issue 23 #3 for imports: a folder import needs fs:WriteObject under its destination",
+        "kvlake/api/routes/imports.py",
+        'needs.append(Permission("fs:WriteObject", destination, under=folder))',
+        'needs.append(Permission("fs:WriteObject", destination))',
+        ("tests/api/test_hostile_policies.py::test_an_import_over_a_denied_sub_prefix_is_refused",),
+    ),
 )
 
 

@@ -3,7 +3,8 @@
 Each attack is a user whose policies allow a lot but deny something, trying to reach
 what is denied through a door that used to ask less than the plain request: a bulk
 delete of a prefix holding denied objects, a bulk delete that commits, a stageObject
-of a blob it may not read. Two server processes of two workers each: SQLite over a
+of a blob it may not read, an import of a folder into a destination or from a source
+holding denied paths. Two server processes of two workers each: SQLite over a
 local folder and PostgreSQL over S3 (`SERVERS`), so the policy holds whichever
 worker answers and on both blockstores.
 """
@@ -31,7 +32,11 @@ def hostile_server(
 ) -> Iterator[Server]:
     kv, blockstore = request.param
     data_dir = tmp_path_factory.mktemp(f"hostile-policies-{kv}-{blockstore}")
-    env: dict[str, str] = {}
+    # Local imports read only from an allowed folder: `local://imports` of the blocks.
+    env = {
+        "KVLAKE_IMPORTS_LOCAL_ENABLED": "true",
+        "KVLAKE_IMPORTS_LOCAL_PREFIXES": "local://imports",
+    }
     storage = None
     if blockstore == "s3":
         from tests.support.s3server import server_env
@@ -214,3 +219,40 @@ def test_staging_a_blob_needs_proof_the_caller_may_read_it(
     )
     assert by_admin.status_code == 201, by_admin.text
     assert _paths(admin, repo) == ["copy.csv", "own.csv", "secret/key.csv"]
+
+
+def _import(client: httpx.Client, repo: str, source: str, destination: str) -> httpx.Response:
+    return client.post(
+        f"/repositories/{repo}/branches/main/import",
+        json={
+            "paths": [{"type": "common_prefix", "path": source, "destination": destination}],
+            "commit": {"message": "import"},
+        },
+    )
+
+
+@pytest.mark.parametrize("side", ["destination", "source"])
+def test_an_import_over_a_denied_sub_prefix_is_refused(
+    hostile_server: Server, admin: httpx.Client, repo: str, side: str
+) -> None:
+    """An import writes every path under its destination and reads every blob under its
+    source, so a deny anywhere below either refuses it, as it refuses a bulk delete."""
+    folder = hostile_server.storage.namespace(f"imports/{uuid.uuid4().hex[:8]}")
+    for key in ("data/a.csv", "data/secret/key.csv"):
+        hostile_server.storage.blocks.put(folder, key, b"k")
+    source = f"{folder}/data/"
+    objects = OBJECTS.format(repo=repo)
+    denied = (
+        _deny(["fs:WriteObject"], objects + "data/secret/*")
+        if side == "destination"
+        else _deny(["fs:ImportFromStorage"], f"arn:lakefs:fs:::namespace/{source}secret/*")
+    )
+    user = _user(hostile_server, admin, _allow(["fs:*"]), denied)
+    with user:
+        refused = _import(user, repo, source, "data/")
+        assert refused.status_code == 401, refused.text
+        assert "secret/" in refused.text, refused.text  # names the rule that refused it
+        assert _paths(admin, repo) == []
+        # Nothing denied under either: the import goes ahead.
+        allowed = _import(user, repo, f"{folder}/data/a", "public/")
+        assert allowed.status_code == 202, allowed.text

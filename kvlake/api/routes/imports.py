@@ -69,19 +69,20 @@ def import_cancel(call: Call[None]) -> Response:
 
 def _start_needs(call: Call[wire.ImportCreation]) -> Sequence[Permission]:
     """lakeFS's: write and commit on the branch, import from each source, write each
-    destination."""
+    destination. A `common_prefix` location reads every blob under its source and writes
+    every path under its destination, so it needs both on everything under them: a deny
+    on a sub-folder of either refuses it, as it refuses a bulk delete (issue 23)."""
     repository, branch = call.path["repository"], call.path["branch"]
     needs = [
         Permission("fs:WriteObject", branch_arn(repository, branch)),
         Permission("fs:CreateCommit", branch_arn(repository, branch)),
     ]
     for location in call.body.paths:
-        needs.append(
-            Permission(
-                "fs:ImportFromStorage", f"arn:lakefs:fs:::namespace/{_canonical(location.path)}"
-            )
-        )
-        needs.append(Permission("fs:WriteObject", object_arn(repository, location.destination)))
+        folder = location.type == "common_prefix"
+        source = f"arn:lakefs:fs:::namespace/{_canonical(location.path)}"
+        needs.append(Permission("fs:ImportFromStorage", source, under=folder))
+        destination = object_arn(repository, location.destination)
+        needs.append(Permission("fs:WriteObject", destination, under=folder))
     return needs
 
 

@@ -594,14 +594,15 @@ MUTATIONS = (
         "            if not operation.enumerated:\n",
         (
             "tests/interleavings/test_operations.py"
-            "::test_an_upload_landing_between_the_tombstone_read_and_write_is_never_orphaned",
+            "::test_a_new_blob_landing_between_the_tombstone_read_and_write_is_never_orphaned",
         ),
     ),
     Mutation(
         "upload-refused-under-a-bulk-delete",
         "issue 13: an upload under a running bulk delete is refused, naming the operation",
         "kvlake/operations/locks.py",
-        "            self._refuse_deleting(repository, path, now)\n        except BaseException:\n",
+        "            self._refuse_deleting(repository, path, now, branch=branch)\n"
+        "        except BaseException:\n",
         "            pass\n        except BaseException:\n",
         (
             "tests/operations/test_bulk_delete.py"
@@ -676,9 +677,9 @@ MUTATIONS = (
     Mutation(
         "upload-outliving-its-lock-rechecks",
         "issue 13: an upload whose lock expired mid-stream re-checks for a bulk delete",
-        "kvlake/catalog/catalog.py",
-        "            if held is not None:\n"
-        "                self._check_lease_held(repository, path, held)\n",
+        "kvlake/catalog/guard.py",
+        "        if self.held is not None:\n"
+        "            guard._check_outlived(self.repository, self.branch, self.path, self.held)\n",
         "",
         (
             "tests/operations/test_bulk_delete.py"
@@ -1163,6 +1164,159 @@ MUTATIONS = (
         " it\n",
         "            if True:\n",
         ("tests/graveler/committed/test_manager.py",),
+    ),
+    # -- locks (issue 22 findings 2, 3, 7; issue 23's low items on locks and operations) --
+    Mutation(
+        "locks-batch-renews-its-delete-lock",
+        "issue 22 #2: a batch renews the delete lock before it reads its write locks",
+        "kvlake/operations/batches.py",
+        "        held.renew()  # before the write locks are read: see"
+        " kvlake/operations/renewal.py\n",
+        "",
+        ("tests/operations/test_delete_locks.py::test_the_delete_lock_is_renewed_for_each_batch",),
+    ),
+    Mutation(
+        "locks-enumeration-keeps-its-lock-alive",
+        "issue 22 #2: a long enumeration renews the lease and the delete lock while it lists",
+        "kvlake/operations/local.py",
+        "        for key, value in listing:\n            self._keep_alive(held)\n",
+        "        for key, value in listing:\n",
+        (
+            "tests/operations/test_delete_locks.py"
+            "::test_the_delete_lock_lives_through_an_enumeration_that_keeps_nothing_for_long",
+        ),
+    ),
+    Mutation(
+        "locks-checkpoint-renews-the-delete-lock",
+        "issue 22 #2: the delete lock is renewed wherever the lease is (each checkpoint)",
+        "kvlake/operations/local.py",
+        "        if not held.operation.options.dry_run:\n"
+        "            self._lock(held)  # the lock lives as long as the lease",
+        "        if False:\n            self._lock(held)  # the lock lives as long as the lease",
+        (
+            "tests/operations/test_delete_locks.py"
+            "::test_the_delete_lock_lives_through_an_enumeration_that_keeps_nothing_for_long",
+        ),
+    ),
+    Mutation(
+        "locks-lapse-checked-before-the-blind-write",
+        "issue 22 #2: a batch whose delete lock lapsed re-reads the write locks before writing",
+        "kvlake/operations/batches.py",
+        "        if held.lapsed():\n            paths, raced = self._relocked(repository, paths)\n",
+        "",
+        (
+            "tests/interleavings/test_operations.py"
+            "::test_a_delete_lock_lapsing_mid_batch_is_renewed_before_the_blind_write",
+        ),
+    ),
+    Mutation(
+        "locks-lapsed-lock-is-renewed",
+        "issue 22 #2: a lapsed delete lock is renewed before the write locks are read again",
+        "kvlake/operations/renewal.py",
+        "        self.renew()\n        return True\n",
+        "        return True\n",
+        (
+            "tests/interleavings/test_operations.py"
+            "::test_a_delete_lock_lapsing_mid_batch_is_renewed_before_the_blind_write",
+        ),
+    ),
+    Mutation(
+        "locks-renewal-never-recreates-a-released-lock",
+        "issue 22 #2: a batch of a finished operation does not bring its delete lock back",
+        "kvlake/operations/locks.py",
+        "            if current is None or predicate is None:\n"
+        "                raise PreconditionFailedError(\n"
+        '                    f"bulk delete operation {operation_id} holds no delete lock',
+        "            if False:\n"
+        "                raise PreconditionFailedError(\n"
+        '                    f"bulk delete operation {operation_id} holds no delete lock',
+        (
+            "tests/operations/test_delete_locks.py"
+            "::test_a_released_delete_lock_is_never_renewed_back",
+        ),
+    ),
+    Mutation(
+        "locks-deep-copy-takes-the-write-lock",
+        "issue 22 #3: a deep or shallow copy holds its path's write lock (meets delete locks)",
+        "kvlake/catalog/catalog.py",
+        "        with self.guard.writing(repository, branch, path, owner=owner) as write:\n"
+        "            if not shallow",
+        "        with StagingGuard(self.graveler, None).writing(repository, branch, path,"
+        " owner=owner) as write:\n            if not shallow",
+        (
+            "tests/interleavings/test_operations.py"
+            "::test_a_new_blob_landing_between_the_tombstone_read_and_write_is_never_orphaned",
+            "tests/operations/test_delete_locks.py",
+        ),
+    ),
+    Mutation(
+        "locks-direct-link-takes-the-write-lock",
+        "issue 22 #3: linkPhysicalAddress (and multipart completion) holds the write lock",
+        "kvlake/catalog/direct.py",
+        "        with self._guard.writing(repository, branch, path, owner=owner) as write:\n",
+        "        with StagingGuard(self._graveler, None).writing(repository, branch, path,"
+        " owner=owner) as write:\n",
+        (
+            "tests/interleavings/test_operations.py"
+            "::test_a_new_blob_landing_between_the_tombstone_read_and_write_is_never_orphaned",
+            "tests/operations/test_delete_locks.py",
+        ),
+    ),
+    Mutation(
+        "locks-stage-object-takes-the-write-lock",
+        "issue 22 #3: stageObject holds its path's write lock",
+        "kvlake/catalog/links.py",
+        "        with self._guard.writing(repository, branch, path, owner=owner) as write:\n",
+        "        with StagingGuard(self._graveler, None).writing(repository, branch, path,"
+        " owner=owner) as write:\n",
+        ("tests/operations/test_delete_locks.py",),
+    ),
+    Mutation(
+        "locks-delete-locks-name-their-branch",
+        "issue 22 #7: a bulk delete refuses writes on its own branch only",
+        "kvlake/operations/locks.py",
+        '                if branch is None or lock.branch in ("", branch):\n',
+        "                if True:\n",
+        (
+            "tests/operations/test_delete_locks.py"
+            "::test_a_bulk_delete_refuses_no_write_on_another_branch",
+            "tests/operations/test_delete_locks.py"
+            "::test_a_whole_branch_delete_blocks_its_branch_not_the_repository",
+        ),
+    ),
+    Mutation(
+        "locks-branchless-delete-lock-covers-every-branch",
+        "issue 22 #7: a delete lock written before locks named a branch still protects all",
+        "kvlake/operations/locks.py",
+        '                if branch is None or lock.branch in ("", branch):\n',
+        "                if branch is None or lock.branch == branch:\n",
+        (
+            "tests/operations/test_delete_locks.py"
+            "::test_a_delete_lock_naming_no_branch_covers_every_branch",
+        ),
+    ),
+    Mutation(
+        "locks-cover-deletes",
+        "issue 23: a write lock covers deleteObject and deleteObjects of its path",
+        "kvlake/catalog/catalog.py",
+        "        if self._locks is not None:\n"
+        "            self._locks.refuse_locked(repository, path, owner=owner, prefix=prefix)\n",
+        "        pass\n",
+        (
+            "tests/operations/test_delete_locks.py"
+            "::test_a_write_lock_covers_deletes_and_resets_of_its_path",
+        ),
+    ),
+    Mutation(
+        "locks-cover-prefix-resets",
+        "issue 23: a write lock covers a reset of any prefix above its path",
+        "kvlake/operations/locks.py",
+        "                if explicit and lock.live(now) and lock.owner != owner:\n",
+        "                if False:\n",
+        (
+            "tests/operations/test_delete_locks.py"
+            "::test_a_write_lock_covers_deletes_and_resets_of_its_path",
+        ),
     ),
 )
 

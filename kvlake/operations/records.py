@@ -202,6 +202,9 @@ class Lock(msgspec.Struct, frozen=True, kw_only=True):
     """The locked path (`write`) or prefix (`delete`)."""
     operation_id: str = ""
     """The bulk delete holding a `delete` lock."""
+    branch: str = ""
+    """The branch a `delete` lock's bulk delete deletes on: only writes to that branch are
+    refused. Empty (records written before locks named their branch) covers every branch."""
 
     def live(self, now: float) -> bool:
         return now < self.expires

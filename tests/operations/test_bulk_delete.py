@@ -167,7 +167,7 @@ def test_an_expired_lock_does_not_protect(lake: Lake) -> None:
 def test_an_upload_under_a_running_bulk_delete_is_refused_naming_it(lake: Lake) -> None:
     repo = populate(lake, _paths(3, "a/"))
     operation = start(lake, "lakefs://repo1/main/a/")
-    lake.locks.take_delete_lock(repo, operation.id, "a/", lake.clock() + 60)
+    lake.locks.take_delete_lock(repo, operation.id, "main", "a/", lake.clock() + 60)
     with pytest.raises(LockedError, match=operation.id):
         lake.catalog.upload(repo, "main", "a/new", io.BytesIO(b"x"))
     lake.catalog.upload(repo, "main", "b/new", io.BytesIO(b"x"))  # outside: allowed
@@ -237,7 +237,7 @@ def test_an_upload_that_outlived_its_lock_under_a_new_bulk_delete_is_refused(
         def read(self, size: int | None = -1) -> bytes:
             if self.tell() == 0:  # mid-stream: the lease runs out, a bulk delete starts
                 fake.advance(lake.locks.upload_ttl + 1)
-                lake.locks.take_delete_lock(repo, operation.id, "a/", fake.now + 60)
+                lake.locks.take_delete_lock(repo, operation.id, "main", "a/", fake.now + 60)
             return super().read(size)
 
     with pytest.raises(LockedError, match="outlived its lock"):
@@ -249,3 +249,4 @@ def test_an_upload_that_outlived_its_lock_under_a_new_bulk_delete_is_refused(
         if due.record is not None and due.record.origin == "abandoned_upload"
     ]
     assert len(logged) == 1
+

@@ -19,6 +19,7 @@ import msgspec
 from kvlake import ids
 from kvlake.errors import (
     BranchNotFoundError,
+    ConflictError,
     InvalidInputError,
     NotFoundError,
 )
@@ -217,14 +218,23 @@ class BulkDeletes:
     def cancel(self, operation_id: str, *, user: str, admin: bool) -> Operation:
         """Ask the operation to stop at its next batch boundary; what is done stays done.
 
-        A finished operation is left as it is. An operation no runner has started
-        is cancelled at once.
+        An operation no runner has started is cancelled at once; asking again while
+        a cancel is pending changes nothing.
+
+        Raises:
+            ConflictError: the operation has finished (its final status is named):
+                there is nothing left to cancel.
         """
         self.get(operation_id, user=user, admin=admin)
         now = self.clock()
 
         def change(current: Operation) -> Operation | None:
-            if current.finished or current.cancel_requested:
+            if current.finished:
+                raise ConflictError(
+                    f"operation {operation_id} has already finished with status"
+                    f" {current.status!r}; there is nothing left to cancel"
+                )
+            if current.cancel_requested:
                 return None
             if current.status == "not_started":
                 return msgspec.structs.replace(

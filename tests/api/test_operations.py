@@ -151,3 +151,17 @@ def test_dry_run_changes_nothing(http: httpx.Client, repo: str, dry_run: bool) -
     status = _finished(http, created.json()["operation_id"])
     assert status["deleted_count"] == 1 and status["dry_run"] is True
     assert _paths(http, repo) == ["a/1"]
+
+
+def test_cancelling_a_finished_operation_answers_409_with_its_status(
+    http: httpx.Client, repo: str
+) -> None:
+    _upload(http, repo, "a/1")
+    created = http.put(BULK, params={"path": f"lakefs://{repo}/main/a/"})
+    assert created.status_code == 202, created.text
+    operation_id = created.json()["operation_id"]
+    assert _finished(http, operation_id)["status"] == "completed"
+    refused = http.delete(f"/operations/{operation_id}")
+    assert refused.status_code == 409, refused.text
+    assert "'completed'" in refused.json()["message"]
+    assert http.get(f"{BULK}/status/{operation_id}").json()["status"] == "completed"

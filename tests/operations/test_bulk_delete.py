@@ -10,6 +10,7 @@ import pytest
 from kvlake.blockstore import BlockStore
 from kvlake.errors import (
     BranchNotFoundError,
+    ConflictError,
     InvalidInputError,
     LockedError,
     OperationNotFoundError,
@@ -250,3 +251,11 @@ def test_an_upload_that_outlived_its_lock_under_a_new_bulk_delete_is_refused(
     ]
     assert len(logged) == 1
 
+
+def test_cancelling_a_finished_operation_is_a_conflict_naming_its_status(lake: Lake) -> None:
+    populate(lake, _paths(2, "a/"))
+    operation = run(lake, start(lake, "lakefs://repo1/main/a/"))
+    assert operation.status == "completed"
+    with pytest.raises(ConflictError, match="finished with status 'completed'"):
+        lake.bulk_deletes.cancel(operation.id, user="alice", admin=False)
+    assert lake.bulk_deletes.get(operation.id, user="alice", admin=False).status == "completed"

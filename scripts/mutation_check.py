@@ -1308,6 +1308,18 @@ MUTATIONS = (
         ),
     ),
     Mutation(
+        "locks-cancel-of-a-finished-operation-is-a-conflict",
+        "issue 23: cancelling a finished operation answers 409 with its final status",
+        "kvlake/operations/bulk_delete.py",
+        "            if current.finished:\n                raise ConflictError(\n",
+        "            if current.finished:\n                return None\n"
+        "            if False:\n                raise ConflictError(\n",
+        (
+            "tests/operations/test_bulk_delete.py"
+            "::test_cancelling_a_finished_operation_is_a_conflict_naming_its_status",
+        ),
+    ),
+    Mutation(
         "locks-cover-prefix-resets",
         "issue 23: a write lock covers a reset of any prefix above its path",
         "kvlake/operations/locks.py",

@@ -1320,6 +1320,36 @@ MUTATIONS = (
         ),
     ),
     Mutation(
+        "locks-operations-belong-to-the-user-as-created",
+        "issue 23: a user created again with the same id owns none of the old one's operations",
+        "kvlake/operations/records.py",
+        "        return (self.creator or self.created_by) == principal\n",
+        '        return self.created_by == principal.split("#", 1)[0]\n',
+        (
+            "tests/operations/test_bulk_delete.py"
+            "::test_an_operation_belongs_to_its_creators_principal",
+        ),
+    ),
+    Mutation(
+        "locks-users-draw-a-uid-at-creation",
+        "issue 23: each creation of a user is another principal",
+        "kvlake/auth/store.py",
+        "            uid=ids.new_uid(),\n",
+        '            uid="",\n',
+        ("tests/auth/test_store.py::test_a_user_created_again_is_another_principal",),
+    ),
+    Mutation(
+        "locks-api-owners-are-principals",
+        "issue 23: the API owns operations and locks by the caller as created, not its id",
+        "kvlake/api/routing.py",
+        '        return self.user.principal if self.user is not None else ""\n',
+        "        return self.user_id\n",
+        (
+            "tests/api/test_operations.py"
+            "::test_a_user_created_again_owns_none_of_the_old_ones_operations_or_locks",
+        ),
+    ),
+    Mutation(
         "locks-cover-prefix-resets",
         "issue 23: a write lock covers a reset of any prefix above its path",
         "kvlake/operations/locks.py",

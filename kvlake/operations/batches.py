@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 
 def skip_reason(lock: Lock) -> str:
     until = datetime.datetime.fromtimestamp(lock.expires, datetime.UTC).isoformat()
-    return f"write-locked by {lock.owner!r} until {until}"
+    return f"write-locked by {lock.owner_name!r} until {until}"
 
 
 class BatchProcessor:

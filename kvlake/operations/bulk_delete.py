@@ -117,8 +117,11 @@ class BulkDeletes:
         self.spark_threshold = spark_threshold
         self.clock = clock
 
-    def create(self, path: BranchPath, options: BulkDeleteOptions, *, created_by: str) -> Operation:
-        """Record a bulk delete of everything under `path` that the filters match.
+    def create(
+        self, path: BranchPath, options: BulkDeleteOptions, *, created_by: str, creator: str = ""
+    ) -> Operation:
+        """Record a bulk delete of everything under `path` that the filters match, by the
+        user `created_by` (its id), owned by `creator` (its `User.principal`; default: the id).
 
         Raises:
             InvalidInputError: contradictory filters, a tag or commit for a branch,
@@ -146,6 +149,7 @@ class BulkDeletes:
             prefix=path.prefix,
             options=msgspec.structs.replace(options, engine=engine),
             created_by=created_by,
+            creator=creator,
             created_at=now,
             last_updated_at=now,
         )
@@ -184,9 +188,10 @@ class BulkDeletes:
             ) from None
 
     def get(self, operation_id: str, *, user: str, admin: bool) -> Operation:
-        """The operation, if `user` created it or is an admin; otherwise it does not exist."""
+        """The operation, if `user` (a `User.principal`) created it or is an admin; otherwise
+        it does not exist (for a user created again with the same id too)."""
         operation, _ = self.ledger.load(operation_id)
-        if not admin and operation.created_by != user:
+        if not admin and not operation.owned_by(user):
             raise keys.not_found(operation_id)
         return operation
 
@@ -201,7 +206,7 @@ class BulkDeletes:
         if kind and kind not in KINDS:
             raise InvalidInputError(f"kind {kind!r} is unknown; use one of {', '.join(KINDS)}")
         for operation in self.ledger.list():
-            if not admin and operation.created_by != user:
+            if not admin and not operation.owned_by(user):
                 continue
             if status and operation.status != status:
                 continue

@@ -323,6 +323,6 @@ def _delete_lock(operation_id: str, branch: str, prefix: str, expires: float) ->
 def _held(path: str, lock: Lock, now: float) -> LockedError:
     left = max(0.0, lock.expires - now)
     return LockedError(
-        f"path {path!r} is locked by {lock.owner!r} for about {left:.0f} s more; wait for its"
+        f"path {path!r} is locked by {lock.owner_name!r} for about {left:.0f} s more; wait for its"
         " release or expiry"
     )

@@ -108,10 +108,18 @@ class Operation(msgspec.Struct, frozen=True, kw_only=True):
     error: str = ""
     owner: str = ""
     lease_expires: float = 0.0
+    creator: str = ""
+    """Who created it, as the owner the API names (`User.principal`: the user id and its
+    creation uid), so a user created again with the same id neither sees nor cancels it.
+    Empty (records from before, the command line's): `created_by` is the owner."""
 
     @property
     def finished(self) -> bool:
         return self.status in FINISHED
+
+    def owned_by(self, principal: str) -> bool:
+        """Whether `principal` (`User.principal`) created the operation."""
+        return (self.creator or self.created_by) == principal
 
     @property
     def processed(self) -> int:
@@ -208,6 +216,12 @@ class Lock(msgspec.Struct, frozen=True, kw_only=True):
 
     def live(self, now: float) -> bool:
         return now < self.expires
+
+    @property
+    def owner_name(self) -> str:
+        """The owner as people know it: a user's id without the creation uid the API adds
+        (`User.principal`, `<id>#<uid>`; no user id holds `#`)."""
+        return self.owner.split("#", 1)[0]
 
 
 _ENCODER: Final = msgspec.msgpack.Encoder()

@@ -259,3 +259,23 @@ def test_cancelling_a_finished_operation_is_a_conflict_naming_its_status(lake: L
     with pytest.raises(ConflictError, match="finished with status 'completed'"):
         lake.bulk_deletes.cancel(operation.id, user="alice", admin=False)
     assert lake.bulk_deletes.get(operation.id, user="alice", admin=False).status == "completed"
+
+
+def test_an_operation_belongs_to_its_creators_principal(lake: Lake) -> None:
+    """A user created again with the same id has another principal (`User.principal`):
+    the old one's operations are not its to see or cancel."""
+    populate(lake, _paths(1, "a/"))
+    operation = lake.bulk_deletes.create(
+        parse_branch_path("lakefs://repo1/main/a/"),
+        BulkDeleteOptions(),
+        created_by="alice",
+        creator="alice#01old",
+    )
+    assert operation.created_by == "alice"
+    lake.bulk_deletes.get(operation.id, user="alice#01old", admin=False)
+    for other in ("alice", "alice#01new"):
+        with pytest.raises(OperationNotFoundError):
+            lake.bulk_deletes.get(operation.id, user=other, admin=False)
+        with pytest.raises(OperationNotFoundError):
+            lake.bulk_deletes.cancel(operation.id, user=other, admin=False)
+        assert list(lake.bulk_deletes.list(user=other, admin=False)) == []

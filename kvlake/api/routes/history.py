@@ -75,11 +75,11 @@ def reset_branch(call: Call[wire.ResetCreation]) -> Response:
     elif request.type == "object":
         path = params.check_object_path("path", request.path)
         call.services.catalog.reset_object(
-            repository, branch, path, prefix=False, owner=call.user_id
+            repository, branch, path, prefix=False, owner=call.principal
         )
     else:
         call.services.catalog.reset_object(
-            repository, branch, request.path, prefix=True, owner=call.user_id
+            repository, branch, request.path, prefix=True, owner=call.principal
         )
     return no_content()
 

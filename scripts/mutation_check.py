@@ -595,6 +595,10 @@ MUTATIONS = (
         (
             "tests/interleavings/test_operations.py"
             "::test_a_new_blob_landing_between_the_tombstone_read_and_write_is_never_orphaned",
+            # Checkpoints renew the lock too, so without this line it is first written
+            # at the first batch: an upload during the listing before it is accepted.
+            "tests/operations/test_delete_locks.py"
+            "::test_the_delete_lock_lives_through_an_enumeration_that_keeps_nothing_for_long",
         ),
     ),
     Mutation(

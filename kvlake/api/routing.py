@@ -125,6 +125,12 @@ class Call(Generic[BodyT]):
         return self.user.id if self.user is not None else ""
 
     @property
+    def principal(self) -> str:
+        """The caller as the owner of operations and locks (`User.principal`): the id
+        and the creation uid, so a re-created user owns none of its namesake's."""
+        return self.user.principal if self.user is not None else ""
+
+    @property
     def repository(self) -> Repository:
         """The repository the path names, read once per request (NotFoundError if absent)."""
         if self._repository is None:

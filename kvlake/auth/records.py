@@ -19,6 +19,16 @@ class User(msgspec.Struct, frozen=True, kw_only=True):
     creation_date: int
     friendly_name: str | None = None
     email: str | None = None
+    uid: str = ""
+    """Set at creation, never reused: tells a user from an earlier one with the same id
+    (deleted, then created again). Empty for users created before it existed."""
+
+    @property
+    def principal(self) -> str:
+        """Who owns what this user creates (operations, locks): the id and the creation
+        uid, so a user created again with the same id owns none of the old one's things.
+        `#` is in no user id (kvlake/auth/keys.py), so the id is what precedes it."""
+        return f"{self.id}#{self.uid}" if self.uid else self.id
 
 
 class Group(msgspec.Struct, frozen=True, kw_only=True):

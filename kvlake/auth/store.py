@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from kvlake import ids
 from kvlake.auth import keys
 from kvlake.auth.keyring import CredentialRecords
 from kvlake.auth.records import (
@@ -42,7 +43,13 @@ class AuthStore(CredentialRecords):
         self, user_id: str, *, friendly_name: str | None = None, email: str | None = None
     ) -> User:
         keys.check_id("user", user_id)
-        user = User(id=user_id, creation_date=self._now(), friendly_name=friendly_name, email=email)
+        user = User(
+            id=user_id,
+            creation_date=self._now(),
+            friendly_name=friendly_name,
+            email=email,
+            uid=ids.new_uid(),
+        )
         self._create(keys.USERS, keys.key(user_id), encode(user), f"user {user_id!r}")
         return user
 

@@ -31,6 +31,7 @@ import msgspec
 
 from kvlake.blockstore import READ_CHUNK, BlockStore, parse_address
 from kvlake.catalog.direct import PhysicalLinks
+from kvlake.catalog.guard import GuardedWrite, StagingGuard
 from kvlake.catalog.imports import Importer
 from kvlake.catalog.links import Links, new_address
 from kvlake.catalog.listing import MAX_AMOUNT, list_page
@@ -53,7 +54,6 @@ from kvlake.errors import (
     EntryNotFoundError,
     InvalidInputError,
     KvlakeError,
-    LockedError,
     PreconditionFailedError,
 )
 from kvlake.graveler import (
@@ -64,7 +64,7 @@ from kvlake.graveler import (
     check_branch_name,
     check_path,
 )
-from kvlake.operations import ObjectInfo, ObjectLocks, UploadLock
+from kvlake.operations import ObjectInfo, ObjectLocks
 
 log = logging.getLogger(__name__)
 
@@ -189,7 +189,9 @@ class Catalog:
             )
         self.graveler = graveler
         self.blockstore = blockstore
-        self.links = Links(graveler, blockstore, clock=clock, deletion=deletion)
+        self.guard = StagingGuard(graveler, locks, clock=clock)
+        """The write lock every staging write of a new blob takes (kvlake/catalog/guard.py)."""
+        self.links = Links(graveler, blockstore, self.guard, clock=clock, deletion=deletion)
         """Entries over blobs already in the namespace (stageObject, linkPhysicalAddress)."""
         self._clock = clock
         self._deletion = deletion
@@ -206,6 +208,7 @@ class Catalog:
         return PhysicalLinks(
             self.graveler,
             self.blockstore,
+            self.guard,
             key=key,
             new_address=new_address,
             clock=self._clock,
@@ -238,31 +241,23 @@ class Catalog:
         token = self.graveler.get_branch(repository, branch).staging_token  # fail before any byte
         if if_absent:
             self._refuse_existing(repository, branch, path)
-        if self._locks is None:
+        with self.guard.writing(repository, branch, path, owner=owner) as write:
             return self._upload(
-                repository, branch, path, key, token, data, content_type, metadata, if_absent, None
+                write, key, token, data, content_type, metadata, if_absent=if_absent
             )
-        held = self._locks.begin_upload(repository, path, owner=owner)
-        try:
-            return self._upload(
-                repository, branch, path, key, token, data, content_type, metadata, if_absent, held
-            )
-        finally:
-            self._locks.end_upload(held)
 
     def _upload(
         self,
-        repository: Repository,
-        branch: str,
-        path: str,
+        write: GuardedWrite,
         key: bytes,
         token: str,
         data: BinaryIO,
         content_type: str | None,
         metadata: dict[str, str] | None,
+        *,
         if_absent: bool,
-        held: UploadLock | None,
     ) -> ObjectStat:
+        repository = write.repository
         now = self._clock()
         address = new_address(now)
         reader = _HashingReader(data)
@@ -278,36 +273,17 @@ class Catalog:
         tried: list[str] = []
         try:
             fresh = self._clock() - now < _TOKEN_REUSE  # else re-read: the token may be gone
-            self.graveler.set(
-                repository,
-                branch,
+            write.stage(
                 key,
                 to_value(entry),
                 if_absent=if_absent,
                 token=token if fresh else "",
                 attempted=tried,
             )
-            if held is not None:
-                self._check_lease_held(repository, path, held)
         except BaseException:
             self._abandon(repository, key, address, now, tried)
             raise
-        return from_value(path, to_value(entry))
-
-    def _check_lease_held(self, repository: Repository, path: str, held: UploadLock) -> None:
-        """An upload whose implicit lock expired before it staged may have been replaced by a
-        bulk delete's blind tombstone, unlogged: refuse it, so its blob goes to the log's
-        use-checked deletion (kept if the entry survived)."""
-        assert self._locks is not None
-        if self._clock() < held.lock.expires:
-            return
-        lock = self._locks.deleting(repository, path)
-        if lock is not None:
-            raise LockedError(
-                f"upload of {path!r} outlived its lock ({self._locks.upload_ttl:.0f} s) while"
-                f" bulk delete operation {lock.operation_id} runs; upload it again once that"
-                " operation has finished"
-            )
+        return from_value(write.path, to_value(entry))
 
     def _abandon(
         self, repository: Repository, key: bytes, address: str, now: float, tried: list[str]
@@ -384,13 +360,43 @@ class Catalog:
             amount=amount,
         )
 
-    def delete_object(self, repository: Repository, branch: str, path: str) -> None:
-        """Stage the object's deletion. Raises EntryNotFoundError if there is none."""
+    def delete_object(
+        self, repository: Repository, branch: str, path: str, *, owner: str = ""
+    ) -> None:
+        """Stage the object's deletion, as `owner`.
+
+        Raises:
+            EntryNotFoundError: there is no object at the path.
+            LockedError: another owner's write lock covers the path.
+        """
         self.stat(repository, branch, path)
+        self._refuse_locked(repository, path, owner=owner)
         self.graveler.delete(repository, branch, check_path(path))
 
+    def reset_object(
+        self, repository: Repository, branch: str, path: str, *, prefix: bool, owner: str = ""
+    ) -> None:
+        """Drop the staged changes of `path` (with `prefix`, of every path under it), as
+        `owner`.
+
+        Raises:
+            LockedError: another owner's write lock covers the path (or one under it).
+        """
+        self._refuse_locked(repository, path, owner=owner, prefix=prefix)
+        if prefix:
+            self.graveler.resets.reset_prefix(repository, branch, path.encode())
+        else:
+            self.graveler.resets.reset_key(repository, branch, check_path(path))
+
+    def _refuse_locked(
+        self, repository: Repository, path: str, *, owner: str, prefix: bool = False
+    ) -> None:
+        """A write lock covers every write of its path: deletes and resets too."""
+        if self._locks is not None:
+            self._locks.refuse_locked(repository, path, owner=owner, prefix=prefix)
+
     def delete_objects(
-        self, repository: Repository, branch: str, paths: Sequence[str]
+        self, repository: Repository, branch: str, paths: Sequence[str], *, owner: str = ""
     ) -> list[tuple[str, KvlakeError]]:
         """Stage the deletion of up to 1000 paths; missing ones are skipped, failures listed."""
         if len(paths) > MAX_DELETE_MANY:
@@ -402,6 +408,7 @@ class Catalog:
         failures: list[tuple[str, KvlakeError]] = []
         for path, key in zip(paths, keys_, strict=True):
             try:
+                self._refuse_locked(repository, path, owner=owner)
                 self.graveler.delete(repository, branch, key)
             except KvlakeError as exc:
                 failures.append((path, exc))
@@ -448,6 +455,7 @@ class Catalog:
         shallow: bool = True,
         content_type: str | None = None,
         metadata: dict[str, str] | None = None,
+        owner: str = "",
     ) -> ObjectStat:
         """Stage `path` on `branch` as a copy of the source: same bytes, metadata and checksum.
 
@@ -460,29 +468,41 @@ class Catalog:
         can (`BlockStore.copy`: S3 CopyObject), and the copy is an upload like any
         other, whose blob the deletion log may delete when it is replaced.
 
+        Either way it is a write of `path` (as `owner`): it holds the path's write lock
+        (kvlake/catalog/guard.py), so it is refused under another owner's lock or a
+        bulk delete on `branch`.
+
         Raises:
             EntryNotFoundError: no source object.
             PreconditionFailedError: the source changed while being copied.
+            LockedError: another owner's write lock or a running bulk delete covers `path`.
         """
+        check_branch_name(branch)
         source = self.stat(repository, source_ref, source_path)
-        key = check_path(path)
+        check_path(path)
         if content_type is not None or metadata is not None:
             source = msgspec.structs.replace(
                 source,
                 content_type=source.content_type if content_type is None else content_type,
                 metadata=source.metadata if metadata is None else dict(metadata),
             )
-        if not shallow and not is_external(source.address):
-            return self._copy_blob(repository, source, branch, path)
+        with self.guard.writing(repository, branch, path, owner=owner) as write:
+            if not shallow and not is_external(source.address):
+                return self._copy_blob(write, source)
+            return self._share_blob(write, source, source_ref)
+
+    def _share_blob(self, write: GuardedWrite, source: ObjectStat, source_ref: str) -> ObjectStat:
+        """A shallow copy: a second entry over the source's blob, marked shared first."""
+        repository, key = write.repository, write.path.encode()
         # An imported object is shared as it is: kvlake never deletes it, so no mark.
         if self._deletion is not None and not is_external(source.address):
             # Marked even with deletion disabled, so enabling it later stays safe.
             # Mark, then re-read the source: a worker that missed our entry reads
             # the mark, and one that deleted the blob first made the re-read differ.
             self._deletion.mark_shared(repository.instance_uid, source.address)
-            again = self.stat(repository, source_ref, source_path)
+            again = self.stat(repository, source_ref, source.path)
             if again.address != source.address:
-                raise _changed(source_path, source_ref)
+                raise _changed(source.path, source_ref)
         entry = ObjectEntry(
             address=source.address,
             size=source.size,
@@ -492,16 +512,13 @@ class Catalog:
             metadata=source.metadata,
         )
         value = to_value(entry)
-        self.graveler.set(repository, branch, key, value)
-        return from_value(path, value)
+        write.stage(key, value)
+        return from_value(write.path, value)
 
-    def _copy_blob(
-        self, repository: Repository, source: ObjectStat, branch: str, path: str
-    ) -> ObjectStat:
+    def _copy_blob(self, write: GuardedWrite, source: ObjectStat) -> ObjectStat:
         """A deep copy: the bytes to a fresh address, then staged as an upload is."""
-        check_branch_name(branch)
-        key = check_path(path)
-        self.graveler.get_branch(repository, branch)  # fail before copying any byte
+        repository, key = write.repository, write.path.encode()
+        self.graveler.get_branch(repository, write.branch)  # fail before copying any byte
         now = self._clock()
         address = new_address(now)
         try:
@@ -519,11 +536,11 @@ class Catalog:
         )
         tried: list[str] = []
         try:
-            self.graveler.set(repository, branch, key, to_value(entry), attempted=tried)
+            write.stage(key, to_value(entry), attempted=tried)
         except BaseException:
             self._abandon(repository, key, address, now, tried)
             raise
-        return from_value(path, to_value(entry))
+        return from_value(write.path, to_value(entry))
 
 
 def _changed(path: str, ref: str) -> PreconditionFailedError:

@@ -32,6 +32,7 @@ from collections.abc import Callable, Sequence
 from typing import Final
 
 from kvlake.blockstore import BlockStore, check_key
+from kvlake.catalog.guard import StagingGuard
 from kvlake.catalog.records import ObjectEntry, ObjectStat, from_value, to_value
 from kvlake.deletion import DeletionLog, PendingDelete
 from kvlake.errors import (
@@ -67,6 +68,7 @@ class PhysicalLinks:
         self,
         graveler: Graveler,
         blockstore: BlockStore,
+        guard: StagingGuard,
         *,
         key: bytes,
         new_address: Callable[[float], str],
@@ -77,6 +79,7 @@ class PhysicalLinks:
             raise ConfigError("the link address key is too short; derive it with link_key")
         self._graveler = graveler
         self._blockstore = blockstore
+        self._guard = guard
         self._key = key
         self._new_address = new_address
         self._clock = clock
@@ -114,10 +117,17 @@ class PhysicalLinks:
         content_type: str,
         metadata: dict[str, str],
         if_absent: bool = False,
+        owner: str = "",
     ) -> ObjectStat:
         """Stage `path` on `branch` as the blob at `address`, which `issue` handed out.
 
+        A write of `path` (as `owner`) like any other: it holds the path's write lock
+        (kvlake/catalog/guard.py) before the hand-out record is withdrawn, so a
+        refused link leaves the blob to that record.
+
         Raises:
+            LockedError: another owner's write lock or a running bulk delete covers the
+                path (nothing staged or withdrawn).
             InvalidInputError: the address was not handed out for this path, has
                 expired, holds no blob, or holds another size than `size`.
             PreconditionFailedError: `if_absent` and an object exists at the path
@@ -139,7 +149,6 @@ class PhysicalLinks:
                 f"size_bytes is {size} but {namespace}/{address} holds {stored} bytes;"
                 " send the size of what was uploaded"
             )
-        withdrawn = self._withdraw(repository, address, issued)
         entry = ObjectEntry(
             address=address,
             size=size,
@@ -148,14 +157,16 @@ class PhysicalLinks:
             content_type=content_type,
             metadata=metadata,
         )
-        tried: list[str] = []
-        try:
-            self._graveler.set(
-                repository, branch, key, to_value(entry), if_absent=if_absent, attempted=tried
-            )
-        except BaseException:
-            self._unlinked(repository, address, issued, withdrawn=withdrawn, tried=tried, key=key)
-            raise
+        with self._guard.writing(repository, branch, path, owner=owner) as write:
+            withdrawn = self._withdraw(repository, address, issued)
+            tried: list[str] = []
+            try:
+                write.stage(key, to_value(entry), if_absent=if_absent, attempted=tried)
+            except BaseException:
+                self._unlinked(
+                    repository, address, issued, withdrawn=withdrawn, tried=tried, key=key
+                )
+                raise
         return from_value(path, to_value(entry))
 
     # -- multipart uploads the client sends itself (lakeFS's presign multipart) --------
@@ -230,6 +241,7 @@ class PhysicalLinks:
         *,
         content_type: str,
         metadata: dict[str, str],
+        owner: str = "",
     ) -> ObjectStat:
         """Assemble the parts into the blob at the address, then `link` it at the path.
 
@@ -249,6 +261,7 @@ class PhysicalLinks:
             checksum=etag,
             content_type=content_type,
             metadata=metadata,
+            owner=owner,
         )
 
     def abort_multipart(

@@ -31,6 +31,7 @@ from collections.abc import Callable
 
 from kvlake import ids
 from kvlake.blockstore import BlockStore, check_key, parse_address
+from kvlake.catalog.guard import GuardedWrite, StagingGuard
 from kvlake.catalog.records import ObjectEntry, ObjectStat, from_value, to_value
 from kvlake.deletion import DeletionLog
 from kvlake.errors import BlobNotFoundError, InvalidInputError, PreconditionFailedError
@@ -86,12 +87,14 @@ class Links:
         self,
         graveler: Graveler,
         blockstore: BlockStore,
+        guard: StagingGuard,
         *,
         clock: Callable[[], float] = time.time,
         deletion: DeletionLog | None = None,
     ) -> None:
         self._graveler = graveler
         self._blockstore = blockstore
+        self._guard = guard
         self._clock = clock
         self._deletion = deletion
 
@@ -113,10 +116,16 @@ class Links:
         content_type: str,
         metadata: dict[str, str],
         if_absent: bool = False,
+        owner: str = "",
     ) -> ObjectStat:
         """Stage `path` on `branch` as the blob at `physical_address` (a full address).
 
+        A write of `path` (as `owner`) like any other: it holds the path's write lock
+        (kvlake/catalog/guard.py) from before the mark to the staging.
+
         Raises:
+            LockedError: another owner's write lock or a running bulk delete covers the
+                path (nothing marked).
             InvalidInputError: the address is outside the namespace or internal, or the
                 blob is missing or of another size (nothing staged).
             PreconditionFailedError: `if_absent` and an object exists at the path, or a
@@ -124,7 +133,7 @@ class Links:
             ProtectedBranchError: the branch is protected against writes (nothing marked).
         """
         check_branch_name(branch)
-        key = check_path(path)
+        check_path(path)
         if size < 0:
             raise InvalidInputError(f"size_bytes {size} is negative; send the blob's size")
         if mtime is not None and not 0 <= mtime <= MAX_MTIME:
@@ -137,6 +146,23 @@ class Links:
         self._graveler.get_branch(repository, branch)
         self._graveler.protection.check(repository, branch, "staging_write")
         self._check_blob(namespace, address, physical_address, size)
+        entry = ObjectEntry(
+            address=address,
+            size=size,
+            checksum=checksum,
+            mtime=self._clock() if mtime is None else mtime,
+            content_type=content_type,
+            metadata=dict(metadata),
+        )
+        with self._guard.writing(repository, branch, path, owner=owner) as write:
+            return self._link(write, physical_address, entry, if_absent=if_absent)
+
+    def _link(
+        self, write: GuardedWrite, physical_address: str, entry: ObjectEntry, *, if_absent: bool
+    ) -> ObjectStat:
+        """Mark the blob shared, check it is still there whole, then stage the entry."""
+        repository, namespace = write.repository, write.repository.storage_namespace
+        address, size = entry.address, entry.size
         if self._deletion is not None:
             # Marked even with deletion disabled, so enabling it later stays safe.
             self._deletion.mark_shared(repository.instance_uid, address)
@@ -148,17 +174,9 @@ class Links:
                     " the link in a moment (if it was deleted, write it again)"
                 )
         self._check_blob(namespace, address, physical_address, size)  # after the mark too
-        entry = ObjectEntry(
-            address=address,
-            size=size,
-            checksum=checksum,
-            mtime=self._clock() if mtime is None else mtime,
-            content_type=content_type,
-            metadata=dict(metadata),
-        )
         value = to_value(entry)
-        self._graveler.set(repository, branch, key, value, if_absent=if_absent)
-        return from_value(path, value)
+        write.stage(write.path.encode(), value, if_absent=if_absent)
+        return from_value(write.path, value)
 
     def _check_blob(self, namespace: str, address: str, physical_address: str, size: int) -> None:
         try:

@@ -268,4 +268,4 @@ def lock_list(repository: str, prefix: str) -> None:
         repo = lake.graveler.get_repository(repository)
         for held in lake.locks.list_locks(repo, prefix=prefix):
             left = held.expires - time.time()
-            click.echo(f"{held.path}\t{held.owner}\t{left:,.0f}s left")
+            click.echo(f"{held.path}\t{held.owner_name}\t{left:,.0f}s left")

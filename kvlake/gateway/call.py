@@ -120,6 +120,11 @@ class S3Call:
     def user_id(self) -> str:
         return self.user.id if self.user is not None else ""
 
+    @property
+    def principal(self) -> str:
+        """The caller as the owner of locks (`User.principal`), as the REST API's calls."""
+        return self.user.principal if self.user is not None else ""
+
     def authorize(self, needed: list[Permission]) -> None:
         assert self.user is not None, "authenticate before authorizing"
         self.backends.authenticator.authorize(self.user, needed)

@@ -144,7 +144,7 @@ def put_object(call: S3Call, raw: BinaryIO) -> Response:
             content_type=call.header("content-type") or None,
             metadata=metadata,
             if_absent=absent,
-            owner=call.user_id,
+            owner=call.principal,
         )
     except BranchNotFoundError as exc:
         raise refuse_non_branch(call, exc, branch) from None
@@ -196,6 +196,7 @@ def copy_object(call: S3Call) -> Response:
             branch,
             path,
             shallow=False,
+            owner=call.principal,
             # REPLACE: the request's type and metadata, as S3 (no type: S3's default).
             content_type=(call.header("content-type") or DEFAULT_CONTENT_TYPE) if replace else None,
             metadata=user_metadata(call) if replace else None,
@@ -214,7 +215,7 @@ def delete_object(call: S3Call) -> Response:
     path = check_key_path(call.target.path)
     branch = call.target.ref
     try:
-        call.backends.catalog.delete_object(call.repository, branch, path)
+        call.backends.catalog.delete_object(call.repository, branch, path, owner=call.principal)
     except EntryNotFoundError:
         pass  # S3 answers 204 for a key that is not there
     except BranchNotFoundError as exc:
@@ -257,7 +258,7 @@ def delete_objects(call: S3Call, raw: BinaryIO) -> Response:
         try:
             check_key_path(path)
             call.authorize([Permission("fs:DeleteObject", object_arn(repository.name, path))])
-            call.backends.catalog.delete_object(repository, ref, path)
+            call.backends.catalog.delete_object(repository, ref, path, owner=call.principal)
         except EntryNotFoundError:
             pass
         except (S3Error, KvlakeError) as exc:

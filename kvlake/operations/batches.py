@@ -20,13 +20,14 @@ from kvlake.errors import ConflictError, TooManyTriesError
 from kvlake.graveler import HiddenRange, RangeInfo, Repository, ResolvedRef, Value
 from kvlake.operations.engines import EngineContext
 from kvlake.operations.records import Batch, Failure, Lock, Operation, Outcome, RangePlan
+from kvlake.operations.renewal import HeldDeleteLock
 
 log = logging.getLogger(__name__)
 
 
 def skip_reason(lock: Lock) -> str:
     until = datetime.datetime.fromtimestamp(lock.expires, datetime.UTC).isoformat()
-    return f"write-locked by {lock.owner!r} until {until}"
+    return f"write-locked by {lock.owner_name!r} until {until}"
 
 
 class BatchProcessor:
@@ -49,12 +50,14 @@ class BatchProcessor:
         batch = ledger.read_batch(operation.id, number)
         if batch.outcome is not None:
             return batch.outcome
+        held = HeldDeleteLock(self.context, operation, repository)
+        held.renew()  # before the write locks are read: see kvlake/operations/renewal.py
         if batch.ranges:
-            return self._process_range(operation, repository, number, batch)
+            return self._process_range(operation, repository, number, batch, held)
         failures, todo, addresses = self._split_locked(repository, batch)
         failed = 0
         if todo and not operation.options.dry_run:
-            failed_paths = self._delete(operation, repository, todo, addresses)
+            failed_paths = self._delete(operation, repository, todo, addresses, held)
             failures.extend(
                 (path, Failure(outcome="failed", reason=why)) for path, why in failed_paths
             )
@@ -68,7 +71,12 @@ class BatchProcessor:
         return outcome
 
     def _process_range(
-        self, operation: Operation, repository: Repository, number: int, batch: Batch
+        self,
+        operation: Operation,
+        repository: Repository,
+        number: int,
+        batch: Batch,
+        held: HeldDeleteLock,
     ) -> Outcome:
         """A range batch: its staged objects one by one, each range's keys as one record."""
         ledger = self.context.ledger
@@ -80,9 +88,9 @@ class BatchProcessor:
         failed_paths: list[tuple[str, str]] = []
         if not operation.options.dry_run:
             if plan.paths:
-                failed_paths = self._delete(operation, repository, plan.paths, plan.addresses)
+                failed_paths = self._delete(operation, repository, plan.paths, plan.addresses, held)
             if plan.hidden:
-                failed_paths += self._hide(operation, repository, batch, plan)
+                failed_paths += self._hide(operation, repository, batch, plan, held)
         if failed_paths:
             failures = [(path, Failure(outcome="failed", reason=why)) for path, why in failed_paths]
             ledger.write_failures(operation.id, failures)
@@ -207,7 +215,12 @@ class BatchProcessor:
             yield from committed.range_columns(repository.storage_namespace, info.id).key_list()
 
     def _hide(
-        self, operation: Operation, repository: Repository, batch: Batch, plan: RangePlan
+        self,
+        operation: Operation,
+        repository: Repository,
+        batch: Batch,
+        plan: RangePlan,
+        held: HeldDeleteLock,
     ) -> list[tuple[str, str]]:
         """Stage the ranges' records; where the token refuses them (it holds records of
         another commit's ranges, which ours could overlap), the same keys get one
@@ -230,7 +243,7 @@ class BatchProcessor:
             paths = [
                 path for record in records for path in self._unhidden(repository, operation, record)
             ]
-            return self._delete(operation, repository, paths, [])
+            return self._delete(operation, repository, paths, [], held)
         except TooManyTriesError as exc:
             why = str(exc)
             return [
@@ -276,7 +289,12 @@ class BatchProcessor:
         return skipped, todo, addresses
 
     def _delete(
-        self, operation: Operation, repository: Repository, paths: list[str], addresses: list[str]
+        self,
+        operation: Operation,
+        repository: Repository,
+        paths: list[str],
+        addresses: list[str],
+        held: HeldDeleteLock,
     ) -> list[tuple[str, str]]:
         """Stage tombstones at `paths`; the paths that failed, with why."""
         deletion = self.context.deletion
@@ -284,21 +302,40 @@ class BatchProcessor:
             # purge=false: the blobs stay for garbage collection. Marked before the
             # tombstones log them, so a worker finds the mark when it checks them.
             deletion.mark_shared_many(repository.instance_uid, addresses)
+        raced: list[tuple[str, str]] = []
+        if held.lapsed():
+            paths, raced = self._relocked(repository, paths)
         graveler = self.context.graveler
+        if not paths:
+            return raced
         try:
             graveler.delete_many(repository, operation.branch, [path.encode() for path in paths])
-            return []
+            return raced
         except TooManyTriesError as exc:
             log.info(
                 "bulk delete %s: batch raced writers (%s); one path at a time", operation.id, exc
             )
-        failed: list[tuple[str, str]] = []
+        failed: list[tuple[str, str]] = raced
         for path in paths:
             try:
                 graveler.delete(repository, operation.branch, path.encode())
             except TooManyTriesError as exc:
                 failed.append((path, str(exc)))
         return failed
+
+    def _relocked(
+        self, repository: Repository, paths: list[str]
+    ) -> tuple[list[str], list[tuple[str, str]]]:
+        """`paths` split into those still free and those write-locked now, with why: read
+        after the delete lock lapsed and was renewed, when writers may have come in."""
+        locked = self.context.locks.write_locked(repository, paths[0], paths[-1])
+        free = [path for path in paths if path not in locked]
+        raced = [
+            (path, f"{skip_reason(locked[path])}, taken while the delete lock had lapsed")
+            for path in paths
+            if path in locked
+        ]
+        return free, raced
 
 
 def _record(info: RangeInfo, keep: list[bytes]) -> HiddenRange:

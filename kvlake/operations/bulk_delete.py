@@ -19,6 +19,7 @@ import msgspec
 from kvlake import ids
 from kvlake.errors import (
     BranchNotFoundError,
+    ConflictError,
     InvalidInputError,
     NotFoundError,
 )
@@ -116,8 +117,11 @@ class BulkDeletes:
         self.spark_threshold = spark_threshold
         self.clock = clock
 
-    def create(self, path: BranchPath, options: BulkDeleteOptions, *, created_by: str) -> Operation:
-        """Record a bulk delete of everything under `path` that the filters match.
+    def create(
+        self, path: BranchPath, options: BulkDeleteOptions, *, created_by: str, creator: str = ""
+    ) -> Operation:
+        """Record a bulk delete of everything under `path` that the filters match, by the
+        user `created_by` (its id), owned by `creator` (its `User.principal`; default: the id).
 
         Raises:
             InvalidInputError: contradictory filters, a tag or commit for a branch,
@@ -145,6 +149,7 @@ class BulkDeletes:
             prefix=path.prefix,
             options=msgspec.structs.replace(options, engine=engine),
             created_by=created_by,
+            creator=creator,
             created_at=now,
             last_updated_at=now,
         )
@@ -183,9 +188,10 @@ class BulkDeletes:
             ) from None
 
     def get(self, operation_id: str, *, user: str, admin: bool) -> Operation:
-        """The operation, if `user` created it or is an admin; otherwise it does not exist."""
+        """The operation, if `user` (a `User.principal`) created it or is an admin; otherwise
+        it does not exist (for a user created again with the same id too)."""
         operation, _ = self.ledger.load(operation_id)
-        if not admin and operation.created_by != user:
+        if not admin and not operation.owned_by(user):
             raise keys.not_found(operation_id)
         return operation
 
@@ -200,7 +206,7 @@ class BulkDeletes:
         if kind and kind not in KINDS:
             raise InvalidInputError(f"kind {kind!r} is unknown; use one of {', '.join(KINDS)}")
         for operation in self.ledger.list():
-            if not admin and operation.created_by != user:
+            if not admin and not operation.owned_by(user):
                 continue
             if status and operation.status != status:
                 continue
@@ -217,14 +223,23 @@ class BulkDeletes:
     def cancel(self, operation_id: str, *, user: str, admin: bool) -> Operation:
         """Ask the operation to stop at its next batch boundary; what is done stays done.
 
-        A finished operation is left as it is. An operation no runner has started
-        is cancelled at once.
+        An operation no runner has started is cancelled at once; asking again while
+        a cancel is pending changes nothing.
+
+        Raises:
+            ConflictError: the operation has finished (its final status is named):
+                there is nothing left to cancel.
         """
         self.get(operation_id, user=user, admin=admin)
         now = self.clock()
 
         def change(current: Operation) -> Operation | None:
-            if current.finished or current.cancel_requested:
+            if current.finished:
+                raise ConflictError(
+                    f"operation {operation_id} has already finished with status"
+                    f" {current.status!r}; there is nothing left to cancel"
+                )
+            if current.cancel_requested:
                 return None
             if current.status == "not_started":
                 return msgspec.structs.replace(

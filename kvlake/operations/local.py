@@ -8,15 +8,18 @@ operation record, so a process killed at any point leaves a record another
 2. take the operation's delete lock (uploads under the prefix are refused);
 3. enumerate: stream the branch listing (committed ranges and staging,
    through `Graveler.list`) from the cursor, write a batch record per
-   `batch_size` matching paths, and advance the cursor with it. A batch
-   number is written once (compare-and-swap on absence): a resumed
-   enumeration that finds one adopts it and lists on after its last path.
-   Before a batch is written, the listing's snapshot is checked: if the
-   branch no longer holds its staging tokens and the token-drop delay may
-   have passed, what was listed since the cursor is dropped and listed again
-   from a fresh snapshot (a dropped token reads as empty, silently);
-4. process every batch in order (`BatchProcessor`), folding each outcome into
-   the counters (`Ledger.fold`) and renewing the lease and the delete lock;
+   `batch_size` matching paths, and advance the cursor with it, renewing the
+   lease and the delete lock with each batch written and every third of the
+   lease time while listing. A batch number is written once (compare-and-swap
+   on absence): a resumed enumeration that finds one adopts it and lists on
+   after its last path. Before a batch is written, the listing's snapshot is
+   checked: if the branch no longer holds its staging tokens and the
+   token-drop delay may have passed, what was listed since the cursor is
+   dropped and listed again from a fresh snapshot (a dropped token reads as
+   empty, silently);
+4. process every batch in order (`BatchProcessor`, which renews the delete lock
+   before it reads the batch's write locks), folding each outcome into the
+   counters (`Ledger.fold`) and renewing the lease;
 5. commit if asked, then finish: status, lease and delete lock released, the
    batches dropped (the failures stay as the operation's report).
 
@@ -81,6 +84,8 @@ class HeldOperation:
     repository: Repository
     ranges: list[RangeInfo] | None = None
     """The base commit's ranges, once enumeration read them."""
+    renewed: float = 0.0
+    """When the lease and the delete lock were last renewed."""
 
 
 class LocalEngine:
@@ -101,7 +106,7 @@ class LocalEngine:
             return operation
         try:
             repository = self._repository(operation)
-            held = HeldOperation(operation, repository)
+            held = HeldOperation(operation, repository, renewed=operation.last_updated_at)
             if not operation.options.dry_run:
                 self._lock(held)
             if not operation.enumerated:
@@ -159,12 +164,22 @@ class LocalEngine:
             )
 
         held.operation = self.context.ledger.update(held.operation.id, change)
+        held.renewed = now
+        if not held.operation.options.dry_run:
+            self._lock(held)  # the lock lives as long as the lease: see kvlake/operations/locks.py
+
+    def _keep_alive(self, held: HeldOperation) -> None:
+        """Renew the lease and the delete lock when a third of the lease time has passed
+        since the last checkpoint: an enumeration that lists (or filters out) many
+        objects between two batches must not outlive either."""
+        if self.context.clock() - held.renewed >= self.context.settings.lease_time / 3:
+            self._checkpoint(held)
 
     def _lock(self, held: HeldOperation) -> None:
         operation = held.operation
         expires = self.context.clock() + self.context.settings.lease_time
         self.context.locks.take_delete_lock(
-            held.repository, operation.id, operation.prefix, expires
+            held.repository, operation.id, operation.branch, operation.prefix, expires
         )
 
     def _repository(self, operation: Operation) -> Repository:
@@ -209,6 +224,7 @@ class LocalEngine:
             stop=whole[0].min_key if whole else prefix_end(prefix),
         )
         for key, value in listing:
+            self._keep_alive(held)
             path = key.decode()
             last = path
             if needs_info:  # decoding every entry costs a third of a plain enumeration
@@ -359,10 +375,10 @@ class LocalEngine:
         while held.operation.done < held.operation.batches:
             if stop.is_set() or held.operation.cancel_requested:
                 return
+            # The batch renews the delete lock itself, before it reads its write locks
+            # (kvlake/operations/renewal.py), wherever it runs.
             self.batches.process(held.operation, held.repository, held.operation.done)
             held.operation = ledger.fold(held.operation.id, lease=self._renew)
-            if not held.operation.options.dry_run:
-                self._lock(held)
 
     def _renew(self, updated: Operation) -> Operation:
         """Renew the lease in the swap that counts a batch; only its holder may count."""

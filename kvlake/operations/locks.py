@@ -7,8 +7,10 @@ holder never blocks anyone for longer than its lease:
   owners' uploads to the path are refused and bulk deletes skip it;
 - an upload's implicit write lock (`begin_upload` / `end_upload`), held while the
   body streams and until the entry is staged; bulk deletes skip the path;
-- a bulk delete's delete lock on its path prefix (`take_delete_lock`), renewed
-  with the operation's lease; uploads under the prefix are refused.
+- a bulk delete's delete lock on its path prefix and branch (`take_delete_lock`),
+  renewed with the operation's lease, during enumeration and before every batch
+  writes (`renew_delete_lock`); new blobs staged under the prefix on that branch
+  are refused.
 
 The upload and the bulk delete meet Dekker-style, which is what makes a bulk
 delete's blind tombstone writes safe (kvlake/graveler/writer.py,
@@ -40,6 +42,7 @@ from kvlake.operations import keys
 from kvlake.operations.records import Lock, decode_lock, encode
 
 MAX_LOCK_TTL = 7 * 24 * 3600.0
+_RENEW_TRIES = 5
 
 
 @dataclass(frozen=True)
@@ -143,16 +146,49 @@ class ObjectLocks:
                     found.setdefault(keys.path_of_lock_key(key), lock)
         return found
 
-    # -- uploads -----------------------------------------------------------------------
-
-    def begin_upload(self, repository: Repository, path: str, *, owner: str) -> UploadLock:
-        """Take an upload's implicit lock on `path`, then check nothing forbids the upload.
-
-        The lock is written before the delete locks are read (see the module
-        docstring); a refused upload has released it again.
+    def refuse_locked(
+        self, repository: Repository, path: str, *, owner: str, prefix: bool = False
+    ) -> None:
+        """Refuse a write of `path` (with `prefix`, of every path under it) that another
+        owner's explicit write lock covers: deletes and resets, which stage no new blob
+        and so need no lock of their own.
 
         Raises:
-            LockedError: another owner's write lock, or a bulk delete, covers the path.
+            LockedError: another owner holds a live write lock on the path (or under it).
+        """
+        now = self.clock()
+        if not prefix:
+            partition = keys.locks_partition(repository.instance_uid)
+            current, _ = self._read(partition, keys.lock_key(path))
+            if current is not None and current.live(now) and current.owner != owner:
+                raise _held(path, current, now)
+            return
+        start = path.encode()
+        partition = keys.locks_partition(repository.instance_uid)
+        with self.store.scan(partition, start) as scan:
+            for key, raw in scan:
+                if not key.startswith(start):
+                    return
+                lock = decode_lock(raw)
+                explicit = keys.UPLOAD_SEPARATOR not in key
+                if explicit and lock.live(now) and lock.owner != owner:
+                    raise _held(lock.path, lock, now)
+
+    # -- uploads -----------------------------------------------------------------------
+
+    def begin_upload(
+        self, repository: Repository, branch: str, path: str, *, owner: str
+    ) -> UploadLock:
+        """Take a write's implicit lock on `path`, then check nothing forbids the write.
+
+        Every staging write of a new blob takes it (kvlake/catalog/guard.py). The
+        lock is written before the delete locks are read (see the module
+        docstring); a refused write has released it again. Only a bulk delete on
+        `branch` refuses it: one on another branch never touches this write's entry.
+
+        Raises:
+            LockedError: another owner's write lock, or a bulk delete on `branch`,
+                covers the path.
         """
         now = self.clock()
         key = keys.upload_lock_key(path, ids.new_uid())
@@ -164,7 +200,7 @@ class ObjectLocks:
             explicit, _ = self._read(partition, keys.lock_key(path))
             if explicit is not None and explicit.live(now) and explicit.owner != owner:
                 raise _held(path, explicit, now)
-            self._refuse_deleting(repository, path, now)
+            self._refuse_deleting(repository, path, now, branch=branch)
         except BaseException:
             self.end_upload(held)
             raise
@@ -174,43 +210,90 @@ class ObjectLocks:
         """Release an upload's lock (its key is the upload's own: no one else writes it)."""
         self.store.delete(keys.locks_partition(held.repository.instance_uid), held.key)
 
-    def deleting(self, repository: Repository, path: str, now: float | None = None) -> Lock | None:
-        """The live delete lock of a bulk delete whose prefix covers `path`, if any."""
+    def deleting(
+        self,
+        repository: Repository,
+        path: str,
+        now: float | None = None,
+        *,
+        branch: str | None = None,
+    ) -> Lock | None:
+        """The live delete lock of a bulk delete whose prefix covers `path`, if any.
+
+        With a `branch`, only a bulk delete on that branch counts (a lock naming
+        no branch, written before locks named one, counts on every branch);
+        without, one on any branch does.
+        """
         at = self.clock() if now is None else now
         partition = keys.delete_locks_partition(repository.instance_uid)
         with self.store.scan(partition) as scan:
             for _, raw in scan:
                 lock = decode_lock(raw)
-                if lock.live(at) and path.startswith(lock.path):
+                if not (lock.live(at) and path.startswith(lock.path)):
+                    continue
+                if branch is None or lock.branch in ("", branch):
                     return lock
         return None
 
-    def _refuse_deleting(self, repository: Repository, path: str, now: float) -> None:
-        lock = self.deleting(repository, path, now)
+    def _refuse_deleting(
+        self, repository: Repository, path: str, now: float, *, branch: str | None = None
+    ) -> None:
+        lock = self.deleting(repository, path, now, branch=branch)
         if lock is not None:
+            on = f" on branch {lock.branch!r}" if lock.branch else ""
             raise LockedError(
                 f"path {path!r} is being deleted by bulk delete operation {lock.operation_id}"
-                f" (prefix {lock.path!r}); wait for it to finish (GET /api/v1/operations/"
+                f" (prefix {lock.path!r}{on}); wait for it to finish (GET /api/v1/operations/"
                 f"bulk-delete/status/{lock.operation_id}) or cancel it"
             )
 
     # -- bulk deletes' delete locks ---------------------------------------------------
 
     def take_delete_lock(
-        self, repository: Repository, operation_id: str, prefix: str, expires: float
+        self, repository: Repository, operation_id: str, branch: str, prefix: str, expires: float
     ) -> None:
         """Take or renew the delete lock of an operation (its key: a retry takes it over)."""
-        lock = Lock(
-            kind="delete",
-            owner=operation_id,
-            expires=expires,
-            path=prefix,
-            operation_id=operation_id,
-        )
         self.store.set(
             keys.delete_locks_partition(repository.instance_uid),
             keys.operation_key(operation_id),
-            encode(lock),
+            encode(_delete_lock(operation_id, branch, prefix, expires)),
+        )
+
+    def renew_delete_lock(
+        self, repository: Repository, operation_id: str, branch: str, prefix: str, expires: float
+    ) -> float:
+        """Renew a delete lock that is still there (never re-create a released one) to at
+        least `expires`; the expiry it has now.
+
+        Renewals only ever move the expiry later, so a caller that renewed it to
+        `e` knows it stayed live until `e`: past that, writes under the prefix may
+        have been accepted, and it must read the write locks again before a blind
+        tombstone write (a writer that checked the delete locks meanwhile holds its
+        own write lock until its entry is staged, so that read sees it).
+
+        Raises:
+            PreconditionFailedError: the lock was released (the operation finished, or
+                was cancelled, elsewhere): stop the batch, nothing was written.
+        """
+        partition = keys.delete_locks_partition(repository.instance_uid)
+        key = keys.operation_key(operation_id)
+        for _ in range(_RENEW_TRIES):
+            current, predicate = self._read(partition, key)
+            if current is None or predicate is None:
+                raise PreconditionFailedError(
+                    f"bulk delete operation {operation_id} holds no delete lock any more (it"
+                    " finished or was cancelled elsewhere); this batch stops, nothing deleted"
+                )
+            until = max(expires, current.expires)
+            renewed = _delete_lock(operation_id, branch, prefix, until)
+            try:
+                self.store.set_if(partition, key, encode(renewed), predicate)
+                return until
+            except PreconditionFailedError:
+                continue  # another task renewed it first: renew from what it wrote
+        raise PreconditionFailedError(
+            f"the delete lock of bulk delete operation {operation_id} kept changing while"
+            " being renewed; the batch stops and is retried"
         )
 
     def release_delete_lock(self, instance_uid: str, operation_id: str) -> None:
@@ -226,9 +309,20 @@ class ObjectLocks:
         return decode_lock(raw), predicate
 
 
+def _delete_lock(operation_id: str, branch: str, prefix: str, expires: float) -> Lock:
+    return Lock(
+        kind="delete",
+        owner=operation_id,
+        expires=expires,
+        path=prefix,
+        operation_id=operation_id,
+        branch=branch,
+    )
+
+
 def _held(path: str, lock: Lock, now: float) -> LockedError:
     left = max(0.0, lock.expires - now)
     return LockedError(
-        f"path {path!r} is locked by {lock.owner!r} for about {left:.0f} s more; wait for its"
+        f"path {path!r} is locked by {lock.owner_name!r} for about {left:.0f} s more; wait for its"
         " release or expiry"
     )

@@ -108,10 +108,18 @@ class Operation(msgspec.Struct, frozen=True, kw_only=True):
     error: str = ""
     owner: str = ""
     lease_expires: float = 0.0
+    creator: str = ""
+    """Who created it, as the owner the API names (`User.principal`: the user id and its
+    creation uid), so a user created again with the same id neither sees nor cancels it.
+    Empty (records from before, the command line's): `created_by` is the owner."""
 
     @property
     def finished(self) -> bool:
         return self.status in FINISHED
+
+    def owned_by(self, principal: str) -> bool:
+        """Whether `principal` (`User.principal`) created the operation."""
+        return (self.creator or self.created_by) == principal
 
     @property
     def processed(self) -> int:
@@ -208,9 +216,18 @@ class Lock(msgspec.Struct, frozen=True, kw_only=True):
     """The locked path (`write`) or prefix (`delete`)."""
     operation_id: str = ""
     """The bulk delete holding a `delete` lock."""
+    branch: str = ""
+    """The branch a `delete` lock's bulk delete deletes on: only writes to that branch are
+    refused. Empty (records written before locks named their branch) covers every branch."""
 
     def live(self, now: float) -> bool:
         return now < self.expires
+
+    @property
+    def owner_name(self) -> str:
+        """The owner as people know it: a user's id without the creation uid the API adds
+        (`User.principal`, `<id>#<uid>`; no user id holds `#`)."""
+        return self.owner.split("#", 1)[0]
 
 
 _ENCODER: Final = msgspec.msgpack.Encoder()

@@ -8,8 +8,9 @@ open the lake from its settings and run `BatchProcessor.process` on their
 batches (write locks, filters, tombstones through graveler's writer flow,
 failure records, the batch's outcome), in any order and on any executor. The
 driver counts a wave with one `Ledger.fold` (which moves `done` and the
-counters together and renews the lease), re-takes the delete lock, and reads
-cancellation before the next wave. A batch processed twice (a retried task, a
+counters together and renews the lease) and reads cancellation before the next
+wave; each task renews the delete lock before each batch it processes
+(kvlake/operations/renewal.py). A batch processed twice (a retried task, a
 resumed operation) is counted once, as with every engine.
 
 Waves keep the lease fresh (one fold per wave, well inside `lease_time`) and
@@ -70,8 +71,6 @@ class SparkBulkDeleteEngine(LocalEngine):
             work = process_batches(settings, self.context.owner, held.operation, held.repository)
             wave.mapInArrow(work, OUTCOME_DDL).count()  # runs the wave; outcomes are in the KV
             held.operation = self.context.ledger.fold(held.operation.id, lease=self._renew)
-            if not held.operation.options.dry_run:
-                self._lock(held)
 
 
 def process_batches(

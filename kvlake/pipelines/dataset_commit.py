@@ -120,7 +120,7 @@ def plan_write(
         ) from None
     lake.graveler.protection.check(repository, parsed.branch, "commit")
     root = parsed.prefix.rstrip("/") + "/" if parsed.prefix.strip("/") else ""
-    check_unlocked(lake, repository, root)
+    check_unlocked(lake, repository, parsed.branch, root)
     spelled = options.get("partition_by", options.get("partitionby", ""))
     partition_by = tuple(name.strip() for name in spelled.split(",") if name.strip())
     return WriteTarget(
@@ -135,8 +135,8 @@ def plan_write(
     )
 
 
-def check_unlocked(lake: Lake, repository: Repository, root: str) -> None:
-    """Refuse a path under another owner's write lock or a running bulk delete.
+def check_unlocked(lake: Lake, repository: Repository, branch: str, root: str) -> None:
+    """Refuse a path under another owner's write lock or a bulk delete running on `branch`.
 
     Raises:
         LockedError: naming the lock and what to do.
@@ -147,7 +147,7 @@ def check_unlocked(lake: Lake, repository: Repository, root: str) -> None:
             f"path {lock.path!r} under {root!r} is write-locked by {lock.owner!r}; wait for"
             " the lock to be released (or expire), then run the job again"
         )
-    deleting = lake.locks.deleting(repository, root)
+    deleting = lake.locks.deleting(repository, root, branch=branch)
     if deleting is not None:
         raise LockedError(
             f"{root!r} is being deleted by bulk delete operation {deleting.operation_id};"
@@ -180,7 +180,7 @@ def commit_job(
             " ran; its files will be collected: run the job again"
         )
     lake.graveler.protection.check(repository, target.branch, "commit")
-    check_unlocked(lake, repository, target.root)
+    check_unlocked(lake, repository, target.branch, target.root)
     written = sorted(files, key=lambda file: file.path)
     # The blobs become committed data: the records must never delete them (GC's from now).
     for file in written:  # marked with the time (a GC run started before keeps them)

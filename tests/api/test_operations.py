@@ -154,3 +154,57 @@ def test_dry_run_changes_nothing(http: httpx.Client, repo: str, dry_run: bool) -
     status = _finished(http, created.json()["operation_id"])
     assert status["deleted_count"] == 1 and status["dry_run"] is True
     assert _paths(http, repo) == ["a/1"]
+
+
+def test_cancelling_a_finished_operation_answers_409_with_its_status(
+    http: httpx.Client, repo: str
+) -> None:
+    _upload(http, repo, "a/1")
+    created = http.put(BULK, params={"path": f"lakefs://{repo}/main/a/"})
+    assert created.status_code == 202, created.text
+    operation_id = created.json()["operation_id"]
+    assert _finished(http, operation_id)["status"] == "completed"
+    refused = http.delete(f"/operations/{operation_id}")
+    assert refused.status_code == 409, refused.text
+    assert "'completed'" in refused.json()["message"]
+    assert http.get(f"{BULK}/status/{operation_id}").json()["status"] == "completed"
+
+
+def _named_user(server: Server, sdk: LakeFSClient, user_id: str, group: str) -> httpx.Client:
+    sdk.auth_api.create_user(lakefs_sdk.UserCreation(id=user_id))
+    sdk.auth_api.add_group_membership(group, user_id)
+    key = sdk.auth_api.create_credentials(user_id)
+    return server.http(key.access_key_id, key.secret_access_key)
+
+
+def test_a_user_created_again_owns_none_of_the_old_ones_operations_or_locks(
+    server: Server, sdk: LakeFSClient, http: httpx.Client, repo: str
+) -> None:
+    """Operations and locks are tied to the user's creation, not only its id: a new
+    `alice` neither sees nor cancels the old alice's operation, nor writes under or
+    releases her lock."""
+    _upload(http, repo, "a/1")
+    name = f"alice-{uuid.uuid4().hex[:8]}"
+    with _named_user(server, sdk, name, "Developers") as old:
+        taken = old.put(f"/repositories/{repo}/locks", params={"path": "b/1", "ttl": 600})
+        assert taken.status_code == 200, taken.text
+        assert taken.json()["owner"] == name  # shown by its id, as before
+        created = old.put(BULK, params={"path": f"lakefs://{repo}/main/a/"}, json={"dry_run": True})
+        assert created.status_code == 202, created.text
+        operation_id = created.json()["operation_id"]
+        assert old.get(f"{BULK}/status/{operation_id}").status_code == 200
+    sdk.auth_api.delete_user(name)
+    with _named_user(server, sdk, name, "Developers") as new:
+        assert new.get(f"{BULK}/status/{operation_id}").status_code == 404
+        assert new.delete(f"/operations/{operation_id}").status_code == 404
+        listed = new.get("/operations").json()["results"]
+        assert operation_id not in [o["operation_id"] for o in listed]
+        refused = new.post(
+            f"/repositories/{repo}/branches/main/objects", params={"path": "b/1"}, content=b"x"
+        )
+        assert refused.status_code == 409, refused.text
+        released = new.delete(f"/repositories/{repo}/locks", params={"path": "b/1"})
+        assert released.status_code == 409, released.text
+    assert http.get(f"{BULK}/status/{operation_id}").status_code == 200  # the admin sees it
+    _finished(http, operation_id)
+    http.delete(f"/repositories/{repo}/locks", params={"path": "b/1", "force": "true"})

@@ -109,3 +109,12 @@ def test_update_policy_keeps_creation_date(auth: AuthStore) -> None:
     assert updated.creation_date == created.creation_date and updated.statement == deny
     with pytest.raises(NotFoundError):
         auth.update_policy("missing", deny)
+
+
+def test_a_user_created_again_is_another_principal(auth: AuthStore) -> None:
+    """Operations and locks belong to `User.principal`: the id and the creation's uid."""
+    first = auth.create_user("alice")
+    assert first.principal.startswith("alice#") and auth.get_user("alice") == first
+    auth.delete_user("alice")
+    again = auth.create_user("alice")
+    assert again.principal.startswith("alice#") and again.principal != first.principal

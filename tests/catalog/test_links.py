@@ -22,7 +22,9 @@ from tests.deletion.blockstores import FaultyBlockStore
 from tests.deletion.helpers import DAY, DeletionLake
 
 
-def _link(lake: DeletionLake, path: str, address: str, size: int, **options: bool) -> ObjectStat:
+def _link(
+    lake: DeletionLake, path: str, address: str, size: int, *, if_absent: bool = False
+) -> ObjectStat:
     return lake.catalog.links.link(
         lake.repository,
         "main",
@@ -32,7 +34,7 @@ def _link(lake: DeletionLake, path: str, address: str, size: int, **options: boo
         checksum="c",
         content_type="text/plain",
         metadata={"linked": "yes"},
-        **options,
+        if_absent=if_absent,
     )
 
 

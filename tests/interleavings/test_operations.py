@@ -22,7 +22,7 @@ import pytest
 from kvlake.blockstore import BlockStore
 from kvlake.catalog.records import ObjectEntry, to_value
 from kvlake.config import DeletionSettings, OperationsSettings, Settings
-from kvlake.errors import LockedError
+from kvlake.errors import ConflictError, LockedError
 from kvlake.graveler import HiddenRange, Repository
 from kvlake.graveler.keys import staging_partition
 from kvlake.graveler.records import encode as encode_value
@@ -38,6 +38,7 @@ from kvlake.operations import (
 )
 from tests.interleavings.scheduler import Check, Scheduler, SteppingStore, explore
 from tests.interleavings.scheduler import Outcome as Ended
+from tests.support import FakeClock
 
 Operations = Sequence[Callable[[], object]]
 PATHS = [f"d/{i}" for i in range(6)]
@@ -57,13 +58,19 @@ class TickingClock:
 
 
 def _lake(
-    scheduler: Scheduler, blocks: BlockStore, *, lease_time: float = 600.0, ticking: bool = False
+    scheduler: Scheduler,
+    blocks: BlockStore,
+    *,
+    lease_time: float = 600.0,
+    ticking: bool = False,
+    clock: Callable[[], float] | None = None,
 ) -> Lake:
     settings = Settings(
         operations=OperationsSettings(batch_size=2, lease_time=lease_time),
         deletion=DeletionSettings(send_delay=0.0),
     )
-    clock: Callable[[], float] = TickingClock() if ticking else (lambda: 1_750_000_000.0)
+    if clock is None:
+        clock = TickingClock() if ticking else (lambda: 1_750_000_000.0)
     lake = Lake(settings, SteppingStore(MemoryStore(), scheduler), blocks, clock=clock)
     namespace = f"{blocks.scheme}://lake/repo{next(_lakes)}"
     repo = lake.graveler.create_repository("repo1", storage_namespace=namespace)
@@ -76,9 +83,11 @@ def _lake(
     return lake
 
 
-def _create(lake: Lake) -> Operation:
+def _create(lake: Lake, *, purge: bool = True) -> Operation:
     return lake.bulk_deletes.create(
-        parse_branch_path("lakefs://repo1/main/d/"), BulkDeleteOptions(), created_by="alice"
+        parse_branch_path("lakefs://repo1/main/d/"),
+        BulkDeleteOptions(purge=purge),
+        created_by="alice",
     )
 
 
@@ -164,10 +173,12 @@ def cancel_while_running(scheduler: Scheduler, blocks: BlockStore) -> tuple[Oper
         return lake.bulk_deletes.cancel(operation.id, user="alice", admin=False)
 
     def check(outcomes: list[Ended]) -> None:
-        for outcome in outcomes:
-            assert outcome.acknowledged, outcome.error
+        assert outcomes[0].acknowledged, outcomes[0].error
         final = lake.ledger.load(operation.id)[0]
         assert final.status in ("completed", "cancelled"), final
+        if not outcomes[1].acknowledged:  # the cancel came after the end: 409, its status
+            assert isinstance(outcomes[1].error, ConflictError), outcomes[1].error
+            assert final.status == "completed" and "'completed'" in str(outcomes[1].error)
         left = [p for p in _left(lake) if p.startswith("d/")]
         assert final.counters.deleted == len(PATHS) - len(left)
         if final.status == "cancelled":
@@ -205,16 +216,61 @@ def upload_races_bulk_delete(scheduler: Scheduler, blocks: BlockStore) -> tuple[
     return operations, check
 
 
-def _upload_race(scheduler: Scheduler, blocks: BlockStore) -> tuple[Lake, Operations, Check]:
-    lake = _lake(scheduler, blocks)
+def deep_copy_races_bulk_delete(
+    scheduler: Scheduler, blocks: BlockStore
+) -> tuple[Operations, Check]:
+    """A deep copy (a new blob) onto a path under the prefix: as an upload."""
+    _, operations, check = _upload_race(scheduler, blocks, writer="deep_copy")
+    return operations, check
+
+
+def link_races_bulk_delete(scheduler: Scheduler, blocks: BlockStore) -> tuple[Operations, Check]:
+    """A direct upload's link (linkPhysicalAddress) under the prefix: as an upload."""
+    _, operations, check = _upload_race(scheduler, blocks, writer="link")
+    return operations, check
+
+
+LINK_KEY = b"k" * 32
+
+
+def _writer(lake: Lake, repo: Repository, writer: str) -> Callable[[], object]:
+    """A write of a new blob at d/0 (first batch, nothing staged there: its tombstone is
+    a blind write), prepared outside the schedule: `upload`, `deep_copy`, `link` or `stage`."""
+    if writer == "upload":
+        return lambda: lake.catalog.upload(repo, "main", "d/0", io.BytesIO(b"racing"))
+    if writer == "deep_copy":
+        lake.catalog.upload(repo, "main", "e/src", io.BytesIO(b"source"))
+        return lambda: lake.catalog.copy_object(repo, "main", "e/src", "main", "d/0", shallow=False)
+    if writer == "link":
+        links = lake.catalog.direct_uploads(LINK_KEY)
+        address, _ = links.issue(repo, "main", "d/0")
+        lake.blockstore.put(repo.storage_namespace, address, b"racing")
+        return lambda: links.link(
+            repo, "main", "d/0", address, size=6, checksum="c", content_type="x", metadata={}
+        )
+    # stageObject over a blob another path holds (a blob of its own would be the client's,
+    # in the namespace before the stage: nothing kvlake could orphan).
+    source = lake.catalog.upload(repo, "main", "e/src", io.BytesIO(b"source"))
+    full = f"{repo.storage_namespace}/{source.address}"
+    return lambda: lake.catalog.links.link(
+        repo, "main", "d/0", full, size=6, checksum="c", content_type="x", metadata={}
+    )
+
+
+def _upload_race(
+    scheduler: Scheduler,
+    blocks: BlockStore,
+    *,
+    writer: str = "upload",
+    clock: Callable[[], float] | None = None,
+    purge: bool = True,
+) -> tuple[Lake, Operations, Check]:
+    lake = _lake(scheduler, blocks, clock=clock)
     repo = lake.graveler.get_repository("repo1")
     lake.catalog.upload(repo, "main", "d/3", io.BytesIO(b"staged"))  # a staged value to replace
-    operation = _create(lake)
+    upload = _writer(lake, repo, writer)
+    operation = _create(lake, purge=purge)
     engine = LocalEngine(lake.engine_context(owner="server"))
-
-    def upload() -> object:
-        # d/0 (first batch) has nothing staged: its tombstone is a blind write.
-        return lake.catalog.upload(repo, "main", "d/0", io.BytesIO(b"racing"))
 
     def check(outcomes: list[Ended]) -> None:
         assert outcomes[0].acknowledged, outcomes[0].error
@@ -296,6 +352,8 @@ def _two_deletes(scheduler: Scheduler, blocks: BlockStore) -> tuple[Lake, Operat
 
 SCENARIOS = {
     "upload_races_bulk_delete": upload_races_bulk_delete,
+    "deep_copy_races_bulk_delete": deep_copy_races_bulk_delete,
+    "link_races_bulk_delete": link_races_bulk_delete,
     "two_processors_fold": two_processors_fold,
     "expiring_leases": expiring_leases,
     "cancel_while_running": cancel_while_running,
@@ -315,15 +373,17 @@ def test_no_interleaving_double_counts_or_loses_a_batch(name: str, lake_blocks: 
     assert explore(scenario, seed=3, limit=limit, shuffled=shuffled) > least
 
 
-def test_an_upload_landing_between_the_tombstone_read_and_write_is_never_orphaned(
-    lake_blocks: BlockStore,
+@pytest.mark.parametrize("writer", ["upload", "deep_copy", "link", "stage"])
+def test_a_new_blob_landing_between_the_tombstone_read_and_write_is_never_orphaned(
+    lake_blocks: BlockStore, writer: str
 ) -> None:
     """The one window the delete lock closes, reached on purpose: the bulk delete has read
     the batch's staged entries (get_many) and not yet written its blind tombstones
-    (set_many) when a whole upload runs. The upload must be refused (the delete lock) or
-    its path skipped; without the lock its entry would be replaced, its blob unlogged."""
+    (set_many) when a whole write of a new blob runs (an upload, a deep copy, a direct
+    upload's link, a stageObject). It must be refused (the delete lock) or its path
+    skipped; without the lock its entry would be replaced, its blob unlogged."""
     solo = Scheduler()
-    lake, operations, _ = _upload_race(solo, lake_blocks)
+    lake, operations, _ = _upload_race(solo, lake_blocks, writer=writer)
     store = lake.store
     assert isinstance(store, SteppingStore)
     base = len(store.calls)
@@ -336,7 +396,7 @@ def test_an_upload_landing_between_the_tombstone_read_and_write_is_never_orphane
     ]
     assert reads, "the bulk delete read no staged entries"
     scheduler = Scheduler()
-    _, operations, check = _upload_race(scheduler, lake_blocks)
+    _, operations, check = _upload_race(scheduler, lake_blocks, writer=writer)
     # The first step of an operation runs it to its first call; step n+1 makes call n.
     # So reads[0] + 2 steps have made the read and parked before the tombstone write.
     check(scheduler.run(operations, [0] * (reads[0] + 2) + [1] * 10_000))
@@ -383,3 +443,54 @@ def test_a_bulk_delete_run_whole_at_each_staging_write_of_another_is_refused(
         _, operations, check = _two_deletes(scheduler, lake_blocks)
         # Step n+1 makes call n: so the first is parked just before this write.
         check(scheduler.run(operations, [0] * (write + 1) + [1] * 10_000 + [0] * 10_000))
+
+
+def test_a_delete_lock_lapsing_mid_batch_is_renewed_before_the_blind_write(
+    lake_blocks: BlockStore,
+) -> None:
+    """The batch has read its write locks when its delete lock's time runs out (a long
+    batch), then reads the staged entries; an upload comes in then. The batch must see
+    the lapse before its blind tombstone write, renew the lock and read the write locks
+    again: the upload is refused or its path skipped, never replaced unlogged.
+
+    purge=false: the batch marks its blobs shared between the two reads, a KV call at
+    which the lapse is injected (the check runs after it, before the writer flow)."""
+    locks_read = _first_call(lake_blocks, "scan", b"locks/")
+    # Where the batch reads its staged entries when the lapse comes after its write-lock
+    # read (renewing and reading the write locks again come first, if the code does).
+    staged_read = _first_call(lake_blocks, "get_many", b"staging/", lapse_after=locks_read)
+    clock = FakeClock()
+    scheduler = Scheduler()
+    lake, operations, check = _upload_race(scheduler, lake_blocks, clock=clock, purge=False)
+    lease = lake.settings.operations.lease_time
+    lapse = [lambda: clock.advance(lease + 1)]  # no store call: it runs whole in one step
+    # The first step of an operation runs it to its first call; step n+1 makes call n.
+    schedule = [0] * (locks_read + 2) + [2] + [0] * (staged_read - locks_read) + [1] * 10_000
+    check(scheduler.run([*operations, *lapse], schedule))
+
+
+def _first_call(
+    blocks: BlockStore, op: str, partition: bytes, *, lapse_after: int | None = None
+) -> int:
+    """The index of the bulk delete's first `op` call on a `partition...` partition (after
+    call `lapse_after`, where the lease-and-a-second lapse is injected, if given), run
+    alone, then the upload."""
+    clock = FakeClock()
+    solo = Scheduler()
+    lake, operations, _ = _upload_race(solo, blocks, clock=clock, purge=False)
+    lease = lake.settings.operations.lease_time
+    store = lake.store
+    assert isinstance(store, SteppingStore)
+    base = len(store.calls)
+    if lapse_after is None:
+        solo.run(operations, [0] * 10_000)
+    else:
+        lapse = [lambda: clock.advance(lease + 1)]
+        solo.run([*operations, *lapse], [0] * (lapse_after + 2) + [2] + [0] * 10_000)
+    bulk_calls = store.calls[base : base + solo.trace.count(0)]
+    after = -1 if lapse_after is None else lapse_after
+    return next(
+        step
+        for step, call in enumerate(bulk_calls)
+        if step > after and call.op == op and (call.partition or b"").startswith(partition)
+    )

@@ -10,6 +10,7 @@ import pytest
 from kvlake.blockstore import BlockStore
 from kvlake.errors import (
     BranchNotFoundError,
+    ConflictError,
     InvalidInputError,
     LockedError,
     OperationNotFoundError,
@@ -167,7 +168,7 @@ def test_an_expired_lock_does_not_protect(lake: Lake) -> None:
 def test_an_upload_under_a_running_bulk_delete_is_refused_naming_it(lake: Lake) -> None:
     repo = populate(lake, _paths(3, "a/"))
     operation = start(lake, "lakefs://repo1/main/a/")
-    lake.locks.take_delete_lock(repo, operation.id, "a/", lake.clock() + 60)
+    lake.locks.take_delete_lock(repo, operation.id, "main", "a/", lake.clock() + 60)
     with pytest.raises(LockedError, match=operation.id):
         lake.catalog.upload(repo, "main", "a/new", io.BytesIO(b"x"))
     lake.catalog.upload(repo, "main", "b/new", io.BytesIO(b"x"))  # outside: allowed
@@ -237,7 +238,7 @@ def test_an_upload_that_outlived_its_lock_under_a_new_bulk_delete_is_refused(
         def read(self, size: int | None = -1) -> bytes:
             if self.tell() == 0:  # mid-stream: the lease runs out, a bulk delete starts
                 fake.advance(lake.locks.upload_ttl + 1)
-                lake.locks.take_delete_lock(repo, operation.id, "a/", fake.now + 60)
+                lake.locks.take_delete_lock(repo, operation.id, "main", "a/", fake.now + 60)
             return super().read(size)
 
     with pytest.raises(LockedError, match="outlived its lock"):
@@ -249,3 +250,32 @@ def test_an_upload_that_outlived_its_lock_under_a_new_bulk_delete_is_refused(
         if due.record is not None and due.record.origin == "abandoned_upload"
     ]
     assert len(logged) == 1
+
+
+def test_cancelling_a_finished_operation_is_a_conflict_naming_its_status(lake: Lake) -> None:
+    populate(lake, _paths(2, "a/"))
+    operation = run(lake, start(lake, "lakefs://repo1/main/a/"))
+    assert operation.status == "completed"
+    with pytest.raises(ConflictError, match="finished with status 'completed'"):
+        lake.bulk_deletes.cancel(operation.id, user="alice", admin=False)
+    assert lake.bulk_deletes.get(operation.id, user="alice", admin=False).status == "completed"
+
+
+def test_an_operation_belongs_to_its_creators_principal(lake: Lake) -> None:
+    """A user created again with the same id has another principal (`User.principal`):
+    the old one's operations are not its to see or cancel."""
+    populate(lake, _paths(1, "a/"))
+    operation = lake.bulk_deletes.create(
+        parse_branch_path("lakefs://repo1/main/a/"),
+        BulkDeleteOptions(),
+        created_by="alice",
+        creator="alice#01old",
+    )
+    assert operation.created_by == "alice"
+    lake.bulk_deletes.get(operation.id, user="alice#01old", admin=False)
+    for other in ("alice", "alice#01new"):
+        with pytest.raises(OperationNotFoundError):
+            lake.bulk_deletes.get(operation.id, user=other, admin=False)
+        with pytest.raises(OperationNotFoundError):
+            lake.bulk_deletes.cancel(operation.id, user=other, admin=False)
+        assert list(lake.bulk_deletes.list(user=other, admin=False)) == []

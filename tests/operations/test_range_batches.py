@@ -17,6 +17,7 @@ from kvlake.lake import Lake
 from kvlake.operations import BulkDeleteOptions, Filters, LocalEngine
 from kvlake.operations.batches import BatchProcessor
 from kvlake.operations.records import Batch, Counters, Operation, Outcome, RangePlan
+from kvlake.operations.renewal import HeldDeleteLock
 from tests.operations.helpers import fill, listed, make_lake, populate, run, start
 
 INSIDE = [f"a/{i:05d}" for i in range(20_000)]
@@ -122,9 +123,14 @@ def test_a_range_batch_processed_again_counts_once(lake: Lake) -> None:
 
     class CrashAfterHiding(BatchProcessor):
         def _hide(
-            self, op: Operation, repository: Repository, batch: Batch, plan: RangePlan
+            self,
+            op: Operation,
+            repository: Repository,
+            batch: Batch,
+            plan: RangePlan,
+            held: HeldDeleteLock,
         ) -> list[tuple[str, str]]:
-            super()._hide(op, repository, batch, plan)
+            super()._hide(op, repository, batch, plan, held)
             raise RuntimeError("crash")
 
     engine = LocalEngine(context)

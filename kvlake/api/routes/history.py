@@ -73,11 +73,14 @@ def reset_branch(call: Call[wire.ResetCreation]) -> Response:
     elif not request.path:
         raise InvalidInputError(f"reset of type {request.type!r} needs a path")
     elif request.type == "object":
-        graveler.resets.reset_key(
-            repository, branch, params.check_object_path("path", request.path).encode()
+        path = params.check_object_path("path", request.path)
+        call.services.catalog.reset_object(
+            repository, branch, path, prefix=False, owner=call.principal
         )
     else:
-        graveler.resets.reset_prefix(repository, branch, request.path.encode())
+        call.services.catalog.reset_object(
+            repository, branch, request.path, prefix=True, owner=call.principal
+        )
     return no_content()
 
 

@@ -28,7 +28,7 @@ _PATH: Final = "/repositories/{repository}/locks"
 
 def _wire(lock: Lock) -> wire.ObjectLock:
     return wire.ObjectLock(
-        path=lock.path, kind=lock.kind, owner=lock.owner, expires_at=lock.expires
+        path=lock.path, kind=lock.kind, owner=lock.owner_name, expires_at=lock.expires
     )
 
 
@@ -36,7 +36,7 @@ def acquire_lock(call: Call[None]) -> Response:
     lock = call.services.lake.locks.acquire(
         call.repository,
         call.query.text("path"),
-        owner=call.user_id,
+        owner=call.principal,
         ttl=float(call.query.number("ttl", 300)),
     )
     return json_response(_wire(lock))
@@ -49,7 +49,7 @@ def release_lock(call: Call[None]) -> Response:
             "insufficient permissions: only an admin may release another owner's lock (force)"
         )
     call.services.lake.locks.release(
-        call.repository, call.query.text("path"), owner=call.user_id, force=force
+        call.repository, call.query.text("path"), owner=call.principal, force=force
     )
     return no_content()
 

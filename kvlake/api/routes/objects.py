@@ -169,14 +169,18 @@ def list_objects(call: Call[None]) -> Response:
 
 def delete_object(call: Call[None]) -> Response:
     repository = call.repository
-    call.services.catalog.delete_object(repository, call.path["branch"], call.query.text("path"))
+    call.services.catalog.delete_object(
+        repository, call.path["branch"], call.query.text("path"), owner=call.principal
+    )
     return no_content()
 
 
 def delete_objects(call: Call[wire.PathList]) -> Response:
     request = call.body
     repository = call.repository
-    failures = call.services.catalog.delete_objects(repository, call.path["branch"], request.paths)
+    failures = call.services.catalog.delete_objects(
+        repository, call.path["branch"], request.paths, owner=call.principal
+    )
     errors = [
         wire.ObjectError(status_code=status_of(exc), message=error_body(exc).message, path=path)
         for path, exc in failures
@@ -196,6 +200,7 @@ def copy_object(call: Call[wire.ObjectCopyCreation]) -> Response:
         call.query.text("dest_path"),
         # lakeFS's default copies the bytes (inside the store on s3); shallow shares them.
         shallow=bool(request.shallow),
+        owner=call.principal,
     )
     return json_response(convert.object_stats(stat, repository.storage_namespace), 201)
 

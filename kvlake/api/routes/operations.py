@@ -112,14 +112,16 @@ def _status(call: Call[Any], operation: Record) -> wire.OperationStatus:
 def create_bulk_delete(call: Call[wire.BulkDeleteCreation | None]) -> Response:
     lake = call.services.lake
     path = parse_branch_path(call.query.text("path"))
-    operation = lake.bulk_deletes.create(path, _options(call.body), created_by=call.user_id)
+    operation = lake.bulk_deletes.create(
+        path, _options(call.body), created_by=call.user_id, creator=call.principal
+    )
     lake.operations.wake()
     return json_response(wire.OperationCreated(operation_id=operation.id), 202)
 
 
 def get_bulk_delete_status(call: Call[None]) -> Response:
     operation = call.services.lake.bulk_deletes.get(
-        call.path["operation_id"], user=call.user_id, admin=is_admin(call)
+        call.path["operation_id"], user=call.principal, admin=is_admin(call)
     )
     return json_response(_status(call, operation))
 
@@ -127,7 +129,7 @@ def get_bulk_delete_status(call: Call[None]) -> Response:
 def list_bulk_delete_failures(call: Call[None]) -> Response:
     page = call.services.lake.bulk_deletes.failures(
         call.path["operation_id"],
-        user=call.user_id,
+        user=call.principal,
         admin=is_admin(call),
         after=call.query.text("after"),
         amount=call.query.amount() or 1,
@@ -144,7 +146,7 @@ def list_operations(call: Call[None]) -> Response:
     query = call.query
     after, amount = query.text("after"), query.amount() or 1
     visible = call.services.lake.bulk_deletes.list(
-        user=call.user_id,
+        user=call.principal,
         admin=is_admin(call),
         status=query.text("status"),
         kind=query.text("kind"),
@@ -159,7 +161,7 @@ def list_operations(call: Call[None]) -> Response:
 
 def cancel_operation(call: Call[None]) -> Response:
     operation = call.services.lake.bulk_deletes.cancel(
-        call.path["operation_id"], user=call.user_id, admin=is_admin(call)
+        call.path["operation_id"], user=call.principal, admin=is_admin(call)
     )
     return json_response(_status(call, operation), 202)
 

@@ -119,6 +119,7 @@ def complete_upload(call: Call[wire.CompletePresignMultipartUpload]) -> Response
         [(part.part_number, part.etag) for part in body.parts],
         content_type=body.content_type or "application/octet-stream",
         metadata=dict(body.user_metadata or {}),
+        owner=call.principal,
     )
     return json_response(convert.object_stats(stat, repository.storage_namespace))
 

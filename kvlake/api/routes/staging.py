@@ -96,6 +96,7 @@ def link_physical_address(call: Call[wire.StagingMetadata]) -> Response:
         content_type=body.content_type or "application/octet-stream",
         metadata=dict(body.user_metadata or {}),
         if_absent=absent,
+        owner=call.principal,
     )
     return json_response(convert.object_stats(stat, namespace))
 
@@ -143,6 +144,7 @@ def stage_object(call: Call[wire.ObjectStageCreation]) -> Response:
         mtime=request.mtime,
         content_type=request.content_type or DEFAULT_CONTENT_TYPE,
         metadata=check_metadata(request.metadata or {}),
+        owner=call.principal,
     )
     # As lakeFS's: the stats of the new entry, without its user metadata.
     namespace = call.repository.storage_namespace

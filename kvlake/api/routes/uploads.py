@@ -71,7 +71,7 @@ def upload_object(call: Call[None]) -> Response:
         content_type=content_type or None,
         metadata=user_metadata(call.request.headers),
         if_absent=absent,
-        owner=call.user_id,
+        owner=call.principal,
     )
     return json_response(convert.object_stats(stat, repository.storage_namespace), 201)
 

@@ -2077,6 +2077,71 @@ MUTATIONS = (
             "test_a_replayed_micro_batch_is_recognised_from_history_and_committed_once[local]",
         ),
     ),
+    # -- gateway-multipart: multipart uploads through kvlake (issue 24) --------------------
+    Mutation(
+        "gateway-multipart-local-entity-too-small",
+        "issue 24: every part but the last has at least 5 MiB (EntityTooSmall), on local storage",
+        "kvlake/blockstore/local_uploads.py",
+        "            if size < MIN_PART_BYTES:\n",
+        "            if False:\n",
+        (
+            "tests/blockstore/test_uploads.py::"
+            "test_a_small_part_but_the_last_is_entity_too_small[local]",
+        ),
+    ),
+    Mutation(
+        "gateway-multipart-local-part-replaced",
+        "issue 24: a part sent again replaces the earlier one (its ETag no longer completes)",
+        "kvlake/blockstore/local_uploads.py",
+        "                if entry.name.startswith(stale) and entry.name != name:\n",
+        "                if False:\n",
+        (
+            "tests/blockstore/test_uploads.py::"
+            "test_a_part_sent_again_replaces_the_earlier_one[local]",
+        ),
+    ),
+    Mutation(
+        "gateway-multipart-local-own-key",
+        "issue 24: an upload completes only into the key it was started for (NoSuchUpload)",
+        "kvlake/blockstore/local_uploads.py",
+        "        if recorded != key:  # S3's answer for another key's upload id\n",
+        "        if False:\n",
+        (
+            "tests/blockstore/test_uploads.py::"
+            "test_an_upload_completes_only_into_its_own_key[local]",
+        ),
+    ),
+    Mutation(
+        "gateway-multipart-local-abort-removes-parts",
+        "issue 24: an aborted upload leaves no part files behind",
+        "kvlake/blockstore/local_uploads.py",
+        "            return  # gone already: aborted or completed\n"
+        "        shutil.rmtree(folder, ignore_errors=True)\n",
+        "            return  # gone already: aborted or completed\n",
+        (
+            "tests/blockstore/test_uploads.py::"
+            "test_aborted_and_completed_uploads_leave_no_parts_behind[local]",
+        ),
+    ),
+    Mutation(
+        "gateway-multipart-etag-shape",
+        "issue 24: a completion's ETags are part ETags (InvalidPart), never a path or NUL",
+        "kvlake/blockstore/store.py",
+        "            if not _PART_ETAG.fullmatch(etag):",
+        "            if False:",
+        ("tests/blockstore/test_uploads.py::test_a_missing_part_or_a_wrong_etag_is_invalid_part",),
+    ),
+    Mutation(
+        "gateway-multipart-s3-abort-twice",
+        "issue 24: aborting an upload already gone is not an error on S3 (NoSuchUpload)",
+        "kvlake/blockstore/s3_uploads.py",
+        '            if exc.code != "NoSuchUpload":\n',
+        "            if True:\n",
+        (
+            "tests/blockstore/test_uploads.py::"
+            "test_aborted_and_completed_uploads_leave_no_parts_behind[s3]",
+        ),
+    ),
 )
 
 

@@ -17,9 +17,11 @@ from kvlake.blockstore.store import (
     MAX_PARALLEL_LISTINGS,
     MAX_PARTS,
     MAX_PRESIGN_SECONDS,
+    MIN_PART_BYTES,
     READ_CHUNK,
     BlockStore,
     check_key,
+    multipart_etag,
 )
 
 __all__ = [
@@ -28,6 +30,7 @@ __all__ = [
     "MAX_PARALLEL_LISTINGS",
     "MAX_PARTS",
     "MAX_PRESIGN_SECONDS",
+    "MIN_PART_BYTES",
     "READ_CHUNK",
     "BlobInfo",
     "BlockStore",
@@ -36,6 +39,7 @@ __all__ = [
     "canonical_address",
     "canonical_prefix",
     "check_key",
+    "multipart_etag",
     "open_blockstore",
     "parse_address",
     "parse_prefix",

@@ -11,18 +11,22 @@ the adapter's `_call`, so it shares the rate limiter and its retries.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from contextlib import suppress
+import tempfile
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING, Final, Protocol, TypeVar
 
-from kvlake.errors import BlobNotFoundError, InvalidInputError
+from kvlake.errors import BlobNotFoundError, InvalidInputError, UploadRefusedError
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
     from mypy_boto3_s3.type_defs import CompletedPartTypeDef
 
 T = TypeVar("T")
+
+SPOOL_BYTES: Final = 1 << 20
+"""A part sent through kvlake is spooled to a temporary file beyond this, so the request
+can be retried and the process's memory stays flat whatever the part's size."""
 
 
 class _S3(Protocol):
@@ -60,6 +64,31 @@ class S3ClientUploads:
     ) -> str:
         extra = {"UploadId": upload_id, "PartNumber": part}
         return self._presign("upload_part", namespace, key, expires, extra)
+
+    def _upload_part(
+        self: _S3, namespace: str, key: str, upload_id: str, part: int, chunks: Iterator[bytes]
+    ) -> str:
+        bucket, object_key = self._locate(namespace, key)
+        with tempfile.SpooledTemporaryFile(SPOOL_BYTES) as spool:
+            for chunk in chunks:  # the caller's stream: its errors reach the caller as they are
+                spool.write(chunk)
+            size = spool.tell()
+
+            def send() -> str:
+                spool.seek(0)  # from the start on every try
+                return self._client.upload_part(
+                    Bucket=bucket,
+                    Key=object_key,
+                    UploadId=upload_id,
+                    PartNumber=part,
+                    Body=spool,
+                    ContentLength=size,
+                )["ETag"]
+
+            etag = self._call(
+                f"send part {part} of an upload of blob {key!r} in {namespace!r}", send
+            )
+        return etag.strip('"')
 
     def _copy_upload_part(
         self: _S3,
@@ -119,10 +148,15 @@ class S3ClientUploads:
 
     def _abort_upload(self: _S3, namespace: str, key: str, upload_id: str) -> None:
         bucket, object_key = self._locate(namespace, key)
-        with suppress(BlobNotFoundError):  # gone already: aborted or completed
+        try:
             self._call(
                 f"abort an upload of blob {key!r} in {namespace!r}",
                 lambda: self._client.abort_multipart_upload(
                     Bucket=bucket, Key=object_key, UploadId=upload_id
                 ),
             )
+        except BlobNotFoundError:
+            pass  # gone already: aborted or completed
+        except UploadRefusedError as exc:
+            if exc.code != "NoSuchUpload":
+                raise

@@ -15,9 +15,9 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import BinaryIO, Literal, TypeVar
+from typing import BinaryIO, Literal, TypeVar, cast
 
-from kvlake.blockstore import BlobInfo, BlockStore
+from kvlake.blockstore import BlobInfo, BlockStore, ChunkReader
 from kvlake.errors import UnavailableError
 
 
@@ -148,6 +148,18 @@ class FaultyBlockStore(BlockStore):
             key,
             lambda: self.inner.presign_upload_part(
                 namespace, key, upload_id, part, expires=expires
+            ),
+        )
+
+    def _upload_part(
+        self, namespace: str, key: str, upload_id: str, part: int, chunks: Iterator[bytes]
+    ) -> str:
+        return self._run(
+            "upload_part",
+            namespace,
+            key,
+            lambda: self.inner.upload_part(
+                namespace, key, upload_id, part, cast(BinaryIO, ChunkReader(chunks))
             ),
         )
 

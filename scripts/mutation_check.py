@@ -2142,6 +2142,31 @@ MUTATIONS = (
             "test_aborted_and_completed_uploads_leave_no_parts_behind[s3]",
         ),
     ),
+    Mutation(
+        "gateway-multipart-part-needs-its-ticket",
+        "issue 24: an upload id is only for the key it was created for (NoSuchUpload)",
+        "kvlake/catalog/direct.py",
+        "        self._verify(repository, branch, path, address)\n"
+        "        return self._blockstore.upload_part(\n",
+        "        return self._blockstore.upload_part(\n",
+        ("tests/gateway/test_multipart.py::test_an_upload_id_is_only_for_its_own_key",),
+    ),
+    Mutation(
+        "gateway-multipart-s3-codes",
+        "issue 24: a refused completion answers S3's code (EntityTooSmall, InvalidPart, ...)",
+        "kvlake/gateway/errors.py",
+        "    if isinstance(exc, errors.UploadRefusedError):",
+        "    if False:",
+        ("tests/gateway/test_multipart.py::test_a_small_part_but_the_last_is_entity_too_small",),
+    ),
+    Mutation(
+        "gateway-multipart-copy-range-inside-source",
+        "issue 24: a copied part's range lies inside the source (InvalidRange)",
+        "kvlake/gateway/multipart.py",
+        " or int(match[2]) >= stat.size:",
+        ":",
+        ("tests/gateway/test_multipart.py::test_a_copied_range_past_the_source_is_invalid_range",),
+    ),
 )
 
 

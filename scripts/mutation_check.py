@@ -2167,6 +2167,14 @@ MUTATIONS = (
         ":",
         ("tests/gateway/test_multipart.py::test_a_copied_range_past_the_source_is_invalid_range",),
     ),
+    Mutation(
+        "gateway-multipart-list-parts-marker",
+        "issue 24: ListParts pages from part-number-marker on, each part once",
+        "kvlake/gateway/multipart.py",
+        "    after = [part for part in parts if part.number > marker]\n",
+        "    after = list(parts)\n",
+        ("tests/gateway/test_multipart.py::test_list_parts_pages_through_the_parts_sent",),
+    ),
 )
 
 

@@ -20,6 +20,7 @@ from kvlake.blockstore.store import (
     MIN_PART_BYTES,
     READ_CHUNK,
     BlockStore,
+    UploadedPart,
     check_key,
     multipart_etag,
 )
@@ -36,6 +37,7 @@ __all__ = [
     "BlockStore",
     "ChunkReader",
     "StorageAddress",
+    "UploadedPart",
     "canonical_address",
     "canonical_prefix",
     "check_key",

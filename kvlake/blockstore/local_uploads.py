@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, suppress
 from typing import BinaryIO, Final, Protocol
 
-from kvlake.blockstore.store import MIN_PART_BYTES, READ_CHUNK, multipart_etag
+from kvlake.blockstore.store import MIN_PART_BYTES, READ_CHUNK, UploadedPart, multipart_etag
 from kvlake.errors import UploadRefusedError
 from kvlake.permissions import create_private_file
 
@@ -189,6 +189,24 @@ class LocalUploads:
         self._put(namespace, key, (chunk for path in paths for chunk in _read_file(path)))
         shutil.rmtree(folder, ignore_errors=True)
         return multipart_etag([etag for _, etag in parts])
+
+    def _list_upload_parts(
+        self: _Local, namespace: str, key: str, upload_id: str
+    ) -> list[UploadedPart]:
+        folder = self._upload_folder(namespace, key, upload_id)
+        prefix = _temp_name(_PART_PREFIX)
+        parts = []
+        with self._os_errors(f"list the parts of upload {upload_id!r} of {key!r}"):
+            for entry in os.scandir(folder):
+                if not entry.name.startswith(prefix):
+                    continue
+                number, _, etag = entry.name[len(prefix) :].partition(".")
+                try:
+                    status = entry.stat()
+                except FileNotFoundError:
+                    continue  # replaced since the folder was read
+                parts.append(UploadedPart(int(number), etag, status.st_size, status.st_mtime))
+        return sorted(parts, key=lambda part: part.number)
 
     def _abort_upload(self: _Local, namespace: str, key: str, upload_id: str) -> None:
         try:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Final, Protocol, TypeVar
 
+from kvlake.blockstore.store import UploadedPart
 from kvlake.errors import BlobNotFoundError, InvalidInputError, UploadRefusedError
 
 if TYPE_CHECKING:
@@ -145,6 +146,36 @@ class S3ClientUploads:
                 " start a new upload"
             ) from None
         return answer.get("ETag", "").strip('"')
+
+    def _list_upload_parts(
+        self: _S3, namespace: str, key: str, upload_id: str
+    ) -> list[UploadedPart]:
+        bucket, object_key = self._locate(namespace, key)
+        parts: list[UploadedPart] = []
+        marker = 0
+        while True:  # S3 answers at most 1,000 parts a page; an upload has at most 10,000
+            page = self._call(
+                f"list the parts of an upload of blob {key!r} in {namespace!r}",
+                partial(
+                    self._client.list_parts,
+                    Bucket=bucket,
+                    Key=object_key,
+                    UploadId=upload_id,
+                    PartNumberMarker=marker,
+                ),
+            )
+            for part in page.get("Parts", []):
+                parts.append(
+                    UploadedPart(
+                        part["PartNumber"],
+                        part["ETag"].strip('"'),
+                        part["Size"],
+                        part["LastModified"].timestamp(),
+                    )
+                )
+            if not page.get("IsTruncated"):
+                return parts
+            marker = page["NextPartNumberMarker"]
 
     def _abort_upload(self: _S3, namespace: str, key: str, upload_id: str) -> None:
         bucket, object_key = self._locate(namespace, key)

@@ -18,6 +18,7 @@ import io
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from functools import partial
 from typing import BinaryIO, Final
 
@@ -84,6 +85,16 @@ MAX_PARTS: Final = 10_000
 _PART_ETAG: Final = re.compile(r'"?[0-9a-fA-F]{32}"?')
 MIN_PART_BYTES: Final = 5 << 20
 """S3's smallest part but the last: a completion with a smaller one is refused."""
+
+
+@dataclass(frozen=True)
+class UploadedPart:
+    """One part of a multipart upload in progress, as ListParts shows it."""
+
+    number: int
+    etag: str
+    size: int
+    mtime: float
 
 
 def multipart_etag(etags: Sequence[str]) -> str:
@@ -410,6 +421,15 @@ class BlockStore(Closing, ABC):
                 )
         return self._complete_upload(normalised, check_key(key), upload_id, parts)
 
+    def list_upload_parts(self, namespace: str, key: str, upload_id: str) -> list[UploadedPart]:
+        """The parts uploaded so far (the last sent of each number), ascending by number.
+
+        Raises:
+            UploadRefusedError: an unknown upload (NoSuchUpload).
+        """
+        normalised = self.check_namespace(namespace)
+        return self._list_upload_parts(normalised, check_key(key), upload_id)
+
     def abort_upload(self, namespace: str, key: str, upload_id: str) -> None:
         """Drop the upload's parts; an upload already gone is not an error."""
         normalised = self.check_namespace(namespace)
@@ -582,6 +602,9 @@ class BlockStore(Closing, ABC):
     def _complete_upload(
         self, namespace: str, key: str, upload_id: str, parts: Sequence[tuple[int, str]]
     ) -> str:
+        raise self._no_client_uploads()
+
+    def _list_upload_parts(self, namespace: str, key: str, upload_id: str) -> list[UploadedPart]:
         raise self._no_client_uploads()
 
     def _abort_upload(self, namespace: str, key: str, upload_id: str) -> None:

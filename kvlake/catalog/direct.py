@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import BinaryIO, Final
 
-from kvlake.blockstore import BlockStore, check_key
+from kvlake.blockstore import BlockStore, UploadedPart, check_key
 from kvlake.catalog.records import ObjectEntry, ObjectStat, from_value, to_value
 from kvlake.deletion import DeletionLog, PendingDelete
 from kvlake.errors import (
@@ -279,6 +279,13 @@ class PhysicalLinks:
             content_type=content_type,
             metadata=metadata,
         )
+
+    def list_parts(
+        self, repository: Repository, branch: str, path: str, address: str, upload_id: str
+    ) -> list[UploadedPart]:
+        """The parts of a handed-out address's upload sent so far, ascending."""
+        self._verify(repository, branch, path, address)
+        return self._blockstore.list_upload_parts(repository.storage_namespace, address, upload_id)
 
     def abort_multipart(
         self, repository: Repository, branch: str, path: str, address: str, upload_id: str

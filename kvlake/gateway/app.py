@@ -97,6 +97,7 @@ _OBJECT: Final[dict[tuple[str, str], Operation]] = {
     ("POST", "uploadId"): _body_op(
         "CompleteMultipartUpload", writing.write_object_needs, multipart.complete_multipart_upload
     ),
+    ("GET", "uploadId"): _op("ListParts", writing.write_object_needs, multipart.list_parts),
     ("DELETE", "uploadId"): _op(
         "AbortMultipartUpload", writing.write_object_needs, multipart.abort_multipart_upload
     ),

@@ -28,7 +28,7 @@ from kvlake.catalog import DEFAULT_CONTENT_TYPE
 from kvlake.catalog.records import blob_location
 from kvlake.errors import BranchNotFoundError, InvalidInputError, UploadRefusedError
 from kvlake.gateway.call import S3Call
-from kvlake.gateway.documents import malformed, parse, timestamp, xml_response
+from kvlake.gateway.documents import Node, malformed, parse, timestamp, xml_response
 from kvlake.gateway.errors import S3Error
 from kvlake.gateway.writing import (
     body_of,
@@ -204,6 +204,61 @@ def complete_multipart_upload(call: S3Call, raw: BinaryIO) -> Response:
                 ("Bucket", call.target.bucket),
                 ("Key", call.target.key),
                 ("ETag", f'"{stat.checksum}"'),
+            ],
+        )
+    )
+
+
+MAX_LISTED_PARTS: Final = 1000
+"""S3's most parts in one ListParts page."""
+
+
+def _query_number(call: S3Call, name: str, default: int) -> int:
+    text = call.query.get(name, "")
+    if not text:
+        return default
+    if not text.isdigit():
+        raise S3Error(400, "InvalidArgument", f"{name} {text!r} is not a whole number")
+    return int(text)
+
+
+def list_parts(call: S3Call) -> Response:
+    """One page of the upload's parts, after `part-number-marker`, at most `max-parts`."""
+    address, store_id, _, _ = _upload_of(call)
+    marker = _query_number(call, "part-number-marker", 0)
+    limit = min(_query_number(call, "max-parts", MAX_LISTED_PARTS), MAX_LISTED_PARTS)
+    try:
+        parts = call.backends.links.list_parts(
+            call.repository, call.target.ref, call.target.path, address, store_id
+        )
+    except UploadRefusedError:
+        raise
+    except InvalidInputError:
+        raise _no_such_upload(call) from None
+    after = [part for part in parts if part.number > marker]
+    page, truncated = after[:limit], len(after) > limit
+    rows: list[Node] = [
+        ("Part", [
+            ("PartNumber", str(part.number)),
+            ("LastModified", timestamp(part.mtime)),
+            ("ETag", f'"{part.etag}"'),
+            ("Size", str(part.size)),
+        ])
+        for part in page
+    ]  # fmt: skip
+    return xml_response(
+        (
+            "ListPartsResult",
+            [
+                ("Bucket", call.target.bucket),
+                ("Key", call.target.key),
+                ("UploadId", call.query.get("uploadId", "")),
+                ("PartNumberMarker", str(marker)),
+                ("NextPartNumberMarker", str(page[-1].number if page else marker)),
+                ("MaxParts", str(limit)),
+                ("IsTruncated", "true" if truncated else "false"),
+                ("StorageClass", "STANDARD"),
+                *rows,
             ],
         )
     )

@@ -64,6 +64,18 @@ def test_a_part_sent_again_replaces_the_earlier_one(store: BlockStore, ns: str) 
     assert store.get(ns, KEY) == b"new"
 
 
+def test_list_upload_parts_shows_the_last_sent_of_each_number(store: BlockStore, ns: str) -> None:
+    upload = store.start_upload(ns, KEY)
+    store.upload_part(ns, KEY, upload, 2, b"two")
+    store.upload_part(ns, KEY, upload, 1, b"old")
+    store.upload_part(ns, KEY, upload, 1, b"first")
+    parts = store.list_upload_parts(ns, KEY, upload)
+    assert [(p.number, p.etag, p.size) for p in parts] == [
+        (1, _md5(b"first"), 5),
+        (2, _md5(b"two"), 3),
+    ]
+
+
 def test_a_small_part_but_the_last_is_entity_too_small(store: BlockStore, ns: str) -> None:
     upload = store.start_upload(ns, KEY)
     small = store.upload_part(ns, KEY, upload, 1, b"x" * (MIN_PART_BYTES - 1))

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import BinaryIO, Literal, TypeVar, cast
 
-from kvlake.blockstore import BlobInfo, BlockStore, ChunkReader
+from kvlake.blockstore import BlobInfo, BlockStore, ChunkReader, UploadedPart
 from kvlake.errors import UnavailableError
 
 
@@ -190,6 +190,14 @@ class FaultyBlockStore(BlockStore):
             namespace,
             key,
             lambda: self.inner.complete_upload(namespace, key, upload_id, parts),
+        )
+
+    def _list_upload_parts(self, namespace: str, key: str, upload_id: str) -> list[UploadedPart]:
+        return self._run(
+            "list_upload_parts",
+            namespace,
+            key,
+            lambda: self.inner.list_upload_parts(namespace, key, upload_id),
         )
 
     def _abort_upload(self, namespace: str, key: str, upload_id: str) -> None:

@@ -117,6 +117,20 @@ def test_a_copied_range_past_the_source_is_invalid_range(s3: Any, repo: str) -> 
     assert _code(refused) == "InvalidRange"
 
 
+def test_list_parts_pages_through_the_parts_sent(s3: Any, repo: str) -> None:
+    upload = _start(s3, repo)
+    etags = [_part(s3, repo, upload, number, f"part {number}".encode()) for number in (1, 2, 3)]
+    pages = s3.get_paginator("list_parts").paginate(
+        Bucket=repo, Key="main/big.bin", UploadId=upload, PaginationConfig={"PageSize": 2}
+    )
+    listed = [part for page in pages for part in page.get("Parts", [])]
+    assert [(p["PartNumber"], p["ETag"], p["Size"]) for p in listed] == [
+        (1, etags[0], 6),
+        (2, etags[1], 6),
+        (3, etags[2], 6),
+    ]
+
+
 def test_a_small_part_but_the_last_is_entity_too_small(s3: Any, repo: str, server: Server) -> None:
     upload = _start(s3, repo)
     small = _part(s3, repo, upload, 1, b"x" * (PART - 1))

@@ -2175,6 +2175,17 @@ MUTATIONS = (
         "    after = list(parts)\n",
         ("tests/gateway/test_multipart.py::test_list_parts_pages_through_the_parts_sent",),
     ),
+    Mutation(
+        "gateway-multipart-abandoned-upload-aborted",
+        "issue 24: an upload abandoned unlinked is aborted when its address's record is due",
+        "kvlake/deletion/worker.py",
+        '                    elif record.origin == "unlinked_upload":\n',
+        "                    elif False:\n",
+        (
+            "tests/catalog/test_abandoned_uploads.py::"
+            "test_an_abandoned_upload_is_aborted_once_its_address_expired",
+        ),
+    ),
 )
 
 

@@ -72,6 +72,12 @@ def _hashed(chunks: Iterator[bytes], update: Callable[[bytes], None]) -> Iterato
         yield chunk
 
 
+def _key_tag(key: str) -> str:
+    """The first half of the ids of uploads to `key`: its hash, so its uploads are found
+    by name (`_abort_uploads_to`) without reading every upload's key file."""
+    return hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
 def _temp_name(name: str) -> str:
     return TEMP_PREFIX + name
 
@@ -100,7 +106,7 @@ class LocalUploads:
         return folder
 
     def _start_upload(self: _Local, namespace: str, key: str) -> str:
-        upload_id = secrets.token_hex(16)
+        upload_id = _key_tag(key) + secrets.token_hex(8)  # found by its key's tag on abort
         folder = os.path.join(self._namespace_dir(namespace), UPLOADS_FOLDER, upload_id)
         what = f"upload {upload_id!r} of {key!r} in {namespace!r}"
         self._make_folder(folder, namespace, f"{UPLOADS_FOLDER}/{upload_id}/k", what)
@@ -207,6 +213,24 @@ class LocalUploads:
                     continue  # replaced since the folder was read
                 parts.append(UploadedPart(int(number), etag, status.st_size, status.st_mtime))
         return sorted(parts, key=lambda part: part.number)
+
+    def _abort_uploads_to(self: _Local, namespace: str, key: str) -> int:
+        folder = os.path.join(self._namespace_dir(namespace), UPLOADS_FOLDER)
+        tag = _key_tag(key)
+        try:
+            with os.scandir(folder) as scan:
+                candidates = [entry.name for entry in scan if entry.name.startswith(tag)]
+        except FileNotFoundError:
+            return 0
+        aborted = 0
+        for upload_id in candidates:
+            try:
+                found = self._upload_folder(namespace, key, upload_id)
+            except UploadRefusedError:
+                continue  # another key with the same tag, or gone meanwhile
+            shutil.rmtree(found, ignore_errors=True)
+            aborted += 1
+        return aborted
 
     def _abort_upload(self: _Local, namespace: str, key: str, upload_id: str) -> None:
         try:

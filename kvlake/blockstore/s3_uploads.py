@@ -49,6 +49,8 @@ class _S3(Protocol):
         extra: Mapping[str, object] | None = None,
     ) -> str: ...
 
+    def _abort_upload(self, namespace: str, key: str, upload_id: str) -> None: ...
+
 
 class S3ClientUploads:
     """Implements BlockStore's client-upload primitives for S3BlockStore (a mixin)."""
@@ -176,6 +178,29 @@ class S3ClientUploads:
             if not page.get("IsTruncated"):
                 return parts
             marker = page["NextPartNumberMarker"]
+
+    def _abort_uploads_to(self: _S3, namespace: str, key: str) -> int:
+        bucket, object_key = self._locate(namespace, key)
+        found: list[str] = []
+        key_marker, id_marker = "", ""
+        while True:
+            page = self._call(
+                f"list the uploads to blob {key!r} in {namespace!r}",
+                partial(
+                    self._client.list_multipart_uploads,
+                    Bucket=bucket,
+                    Prefix=object_key,
+                    KeyMarker=key_marker,
+                    UploadIdMarker=id_marker,
+                ),
+            )
+            found += [u["UploadId"] for u in page.get("Uploads", []) if u["Key"] == object_key]
+            if not page.get("IsTruncated"):
+                break
+            key_marker, id_marker = page["NextKeyMarker"], page["NextUploadIdMarker"]
+        for upload_id in found:
+            self._abort_upload(namespace, key, upload_id)
+        return len(found)
 
     def _abort_upload(self: _S3, namespace: str, key: str, upload_id: str) -> None:
         bucket, object_key = self._locate(namespace, key)

@@ -435,6 +435,15 @@ class BlockStore(Closing, ABC):
         normalised = self.check_namespace(namespace)
         self._abort_upload(normalised, check_key(key), upload_id)
 
+    def abort_uploads_to(self, namespace: str, key: str) -> int:
+        """Abort every multipart upload in progress to `key`; return how many there were.
+
+        For the deletion worker, once a handed-out address expired unlinked: an
+        upload to it that was neither completed nor aborted still holds its parts.
+        """
+        normalised = self.check_namespace(namespace)
+        return self._abort_uploads_to(normalised, check_key(key))
+
     # -- helpers built on the contract ----------------------------------------
 
     def get(self, namespace: str, key: str) -> bytes:
@@ -609,6 +618,9 @@ class BlockStore(Closing, ABC):
 
     def _abort_upload(self, namespace: str, key: str, upload_id: str) -> None:
         raise self._no_client_uploads()
+
+    def _abort_uploads_to(self, namespace: str, key: str) -> int:
+        return 0  # an adapter without multipart uploads has none in progress
 
     def _no_client_uploads(self) -> InvalidInputError:
         return InvalidInputError(

@@ -198,7 +198,7 @@ class PhysicalLinks:
         address: str,
         upload_id: str,
         part: int,
-        data: BinaryIO,
+        data: BinaryIO | bytes,
     ) -> str:
         """Stream one part of a handed-out address's upload to the store; its ETag."""
         self._verify(repository, branch, path, address)

@@ -200,6 +200,14 @@ class FaultyBlockStore(BlockStore):
             lambda: self.inner.list_upload_parts(namespace, key, upload_id),
         )
 
+    def _abort_uploads_to(self, namespace: str, key: str) -> int:
+        return self._run(
+            "abort_uploads_to",
+            namespace,
+            key,
+            lambda: self.inner.abort_uploads_to(namespace, key),
+        )
+
     def _abort_upload(self, namespace: str, key: str, upload_id: str) -> None:
         self._run(
             "abort_upload",

@@ -133,6 +133,16 @@ class InvalidInputError(KvlakeError, ValueError):
     """Fix the request; nothing was changed."""
 
 
+class UploadRefusedError(InvalidInputError):
+    """A multipart upload's parts were refused, or the upload is unknown; `code` is S3's
+    name for the refusal (NoSuchUpload, InvalidPart, InvalidPartOrder, EntityTooSmall),
+    which every blockstore reports alike and the S3 gateway answers as it is."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
 class StorageNamespaceInUseError(InvalidInputError):
     """Another repository holds the storage namespace, or one inside or around it."""
 

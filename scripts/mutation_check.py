@@ -2293,6 +2293,115 @@ MUTATIONS = (
             "::test_a_write_lock_covers_deletes_and_resets_of_its_path",
         ),
     ),
+    # -- gateway-multipart: multipart uploads through kvlake (issue 24) --------------------
+    Mutation(
+        "gateway-multipart-local-entity-too-small",
+        "issue 24: every part but the last has at least 5 MiB (EntityTooSmall), on local storage",
+        "kvlake/blockstore/local_uploads.py",
+        "            if size < MIN_PART_BYTES:\n",
+        "            if False:\n",
+        (
+            "tests/blockstore/test_uploads.py::"
+            "test_a_small_part_but_the_last_is_entity_too_small[local]",
+        ),
+    ),
+    Mutation(
+        "gateway-multipart-local-part-replaced",
+        "issue 24: a part sent again replaces the earlier one (its ETag no longer completes)",
+        "kvlake/blockstore/local_uploads.py",
+        "                if entry.name.startswith(stale) and entry.name != name:\n",
+        "                if False:\n",
+        (
+            "tests/blockstore/test_uploads.py::"
+            "test_a_part_sent_again_replaces_the_earlier_one[local]",
+        ),
+    ),
+    Mutation(
+        "gateway-multipart-local-own-key",
+        "issue 24: an upload completes only into the key it was started for (NoSuchUpload)",
+        "kvlake/blockstore/local_uploads.py",
+        "        if recorded != key:  # S3's answer for another key's upload id\n",
+        "        if False:\n",
+        (
+            "tests/blockstore/test_uploads.py::"
+            "test_an_upload_completes_only_into_its_own_key[local]",
+        ),
+    ),
+    Mutation(
+        "gateway-multipart-local-abort-removes-parts",
+        "issue 24: an aborted upload leaves no part files behind",
+        "kvlake/blockstore/local_uploads.py",
+        "            return  # gone already: aborted or completed\n"
+        "        shutil.rmtree(folder, ignore_errors=True)\n",
+        "            return  # gone already: aborted or completed\n",
+        (
+            "tests/blockstore/test_uploads.py::"
+            "test_aborted_and_completed_uploads_leave_no_parts_behind[local]",
+        ),
+    ),
+    Mutation(
+        "gateway-multipart-etag-shape",
+        "issue 24: a completion's ETags are part ETags (InvalidPart), never a path or NUL",
+        "kvlake/blockstore/store.py",
+        "            if not _PART_ETAG.fullmatch(etag):",
+        "            if False:",
+        ("tests/blockstore/test_uploads.py::test_a_missing_part_or_a_wrong_etag_is_invalid_part",),
+    ),
+    Mutation(
+        "gateway-multipart-s3-abort-twice",
+        "issue 24: aborting an upload already gone is not an error on S3 (NoSuchUpload)",
+        "kvlake/blockstore/s3_uploads.py",
+        '            if exc.code != "NoSuchUpload":\n',
+        "            if True:\n",
+        (
+            "tests/blockstore/test_uploads.py::"
+            "test_aborted_and_completed_uploads_leave_no_parts_behind[s3]",
+        ),
+    ),
+    Mutation(
+        "gateway-multipart-part-needs-its-ticket",
+        "issue 24: an upload id is only for the key it was created for (NoSuchUpload)",
+        "kvlake/catalog/direct.py",
+        "        self._verify(repository, branch, path, address)\n"
+        "        return self._blockstore.upload_part(\n",
+        "        return self._blockstore.upload_part(\n",
+        ("tests/gateway/test_multipart.py::test_an_upload_id_is_only_for_its_own_key",),
+    ),
+    Mutation(
+        "gateway-multipart-s3-codes",
+        "issue 24: a refused completion answers S3's code (EntityTooSmall, InvalidPart, ...)",
+        "kvlake/gateway/errors.py",
+        "    if isinstance(exc, errors.UploadRefusedError):",
+        "    if False:",
+        ("tests/gateway/test_multipart.py::test_a_small_part_but_the_last_is_entity_too_small",),
+    ),
+    Mutation(
+        "gateway-multipart-copy-range-inside-source",
+        "issue 24: a copied part's range lies inside the source (InvalidRange)",
+        "kvlake/gateway/multipart.py",
+        " or int(match[2]) >= stat.size:",
+        ":",
+        ("tests/gateway/test_multipart.py::test_a_copied_range_past_the_source_is_invalid_range",),
+    ),
+    Mutation(
+        "gateway-multipart-list-parts-marker",
+        "issue 24: ListParts pages from part-number-marker on, each part once",
+        "kvlake/gateway/multipart.py",
+        "    after = [part for part in parts if part.number > marker]\n",
+        "    after = list(parts)\n",
+        ("tests/gateway/test_multipart.py::test_list_parts_pages_through_the_parts_sent",),
+    ),
+    Mutation(
+        "gateway-multipart-abandoned-upload-aborted",
+        "issue 24: an upload abandoned unlinked is aborted when its address's record is due",
+        "kvlake/deletion/worker.py",
+        '                    elif record.origin == "unlinked_upload":\n',
+        "                    elif False:\n",
+        (
+            "tests/catalog/test_abandoned_uploads.py::"
+            "test_an_abandoned_upload_is_aborted_once_its_address_expired",
+        ),
+    ),
 )
 
 

@@ -23,9 +23,10 @@ import stat
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
-from typing import TYPE_CHECKING, BinaryIO, Final, Self
+from typing import TYPE_CHECKING, BinaryIO, Self
 
 from kvlake.blockstore.listing import BlobInfo
+from kvlake.blockstore.local_uploads import TEMP_PREFIX, LocalUploads
 from kvlake.blockstore.store import BlockStore, check_key
 from kvlake.errors import (
     ConfigError,
@@ -38,9 +39,6 @@ from kvlake.permissions import create_private_file, make_private_folders
 
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
-
-TEMP_PREFIX: Final = ".kvlake-tmp-"
-"""Uploads in progress are named so; listings hide them and keys may not end in one."""
 
 
 class _RangeReader(io.RawIOBase):
@@ -160,7 +158,7 @@ def _escapes(namespace: str, key: str) -> InvalidInputError:
     )
 
 
-class LocalBlockStore(BlockStore):
+class LocalBlockStore(LocalUploads, BlockStore):
     """Files under a root folder. URL: `local:///absolute/root` (created if missing).
 
     Thread-safe: each put writes its own temporary file and the rename is atomic,

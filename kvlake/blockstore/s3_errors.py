@@ -19,6 +19,7 @@ from kvlake.errors import (
     InvalidInputError,
     KvlakeError,
     UnavailableError,
+    UploadRefusedError,
 )
 
 THROTTLE_CODES: Final = frozenset(
@@ -41,6 +42,10 @@ THROTTLE_CODES: Final = frozenset(
 TRANSIENT_CODES: Final = frozenset(
     {"InternalError", "RequestTimeout", "RequestTimeoutException", "IDPCommunicationError"}
 )
+UPLOAD_REFUSALS: Final = frozenset(
+    {"EntityTooSmall", "InvalidPart", "InvalidPartOrder", "NoSuchUpload"}
+)
+"""A multipart upload's refusals: the client's parts, not the store, are at fault."""
 CREDENTIAL_CODES: Final = frozenset(
     {
         "AccessDenied",
@@ -121,6 +126,10 @@ def translate(exc: Exception, doing: str, endpoint: str) -> KvlakeError:
             return ConfigError(
                 f"cannot {doing}: the bucket does not exist at {where}; create it, or check"
                 " AWS_ENDPOINT_URL and the storage namespace"
+            )
+        if code in UPLOAD_REFUSALS:
+            return UploadRefusedError(
+                code, f"cannot {doing}: S3 refused it ({code}{f': {message}' if message else ''})"
             )
         if code in ("NoSuchKey", "404", "NotFound") or status == 404:
             return BlobNotFoundError(f"cannot {doing}: not found")

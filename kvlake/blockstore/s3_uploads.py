@@ -11,18 +11,23 @@ the adapter's `_call`, so it shares the rate limiter and its retries.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from contextlib import suppress
+import tempfile
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING, Final, Protocol, TypeVar
 
-from kvlake.errors import BlobNotFoundError, InvalidInputError
+from kvlake.blockstore.store import UploadedPart
+from kvlake.errors import BlobNotFoundError, InvalidInputError, UploadRefusedError
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
     from mypy_boto3_s3.type_defs import CompletedPartTypeDef
 
 T = TypeVar("T")
+
+SPOOL_BYTES: Final = 1 << 20
+"""A part sent through kvlake is spooled to a temporary file beyond this, so the request
+can be retried and the process's memory stays flat whatever the part's size."""
 
 
 class _S3(Protocol):
@@ -44,6 +49,8 @@ class _S3(Protocol):
         extra: Mapping[str, object] | None = None,
     ) -> str: ...
 
+    def _abort_upload(self, namespace: str, key: str, upload_id: str) -> None: ...
+
 
 class S3ClientUploads:
     """Implements BlockStore's client-upload primitives for S3BlockStore (a mixin)."""
@@ -60,6 +67,31 @@ class S3ClientUploads:
     ) -> str:
         extra = {"UploadId": upload_id, "PartNumber": part}
         return self._presign("upload_part", namespace, key, expires, extra)
+
+    def _upload_part(
+        self: _S3, namespace: str, key: str, upload_id: str, part: int, chunks: Iterator[bytes]
+    ) -> str:
+        bucket, object_key = self._locate(namespace, key)
+        with tempfile.SpooledTemporaryFile(SPOOL_BYTES) as spool:
+            for chunk in chunks:  # the caller's stream: its errors reach the caller as they are
+                spool.write(chunk)
+            size = spool.tell()
+
+            def send() -> str:
+                spool.seek(0)  # from the start on every try
+                return self._client.upload_part(
+                    Bucket=bucket,
+                    Key=object_key,
+                    UploadId=upload_id,
+                    PartNumber=part,
+                    Body=spool,
+                    ContentLength=size,
+                )["ETag"]
+
+            etag = self._call(
+                f"send part {part} of an upload of blob {key!r} in {namespace!r}", send
+            )
+        return etag.strip('"')
 
     def _copy_upload_part(
         self: _S3,
@@ -117,12 +149,70 @@ class S3ClientUploads:
             ) from None
         return answer.get("ETag", "").strip('"')
 
+    def _list_upload_parts(
+        self: _S3, namespace: str, key: str, upload_id: str
+    ) -> list[UploadedPart]:
+        bucket, object_key = self._locate(namespace, key)
+        parts: list[UploadedPart] = []
+        marker = 0
+        while True:  # S3 answers at most 1,000 parts a page; an upload has at most 10,000
+            page = self._call(
+                f"list the parts of an upload of blob {key!r} in {namespace!r}",
+                partial(
+                    self._client.list_parts,
+                    Bucket=bucket,
+                    Key=object_key,
+                    UploadId=upload_id,
+                    PartNumberMarker=marker,
+                ),
+            )
+            for part in page.get("Parts", []):
+                parts.append(
+                    UploadedPart(
+                        part["PartNumber"],
+                        part["ETag"].strip('"'),
+                        part["Size"],
+                        part["LastModified"].timestamp(),
+                    )
+                )
+            if not page.get("IsTruncated"):
+                return parts
+            marker = page["NextPartNumberMarker"]
+
+    def _abort_uploads_to(self: _S3, namespace: str, key: str) -> int:
+        bucket, object_key = self._locate(namespace, key)
+        found: list[str] = []
+        key_marker, id_marker = "", ""
+        while True:
+            page = self._call(
+                f"list the uploads to blob {key!r} in {namespace!r}",
+                partial(
+                    self._client.list_multipart_uploads,
+                    Bucket=bucket,
+                    Prefix=object_key,
+                    KeyMarker=key_marker,
+                    UploadIdMarker=id_marker,
+                ),
+            )
+            found += [u["UploadId"] for u in page.get("Uploads", []) if u["Key"] == object_key]
+            if not page.get("IsTruncated"):
+                break
+            key_marker, id_marker = page["NextKeyMarker"], page["NextUploadIdMarker"]
+        for upload_id in found:
+            self._abort_upload(namespace, key, upload_id)
+        return len(found)
+
     def _abort_upload(self: _S3, namespace: str, key: str, upload_id: str) -> None:
         bucket, object_key = self._locate(namespace, key)
-        with suppress(BlobNotFoundError):  # gone already: aborted or completed
+        try:
             self._call(
                 f"abort an upload of blob {key!r} in {namespace!r}",
                 lambda: self._client.abort_multipart_upload(
                     Bucket=bucket, Key=object_key, UploadId=upload_id
                 ),
             )
+        except BlobNotFoundError:
+            pass  # gone already: aborted or completed
+        except UploadRefusedError as exc:
+            if exc.code != "NoSuchUpload":
+                raise

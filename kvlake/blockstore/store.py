@@ -13,16 +13,19 @@ rejects the same bad namespaces, keys and ranges with the same errors.
 
 from __future__ import annotations
 
+import hashlib
 import io
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from functools import partial
 from typing import BinaryIO, Final
 
 from kvlake.blockstore.addresses import parse_address
 from kvlake.blockstore.listing import BlobInfo, parallel_listing
 from kvlake.closing import Closing
-from kvlake.errors import BlobNotFoundError, InvalidInputError, KvlakeError
+from kvlake.errors import BlobNotFoundError, InvalidInputError, KvlakeError, UploadRefusedError
 
 READ_CHUNK: Final = 1 << 20
 """Streams hand data over in pieces of this size."""
@@ -79,6 +82,28 @@ MAX_PRESIGN_SECONDS: Final = 7 * 24 * 3600
 
 MAX_PARTS: Final = 10_000
 """S3's most parts in one multipart upload."""
+_PART_ETAG: Final = re.compile(r'"?[0-9a-fA-F]{32}"?')
+MIN_PART_BYTES: Final = 5 << 20
+"""S3's smallest part but the last: a completion with a smaller one is refused."""
+
+
+@dataclass(frozen=True)
+class UploadedPart:
+    """One part of a multipart upload in progress, as ListParts shows it."""
+
+    number: int
+    etag: str
+    size: int
+    mtime: float
+
+
+def multipart_etag(etags: Sequence[str]) -> str:
+    """S3's ETag of a completed multipart upload: the MD5 of the parts' binary MD5s, then
+    "-" and the part count (clients compare it, so every adapter answers the same)."""
+    digest = hashlib.md5(usedforsecurity=False)
+    for etag in etags:
+        digest.update(bytes.fromhex(etag.strip('"')))
+    return f"{digest.hexdigest()}-{len(etags)}"
 
 
 def _check_part(part: int) -> None:
@@ -321,6 +346,21 @@ class BlockStore(Closing, ABC):
         _check_expiry(expires)
         return self._presign_upload_part(normalised, check_key(key), upload_id, part, expires)
 
+    def upload_part(
+        self, namespace: str, key: str, upload_id: str, part: int, data: BinaryIO | bytes
+    ) -> str:
+        """Store part `part` (1 to 10,000) of the upload from `data`, read in READ_CHUNK
+        pieces (a part is never held whole in memory); return its ETag, the MD5 in hex.
+        A part sent again under its number replaces the earlier one, as on S3.
+
+        Raises:
+            InvalidInputError: bad arguments, an unknown upload, or no multipart uploads.
+            UnavailableError: the backend failed; the part may be missing (send it again).
+        """
+        normalised = self.check_namespace(namespace)
+        _check_part(part)
+        return self._upload_part(normalised, check_key(key), upload_id, part, _read_chunks(data))
+
     def copy_upload_part(
         self,
         namespace: str,
@@ -368,15 +408,41 @@ class BlockStore(Closing, ABC):
         normalised = self.check_namespace(namespace)
         numbers = [number for number, _ in parts]
         if not numbers or numbers != sorted(set(numbers)):
-            raise InvalidInputError(
-                "parts must be given once each, ascending by part number; list the parts uploaded"
+            raise UploadRefusedError(
+                "InvalidPartOrder",
+                "parts must be given once each, ascending by part number; list the parts uploaded",
             )
+        for number, etag in parts:
+            if not _PART_ETAG.fullmatch(etag):  # nothing else names a part, on any store
+                raise UploadRefusedError(
+                    "InvalidPart",
+                    f"part {number}'s ETag {etag!r} is not one a part was given (32 hex"
+                    " digits); send the ETag the part's upload answered",
+                )
         return self._complete_upload(normalised, check_key(key), upload_id, parts)
+
+    def list_upload_parts(self, namespace: str, key: str, upload_id: str) -> list[UploadedPart]:
+        """The parts uploaded so far (the last sent of each number), ascending by number.
+
+        Raises:
+            UploadRefusedError: an unknown upload (NoSuchUpload).
+        """
+        normalised = self.check_namespace(namespace)
+        return self._list_upload_parts(normalised, check_key(key), upload_id)
 
     def abort_upload(self, namespace: str, key: str, upload_id: str) -> None:
         """Drop the upload's parts; an upload already gone is not an error."""
         normalised = self.check_namespace(namespace)
         self._abort_upload(normalised, check_key(key), upload_id)
+
+    def abort_uploads_to(self, namespace: str, key: str) -> int:
+        """Abort every multipart upload in progress to `key`; return how many there were.
+
+        For the deletion worker, once a handed-out address expired unlinked: an
+        upload to it that was neither completed nor aborted still holds its parts.
+        """
+        normalised = self.check_namespace(namespace)
+        return self._abort_uploads_to(normalised, check_key(key))
 
     # -- helpers built on the contract ----------------------------------------
 
@@ -525,6 +591,11 @@ class BlockStore(Closing, ABC):
     ) -> str:
         raise self._no_client_uploads()
 
+    def _upload_part(
+        self, namespace: str, key: str, upload_id: str, part: int, chunks: Iterator[bytes]
+    ) -> str:
+        raise self._no_client_uploads()
+
     def _copy_upload_part(
         self,
         namespace: str,
@@ -542,8 +613,14 @@ class BlockStore(Closing, ABC):
     ) -> str:
         raise self._no_client_uploads()
 
+    def _list_upload_parts(self, namespace: str, key: str, upload_id: str) -> list[UploadedPart]:
+        raise self._no_client_uploads()
+
     def _abort_upload(self, namespace: str, key: str, upload_id: str) -> None:
         raise self._no_client_uploads()
+
+    def _abort_uploads_to(self, namespace: str, key: str) -> int:
+        return 0  # an adapter without multipart uploads has none in progress
 
     def _no_client_uploads(self) -> InvalidInputError:
         return InvalidInputError(

@@ -29,9 +29,9 @@ import json
 import logging
 import time
 from collections.abc import Callable, Sequence
-from typing import Final
+from typing import BinaryIO, Final
 
-from kvlake.blockstore import BlockStore, check_key
+from kvlake.blockstore import BlockStore, UploadedPart, check_key
 from kvlake.catalog.guard import StagingGuard
 from kvlake.catalog.records import ObjectEntry, ObjectStat, from_value, to_value
 from kvlake.deletion import DeletionLog, PendingDelete
@@ -185,8 +185,37 @@ class PhysicalLinks:
                 f"the {self._blockstore.scheme} blockstore has no presigned URLs"
                 " (pre_sign_multipart_upload is false); upload the object through the API"
             )
+        return self.start_upload(repository, branch, path)
+
+    def start_upload(self, repository: Repository, branch: str, path: str) -> tuple[str, str]:
+        """Hand out an address as `issue` does and start a multipart upload to it whose
+        parts come through kvlake (`upload_part`, `copy_part`): the S3 gateway's.
+
+        Returns the address and the upload id. The hand-out's record deletes the
+        blob if the upload is completed but never linked; the parts of an upload
+        never completed are the blockstore's to drop (`abort_multipart`).
+
+        Raises:
+            InvalidInputError: the blockstore has no multipart uploads (nothing handed out).
+        """
         address, _ = self.issue(repository, branch, path)
         return address, self._blockstore.start_upload(repository.storage_namespace, address)
+
+    def upload_part(
+        self,
+        repository: Repository,
+        branch: str,
+        path: str,
+        address: str,
+        upload_id: str,
+        part: int,
+        data: BinaryIO | bytes,
+    ) -> str:
+        """Stream one part of a handed-out address's upload to the store; its ETag."""
+        self._verify(repository, branch, path, address)
+        return self._blockstore.upload_part(
+            repository.storage_namespace, address, upload_id, part, data
+        )
 
     def part_url(
         self,
@@ -263,6 +292,13 @@ class PhysicalLinks:
             metadata=metadata,
             owner=owner,
         )
+
+    def list_parts(
+        self, repository: Repository, branch: str, path: str, address: str, upload_id: str
+    ) -> list[UploadedPart]:
+        """The parts of a handed-out address's upload sent so far, ascending."""
+        self._verify(repository, branch, path, address)
+        return self._blockstore.list_upload_parts(repository.storage_namespace, address, upload_id)
 
     def abort_multipart(
         self, repository: Repository, branch: str, path: str, address: str, upload_id: str

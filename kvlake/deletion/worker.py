@@ -233,7 +233,17 @@ class DeletionWorker:
                 for record in chunk:
                     if record.address in failed:
                         errors[record.id] = f"deleting the blob failed: {failed[record.address]}"
+                    elif record.origin == "unlinked_upload":
+                        self._abort_uploads(namespace, record, errors)
         return errors
+
+    def _abort_uploads(self, namespace: str, record: PendingDelete, errors: dict[str, str]) -> None:
+        """An address handed out for a multipart upload that was never completed: its
+        upload still holds the parts, which nothing else would ever drop."""
+        try:
+            self._blockstore.abort_uploads_to(namespace, record.address)
+        except KvlakeError as exc:
+            errors[record.id] = f"aborting the uploads to the blob failed: {exc}"
 
     def _dead_letter(
         self,

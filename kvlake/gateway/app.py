@@ -26,7 +26,7 @@ from starlette.types import Receive, Scope, Send
 from kvlake.auth import Permission
 from kvlake.config import GatewaySettings
 from kvlake.errors import KvlakeError
-from kvlake.gateway import listing, reading, writing
+from kvlake.gateway import listing, multipart, reading, writing
 from kvlake.gateway.body import ReceiveReader, body_share
 from kvlake.gateway.call import Backends, S3Call, authenticate, is_virtual_hosted, target_of
 from kvlake.gateway.errors import S3Error, error_xml, not_implemented, s3_error_of
@@ -88,6 +88,19 @@ _OBJECT: Final[dict[tuple[str, str], Operation]] = {
     ("HEAD", ""): _op("HeadObject", reading.read_object_needs, reading.head_object),
     ("PUT", ""): _body_op("PutObject", writing.write_object_needs, writing.put_object),
     ("DELETE", ""): _op("DeleteObject", writing.delete_object_needs, writing.delete_object),
+    ("POST", "uploads"): _op(
+        "CreateMultipartUpload", writing.write_object_needs, multipart.create_multipart_upload
+    ),
+    ("PUT", "partNumber"): _body_op(
+        "UploadPart", writing.write_object_needs, multipart.upload_part
+    ),
+    ("POST", "uploadId"): _body_op(
+        "CompleteMultipartUpload", writing.write_object_needs, multipart.complete_multipart_upload
+    ),
+    ("GET", "uploadId"): _op("ListParts", writing.write_object_needs, multipart.list_parts),
+    ("DELETE", "uploadId"): _op(
+        "AbortMultipartUpload", writing.write_object_needs, multipart.abort_multipart_upload
+    ),
 }
 
 
@@ -111,6 +124,8 @@ def operation_of(call: S3Call) -> Operation:
         raise not_implemented(f"{what} on {'an object' if target.key else 'a bucket'}")
     if operation.name == "PutObject" and call.header("x-amz-copy-source"):
         return _op("CopyObject", writing.copy_object_needs, writing.copy_object)
+    if operation.name == "UploadPart" and call.header("x-amz-copy-source"):
+        return _op("UploadPartCopy", multipart.upload_part_copy_needs, multipart.upload_part_copy)
     return operation
 
 

@@ -21,7 +21,7 @@ from typing import Protocol
 from starlette.requests import Request
 
 from kvlake.auth import Authenticator, Permission, User
-from kvlake.catalog import Catalog
+from kvlake.catalog import Catalog, PhysicalLinks
 from kvlake.config import GatewaySettings
 from kvlake.errors import AuthenticationError, RepositoryNotFoundError
 from kvlake.gateway import sigv4
@@ -49,6 +49,9 @@ class Backends(Protocol):
 
     @property
     def authenticator(self) -> Authenticator: ...
+
+    @property
+    def links(self) -> PhysicalLinks: ...
 
 
 @dataclass(frozen=True)

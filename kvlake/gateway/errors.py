@@ -60,6 +60,8 @@ _CODES: Final[dict[type[errors.KvlakeError], tuple[int, str]]] = {
 
 def s3_error_of(exc: errors.KvlakeError) -> S3Error:
     """The S3 refusal for a catalog error; unknown classes are an InternalError (500)."""
+    if isinstance(exc, errors.UploadRefusedError):  # named with S3's code by the blockstore
+        return S3Error(404 if exc.code == "NoSuchUpload" else 400, exc.code, str(exc))
     for cls in type(exc).__mro__:
         if cls in _CODES:
             status, code = _CODES[cls]

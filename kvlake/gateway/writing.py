@@ -151,7 +151,7 @@ def put_object(call: S3Call, raw: BinaryIO) -> Response:
     return Response(status_code=200, headers={"ETag": f'"{stat.checksum}"'})
 
 
-def _copy_source(call: S3Call) -> tuple[str, str]:
+def copy_source(call: S3Call) -> tuple[str, str]:
     source = unquote(call.header("x-amz-copy-source")).partition("?")[0].removeprefix("/")
     bucket, _, key = source.partition("/")
     ref, _, path = key.partition("/")
@@ -171,7 +171,7 @@ def _copy_source(call: S3Call) -> tuple[str, str]:
 
 
 def copy_object_needs(call: S3Call) -> list[Permission]:
-    ref, path = _copy_source(call)
+    ref, path = copy_source(call)
     return [
         Permission("fs:ReadObject", object_arn(call.target.bucket, path)),
         *write_object_needs(call),
@@ -179,7 +179,7 @@ def copy_object_needs(call: S3Call) -> list[Permission]:
 
 
 def copy_object(call: S3Call) -> Response:
-    source_ref, source_path = _copy_source(call)
+    source_ref, source_path = copy_source(call)
     path = check_key_path(call.target.path)
     directive = call.header("x-amz-metadata-directive").upper() or "COPY"
     if directive not in ("COPY", "REPLACE"):

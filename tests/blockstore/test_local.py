@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from kvlake.blockstore import READ_CHUNK
-from kvlake.blockstore.local import TEMP_PREFIX, LocalBlockStore, _FolderSyncs
+from kvlake.blockstore.local import LocalBlockStore, _FolderSyncs
+from kvlake.blockstore.local_uploads import TEMP_PREFIX
 from kvlake.errors import (
     BlobNotFoundError,
     ConfigError,

@@ -15,9 +15,9 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import BinaryIO, Literal, TypeVar
+from typing import BinaryIO, Literal, TypeVar, cast
 
-from kvlake.blockstore import BlobInfo, BlockStore
+from kvlake.blockstore import BlobInfo, BlockStore, ChunkReader, UploadedPart
 from kvlake.errors import UnavailableError
 
 
@@ -151,6 +151,18 @@ class FaultyBlockStore(BlockStore):
             ),
         )
 
+    def _upload_part(
+        self, namespace: str, key: str, upload_id: str, part: int, chunks: Iterator[bytes]
+    ) -> str:
+        return self._run(
+            "upload_part",
+            namespace,
+            key,
+            lambda: self.inner.upload_part(
+                namespace, key, upload_id, part, cast(BinaryIO, ChunkReader(chunks))
+            ),
+        )
+
     def _copy_upload_part(
         self,
         namespace: str,
@@ -178,6 +190,22 @@ class FaultyBlockStore(BlockStore):
             namespace,
             key,
             lambda: self.inner.complete_upload(namespace, key, upload_id, parts),
+        )
+
+    def _list_upload_parts(self, namespace: str, key: str, upload_id: str) -> list[UploadedPart]:
+        return self._run(
+            "list_upload_parts",
+            namespace,
+            key,
+            lambda: self.inner.list_upload_parts(namespace, key, upload_id),
+        )
+
+    def _abort_uploads_to(self, namespace: str, key: str) -> int:
+        return self._run(
+            "abort_uploads_to",
+            namespace,
+            key,
+            lambda: self.inner.abort_uploads_to(namespace, key),
         )
 
     def _abort_upload(self, namespace: str, key: str, upload_id: str) -> None:

@@ -1,0 +1,55 @@
+"""An upload through kvlake (the S3 gateway's multipart upload) that a client abandons.
+
+Neither completed nor aborted, its parts would stay in the store for good: the
+hand-out record of its address, once the address expired unlinked, makes the
+deletion worker abort every upload still in progress to that address.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kvlake.blockstore import BlockStore
+from kvlake.catalog import LINK_SECONDS, PhysicalLinks, link_key
+from tests.deletion.helpers import DeletionLake
+
+KEY = link_key(b"a master key for tests")
+
+
+@pytest.fixture
+def links(lake: DeletionLake) -> PhysicalLinks:
+    return lake.catalog.direct_uploads(KEY)
+
+
+def _uploads_in_progress(blocks: BlockStore, namespace: str, address: str) -> int:
+    """How many uploads to `address` still hold parts (counted by aborting them)."""
+    return blocks.abort_uploads_to(namespace, address)
+
+
+@pytest.mark.parametrize("lake_blocks", ["local", "s3"], indirect=True)
+def test_an_abandoned_upload_is_aborted_once_its_address_expired(
+    lake: DeletionLake, links: PhysicalLinks
+) -> None:
+    address, upload = links.start_upload(lake.repository, "main", "big")
+    links.upload_part(lake.repository, "main", "big", address, upload, 1, b"part")
+    kept, kept_upload = links.start_upload(lake.repository, "main", "other")
+    etag = links.upload_part(lake.repository, "main", "other", kept, kept_upload, 1, b"x")
+    links.complete_multipart(
+        lake.repository, "main", "other", kept, kept_upload, [(1, etag)],
+        content_type="", metadata={},
+    )  # fmt: skip
+    lake.clock.advance(LINK_SECONDS + 1)
+    lake.settle()
+    assert _uploads_in_progress(lake.blocks, lake.namespace, address) == 0
+    assert lake.data_blobs() == {kept}  # the completed, linked upload is kept
+    assert list(lake.dead_letters()) == []
+
+
+@pytest.mark.parametrize("lake_blocks", ["local", "s3"], indirect=True)
+def test_an_upload_in_progress_is_counted_and_aborted(
+    lake: DeletionLake, links: PhysicalLinks
+) -> None:
+    address, upload = links.start_upload(lake.repository, "main", "big")
+    links.upload_part(lake.repository, "main", "big", address, upload, 1, b"part")
+    assert _uploads_in_progress(lake.blocks, lake.namespace, address) == 1
+    assert _uploads_in_progress(lake.blocks, lake.namespace, address) == 0

@@ -269,6 +269,9 @@ def test_an_import_of_the_own_namespace_is_refused_however_spelled(
     the repository cannot import its own blobs (`_lakefs/` included) as external entries.
     The deny-on-`fs:ImportFromStorage` spellings are test_import_spellings.py's."""
     _upload(admin, repo, "data/a.csv")
+    # Committed, so nothing but the overlap refuses the import (a dirty branch would).
+    committed = admin.post(f"/repositories/{repo}/branches/main/commits", json={"message": "m"})
+    assert committed.status_code == 201, committed.text
     scheme, _, root = hostile_server.storage.namespace("").partition("://")
     for spelling in (
         "{scheme}://{root}{repo}/_lakefs/",

@@ -71,9 +71,12 @@ def repo(hostile_server: Server, admin: httpx.Client) -> str:
     return name
 
 
-def _user(server: Server, admin: httpx.Client, *statements: dict[str, object]) -> httpx.Client:
-    """A new user holding one policy of `statements`, and a client acting as it."""
-    user_id = f"u-{uuid.uuid4().hex[:10]}"
+def _user(
+    server: Server, admin: httpx.Client, *statements: dict[str, object], user_id: str = ""
+) -> httpx.Client:
+    """A new user (`user_id`, or a fresh one) holding one policy of `statements`, and a
+    client acting as it."""
+    user_id = user_id or f"u-{uuid.uuid4().hex[:10]}"
     assert admin.post("/auth/users", json={"id": user_id}).status_code == 201
     policy = admin.post("/auth/policies", json={"id": f"p-{user_id}", "statement": statements})
     assert policy.status_code == 201, policy.text
@@ -256,3 +259,156 @@ def test_an_import_over_a_denied_sub_prefix_is_refused(
         # Nothing denied under either: the import goes ahead.
         allowed = _import(user, repo, f"{folder}/data/a", "public/")
         assert allowed.status_code == 202, allowed.text
+
+
+def test_an_import_of_the_own_namespace_is_refused_however_spelled(
+    hostile_server: Server, admin: httpx.Client, repo: str
+) -> None:
+    """Issue 23 #6: a second spelling of the repository's own namespace (an empty host, an
+    extra slash, a doubled one after the bucket) is compared as the canonical folder, so
+    the repository cannot import its own blobs (`_lakefs/` included) as external entries.
+    The deny-on-`fs:ImportFromStorage` spellings are test_import_spellings.py's."""
+    _upload(admin, repo, "data/a.csv")
+    # Committed, so nothing but the overlap refuses the import (a dirty branch would).
+    committed = admin.post(f"/repositories/{repo}/branches/main/commits", json={"message": "m"})
+    assert committed.status_code == 201, committed.text
+    scheme, _, root = hostile_server.storage.namespace("").partition("://")
+    for spelling in (
+        "{scheme}://{root}{repo}/_lakefs/",
+        "{scheme}:///{root}{repo}/_lakefs/",
+        "{scheme}:////{root}{repo}/",
+        "{scheme}://{root}/{repo}/_lakefs/",
+        "{scheme}://{root}{repo}//_lakefs/",
+    ):
+        source = spelling.format(scheme=scheme, root=root, repo=repo)
+        refused = _import(admin, repo, source, "stolen/")
+        assert refused.status_code == 400, (source, refused.text)
+        assert f"namespace {hostile_server.storage.namespace(repo)}" in refused.text, source
+    assert _paths(admin, repo) == ["data/a.csv"]
+
+
+def test_purging_a_bare_repository_on_a_kept_namespace_is_refused(
+    hostile_server: Server, admin: httpx.Client, repo: str
+) -> None:
+    """Issue 23 #7: a repository deleted without purge keeps its blobs; a bare repository
+    created on that namespace and purged would delete them, so the purge is refused."""
+    kept = _upload(admin, repo, "kept.csv", b"keep me")
+    committed = admin.post(f"/repositories/{repo}/branches/main/commits", json={"message": "m"})
+    assert committed.status_code == 201, committed.text
+    assert admin.delete(f"/repositories/{repo}").status_code == 204
+    namespace = hostile_server.storage.namespace(repo)
+    bare = f"bare-{uuid.uuid4().hex[:12]}"
+    created = admin.post(
+        "/repositories",
+        params={"bare": "true"},
+        json={"name": bare, "storage_namespace": namespace},
+    )
+    assert created.status_code == 201, created.text
+    purge = admin.delete(f"/repositories/{bare}", params={"purge": "true"})
+    assert purge.status_code == 409, purge.text
+    assert repo in purge.text  # names the kept repository whose data it would delete
+    key = str(kept["physical_address"]).removeprefix(f"{namespace}/")
+    assert key in hostile_server.storage.keys(namespace)
+    # Deleting it without purge is still allowed, and deletes no blob either.
+    assert admin.delete(f"/repositories/{bare}").status_code == 204
+    assert key in hostile_server.storage.keys(namespace)
+
+
+def test_bulk_delete_size_filters_beyond_int64_answer_400(admin: httpx.Client, repo: str) -> None:
+    """A size the KV records cannot hold is a bad request, not a 500 with a traceback
+    (the fixture's teardown checks the server's log)."""
+    path = {"path": f"lakefs://{repo}/main/"}
+    for field in ("min_size", "max_size"):
+        for value in (2**63, 2**64 - 1, 2**64, 2**70):
+            filters = {"dry_run": True, "filters": {field: value}}
+            refused = admin.put(BULK, params=path, json=filters)
+            assert refused.status_code == 400, (field, value, refused.text)
+            assert field in refused.text
+        largest = {"dry_run": True, "filters": {field: 2**63 - 1}}
+        assert admin.put(BULK, params=path, json=largest).status_code == 202
+
+
+def test_a_user_created_again_owns_nothing_of_the_old_one(
+    hostile_server: Server, admin: httpx.Client, repo: str
+) -> None:
+    """Operations and locks belong to the user as created: a new user with a deleted
+    user's id neither sees nor cancels its operations, nor releases its locks."""
+    _upload(admin, repo, "data/a.csv")
+    _upload(admin, repo, "locked.csv", b"original")
+    user_id = f"u-{uuid.uuid4().hex[:10]}"
+    with _user(hostile_server, admin, _allow(["fs:*"]), user_id=user_id) as old:
+        operation = old.put(BULK, params={"path": f"lakefs://{repo}/main/data/"})
+        assert operation.status_code == 202, operation.text
+        operation_id = operation.json()["operation_id"]
+        assert _finished(old, operation_id)["status"] == "completed"
+        locked = old.put(f"/repositories/{repo}/locks", params={"path": "locked.csv"})
+        assert locked.status_code == 200, locked.text
+    assert admin.delete(f"/auth/users/{user_id}").status_code == 204
+    assert admin.delete(f"/auth/policies/p-{user_id}").status_code == 204
+    with _user(hostile_server, admin, _allow(["fs:*"]), user_id=user_id) as new:
+        assert new.get(f"{BULK}/status/{operation_id}").status_code == 404
+        assert new.get("/operations").json()["results"] == []
+        cancel = new.delete(f"/operations/{operation_id}")
+        assert cancel.status_code == 404, cancel.text
+        release = new.delete(f"/repositories/{repo}/locks", params={"path": "locked.csv"})
+        assert release.status_code == 409, release.text
+        overwrite = new.post(
+            f"/repositories/{repo}/branches/main/objects",
+            params={"path": "locked.csv"},
+            content=b"replaced",
+        )
+        assert overwrite.status_code == 409, overwrite.text
+    assert admin.get(f"{BULK}/status/{operation_id}").status_code == 200
+    locks = admin.get(f"/repositories/{repo}/locks").json()["results"]
+    assert [lock["path"] for lock in locks] == ["locked.csv"]
+
+
+def test_a_write_lock_covers_copies_deletes_and_resets(
+    hostile_server: Server, admin: httpx.Client, repo: str
+) -> None:
+    """A write lock covers every write of its path, not only uploads: a copy onto it,
+    deleting it (alone or in a list) and resetting it (as an object or under a prefix)."""
+    _upload(admin, repo, "locked.csv", b"original")
+    _upload(admin, repo, "source.csv", b"other bytes")
+    with _user(hostile_server, admin, _allow(["fs:*"])) as owner:
+        locked = owner.put(f"/repositories/{repo}/locks", params={"path": "locked.csv"})
+        assert locked.status_code == 200, locked.text
+    objects = f"/repositories/{repo}/branches/main/objects"
+    with _user(hostile_server, admin, _allow(["fs:*"])) as other:
+        for shallow in (True, False):
+            copy = other.post(
+                f"{objects}/copy",
+                params={"dest_path": "locked.csv"},
+                json={"src_path": "source.csv", "shallow": shallow},
+            )
+            assert copy.status_code == 409, copy.text
+        deleted = other.delete(objects, params={"path": "locked.csv"})
+        assert deleted.status_code == 409, deleted.text
+        many = other.post(f"{objects}/delete", json={"paths": ["locked.csv"]})
+        assert many.status_code == 200, many.text
+        assert [error["status_code"] for error in many.json()["errors"]] == [409]
+        for reset in (
+            {"type": "object", "path": "locked.csv"},
+            {"type": "common_prefix", "path": "lock"},
+        ):
+            refused = other.put(f"/repositories/{repo}/branches/main", json=reset)
+            assert refused.status_code == 409, (reset, refused.text)
+    read = admin.get(f"/repositories/{repo}/refs/main/objects", params={"path": "locked.csv"})
+    assert read.status_code == 200
+    assert read.content == b"original"
+    assert _paths(admin, repo) == ["locked.csv", "source.csv"]
+
+
+def test_cancelling_a_finished_operation_answers_409_with_its_status(
+    admin: httpx.Client, repo: str
+) -> None:
+    _upload(admin, repo, "data/a.csv")
+    created = admin.put(BULK, params={"path": f"lakefs://{repo}/main/data/"})
+    assert created.status_code == 202, created.text
+    operation_id = created.json()["operation_id"]
+    assert _finished(admin, operation_id)["status"] == "completed"
+    cancel = admin.delete(f"/operations/{operation_id}")
+    assert cancel.status_code == 409, cancel.text
+    assert "'completed'" in cancel.text
+    status = admin.get(f"{BULK}/status/{operation_id}").json()
+    assert (status["status"], status["cancel_requested"]) == ("completed", False)

@@ -448,6 +448,7 @@ class Catalog:
         shallow: bool = True,
         content_type: str | None = None,
         metadata: dict[str, str] | None = None,
+        check_source: Callable[[ObjectStat], None] | None = None,
     ) -> ObjectStat:
         """Stage `path` on `branch` as a copy of the source: same bytes, metadata and checksum.
 
@@ -460,11 +461,17 @@ class Catalog:
         can (`BlockStore.copy`: S3 CopyObject), and the copy is an upload like any
         other, whose blob the deletion log may delete when it is replaced.
 
+        `check_source`, when given, sees the source entry before anything is
+        written and may raise to refuse the copy (S3's `x-amz-copy-source-if-*`):
+        it judges the very entry copied, so a change in between cannot slip past it.
+
         Raises:
             EntryNotFoundError: no source object.
             PreconditionFailedError: the source changed while being copied.
         """
         source = self.stat(repository, source_ref, source_path)
+        if check_source is not None:
+            check_source(source)  # the very entry copied: no change slips past
         key = check_path(path)
         if content_type is not None or metadata is not None:
             source = msgspec.structs.replace(

@@ -2130,6 +2130,32 @@ MUTATIONS = (
         "    if if_none_match and False:\n        return (304,",
         ("tests/gateway/test_boto3.py::test_copy_source_conditionals_copy_or_fail_as_s3[sqlite]",),
     ),
+    # gateway-clients: the body budget the gateway shares with the REST API (issue 23 x 24).
+    Mutation(
+        "gateway-clients-budget-empty-hold",
+        "issues 23/24: an empty body holds no entry another release could remove",
+        "kvlake/api/body.py",
+        "            if size:  # a client has an entry while it holds bytes, never one of 0\n"
+        "                self.used += size\n"
+        "                self._by_client[client] = self.held(client) + size\n"
+        "        if not size:\n"
+        "            yield\n"
+        "            return\n",
+        "            self.used += size\n"
+        "            self._by_client[client] = self.held(client) + size\n",
+        (
+            "tests/api/test_body_budget.py::"
+            "test_an_empty_body_released_after_a_full_one_of_its_client_keeps_the_books",
+        ),
+    ),
+    Mutation(
+        "gateway-clients-budget-client",
+        "issues 23/24: a gateway body counts against its client address's share",
+        "kvlake/gateway/app.py",
+        "            async with limits.budget.hold(share, client=client):\n",
+        "            async with limits.budget.hold(share):\n",
+        ("tests/gateway/test_limits.py",),
+    ),
 )
 
 

@@ -115,8 +115,12 @@ class BodyBudget:
                 await asyncio.wait_for(self._freed.wait_for(fits), self._wait)
             except TimeoutError:
                 raise self._full(client, size) from None
-            self.used += size
-            self._by_client[client] = self.held(client) + size
+            if size:  # a client has an entry while it holds bytes, never one of 0
+                self.used += size
+                self._by_client[client] = self.held(client) + size
+        if not size:
+            yield
+            return
         try:
             yield
         finally:

@@ -2402,6 +2402,82 @@ MUTATIONS = (
             "test_an_abandoned_upload_is_aborted_once_its_address_expired",
         ),
     ),
+    # gateway-clients (issue 24): CopyObject's x-amz-copy-source-if-* conditions.
+    Mutation(
+        "gateway-clients-copy-source-checked",
+        "issue 24: the catalog runs a copy's source check on the entry it copies",
+        "kvlake/catalog/catalog.py",
+        "            check_source(source)  # the very entry copied: no change slips past\n",
+        "            pass\n",
+        ("tests/gateway/test_boto3.py::test_copy_source_conditionals_copy_or_fail_as_s3[sqlite]",),
+    ),
+    Mutation(
+        "gateway-clients-copy-source-same-entry",
+        "issue 24: the source check and the copy see one entry (no change slips between)",
+        "kvlake/catalog/catalog.py",
+        "            check_source(source)  # the very entry copied: no change slips past\n",
+        "            check_source(source)\n"
+        "            source = self.stat(repository, source_ref, source_path)\n",
+        (
+            "tests/catalog/test_copies.py::"
+            "test_a_source_check_judges_the_entry_copied_even_if_the_source_changes_after",
+        ),
+    ),
+    Mutation(
+        "gateway-clients-copy-source-refused",
+        "issue 24: a failed x-amz-copy-source-if-* condition refuses the copy (412)",
+        "kvlake/gateway/writing.py",
+        "        if failed is not None:\n            raise precondition_failed(failed[1])\n",
+        "        pass\n",
+        ("tests/gateway/test_boto3.py::test_copy_source_conditionals_copy_or_fail_as_s3[sqlite]",),
+    ),
+    Mutation(
+        "gateway-clients-copy-source-prefix",
+        "issue 24: CopyObject judges the x-amz-copy-source-if-* headers, not If-Match & co.",
+        "kvlake/gateway/writing.py",
+        "failed_condition(call, source, COPY_SOURCE_PREFIX)",
+        "failed_condition(call, source)",
+        ("tests/gateway/test_boto3.py::test_copy_source_conditionals_copy_or_fail_as_s3[sqlite]",),
+    ),
+    Mutation(
+        "gateway-clients-if-match-outranks",
+        "issue 24: If-Match outranks If-Unmodified-Since (RFC 7232 section 6)",
+        "kvlake/gateway/reading.py",
+        "    if not if_match and unmodified is not None and mtime > unmodified:\n",
+        "    if unmodified is not None and mtime > unmodified:\n",
+        ("tests/gateway/test_boto3.py::test_copy_source_conditionals_copy_or_fail_as_s3[sqlite]",),
+    ),
+    Mutation(
+        "gateway-clients-if-none-match-outranks",
+        "issue 24: If-None-Match outranks If-Modified-Since (RFC 7232 section 6)",
+        "kvlake/gateway/reading.py",
+        "    if if_none_match:\n        return (304,",
+        "    if if_none_match and False:\n        return (304,",
+        ("tests/gateway/test_boto3.py::test_copy_source_conditionals_copy_or_fail_as_s3[sqlite]",),
+    ),
+    # gateway-clients: the body budget the gateway shares with the REST API (issue 23 x 24).
+    Mutation(
+        "gateway-clients-budget-empty-hold",
+        "issues 23/24: an empty body holds no entry another release could remove",
+        "kvlake/api/body.py",
+        "        if size <= 0:  # nothing to hold; recording a 0 would let two such holds race"
+        " a pop\n"
+        "            yield\n"
+        "            return\n",
+        "",
+        (
+            "tests/api/test_body_budget.py::"
+            "test_an_empty_body_released_after_a_full_one_of_its_client_keeps_the_books",
+        ),
+    ),
+    Mutation(
+        "gateway-clients-budget-client",
+        "issues 23/24: a gateway body counts against its client address's share",
+        "kvlake/gateway/app.py",
+        "            async with limits.budget.hold(share, client=client):\n",
+        "            async with limits.budget.hold(share):\n",
+        ("tests/gateway/test_limits.py",),
+    ),
 )
 
 

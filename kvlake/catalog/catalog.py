@@ -456,6 +456,7 @@ class Catalog:
         content_type: str | None = None,
         metadata: dict[str, str] | None = None,
         owner: str = "",
+        check_source: Callable[[ObjectStat], None] | None = None,
     ) -> ObjectStat:
         """Stage `path` on `branch` as a copy of the source: same bytes, metadata and checksum.
 
@@ -472,6 +473,10 @@ class Catalog:
         (kvlake/catalog/guard.py), so it is refused under another owner's lock or a
         bulk delete on `branch`.
 
+        `check_source`, when given, sees the source entry before anything is
+        written and may raise to refuse the copy (S3's `x-amz-copy-source-if-*`):
+        it judges the very entry copied, so a change in between cannot slip past it.
+
         Raises:
             EntryNotFoundError: no source object.
             PreconditionFailedError: the source changed while being copied.
@@ -479,6 +484,8 @@ class Catalog:
         """
         check_branch_name(branch)
         source = self.stat(repository, source_ref, source_path)
+        if check_source is not None:
+            check_source(source)  # the very entry copied: no change slips past
         check_path(path)
         if content_type is not None or metadata is not None:
             source = msgspec.structs.replace(

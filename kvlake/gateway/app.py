@@ -198,7 +198,8 @@ class Gateway:
                 return await loop.run_in_executor(
                     executor, _run, call, receive, loop, self._timeout
                 )
-            # The REST API's budget: one process's bodies, whichever door they come in by.
+            # The REST API's budget: one process's bodies, whichever door they come in by,
+            # and one client address's share of it, whichever door its bodies use.
             share = body_share(request.headers.get("content-length"))
             client = request.client.host if request.client is not None else ""
             async with limits.budget.hold(share, client=client):

@@ -86,29 +86,47 @@ def _since(header: str) -> float | None:
         return None  # S3 ignores a date it cannot parse
 
 
-def check_conditions(call: S3Call, stat: ObjectStat) -> Response | None:
-    """A 304 for a fresh cache, PreconditionFailed for a failed precondition, else None."""
+def failed_condition(call: S3Call, stat: ObjectStat, prefix: str = "") -> tuple[int, str] | None:
+    """The status and header of the first conditional `stat` fails, or None if all hold.
+
+    RFC 7232 §6's precedence, which S3 follows for GET and for CopyObject's
+    `x-amz-copy-source-if-*` (`prefix`): If-Match outranks If-Unmodified-Since
+    (412), If-None-Match outranks If-Modified-Since (304 for a read).
+    """
     etag = f'"{stat.checksum}"'
     mtime = int(stat.mtime)
-    if_match, if_none_match = call.header("if-match"), call.header("if-none-match")
+    if_match, if_none_match = (
+        call.header(prefix + "if-match"),
+        call.header(prefix + "if-none-match"),
+    )
     if if_match and not _etag_matches(if_match, etag):
-        raise S3Error(
-            412, "PreconditionFailed", "At least one of the preconditions failed: If-Match"
-        )
-    unmodified = _since(call.header("if-unmodified-since"))
+        return 412, prefix + "If-Match"
+    unmodified = _since(call.header(prefix + "if-unmodified-since"))
     if not if_match and unmodified is not None and mtime > unmodified:
-        raise S3Error(
-            412,
-            "PreconditionFailed",
-            "At least one of the preconditions failed: If-Unmodified-Since",
-        )
-    not_modified = Response(status_code=304, headers={"ETag": etag, "Last-Modified": _date(stat)})
+        return 412, prefix + "If-Unmodified-Since"
     if if_none_match:
-        return not_modified if _etag_matches(if_none_match, etag) else None
-    modified = _since(call.header("if-modified-since"))
+        return (304, prefix + "If-None-Match") if _etag_matches(if_none_match, etag) else None
+    modified = _since(call.header(prefix + "if-modified-since"))
     if modified is not None and mtime <= modified:
-        return not_modified
+        return 304, prefix + "If-Modified-Since"
     return None
+
+
+def precondition_failed(header: str) -> S3Error:
+    return S3Error(412, "PreconditionFailed", f"At least one of the preconditions failed: {header}")
+
+
+def check_conditions(call: S3Call, stat: ObjectStat) -> Response | None:
+    """A 304 for a fresh cache, PreconditionFailed for a failed precondition, else None."""
+    failed = failed_condition(call, stat)
+    if failed is None:
+        return None
+    status, header = failed
+    if status == 412:
+        raise precondition_failed(header)
+    return Response(
+        status_code=304, headers={"ETag": f'"{stat.checksum}"', "Last-Modified": _date(stat)}
+    )
 
 
 def _date(stat: ObjectStat) -> str:

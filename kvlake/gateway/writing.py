@@ -16,7 +16,7 @@ from urllib.parse import unquote
 from starlette.responses import Response
 
 from kvlake.auth import Permission, object_arn
-from kvlake.catalog import DEFAULT_CONTENT_TYPE
+from kvlake.catalog import DEFAULT_CONTENT_TYPE, ObjectStat
 from kvlake.errors import BranchNotFoundError, EntryNotFoundError, KvlakeError, NotFoundError
 from kvlake.gateway import sigv4
 from kvlake.gateway.call import S3Call
@@ -31,11 +31,13 @@ from kvlake.gateway.documents import (
     xml_response,
 )
 from kvlake.gateway.errors import S3Error, not_implemented, s3_error_of
-from kvlake.gateway.reading import META_PREFIX
+from kvlake.gateway.reading import META_PREFIX, failed_condition, precondition_failed
 
 MAX_METADATA_BYTES: Final = 2 * 1024
 """S3's limit on user metadata in a PUT's headers."""
 MAX_DELETE_KEYS: Final = 1000
+COPY_SOURCE_PREFIX: Final = "x-amz-copy-source-"
+"""CopyObject's conditionals on its source: `x-amz-copy-source-if-match` and the like."""
 
 
 def write_object_needs(call: S3Call) -> list[Permission]:
@@ -188,6 +190,13 @@ def copy_object(call: S3Call) -> Response:
         )
     replace = directive == "REPLACE"
     branch = call.target.ref
+
+    def check_source(source: ObjectStat) -> None:
+        # S3 answers 412 for every failed x-amz-copy-source-if-* (never a 304).
+        failed = failed_condition(call, source, COPY_SOURCE_PREFIX)
+        if failed is not None:
+            raise precondition_failed(failed[1])
+
     try:
         stat = call.backends.catalog.copy_object(
             call.repository,
@@ -200,6 +209,7 @@ def copy_object(call: S3Call) -> Response:
             # REPLACE: the request's type and metadata, as S3 (no type: S3's default).
             content_type=(call.header("content-type") or DEFAULT_CONTENT_TYPE) if replace else None,
             metadata=user_metadata(call) if replace else None,
+            check_source=check_source,
         )
     except BranchNotFoundError as exc:
         raise refuse_non_branch(call, exc, branch) from None

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from kvlake.errors import PreconditionFailedError
+from kvlake.catalog import ObjectStat
+from kvlake.errors import EntryNotFoundError, PreconditionFailedError
 from tests.deletion.helpers import DeletionLake
 
 
@@ -33,3 +34,43 @@ def test_a_deep_copy_of_a_blob_deleted_meanwhile_asks_for_a_retry(lake: Deletion
     with pytest.raises(PreconditionFailedError, match="changed while being copied"):
         lake.catalog.copy_object(lake.repository, "main", "a", "main", "b", shallow=False)
     assert lake.data_blobs() == set()
+
+
+@pytest.mark.parametrize("shallow", [True, False])
+def test_a_source_check_judges_the_entry_copied_even_if_the_source_changes_after(
+    lake: DeletionLake, shallow: bool
+) -> None:
+    lake.upload("a", b"old")
+    checked: list[str] = []
+
+    def check(source: ObjectStat) -> None:
+        checked.append(source.checksum)
+        lake.upload("a", b"new")  # a writer replaces the source right after the check
+
+    def copy() -> ObjectStat:
+        return lake.catalog.copy_object(
+            lake.repository, "main", "a", "main", "b", shallow=shallow, check_source=check
+        )
+
+    if shallow:  # the re-read after marking the blob shared sees the change: a retry
+        with pytest.raises(PreconditionFailedError, match="changed while being copied"):
+            copy()
+        return
+    assert copy().checksum == checked[0]  # the checked entry's blob, never the new one
+    assert lake.catalog.open_object(lake.repository, "main", "b")[1].read() == b"old"
+
+
+def test_a_source_check_that_refuses_stages_nothing(lake: DeletionLake) -> None:
+    lake.upload("a", b"bytes")
+
+    def refuse(source: ObjectStat) -> None:
+        raise PreconditionFailedError(f"{source.path} refused")
+
+    for shallow in (True, False):
+        with pytest.raises(PreconditionFailedError, match="refused"):
+            lake.catalog.copy_object(
+                lake.repository, "main", "a", "main", "b", shallow=shallow, check_source=refuse
+            )
+    with pytest.raises(EntryNotFoundError):
+        lake.catalog.stat(lake.repository, "main", "b")
+    assert len(lake.data_blobs()) == 1

@@ -230,6 +230,40 @@ def test_copy_with_metadata_directive_replace_takes_the_request_s_metadata(
     assert (source["ContentType"], source["Metadata"]) == ("text/plain", {"m": "1"})
 
 
+def test_copy_source_conditionals_copy_or_fail_as_s3(s3: Any, repo: str) -> None:
+    put = s3.put_object(Bucket=repo, Key="main/src", Body=b"bytes")
+    etag = put["ETag"]
+    mtime = s3.head_object(Bucket=repo, Key="main/src")["LastModified"]
+    before, after = mtime - timedelta(days=1), mtime + timedelta(days=1)
+    # (conditions, copied?) in S3's precedence: If-Match over If-Unmodified-Since,
+    # If-None-Match over If-Modified-Since; every failure is 412, never 304.
+    cases: list[tuple[dict[str, Any], bool]] = [
+        ({"CopySourceIfMatch": etag}, True),
+        ({"CopySourceIfMatch": '"0123"'}, False),
+        ({"CopySourceIfNoneMatch": '"0123"'}, True),
+        ({"CopySourceIfNoneMatch": etag}, False),
+        ({"CopySourceIfModifiedSince": before}, True),
+        ({"CopySourceIfModifiedSince": after}, False),
+        ({"CopySourceIfUnmodifiedSince": after}, True),
+        ({"CopySourceIfUnmodifiedSince": before}, False),
+        ({"CopySourceIfMatch": etag, "CopySourceIfUnmodifiedSince": before}, True),
+        ({"CopySourceIfNoneMatch": '"0123"', "CopySourceIfModifiedSince": after}, True),
+    ]
+    for number, (conditions, copied) in enumerate(cases):
+        key = f"main/dst-{number}"
+        call = {"Bucket": repo, "Key": key, "CopySource": f"{repo}/main/src", **conditions}
+        if copied:
+            s3.copy_object(**call)
+            assert s3.get_object(Bucket=repo, Key=key)["Body"].read() == b"bytes", conditions
+            continue
+        with pytest.raises(botocore.exceptions.ClientError) as caught:
+            s3.copy_object(**call)
+        assert _code(caught.value) == "PreconditionFailed", conditions
+        assert caught.value.response["ResponseMetadata"]["HTTPStatusCode"] == 412
+        with pytest.raises(botocore.exceptions.ClientError):
+            s3.head_object(Bucket=repo, Key=key)
+
+
 def test_delete_object_and_delete_objects(s3: Any, repo: str) -> None:
     for key in ("main/x", "main/y", "main/z"):
         s3.put_object(Bucket=repo, Key=key, Body=b"x")

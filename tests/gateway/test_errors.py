@@ -20,7 +20,7 @@ from botocore.httpchecksum import AwsChunkedWrapper, Crc32Checksum
 from kvlake.auth.ratelimit import FREE_FAILURES
 from tests.api.server import Server
 from tests.gateway.conftest import DOMAIN, s3_client
-from tests.gateway.signing import TRAILER_CRC32, send
+from tests.gateway.signing import TRAILER_CRC32, send, sign
 
 
 def _error(response: httpx.Response) -> dict[str, str]:
@@ -228,3 +228,28 @@ def test_virtual_hosted_requests_address_the_repository_by_host(
     assert response.content == b"virtual"
     listing = send("GET", f"{server.url}/?list-type=2&prefix=main%2F", headers={"Host": host})
     assert b"<Key>main/v</Key>" in listing.content
+
+
+def test_a_body_that_is_not_the_signed_payload_hash_leaves_nothing(
+    server: Server, s3: Any, repo: str
+) -> None:
+    before = _blobs(server, repo)
+    url = f"{server.url}/{repo}/main/swapped"
+    headers = sign("PUT", url, body=b"signed body")  # x-amz-content-sha256 of this body
+    response = httpx.put(url, headers=headers, content=b"other body!", timeout=60)
+    assert response.status_code == 400
+    assert _error(response)["Code"] == "XAmzContentSHA256Mismatch"
+    assert _staged(s3, repo) == []
+    assert _blobs(server, repo) == before
+
+
+@pytest.mark.parametrize("digest", ["not base64!", base64.b64encode(b"short").decode()])
+def test_a_content_md5_that_is_no_md5_is_invalid_digest(
+    server: Server, s3: Any, repo: str, digest: str
+) -> None:
+    before = _blobs(server, repo)
+    with pytest.raises(botocore.exceptions.ClientError) as caught:
+        s3.put_object(Bucket=repo, Key="main/bad", Body=b"body", ContentMD5=digest)
+    assert _code(caught.value) == "InvalidDigest"
+    assert _staged(s3, repo) == []
+    assert _blobs(server, repo) == before

@@ -18,6 +18,7 @@ from kvlake.blockstore.store import (
     MAX_PARTS,
     MAX_PRESIGN_SECONDS,
     READ_CHUNK,
+    BlobHead,
     BlockStore,
     check_key,
 )
@@ -29,6 +30,7 @@ __all__ = [
     "MAX_PARTS",
     "MAX_PRESIGN_SECONDS",
     "READ_CHUNK",
+    "BlobHead",
     "BlobInfo",
     "BlockStore",
     "ChunkReader",

@@ -219,6 +219,10 @@ class LockedError(ConflictError):
     """An object lock held by someone else covers the path: wait for it, or for its expiry."""
 
 
+class BlobReplacedError(ConflictError):
+    """The blob under an entry is no longer the one linked: its store ETag changed since."""
+
+
 class OperationNotFoundError(NotFoundError):
     """No operation has that id, or it is not the caller's to see."""
 

@@ -2478,6 +2478,37 @@ MUTATIONS = (
         "            async with limits.budget.hold(share):\n",
         ("tests/gateway/test_limits.py",),
     ),
+    # presign2: a blob replaced through its presigned URL after the link is refused on read
+    Mutation(
+        "presign2-link-records-etag",
+        "the link records the blob's ETag that reads check",
+        "kvlake/catalog/direct.py",
+        "            blob_etag=stored.etag,",
+        '            blob_etag="",',
+        (
+            "tests/api/test_s3_lake.py::test_a_blob_replaced_through_its_presigned_url_after_the_link_is_refused_on_read",
+        ),
+    ),
+    Mutation(
+        "presign2-read-if-match",
+        "reads of a linked blob send its ETag as IfMatch",
+        "kvlake/blockstore/s3.py",
+        '            request["IfMatch"] = f\'"{if_match}"\'',
+        "            pass",
+        (
+            "tests/api/test_s3_lake.py::test_a_blob_replaced_through_its_presigned_url_after_the_link_is_refused_on_read",
+        ),
+    ),
+    Mutation(
+        "presign2-shallow-copy-etag",
+        "a shallow copy keeps the source's blob ETag",
+        "kvlake/catalog/catalog.py",
+        "            blob_etag=source.blob_etag,",
+        '            blob_etag="",',
+        (
+            "tests/api/test_s3_lake.py::test_a_blob_replaced_through_its_presigned_url_after_the_link_is_refused_on_read",
+        ),
+    ),
 )
 
 

@@ -48,10 +48,11 @@ from kvlake.blockstore.s3_errors import (
 )
 from kvlake.blockstore.s3_multipart import MultipartUpload
 from kvlake.blockstore.s3_uploads import S3ClientUploads
-from kvlake.blockstore.store import MAX_PARTS, BlockStore, check_key
+from kvlake.blockstore.store import MAX_PARTS, BlobHead, BlockStore, check_key
 from kvlake.blockstore.throttle import AdaptiveRateLimiter, shared_limiter
 from kvlake.errors import (
     BlobNotFoundError,
+    BlobReplacedError,
     ConfigError,
     InvalidInputError,
     KvlakeError,
@@ -64,6 +65,7 @@ if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
     from mypy_boto3_s3.type_defs import (
         CopySourceTypeDef,
+        GetObjectRequestTypeDef,
         ListObjectsV2OutputTypeDef,
     )
 
@@ -306,24 +308,31 @@ class S3BlockStore(S3ClientUploads, BlockStore):
         return min(MAX_PART_SIZE, self._part_size << ((number - 1) // PARTS_PER_SIZE_STEP))
 
     def _open_reader(self, namespace: str, key: str, start: int, end: int | None) -> BinaryIO:
+        return self._open_matching(namespace, key, start, end, "")
+
+    def _open_matching(
+        self, namespace: str, key: str, start: int, end: int | None, if_match: str
+    ) -> BinaryIO:
         bucket, object_key = self._locate(namespace, key)
         what = f"blob {key!r} in {namespace!r}"
         if end == start:  # no HTTP range is empty: check the blob and the start instead
             self._clip_range(namespace, key, start, end, self._size(namespace, key))
             return io.BytesIO(b"")
         # S3 clips the range's end to the object; no Range at all for a whole read,
-        # because an empty object satisfies no range.
-        wanted = f"bytes={start}-{'' if end is None else end - 1}"
-        whole = start == 0 and end is None
+        # because an empty object satisfies no range. IfMatch rides on the same GET.
+        request: GetObjectRequestTypeDef = {"Bucket": bucket, "Key": object_key}
+        if if_match:
+            request["IfMatch"] = f'"{if_match}"'
+        if not (start == 0 and end is None):
+            request["Range"] = f"bytes={start}-{'' if end is None else end - 1}"
         try:
-            answer = self._call(
-                f"read {what}",
-                lambda: (
-                    self._client.get_object(Bucket=bucket, Key=object_key)
-                    if whole
-                    else self._client.get_object(Bucket=bucket, Key=object_key, Range=wanted)
-                ),
-            )
+            answer = self._call(f"read {what}", lambda: self._client.get_object(**request))
+        except BlobReplacedError:
+            raise BlobReplacedError(
+                f"blob {key!r} in {namespace!r} was replaced after it was linked (its ETag is"
+                f" no longer {if_match!r}), likely through a presigned URL still in force;"
+                " its bytes are not the object's: upload the object again"
+            ) from None
         except RangeNotSatisfiableError:
             # The start is at or beyond the end: an empty reader, or the contract's error.
             self._clip_range(namespace, key, start, end, self._size(namespace, key))
@@ -333,6 +342,9 @@ class S3BlockStore(S3ClientUploads, BlockStore):
         return io.BufferedReader(_ObjectReader(answer["Body"], what))
 
     def _size(self, namespace: str, key: str) -> int:
+        return self._head(namespace, key).size
+
+    def _head(self, namespace: str, key: str) -> BlobHead:
         bucket, object_key = self._locate(namespace, key)
         try:
             answer = self._call(
@@ -341,7 +353,7 @@ class S3BlockStore(S3ClientUploads, BlockStore):
             )
         except BlobNotFoundError:
             raise self._not_found(namespace, key) from None
-        return answer["ContentLength"]
+        return BlobHead(answer["ContentLength"], answer.get("ETag", "").strip('"'))
 
     def _copy(self, namespace: str, source: str, destination: str) -> int:
         """Copy inside the store: CopyObject, or UploadPartCopy above 5 GiB. No bytes pass

@@ -15,6 +15,7 @@ import botocore.exceptions
 
 from kvlake.errors import (
     BlobNotFoundError,
+    BlobReplacedError,
     ConfigError,
     InvalidInputError,
     KvlakeError,
@@ -122,6 +123,8 @@ def translate(exc: Exception, doing: str, endpoint: str) -> KvlakeError:
         message = exc.response.get("Error", {}).get("Message", "")
         if code == "InvalidRange" or status == 416:
             return RangeNotSatisfiableError(f"cannot {doing}: the range starts beyond the blob")
+        if code == "PreconditionFailed" or status == 412:  # only reads send IfMatch
+            return BlobReplacedError(f"cannot {doing}: its ETag is no longer the one read")
         if code == "NoSuchBucket":
             return ConfigError(
                 f"cannot {doing}: the bucket does not exist at {where}; create it, or check"

@@ -20,7 +20,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import BinaryIO, Final
+from typing import BinaryIO, Final, NamedTuple
 
 from kvlake.blockstore.addresses import parse_address
 from kvlake.blockstore.listing import BlobInfo, parallel_listing
@@ -118,6 +118,13 @@ def _check_expiry(expires: int) -> None:
         )
 
 
+class BlobHead(NamedTuple):
+    """A blob's size and its ETag as the store reports it ("" where the store has none)."""
+
+    size: int
+    etag: str
+
+
 class BlockStore(Closing, ABC):
     """Blobs in storage namespaces of one URL scheme. Safe for many threads.
 
@@ -165,15 +172,25 @@ class BlockStore(Closing, ABC):
         return self._put(normalised, key, _read_chunks(data))
 
     def open_reader(
-        self, namespace: str, key: str, *, start: int = 0, end: int | None = None
+        self,
+        namespace: str,
+        key: str,
+        *,
+        start: int = 0,
+        end: int | None = None,
+        if_match: str = "",
     ) -> BinaryIO:
         """Open the blob for reading bytes [start, end) (end None: to the end). Close it.
 
         An `end` beyond the blob is clipped to its size; `start` equal to the
         size gives an empty reader. The reader stops at `end` by itself.
+        `if_match`, an ETag `head` reported, makes the read refuse a blob replaced
+        since (a client's presigned PUT URL outlives the link); adapters whose
+        `head` reports no ETag are never given one.
 
         Raises:
             BlobNotFoundError: no blob under the key.
+            BlobReplacedError: `if_match` is set and the blob's ETag is another.
             InvalidInputError: bad namespace or key, start < 0, end < start, or start > size.
         """
         normalised = self.check_namespace(namespace)
@@ -182,7 +199,21 @@ class BlockStore(Closing, ABC):
             raise InvalidInputError(
                 f"byte range [{start}, {end}) of blob {key!r} is invalid; pass 0 <= start <= end"
             )
+        if if_match:
+            return self._open_matching(normalised, key, start, end, if_match)
         return self._open_reader(normalised, key, start, end)
+
+    def head(self, namespace: str, key: str) -> BlobHead:
+        """The blob's size and its ETag as the store reports it ("" where it reports none).
+
+        One look at the blob, so the two describe the same bytes: linking a blob a
+        client wrote records both, and reads pass the ETag back as `if_match`.
+
+        Raises:
+            BlobNotFoundError: no blob under the key.
+        """
+        normalised = self.check_namespace(namespace)
+        return self._head(normalised, check_key(key))
 
     def size(self, namespace: str, key: str) -> int:
         """Return the blob's size in bytes.
@@ -537,6 +568,17 @@ class BlockStore(Closing, ABC):
     @abstractmethod
     def _size(self, namespace: str, key: str) -> int:
         """Return the size; raise BlobNotFoundError when absent."""
+
+    def _head(self, namespace: str, key: str) -> BlobHead:
+        """The size and ETag; adapters whose store has ETags override it (s3)."""
+        return BlobHead(self._size(namespace, key), "")
+
+    def _open_matching(
+        self, namespace: str, key: str, start: int, end: int | None, if_match: str
+    ) -> BinaryIO:
+        """`_open_reader` refusing another ETag; only adapters that override `_head` get
+        an ETag to match, so the others never see one."""
+        return self._open_reader(namespace, key, start, end)
 
     @abstractmethod
     def _delete(self, namespace: str, key: str) -> None:

@@ -334,7 +334,10 @@ class Catalog:
         """The object's metadata and a reader of bytes [start, end). Close the reader."""
         stat = self.stat(repository, ref, path)
         namespace, key = blob_location(repository.storage_namespace, stat.address)
-        return stat, self.blockstore.open_reader(namespace, key, start=start, end=end)
+        reader = self.blockstore.open_reader(
+            namespace, key, start=start, end=end, if_match=stat.blob_etag
+        )
+        return stat, reader
 
     def list_objects(
         self,
@@ -517,6 +520,7 @@ class Catalog:
             mtime=self._clock(),
             content_type=source.content_type,
             metadata=source.metadata,
+            blob_etag=source.blob_etag,  # the same blob, so the same check on reads
         )
         value = to_value(entry)
         write.stage(key, value)

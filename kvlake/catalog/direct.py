@@ -138,15 +138,15 @@ class PhysicalLinks:
         issued = self._verify(repository, branch, path, address)
         namespace = repository.storage_namespace
         try:
-            stored = self._blockstore.size(namespace, check_key(address))
+            stored = self._blockstore.head(namespace, check_key(address))
         except BlobNotFoundError:
             raise InvalidInputError(
                 f"nothing was uploaded to {namespace}/{address}; upload the object's bytes"
                 " there (or to its presigned URL) before linking it"
             ) from None
-        if stored != size:
+        if stored.size != size:
             raise InvalidInputError(
-                f"size_bytes is {size} but {namespace}/{address} holds {stored} bytes;"
+                f"size_bytes is {size} but {namespace}/{address} holds {stored.size} bytes;"
                 " send the size of what was uploaded"
             )
         entry = ObjectEntry(
@@ -156,6 +156,7 @@ class PhysicalLinks:
             mtime=self._clock(),
             content_type=content_type,
             metadata=metadata,
+            blob_etag=stored.etag,  # the client's URL may still write: reads check this
         )
         with self._guard.writing(repository, branch, path, owner=owner) as write:
             withdrawn = self._withdraw(repository, address, issued)

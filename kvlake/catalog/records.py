@@ -48,6 +48,11 @@ class ObjectEntry(msgspec.Struct, frozen=True, kw_only=True):
     mtime: float
     content_type: str
     metadata: dict[str, str] = {}
+    blob_etag: str = ""
+    """The blob's ETag as the store reported it when a client-written blob was linked
+    ("" for kvlake's own writes and stores without ETags): reads pass it as If-Match,
+    so a blob replaced through a presigned URL still in force is refused, not served.
+    Not part of the identity: it says where the bytes are, not what they are."""
 
 
 class ObjectStat(msgspec.Struct, frozen=True, kw_only=True):
@@ -60,6 +65,8 @@ class ObjectStat(msgspec.Struct, frozen=True, kw_only=True):
     mtime: float
     content_type: str
     metadata: dict[str, str]
+    blob_etag: str = ""
+    """What reads pass as `if_match` (see ObjectEntry.blob_etag)."""
 
 
 class CommonPrefix(msgspec.Struct, frozen=True, kw_only=True):
@@ -111,4 +118,5 @@ def from_value(path: str, value: Value) -> ObjectStat:
         mtime=entry.mtime,
         content_type=entry.content_type,
         metadata=entry.metadata,
+        blob_etag=entry.blob_etag,
     )

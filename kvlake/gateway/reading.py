@@ -178,7 +178,9 @@ def _read(call: S3Call, *, with_body: bool) -> Response:
     if not with_body:
         return Response(status_code=status, headers=headers)
     namespace, key = blob_location(repository.storage_namespace, stat.address)
-    reader = catalog.blockstore.open_reader(namespace, key, start=span.start, end=span.end)
+    reader = catalog.blockstore.open_reader(
+        namespace, key, start=span.start, end=span.end, if_match=stat.blob_etag
+    )
     if span.end - span.start <= SMALL:
         with reader:  # in this thread, in one piece: no hop per chunk for a small read
             return Response(reader.read(), status, headers)

@@ -156,6 +156,35 @@ def test_a_link_of_an_address_for_another_path_is_refused(http: httpx.Client, re
     assert read.content == b"abc"
 
 
+def test_a_blob_replaced_through_its_presigned_url_after_the_link_is_refused_on_read(
+    http: httpx.Client, repo: str
+) -> None:
+    # The presigned PUT URL outlives the link: a second PUT of the same size replaces
+    # the bytes under the recorded size and checksum. Reads must refuse them, not serve.
+    backing = f"/repositories/{repo}/branches/main/staging/backing"
+    location = http.get(backing, params={"path": "a", "presign": "true"}).json()
+    put = httpx.put(location["presigned_url"], content=b"abc")
+    assert put.status_code == 200, put.text
+    body = {"staging": location, "checksum": put.headers["ETag"], "size_bytes": 3}
+    assert http.put(backing, params={"path": "a"}, json=body).status_code == 200
+    objects = f"/repositories/{repo}/branches/main/objects"
+    deep = http.post(f"{objects}/copy", params={"dest_path": "deep"}, json={"src_path": "a"})
+    shallow = http.post(
+        f"{objects}/copy", params={"dest_path": "shallow"}, json={"src_path": "a", "shallow": True}
+    )
+    assert deep.status_code == shallow.status_code == 201
+    replaced = httpx.put(location["presigned_url"], content=b"xyz")
+    assert replaced.status_code == 200, replaced.text
+    reads = f"/repositories/{repo}/refs/main/objects"
+    for path, ranged in (("a", {}), ("a", {"Range": "bytes=1-"}), ("shallow", {})):
+        read = http.get(reads, params={"path": path}, headers=ranged)
+        assert read.status_code == 409, read.text
+        assert "was replaced after it was linked" in read.json()["message"]
+        assert "upload the object again" in read.json()["message"]
+    # A deep copy made before is kvlake's own blob: the linked bytes, unaffected.
+    assert http.get(reads, params={"path": "deep"}).content == b"abc"
+
+
 def test_copy_object_copies_inside_the_bucket_unless_shallow(
     http: httpx.Client, repo: str, moto_s3: MotoS3
 ) -> None:

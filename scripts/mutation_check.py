@@ -913,8 +913,12 @@ MUTATIONS = (
         "kvlake/catalog/catalog.py",
         "        address = new_address(now)\n"
         "        try:\n"
-        "            size = self.blockstore.copy("
-        "repository.storage_namespace, source.address, address)\n",
+        "            # A linked source's recorded ETag: bytes replaced since its link are"
+        " refused.\n"
+        "            size = self.blockstore.copy(\n"
+        "                repository.storage_namespace, source.address, address,"
+        " if_match=source.blob_etag\n"
+        "            )\n",
         "        address = source.address\n"
         "        try:\n"
         "            size = self.blockstore.size(repository.storage_namespace, address)\n",
@@ -2507,6 +2511,30 @@ MUTATIONS = (
         '            blob_etag="",',
         (
             "tests/api/test_s3_lake.py::test_a_blob_replaced_through_its_presigned_url_after_the_link_is_refused_on_read",
+        ),
+    ),
+    # -- a deep copy checks a linked source's recorded ETag (issue 23, presigned PUT) -------
+    Mutation(
+        "presign2-deep-copy-if-match",
+        "issue 23: a deep copy of a linked blob replaced through its presigned URL is refused",
+        "kvlake/catalog/catalog.py",
+        "                repository.storage_namespace, source.address, address,"
+        " if_match=source.blob_etag\n",
+        "                repository.storage_namespace, source.address, address\n",
+        (
+            "tests/api/test_s3_lake.py::"
+            "test_a_blob_replaced_through_its_presigned_url_after_the_link_is_refused_on_read",
+        ),
+    ),
+    Mutation(
+        "presign2-s3-copy-compares-etag",
+        "issue 23: the S3 copy refuses a source whose ETag is not the recorded one",
+        "kvlake/blockstore/s3.py",
+        "        if if_match and head.etag != if_match:",
+        "        if False:",
+        (
+            "tests/api/test_s3_lake.py::"
+            "test_a_blob_replaced_through_its_presigned_url_after_the_link_is_refused_on_read",
         ),
     ),
 )

@@ -64,6 +64,7 @@ if TYPE_CHECKING:
     from botocore.response import StreamingBody
     from mypy_boto3_s3 import S3Client
     from mypy_boto3_s3.type_defs import (
+        CopyObjectRequestTypeDef,
         CopySourceTypeDef,
         GetObjectRequestTypeDef,
         ListObjectsV2OutputTypeDef,
@@ -328,11 +329,7 @@ class S3BlockStore(S3ClientUploads, BlockStore):
         try:
             answer = self._call(f"read {what}", lambda: self._client.get_object(**request))
         except BlobReplacedError:
-            raise BlobReplacedError(
-                f"blob {key!r} in {namespace!r} was replaced after it was linked (its ETag is"
-                f" no longer {if_match!r}), likely through a presigned URL still in force;"
-                " its bytes are not the object's: upload the object again"
-            ) from None
+            raise _replaced(namespace, key, if_match) from None
         except RangeNotSatisfiableError:
             # The start is at or beyond the end: an empty reader, or the contract's error.
             self._clip_range(namespace, key, start, end, self._size(namespace, key))
@@ -355,37 +352,51 @@ class S3BlockStore(S3ClientUploads, BlockStore):
             raise self._not_found(namespace, key) from None
         return BlobHead(answer["ContentLength"], answer.get("ETag", "").strip('"'))
 
-    def _copy(self, namespace: str, source: str, destination: str) -> int:
+    def _copy(self, namespace: str, source: str, destination: str, if_match: str) -> int:
         """Copy inside the store: CopyObject, or UploadPartCopy above 5 GiB. No bytes pass
-        through kvlake, and S3 makes the copy visible whole, as a put."""
-        size = self._size(namespace, source)
+        through kvlake, and S3 makes the copy visible whole, as a put. `if_match` rides
+        on every copy request (CopySourceIfMatch), so a source replaced meanwhile fails
+        the copy instead of landing in it."""
+        head = self._head(namespace, source)
+        if if_match and head.etag != if_match:  # moto ignores CopySourceIfMatch; S3 does not
+            raise _replaced(namespace, source, if_match)
         bucket, source_key = self._locate(namespace, source)
         _, object_key = self._locate(namespace, destination)
         origin: CopySourceTypeDef = {"Bucket": bucket, "Key": source_key}
+        request: CopyObjectRequestTypeDef = {
+            "Bucket": bucket,
+            "Key": object_key,
+            "CopySource": origin,
+        }
+        if if_match:
+            request["CopySourceIfMatch"] = f'"{if_match}"'
         what = f"blob {source!r} to {destination!r} in {namespace!r}"
         try:
-            if size <= self._max_copy_object:
-                self._call(
-                    f"copy {what}",
-                    lambda: self._client.copy_object(
-                        Bucket=bucket, Key=object_key, CopySource=origin
-                    ),
-                )
+            if head.size <= self._max_copy_object:
+                self._call(f"copy {what}", lambda: self._client.copy_object(**request))
             else:
-                self._copy_parts(bucket, object_key, origin, size, what)
+                self._copy_parts(bucket, object_key, origin, head.size, what, if_match)
         except BlobNotFoundError:
             raise self._not_found(namespace, source) from None
-        return size
+        except BlobReplacedError:
+            raise _replaced(namespace, source, if_match) from None
+        return head.size
 
     def _copy_parts(
-        self, bucket: str, object_key: str, origin: CopySourceTypeDef, size: int, what: str
+        self,
+        bucket: str,
+        object_key: str,
+        origin: CopySourceTypeDef,
+        size: int,
+        what: str,
+        if_match: str,
     ) -> None:
         """A multipart upload whose parts are ranges of the source; aborted on any failure."""
         part = max(self._copy_part_size, -(-size // MAX_PARTS))
         upload = MultipartUpload(self._client, self._call, bucket, object_key, what)
         try:
             for start in range(0, size, part):
-                upload.copy(origin, start, min(start + part, size))
+                upload.copy(origin, start, min(start + part, size), if_match=if_match)
             upload.complete()
         except BaseException:
             upload.abort()
@@ -530,3 +541,12 @@ class S3BlockStore(S3ClientUploads, BlockStore):
 def _backoff(attempt: int) -> float:
     """Exponential back-off with jitter, so retrying workers do not move in lockstep."""
     return min(MAX_BACKOFF, BASE_BACKOFF * 2.0 ** (attempt - 1)) * random.uniform(0.5, 1.0)
+
+
+def _replaced(namespace: str, key: str, etag: str) -> BlobReplacedError:
+    """The error for a linked blob whose bytes changed under its recorded ETag."""
+    return BlobReplacedError(
+        f"blob {key!r} in {namespace!r} was replaced after it was linked (its ETag is no"
+        f" longer {etag!r}), likely through a presigned URL still in force; its bytes are"
+        " not the object's: upload the object again"
+    )

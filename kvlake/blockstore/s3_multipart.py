@@ -20,7 +20,11 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from mypy_boto3_s3 import S3Client
-    from mypy_boto3_s3.type_defs import CompletedPartTypeDef, CopySourceTypeDef
+    from mypy_boto3_s3.type_defs import (
+        CompletedPartTypeDef,
+        CopySourceTypeDef,
+        UploadPartCopyRequestTypeDef,
+    )
 
 T = TypeVar("T")
 
@@ -66,20 +70,23 @@ class MultipartUpload:
         )
         self._parts.append({"PartNumber": number, "ETag": answer["ETag"]})
 
-    def copy(self, origin: CopySourceTypeDef, start: int, end: int) -> None:
-        """Make bytes [start, end) of `origin` the next part, inside the store."""
+    def copy(self, origin: CopySourceTypeDef, start: int, end: int, *, if_match: str = "") -> None:
+        """Make bytes [start, end) of `origin` the next part, inside the store; `if_match`
+        (CopySourceIfMatch) refuses a source replaced meanwhile."""
         number = len(self._parts) + 1
+        request: UploadPartCopyRequestTypeDef = {
+            "Bucket": self._bucket,
+            "Key": self._key,
+            "UploadId": self._id,
+            "PartNumber": number,
+            "CopySource": origin,
+            "CopySourceRange": f"bytes={start}-{end - 1}",
+        }
+        if if_match:
+            request["CopySourceIfMatch"] = f'"{if_match}"'
         answer = self._call(
             f"copy part {number} of {self._what}",
-            partial(
-                self._client.upload_part_copy,
-                Bucket=self._bucket,
-                Key=self._key,
-                UploadId=self._id,
-                PartNumber=number,
-                CopySource=origin,
-                CopySourceRange=f"bytes={start}-{end - 1}",
-            ),
+            partial(self._client.upload_part_copy, **request),
         )
         self._parts.append({"PartNumber": number, "ETag": answer["CopyPartResult"]["ETag"]})
 

@@ -339,21 +339,24 @@ class BlockStore(Closing, ABC):
         _check_expiry(expires)
         return self._presign_write(normalised, key, expires)
 
-    def copy(self, namespace: str, source: str, destination: str) -> int:
+    def copy(self, namespace: str, source: str, destination: str, *, if_match: str = "") -> int:
         """Store a copy of blob `source` under `destination` in the same namespace; its size.
 
         The copy is a blob of its own: deleting either leaves the other. It appears
         whole or not at all, as a put does. Adapters whose store copies by itself
         override `_copy` (s3: CopyObject, UploadPartCopy for large blobs), so the
         bytes never pass through kvlake; the others stream them through a put.
+        `if_match`, an ETag `head` reported, refuses a source replaced since, as
+        `open_reader` does (the store checks it in the copy itself where it can).
 
         Raises:
             BlobNotFoundError: no blob under `source`.
+            BlobReplacedError: `if_match` is set and the source's ETag is another.
             InvalidInputError: bad namespace or key.
             UnavailableError: the backend failed; nothing was stored.
         """
         normalised = self.check_namespace(namespace)
-        return self._copy(normalised, check_key(source), check_key(destination))
+        return self._copy(normalised, check_key(source), check_key(destination), if_match)
 
     # -- multipart uploads a client sends itself (presigning adapters) ---------
 
@@ -605,9 +608,9 @@ class BlockStore(Closing, ABC):
     def _folder_exists(self, namespace: str, prefix: str) -> bool:
         return next(iter(self._list_keys(namespace, prefix)), None) is not None
 
-    def _copy(self, namespace: str, source: str, destination: str) -> int:
+    def _copy(self, namespace: str, source: str, destination: str, if_match: str) -> int:
         """Copy through kvlake: read the source, put the destination (streamed)."""
-        with self._open_reader(namespace, source, 0, None) as reader:
+        with self._open_matching(namespace, source, 0, None, if_match) as reader:
             return self._put(namespace, destination, _read_chunks(reader))
 
     @abstractmethod

@@ -533,7 +533,10 @@ class Catalog:
         now = self._clock()
         address = new_address(now)
         try:
-            size = self.blockstore.copy(repository.storage_namespace, source.address, address)
+            # A linked source's recorded ETag: bytes replaced since its link are refused.
+            size = self.blockstore.copy(
+                repository.storage_namespace, source.address, address, if_match=source.blob_etag
+            )
         except BlobNotFoundError:
             # The source was replaced and its blob deleted after we read its entry.
             raise _changed(source.path, "its ref") from None

@@ -183,6 +183,11 @@ def test_a_blob_replaced_through_its_presigned_url_after_the_link_is_refused_on_
         assert "upload the object again" in read.json()["message"]
     # A deep copy made before is kvlake's own blob: the linked bytes, unaffected.
     assert http.get(reads, params={"path": "deep"}).content == b"abc"
+    # A deep copy made after would copy the replaced bytes: refused, nothing staged.
+    late = http.post(f"{objects}/copy", params={"dest_path": "late"}, json={"src_path": "a"})
+    assert late.status_code == 409, late.text
+    assert "was replaced after it was linked" in late.json()["message"]
+    assert http.get(reads, params={"path": "late"}).status_code == 404
 
 
 def test_copy_object_copies_inside_the_bucket_unless_shallow(

@@ -113,9 +113,12 @@ class FaultyBlockStore(BlockStore):
             "folder_exists", namespace, prefix, lambda: self.inner.folder_exists(namespace, prefix)
         )
 
-    def _copy(self, namespace: str, source: str, destination: str) -> int:
+    def _copy(self, namespace: str, source: str, destination: str, if_match: str) -> int:
         return self._run(
-            "copy", namespace, destination, lambda: self.inner.copy(namespace, source, destination)
+            "copy",
+            namespace,
+            destination,
+            lambda: self.inner.copy(namespace, source, destination, if_match=if_match),
         )
 
     def _presign_read(self, namespace: str, key: str, expires: int) -> str:

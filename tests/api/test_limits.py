@@ -312,12 +312,16 @@ def test_public_bodies_have_a_budget_of_their_own(start: Start) -> None:
     try:
 
         def login_answer() -> int:
+            # The whole body is sent: a request that finds room answers at once (401)
+            # instead of waiting for bytes, so polling cannot outlast the held logins.
+            body = b'{"access_key_id": "x", "secret_access_key": "y"}'
             with rawhttp.open_request(
                 server,
                 "POST",
                 "/auth/login",
-                size=100,
+                size=len(body),
                 content_type="application/json",
+                first=body,
                 source="127.0.0.3",
             ) as sock:
                 return _status(sock)[0]
@@ -351,13 +355,18 @@ def test_one_address_holds_at_most_its_share_of_the_body_budget(start: Start) ->
     try:
 
         def second_answer() -> tuple[int, bytes]:
+            # The whole body is sent: a request that finds room (before the holder's share
+            # is held) answers at once instead of waiting for bytes until the holder's own
+            # body deadline has passed and freed its share.
+            body = b'{"name": "probe", "source": "main"}'
             with rawhttp.open_request(
                 server,
                 "POST",
                 f"/repositories/{repo}/branches",
-                size=40,
+                size=len(body),
                 authorization=rawhttp.basic(),
                 content_type="application/json",
+                first=body,
                 source="127.0.0.2",
             ) as sock:
                 return _status(sock)

@@ -2537,6 +2537,62 @@ MUTATIONS = (
             "test_a_blob_replaced_through_its_presigned_url_after_the_link_is_refused_on_read",
         ),
     ),
+    # -- lakeFS's merge and diff semantics (issue 32) ---------------------------------------
+    Mutation(
+        "compat-merge-refuses-only-a-source-with-nothing-new",
+        "issue 32: a merge is refused as 'no changes' only when the source's tree is the base's",
+        "kvlake/graveler/merge.py",
+        "    return bool(base.parents) and source.metarange_id == base.metarange_id\n",
+        "    return False\n",
+        (
+            "tests/graveler/test_merge.py::"
+            "test_a_source_with_nothing_new_since_the_base_is_refused_unless_allowed",
+        ),
+    ),
+    Mutation(
+        "compat-merge-first-commit-has-no-tree",
+        "issue 32: lakeFS's first commit has no metarange, so a source never equals that base",
+        "kvlake/graveler/merge.py",
+        "    return bool(base.parents) and source.metarange_id == base.metarange_id\n",
+        "    return source.metarange_id == base.metarange_id\n",
+        (
+            "tests/graveler/test_merge.py::"
+            "test_merging_an_older_commit_whose_tree_is_the_destinations_records_a_merge",
+        ),
+    ),
+    Mutation(
+        "compat-merge-ignores-the-destinations-tree",
+        "issue 32: a source with changes is merged even when the result is the destination's",
+        "kvlake/graveler/merge.py",
+        "                strategy=strategy,\n            )\n            parents =",
+        "                strategy=strategy,\n            )\n"
+        "            if metarange_id == head.metarange_id:\n"
+        "                raise NoChangesError('no changes')\n"
+        "            parents =",
+        (
+            "tests/graveler/test_merge.py::"
+            "test_merging_an_older_commit_whose_tree_is_the_destinations_records_a_merge",
+        ),
+    ),
+    Mutation(
+        "compat-committed-removal-has-its-old-size",
+        "issue 32: a removal between commits reports the size the object had, as lakeFS does",
+        "kvlake/graveler/diff.py",
+        "        size = 0 if removed_size is None else removed_size(difference.key)\n",
+        "        size = 0\n",
+        ("tests/graveler/test_diff.py::test_diff_entries_say_type_size_and_value",),
+    ),
+    Mutation(
+        "compat-staged-removal-has-size-0",
+        "issue 32: a staged removal reports size_bytes 0 (lakeFS's tombstone has no size)",
+        "kvlake/api/routes/diffs.py",
+        '        size = entry.size if entry.path_type == "object" else None\n',
+        "        size = entry.size if entry.value is not None else None\n",
+        (
+            "tests/api/test_refs.py::"
+            "test_wrapper_delete_object_changes_report_removed_entries_with_size_0",
+        ),
+    ),
 )
 
 

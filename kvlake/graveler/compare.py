@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Iterator, Set
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from kvlake.errors import InvalidInputError
 from kvlake.graveler.committed import (
@@ -274,6 +274,9 @@ class SortedLookup:
         # The range `identity` last looked in, with its keys as a list to bisect.
         self._columns: RangeColumns | None = None
         self._keys: list[bytes] = []
+        # The data column `value` last decoded, and the range it belongs to.
+        self._datas: Any = None
+        self._datas_of = ""
 
     def get(self, key: bytes) -> Value | None:
         """The value under `key`, or None when the metarange has no entry there.
@@ -296,6 +299,29 @@ class SortedLookup:
         Raises:
             InvalidInputError: `key` is below the previous key (lookups never go back).
         """
+        found = self._row(key)
+        return None if found is None else found[0].identity(found[1])
+
+    def value(self, key: bytes) -> Value | None:
+        """The value under `key` as `get` finds it, read through the column cache `identity`
+        uses (the one a diff's walk has just filled): for the old values of removed keys.
+
+        The data column of a range is decoded once, while the keys stay in it.
+
+        Raises:
+            InvalidInputError: `key` is below the previous key (lookups never go back).
+        """
+        found = self._row(key)
+        if found is None:
+            return None
+        columns, row = found
+        if self._datas_of != columns.range_id:
+            self._datas, self._datas_of = columns.arrays()[2], columns.range_id
+        data: bytes = self._datas[row].as_py()
+        return Value(identity=columns.identity(row), data=data)
+
+    def _row(self, key: bytes) -> tuple[RangeColumns, int] | None:
+        """The columns of the range holding `key`, and its row there; None when absent."""
         info = self._find(key)
         if info is None:
             return None
@@ -304,7 +330,7 @@ class SortedLookup:
             columns = self._columns = self._committed.range_columns(self._namespace, info.id)
             self._keys = columns.key_list()
         row = bisect_left(self._keys, key)
-        return columns.identity(row) if row < len(self._keys) and self._keys[row] == key else None
+        return (columns, row) if row < len(self._keys) and self._keys[row] == key else None
 
     def _find(self, key: bytes) -> RangeInfo | None:
         """The range `key` would be in, if any range may hold it."""

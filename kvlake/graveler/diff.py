@@ -30,6 +30,8 @@ DiffMode = Literal["two_dot", "three_dot"]
 DiffSource = Callable[[bytes, bytes | None], Iterator[Difference]]
 """Differences with keys in [start, stop), ascending."""
 ValueSize = Callable[[Value], int]
+RemovedSize = Callable[[bytes], int]
+"""The size a removed key had on the left side (keys asked in ascending order)."""
 
 
 def prefix_end(prefix: bytes) -> bytes | None:
@@ -55,8 +57,13 @@ def diff_page(
     after: bytes,
     amount: int,
     value_size: ValueSize,
+    removed_size: RemovedSize | None = None,
 ) -> DiffPage:
-    """One page of differences under `prefix`, after `after`, folded at `delimiter`."""
+    """One page of differences under `prefix`, after `after`, folded at `delimiter`.
+
+    A removed entry's size is `removed_size` of its key (lakeFS reports the
+    size the object had), or 0 without it (a staged tombstone has no size).
+    """
     check_page(amount, delimiter)
     start, stop = prefix, prefix_end(prefix) if prefix else None
     if after:
@@ -73,7 +80,7 @@ def diff_page(
         for difference in source(start, stop):
             cut = difference.key.find(delimiter, len(prefix)) if delimiter else -1
             if cut < 0:
-                entries.append(_entry(difference, value_size))
+                entries.append(_entry(difference, value_size, removed_size))
                 if len(entries) > amount:
                     break
                 continue
@@ -111,13 +118,19 @@ def _type(difference: Difference) -> DiffType:
     return "changed"
 
 
-def _entry(difference: Difference, value_size: ValueSize) -> DiffEntry:
+def _entry(
+    difference: Difference, value_size: ValueSize, removed_size: RemovedSize | None
+) -> DiffEntry:
     value = difference.right
+    if value is not None:
+        size = value_size(value)
+    else:
+        size = 0 if removed_size is None else removed_size(difference.key)
     return DiffEntry(
         type=_type(difference),
         path=difference.key,
         path_type="object",
-        size=0 if value is None else value_size(value),
+        size=size,
         value=value,
     )
 
@@ -195,7 +208,14 @@ class Differ:
             RefNotFoundError: either ref names nothing.
         """
         check_page(amount, delimiter)
-        source = self.source(repository, left, right, mode=mode)
+        source, left_metarange = self._source(repository, left, right, mode=mode)
+        # Removed keys come in ascending order, so one lookup reads each left range once.
+        lookup = SortedLookup(self._committed, repository.storage_namespace, left_metarange)
+
+        def removed_size(key: bytes) -> int:
+            old = lookup.value(key)
+            return 0 if old is None else self._value_size(old)
+
         return diff_page(
             source,
             prefix=prefix,
@@ -203,12 +223,19 @@ class Differ:
             after=after,
             amount=amount,
             value_size=self._value_size,
+            removed_size=removed_size,
         )
 
     def source(
         self, repository: Repository, left: str, right: str, *, mode: DiffMode = "three_dot"
     ) -> DiffSource:
         """The differences between two refs as a source a page (or a caller) can stream."""
+        return self._source(repository, left, right, mode=mode)[0]
+
+    def _source(
+        self, repository: Repository, left: str, right: str, *, mode: DiffMode
+    ) -> tuple[DiffSource, str]:
+        """The differences between two refs, and the left metarange they start from."""
         if mode not in ("two_dot", "three_dot"):
             raise InvalidInputError(f"diff mode is {mode!r}; use 'two_dot' or 'three_dot'")
         left_ref = self._resolver.resolve(repository, left)
@@ -223,9 +250,10 @@ class Differ:
                 )
             left_metarange = self._refs.get_commit(repository, base).metarange_id
         namespace = repository.storage_namespace
-        return committed_source(
+        source = committed_source(
             self._committed, namespace, left_metarange, right_ref.commit.metarange_id
         )
+        return source, left_metarange
 
     def diff_uncommitted(
         self,

@@ -117,6 +117,20 @@ def _decide(
         # "dest-wins": keep the destination's value
 
 
+def _nothing_new(source_id: str, source: Commit, base_id: str, base: Commit) -> bool:
+    """Whether the source brings nothing since the merge base (lakeFS's "no changes").
+
+    lakeFS compares the two trees' metarange ids. Its first commit of a
+    repository has no metarange at all, so a source tree never equals that
+    base's unless the source is that very commit; kvlake's first commit holds
+    the (content-addressed) empty metarange, hence the parents check, which
+    keeps lakeFS's answer for a source whose later commits emptied the tree.
+    """
+    if source_id == base_id:
+        return True
+    return bool(base.parents) and source.metarange_id == base.metarange_id
+
+
 class Merger:
     """Merges refs into branches of one graveler's repositories. Thread-safe."""
 
@@ -162,7 +176,9 @@ class Merger:
         Raises:
             DirtyBranchError: the destination has uncommitted changes.
             MergeConflictError: conflicting changes and strategy "none".
-            NoChangesError: nothing would change, and `allow_empty` is false.
+            NoChangesError: the source has no changes since the merge base (its
+                tree is the base's), and `allow_empty` is false. A source with
+                changes is merged even when the result equals the destination.
             InvalidInputError: the destination is not a branch (a tag or a
                 commit), the refs share no history, or a bad strategy.
             BranchNotFoundError, RefNotFoundError: either side names nothing.
@@ -179,19 +195,23 @@ class Merger:
                     f"{source!r} and branch {destination!r} share no history, so there is no "
                     f"merge base; merge refs that have a common ancestor"
                 )
+            base = self._refs.get_commit(repository, base_id)
+            if not allow_empty and _nothing_new(source_id, source_commit, base_id, base):
+                raise NoChangesError(
+                    f"merging {source!r} into {destination!r}: no changes in {source!r} since "
+                    f"the merge base {base_id[:12]}; pass allow_empty to record the merge anyway"
+                )
+            # lakeFS's rule: a source with changes is merged even when the result
+            # equals the destination, so the merge commit keeps the ancestry and a
+            # later merge finds the right base.
             metarange_id = merge_metaranges(
                 self._committed,
                 namespace,
-                base=self._refs.get_commit(repository, base_id).metarange_id,
+                base=base.metarange_id,
                 source=source_commit.metarange_id,
                 destination=head.metarange_id,
                 strategy=strategy,
             )
-            if metarange_id == head.metarange_id and not allow_empty:
-                raise NoChangesError(
-                    f"merging {source!r} into {destination!r} changes nothing; "
-                    f"pass allow_empty to record the merge anyway"
-                )
             parents = (head_id,) if squash else (head_id, source_id)
             generation = max(head.generation, 0 if squash else source_commit.generation)
             return Commit(

@@ -235,7 +235,8 @@ class DiffEntry(msgspec.Struct, frozen=True, kw_only=True):
     """One difference: a path added, removed or changed, or a common prefix holding some.
 
     `value` is the new value (None when removed, and for a common prefix);
-    `size` is its size as the graveler's `value_size` tells it (0 when removed).
+    `size` is its size as the graveler's `value_size` tells it; for a removal
+    between commits the size the object had, for a staged removal 0 (lakeFS's).
     """
 
     type: DiffType

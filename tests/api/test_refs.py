@@ -66,3 +66,90 @@ def test_high_level_branch_commit_and_tag(server: Server, repo: str) -> None:
     tag = repository.tag("release").create(reference.get_commit().id)
     assert tag.get_commit().id == reference.get_commit().id
     assert [b.id for b in repository.branches()] == ["dev", "main"]
+
+
+def test_wrapper_merge_into_records_an_older_commit_whose_tree_is_the_destinations(
+    server: Server, repo: str
+) -> None:
+    """lakeFS's wrapper test_reference_merge_into, as its users run it (fewer commits)."""
+    from lakefs.exceptions import BadRequestException as WrapperBadRequest
+
+    repository = lakefs.Repository(repo, client=server.client())
+    main = repository.branch("main")
+    branch = repository.branch("work").create(main)
+    for i in range(3):  # upload, delete, upload: the middle commit's tree is main's
+        obj = branch.object("test1")
+        if i % 2:
+            obj.delete()
+        else:
+            obj.upload("test_data")
+        branch.commit(f"commit {2 - i}")
+    branch_a = repository.branch("a").create(branch)
+    branch_b = repository.branch("b").create(branch)
+    with pytest.raises(WrapperBadRequest, match=r".+no changes.+"):
+        branch_a.merge_into(branch_b, message="MergeNoChanges")
+    branch_a.merge_into(branch_b, message="MergeNoChangesWithFlag", allow_empty=True)
+    assert branch_b.get_commit().message == "MergeNoChangesWithFlag"
+
+    commits = list(branch.log(max_amount=2))
+    other = repository.branch("other").create(main)
+    repository.ref(commits[1].id).merge_into(other, message="Merge1")
+    merge1 = other.get_commit()
+    assert merge1.message == "Merge1"
+    # The wrapper reads these parents off the log's order, which for commits made in the same
+    # second hangs on their ids here (kvlake's dates are whole seconds, lakeFS's nanoseconds).
+    assert merge1.parents == [main.get_commit().id, commits[1].id]
+    branch.merge_into(other.id, message="Merge2")
+    merge2 = other.get_commit()
+    assert merge2.message == "Merge2"
+    assert merge2.parents == [merge1.id, commits[0].id]
+    assert other.object("test1").reader().read() == b"test_data"
+
+
+def test_merge_with_force_records_a_merge_that_brings_no_changes(
+    http: httpx.Client, repo: str
+) -> None:
+    """lakeFS's `force` passes the no-changes check too, as `allow_empty` does."""
+    http.post(f"/repositories/{repo}/branches", json={"name": "dev", "source": "main"})
+    merge = f"/repositories/{repo}/refs/dev/merge/main"
+    assert http.post(merge, json={}).status_code == 400
+    forced = http.post(merge, json={"force": True})
+    assert forced.status_code == 200, forced.text
+    assert (
+        http.get(f"/repositories/{repo}/branches/main").json()["commit_id"]
+        == (forced.json()["reference"])
+    )
+
+
+def test_wrapper_delete_object_changes_report_removed_entries_with_size_0(
+    server: Server, repo: str
+) -> None:
+    """lakeFS's wrapper test_delete_object_changes: a staged removal has size_bytes 0."""
+    branch = lakefs.Repository(repo, client=server.client()).branch("main")
+    paths = ["a", "b", "bar/a", "bar/b", "bar/c", "c", "foo/a", "foo/b", "foo/c"]
+    for path in paths:
+        branch.object(path).upload(path)
+    branch.commit("add some files", {"test_key": "test_value"})
+    branch.delete_objects("foo/a")
+    branch.delete_objects({"foo/b", "foo/c"})
+    head = lakefs.Repository(repo, client=server.client()).ref(branch.head.id)
+    branch.delete_objects([head.object("a"), head.object("b")])
+    changes = list(branch.uncommitted(max_amount=10))
+    assert [(c.path, c.path_type, c.type, c.size_bytes) for c in changes] == [
+        (path, "object", "removed", 0) for path in ["a", "b", "foo/a", "foo/b", "foo/c"]
+    ]
+
+
+def test_a_removal_between_commits_reports_the_size_the_object_had(
+    http: httpx.Client, repo: str
+) -> None:
+    """lakeFS's refs diff carries the removed entry's old value (its esti sanity test)."""
+    objects = f"/repositories/{repo}/branches/main/objects"
+    http.post(objects, params={"path": "gone"}, content=b"12345")
+    http.post(f"/repositories/{repo}/branches/main/commits", json={"message": "add"})
+    http.delete(objects, params={"path": "gone"})
+    http.post(f"/repositories/{repo}/branches/main/commits", json={"message": "remove"})
+    diff = http.get(f"/repositories/{repo}/refs/main~1/diff/main").json()["results"]
+    assert [(d["type"], d["path"], d["path_type"], d["size_bytes"]) for d in diff] == [
+        ("removed", "gone", "object", 5)
+    ]

@@ -33,14 +33,20 @@ def _change(graveler: Graveler, repo: Repository, branch: str, rng: random.Rando
             graveler.set(repo, branch, path, value(rng.choice("xyz") * rng.randrange(1, 4)))
 
 
-def _model_diff(left: dict[bytes, Value], right: dict[bytes, Value]) -> list[DiffEntry]:
+def _model_diff(
+    left: dict[bytes, Value], right: dict[bytes, Value], *, staged: bool = False
+) -> list[DiffEntry]:
+    """A removal between commits has the size the object had; a staged one 0 (lakeFS's)."""
     entries = []
     for key in sorted(left.keys() | right.keys()):
         before, after = left.get(key), right.get(key)
         if before is not None and after is not None and before.identity == after.identity:
             continue
         kind = "added" if before is None else "removed" if after is None else "changed"
-        size = 0 if after is None else len(after.data)
+        if after is not None:
+            size = len(after.data)
+        else:
+            size = 0 if staged or before is None else len(before.data)
         entries.append(
             DiffEntry(type=kind, path=key, path_type="object", size=size, value=after)  # type: ignore[arg-type]
         )
@@ -106,7 +112,10 @@ def test_two_dot_three_dot_and_uncommitted_diffs_match_the_model(
     expectations: list[tuple[Fetch, list[DiffEntry]]] = [
         (partial(graveler.diffs.diff, repo, "main", "dev", mode="two_dot"), _model_diff(main, dev)),
         (partial(graveler.diffs.diff, repo, "main", "dev"), _model_diff(base, dev)),
-        (partial(graveler.diffs.diff_uncommitted, repo, "dev"), _model_diff(dev, staged)),
+        (
+            partial(graveler.diffs.diff_uncommitted, repo, "dev"),
+            _model_diff(dev, staged, staged=True),
+        ),
     ]
     for fetch, expected in expectations:
         assert fetch(amount=1000).entries == expected
@@ -135,7 +144,14 @@ def test_diff_entries_say_type_size_and_value(graveler: Graveler, repo: Reposito
         ("removed", b"removed", 0, None),
     ]
     graveler.commit(repo, "dev", committer="t", message="d")
-    assert graveler.diffs.diff(repo, "main", "dev").entries == page.entries
+    # Between commits a removal has the size the object had (lakeFS's), staged it has none.
+    assert [
+        (e.type, e.path, e.size, e.value) for e in graveler.diffs.diff(repo, "main", "dev").entries
+    ] == [
+        ("added", b"added", 3, value("333")),
+        ("changed", b"changed", 4, value("4444")),
+        ("removed", b"removed", 2, None),
+    ]
 
 
 def test_same_content_at_another_address_is_no_change(graveler: Graveler, repo: Repository) -> None:

@@ -272,9 +272,54 @@ def test_a_change_made_on_both_sides_is_skipped_by_range_id_without_reading(
     assert _range_ids(graveler, repo, "dev") - _range_ids(graveler, repo, "main~1")  # it changed
     committed = CommittedManager(blocks)
     cold = make_graveler(store, FakeClock(), blocks, committed)
-    with pytest.raises(NoChangesError):
-        cold.merges.merge(repo, "dev", "main", committer="t")
+    head = graveler.resolve_ref(repo, "main").commit
+    # The source has a change since the base, so the merge is recorded (lakeFS's rule) though
+    # its tree is the destination's.
+    merged = cold.merges.merge(repo, "dev", "main", committer="t")
+    assert cold.get_commit(repo, merged).metarange_id == head.metarange_id
     assert committed.stats.range_reads == 0
+
+
+def test_merging_an_older_commit_whose_tree_is_the_destinations_records_a_merge(
+    graveler: Graveler, repo: Repository
+) -> None:
+    """The lakeFS wrapper's test_reference_merge_into: add then delete on a branch, and merge
+    the commit after the delete (same tree as main) into a branch of main."""
+    graveler.create_branch(repo, "work", "main")
+    added = _commit(graveler, repo, "work", {"test1": "data"})
+    deleted = _commit(graveler, repo, "work", {"test1": ""})
+    latest = _commit(graveler, repo, "work", {"test1": "data"})
+    graveler.create_branch(repo, "other", "main")
+    head = graveler.get_branch(repo, "other").commit_id
+    first = graveler.merges.merge(repo, deleted, "other", committer="t", message="Merge1")
+    commit = graveler.get_commit(repo, first)
+    assert (commit.parents, commit.message) == ((head, deleted), "Merge1")
+    assert commit.metarange_id == graveler.get_commit(repo, head).metarange_id
+    assert graveler.merges.merge_base(repo, "work", "other") == deleted  # the ancestry is kept
+    second = graveler.merges.merge(repo, "work", "other", committer="t", message="Merge2")
+    assert contents(graveler, repo, "other") == {b"test1": value("data")}
+    assert graveler.get_commit(repo, second).parents == (first, latest)
+    assert graveler.get_commit(repo, added).metarange_id != commit.metarange_id
+
+
+def test_a_source_with_nothing_new_since_the_base_is_refused_unless_allowed(
+    graveler: Graveler, repo: Repository
+) -> None:
+    _commit(graveler, repo, "main", {"a": "1"})
+    graveler.create_branch(repo, "left", "main")
+    graveler.create_branch(repo, "right", "main")
+    head = graveler.get_branch(repo, "right").commit_id
+    with pytest.raises(NoChangesError, match="no changes"):  # source is the merge base
+        graveler.merges.merge(repo, "left", "right", committer="t")
+    assert graveler.get_branch(repo, "right").commit_id == head
+    # Commits that leave the tree as the base had it bring nothing either (lakeFS compares trees).
+    _commit(graveler, repo, "left", {"b": "2"})
+    _commit(graveler, repo, "left", {"b": ""})
+    with pytest.raises(NoChangesError):
+        graveler.merges.merge(repo, "left", "right", committer="t")
+    assert graveler.get_branch(repo, "right").commit_id == head
+    merged = graveler.merges.merge(repo, "left", "right", committer="t", allow_empty=True)
+    assert graveler.get_commit(repo, merged).parents[0] == head
 
 
 def _range_ids(graveler: Graveler, repo: Repository, ref: str) -> set[str]:

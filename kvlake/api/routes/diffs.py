@@ -31,14 +31,15 @@ _DIFF_PARAMS: Final = (
 
 
 def _diff_list(page: DiffPage, *, right_stats: bool = False) -> wire.DiffList:
+    """lakeFS's DiffList of a page: objects carry the graveler's size (see `DiffEntry`:
+    a staged removal 0, a removal between commits the size it had), prefixes none."""
     results = []
     for entry in page.entries:
         path = entry.path.decode()
         right = None
-        size = None
+        size = entry.size if entry.path_type == "object" else None
         if entry.value is not None and entry.path_type == "object":
             stat = from_value(path, entry.value)
-            size = stat.size
             if right_stats:
                 right = wire.DiffObjectStat(
                     checksum=stat.checksum,

@@ -42,7 +42,8 @@ def merge_into_branch(call: Call[wire.Merge | None]) -> Response:
         if strategy == "dest-wins"
         else "none",
         squash=bool(request.squash_merge),
-        allow_empty=bool(request.allow_empty),
+        # lakeFS: `force` also records a merge that brings no changes.
+        allow_empty=bool(request.allow_empty or request.force),
     )
     return json_response(wire.MergeResult(reference=commit_id))
 

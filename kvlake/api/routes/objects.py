@@ -231,7 +231,7 @@ OPERATIONS: Final = (
         get_object,
         API_GROUP,
         params=(params.PATH, _RANGE, params.header("If-None-Match", "ETag"), _PRESIGN),
-        responses={200: "binary", 206: "binary", 302: None, 404: None, 416: None},
+        responses={200: "binary", 206: "binary", 302: None, 304: None, 404: None, 416: None},
         permissions=on_object("fs:ReadObject"),
     ),
     Operation(

@@ -30,7 +30,7 @@ class HookRun(msgspec.Struct, frozen=True, kw_only=True):
     hook_id: str
     start_time: str
     end_time: str | None = None
-    status: Literal["failed", "completed", "skipped"]
+    status: Literal["failed", "completed"]  # lakeFS's two values (kvlake runs no hooks)
 
 
 class HookRunList(msgspec.Struct, frozen=True, kw_only=True):

@@ -44,6 +44,8 @@ def _param_schema(param: Param) -> dict[str, Any]:
         return schema
     if param.kind == "list":
         return {"type": "array", "items": {"type": "string"}}
+    if param.choices:
+        return {"type": "string", "enum": list(param.choices)}
     if param.kind == "path":
         return {"type": "string", "pattern": r"^(?!(?:.*/)?\.\.(?:/|$))"}
     return {"type": "string"}

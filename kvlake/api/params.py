@@ -35,10 +35,17 @@ class Param(NamedTuple):
     description: str = ""
     unsupported: str = ""
     """Why kvlake cannot honour this flag: accepted when false, a 400 naming it when true."""
+    choices: tuple[str, ...] = ()
+    """The values a text parameter may take (lakeFS's enum); empty: any text."""
 
 
 def text(name: str, description: str = "", *, required: bool = False) -> Param:
     return Param(name, "str", required, description=description)
+
+
+def choice(name: str, choices: tuple[str, ...], description: str = "") -> Param:
+    """A text parameter that takes one of `choices` (an enum in lakeFS's API description)."""
+    return Param(name, "str", description=description, choices=choices)
 
 
 def flag(name: str, description: str = "") -> Param:
@@ -168,6 +175,10 @@ def _convert(param: Param, raw: str) -> object:
             raise InvalidInputError(f"parameter {param.name!r} contains NUL; remove it")
         if param.kind == "path":
             check_object_path(param.name, raw)
+        if param.choices and raw not in param.choices:
+            raise InvalidInputError(
+                f"parameter {param.name!r} is {raw!r}; use one of {', '.join(param.choices)}"
+            )
         return raw
     if param.kind == "bool":
         if raw not in _BOOLEANS:

@@ -114,8 +114,8 @@ ALLOWED: Final[tuple[tuple[str, str], ...]] = (
         BODIES,
     ),
     (
-        r"(diffRefs query parameter type|getMetadataObject path parameter type|listPullRequests "
-        r"query parameter status): values are any, lakeFS's are \[.*\]",
+        r"getMetadataObject path parameter type: values are any, lakeFS's are "
+        r"\['meta_range', 'range'\]",
         VALUES,
     ),
     (

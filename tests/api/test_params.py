@@ -64,3 +64,14 @@ def test_an_unsupported_flag_is_refused_only_when_true_naming_it() -> None:
     assert not params.parse(declared, [("presign", "false")], {}).flag("presign")
     with pytest.raises(InvalidInputError, match="'presign' is not supported: no presigned URLs"):
         params.parse(declared, [("presign", "true")], {})
+
+
+def test_a_choice_takes_only_its_values_and_the_document_lists_them() -> None:
+    """lakeFS's enums (diffRefs' type, listPullRequests' status) are checked and declared."""
+    from kvlake.api.openapi import _param_schema
+
+    declared = (params.choice("type", ("two_dot", "three_dot")),)
+    assert params.parse(declared, [("type", "two_dot")], {}).text("type") == "two_dot"
+    with pytest.raises(InvalidInputError, match="'type' is 'one_dot'; use one of two_dot, three"):
+        params.parse(declared, [("type", "one_dot")], {})
+    assert _param_schema(declared[0]) == {"type": "string", "enum": ["two_dot", "three_dot"]}

@@ -157,7 +157,7 @@ OPERATIONS: Final = (
         API_GROUP,
         params=(
             *_DIFF_PARAMS,
-            params.text("type", "two_dot or three_dot (default)"),
+            params.choice("type", ("two_dot", "three_dot"), "two_dot or three_dot (default)"),
             params.flag("include_right_stats", "include the right side's object stats"),
         ),
         responses={200: wire.DiffList, 404: None},

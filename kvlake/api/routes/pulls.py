@@ -122,7 +122,10 @@ OPERATIONS: Final = (
         PULLS,
         list_pull_requests,
         API_GROUP,
-        params=(*params.PAGE, params.text("status", "open, closed (or merged) or all")),
+        params=(
+            *params.PAGE,
+            params.choice("status", ("open", "closed", "all"), "open, closed (or merged) or all"),
+        ),
         responses={200: wire.PullRequestsList, 400: None, 404: None},
         permissions=on_repository("fs:ListPullRequests"),
     ),

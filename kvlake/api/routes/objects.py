@@ -303,6 +303,7 @@ OPERATIONS: Final = (
         body=wire.PathList,
         responses={200: wire.ObjectErrorList, 404: None},
         permissions=_delete_many_needs,
+        body_permissions=True,
     ),
     Operation(
         "copyObject",
@@ -314,5 +315,6 @@ OPERATIONS: Final = (
         body=wire.ObjectCopyCreation,
         responses={201: wire.ObjectStats, 404: None},
         permissions=_copy_needs,
+        body_permissions=True,
     ),
 )

@@ -177,6 +177,14 @@ class ServerSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     body_rate_grace: Annotated[float, msgspec.Meta(gt=0)] = 10.0
     """KVLAKE_SERVER_BODY_RATE_GRACE: seconds every body has on top of what `body_min_rate`
     allows for the bytes it has sent (slow starts, small bodies)."""
+    http: Literal["auto", "h11", "httptools"] = "auto"
+    """KVLAKE_SERVER_HTTP: uvicorn's HTTP protocol; `auto` takes httptools when it is
+    installed, else the pure-Python h11. Both carry the same connection guards."""
+    presign_upload_expiry: Annotated[int, msgspec.Meta(ge=1, le=3600)] = 60
+    """KVLAKE_SERVER_PRESIGN_UPLOAD_EXPIRY: seconds getPhysicalAddress's presigned PUT URL
+    is valid (1 to 3600). S3 checks it when an upload starts, so it need only cover the
+    hop from the answer to the PUT; the URL still works after the link until then, and
+    reads refuse a blob replaced through it."""
     job_interval: Annotated[float, msgspec.Meta(gt=0, le=3600)] = 10.0
     """KVLAKE_SERVER_JOB_INTERVAL: seconds the background jobs (cleaner, deletion worker, bulk
     operations) wait after a pass that found nothing to do: lower sees deletes sooner, for

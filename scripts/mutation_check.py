@@ -2593,6 +2593,101 @@ MUTATIONS = (
             "test_wrapper_delete_object_changes_report_removed_entries_with_size_0",
         ),
     ),
+    # harden: issue 23, presigned PUT after the link (presigned GETs, the Spark reader, expiry)
+    Mutation(
+        "harden-presign-read-checks-etag",
+        "no presigned GET URL for a linked blob replaced since the link",
+        "kvlake/blockstore/store.py",
+        "        if if_match and self._head(normalised, key).etag != if_match:\n",
+        "        if False:\n",
+        (
+            "tests/api/test_s3_lake.py::test_a_blob_replaced_through_its_presigned_url_after_the_link_is_refused_on_read",
+        ),
+    ),
+    Mutation(
+        "harden-presign-read-passes-etag",
+        "getObject/statObject with presign pass the entry's recorded ETag",
+        "kvlake/api/routes/objects.py",
+        "        namespace, key, expires=PRESIGN_SECONDS, if_match=stat.blob_etag\n",
+        "        namespace, key, expires=PRESIGN_SECONDS\n",
+        (
+            "tests/api/test_s3_lake.py::test_a_blob_replaced_through_its_presigned_url_after_the_link_is_refused_on_read",
+        ),
+    ),
+    Mutation(
+        "harden-dataset-plan-carries-etag",
+        "a planned dataset file carries its entry's blob ETag to the tasks",
+        "kvlake/pipelines/datasets.py",
+        "DataFile(path, namespace, blob, stat.size, values, stat.blob_etag)",
+        "DataFile(path, namespace, blob, stat.size, values)",
+        (
+            "tests/pipelines/test_datasets.py::test_a_linked_blob_replaced_after_the_link_fails_its_task[s3]",
+        ),
+    ),
+    Mutation(
+        "harden-blob-file-reads-if-match",
+        "a task's ranged reads send the planned ETag",
+        "kvlake/pipelines/blobfile.py",
+        "start=self._position, end=end, if_match=self._if_match",
+        "start=self._position, end=end",
+        (
+            "tests/pipelines/test_datasets.py::test_a_linked_blob_replaced_after_the_link_fails_its_task[s3]",
+        ),
+    ),
+    Mutation(
+        "harden-presign-upload-expiry",
+        "getPhysicalAddress's PUT URL lives only the configured (short) expiry",
+        "kvlake/api/routes/staging.py",
+        "        expires = call.services.settings.server.presign_upload_expiry\n",
+        "        expires = 15 * 60\n",
+        (
+            "tests/api/test_s3_lake.py::test_a_blob_replaced_through_its_presigned_url_after_the_link_is_refused_on_read",
+        ),
+    ),
+    # harden: issue 23, JSON bodies are read only after authorization where they can be
+    Mutation(
+        "harden-json-authorized-before-body",
+        "a JSON operation whose permissions need no body is authorized before it is read",
+        "kvlake/api/routing.py",
+        "        if not operation.public and not operation.body_permissions:\n",
+        "        if stream and not operation.public:\n",
+        (
+            "tests/api/test_limits.py"
+            "::test_a_json_body_without_permission_is_refused_before_it_is_read",
+        ),
+    ),
+    Mutation(
+        "harden-body-permissions-declared",
+        "an operation whose permissions read the body declares it (else a 500 before it)",
+        "kvlake/api/routes/repositories.py",
+        "        body_permissions=True,\n",
+        "",
+        (
+            "tests/api/test_routing.py"
+            "::test_operations_authorized_before_their_body_need_nothing_from_it",
+        ),
+    ),
+    # harden: issue 23, the connection guards on uvicorn's h11 protocol too
+    Mutation(
+        "harden-h11-guards",
+        "h11 connections get the head deadline and the per-address cap",
+        "kvlake/api/protocols.py",
+        "class NoDelayH11Protocol(GuardedConnection, H11Protocol):",
+        "class NoDelayH11Protocol(H11Protocol):",
+        (
+            "tests/api/test_limits.py::test_a_connection_must_send_its_head_in_time[h11-local]",
+            "tests/api/test_limits.py"
+            "::test_one_address_holds_at_most_its_share_of_connections[h11-local]",
+        ),
+    ),
+    Mutation(
+        "harden-server-http-setting",
+        "KVLAKE_SERVER_HTTP chooses the protocol the workers serve",
+        "kvlake/api/server.py",
+        "    protocol = protocol_path(settings.server.http)",
+        "    protocol = protocol_path()",
+        ("tests/api/test_limits.py::test_a_connection_must_send_its_head_in_time[h11-local]",),
+    ),
 )
 
 

@@ -8,7 +8,7 @@ IPPROTO_TCP; so each worker's connections keep Nagle's algorithm, and h11,
 which writes a response's head and body separately, waits for the client's
 delayed ACK: about 40 ms per request. Setting TCP_NODELAY when a connection is
 made removes the stall whatever the worker count. httptools is used when it is
-installed (`uvicorn[standard]`), h11 otherwise.
+installed (`uvicorn[standard]`), h11 otherwise, unless `KVLAKE_SERVER_HTTP` names one.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Final
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from kvlake.api.connections import GuardedConnection
+from kvlake.errors import ConfigError
 
 
 def set_no_delay(transport: asyncio.BaseTransport) -> None:
@@ -38,8 +39,24 @@ class NoDelayH11Protocol(GuardedConnection, H11Protocol):
 HAS_HTTPTOOLS: Final = importlib.util.find_spec("httptools") is not None
 
 
-def protocol_path() -> str:
-    """The import path uvicorn's `http` setting takes for the best protocol installed."""
-    if HAS_HTTPTOOLS:
-        return "kvlake.api.protocols_httptools:NoDelayHttpToolsProtocol"
-    return "kvlake.api.protocols:NoDelayH11Protocol"
+PROTOCOLS: Final = {
+    "h11": "kvlake.api.protocols:NoDelayH11Protocol",
+    "httptools": "kvlake.api.protocols_httptools:NoDelayHttpToolsProtocol",
+}
+"""`KVLAKE_SERVER_HTTP` to the import path uvicorn's `http` setting takes."""
+
+
+def protocol_path(choice: str = "auto") -> str:
+    """The import path of the protocol `choice` names (`auto`: the best one installed).
+
+    Raises:
+        ConfigError: `httptools` is chosen but not installed.
+    """
+    if choice == "auto":
+        choice = "httptools" if HAS_HTTPTOOLS else "h11"
+    if choice == "httptools" and not HAS_HTTPTOOLS:
+        raise ConfigError(
+            "KVLAKE_SERVER_HTTP is httptools, which is not installed; install"
+            " uvicorn[standard], or set it to h11 or auto"
+        )
+    return PROTOCOLS[choice]

@@ -28,6 +28,7 @@ GRACEFUL_SECONDS: Final = 30
 
 def serve(settings: Settings, *, workers: int = 1) -> None:
     """Serve /api/v1 on `settings.host:settings.port` until interrupted."""
+    protocol = protocol_path(settings.server.http)  # a missing httptools fails before any store
     services = Services.open(settings)
     try:
         print_installation(services)
@@ -35,7 +36,8 @@ def serve(settings: Settings, *, workers: int = 1) -> None:
         services.close()
     print(
         f"kvlake: serving http://{settings.host}:{settings.port}/api/v1 with {workers}"
-        f" worker(s); metadata in {redact_url(settings.kv_url)}",
+        f" worker(s) over {protocol.rpartition(':')[2]}; metadata in"
+        f" {redact_url(settings.kv_url)}",
         flush=True,
     )
     os.environ[SETTINGS_ENV] = msgspec.json.encode(settings).decode()
@@ -52,5 +54,5 @@ def serve(settings: Settings, *, workers: int = 1) -> None:
         access_log=False,
         server_header=False,
         h11_max_incomplete_event_size=64 * 1024,
-        http=protocol_path(),
+        http=protocol,
     )

@@ -48,7 +48,7 @@ from kvlake.blockstore.s3_errors import (
 )
 from kvlake.blockstore.s3_multipart import MultipartUpload
 from kvlake.blockstore.s3_uploads import S3ClientUploads
-from kvlake.blockstore.store import MAX_PARTS, BlobHead, BlockStore, check_key
+from kvlake.blockstore.store import MAX_PARTS, BlobHead, BlockStore, blob_replaced, check_key
 from kvlake.blockstore.throttle import AdaptiveRateLimiter, shared_limiter
 from kvlake.errors import (
     BlobNotFoundError,
@@ -329,7 +329,7 @@ class S3BlockStore(S3ClientUploads, BlockStore):
         try:
             answer = self._call(f"read {what}", lambda: self._client.get_object(**request))
         except BlobReplacedError:
-            raise _replaced(namespace, key, if_match) from None
+            raise blob_replaced(namespace, key, if_match) from None
         except RangeNotSatisfiableError:
             # The start is at or beyond the end: an empty reader, or the contract's error.
             self._clip_range(namespace, key, start, end, self._size(namespace, key))
@@ -359,7 +359,7 @@ class S3BlockStore(S3ClientUploads, BlockStore):
         the copy instead of landing in it."""
         head = self._head(namespace, source)
         if if_match and head.etag != if_match:  # moto ignores CopySourceIfMatch; S3 does not
-            raise _replaced(namespace, source, if_match)
+            raise blob_replaced(namespace, source, if_match)
         bucket, source_key = self._locate(namespace, source)
         _, object_key = self._locate(namespace, destination)
         origin: CopySourceTypeDef = {"Bucket": bucket, "Key": source_key}
@@ -379,7 +379,7 @@ class S3BlockStore(S3ClientUploads, BlockStore):
         except BlobNotFoundError:
             raise self._not_found(namespace, source) from None
         except BlobReplacedError:
-            raise _replaced(namespace, source, if_match) from None
+            raise blob_replaced(namespace, source, if_match) from None
         return head.size
 
     def _copy_parts(
@@ -541,12 +541,3 @@ class S3BlockStore(S3ClientUploads, BlockStore):
 def _backoff(attempt: int) -> float:
     """Exponential back-off with jitter, so retrying workers do not move in lockstep."""
     return min(MAX_BACKOFF, BASE_BACKOFF * 2.0 ** (attempt - 1)) * random.uniform(0.5, 1.0)
-
-
-def _replaced(namespace: str, key: str, etag: str) -> BlobReplacedError:
-    """The error for a linked blob whose bytes changed under its recorded ETag."""
-    return BlobReplacedError(
-        f"blob {key!r} in {namespace!r} was replaced after it was linked (its ETag is no"
-        f" longer {etag!r}), likely through a presigned URL still in force; its bytes are"
-        " not the object's: upload the object again"
-    )

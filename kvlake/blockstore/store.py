@@ -25,7 +25,13 @@ from typing import BinaryIO, Final, NamedTuple
 from kvlake.blockstore.addresses import parse_address
 from kvlake.blockstore.listing import BlobInfo, parallel_listing
 from kvlake.closing import Closing
-from kvlake.errors import BlobNotFoundError, InvalidInputError, KvlakeError, UploadRefusedError
+from kvlake.errors import (
+    BlobNotFoundError,
+    BlobReplacedError,
+    InvalidInputError,
+    KvlakeError,
+    UploadRefusedError,
+)
 
 READ_CHUNK: Final = 1 << 20
 """Streams hand data over in pieces of this size."""
@@ -116,6 +122,15 @@ def _check_expiry(expires: int) -> None:
         raise InvalidInputError(
             f"presigned URL lifetime {expires} s is invalid; use 1 to {MAX_PRESIGN_SECONDS} s"
         )
+
+
+def blob_replaced(namespace: str, key: str, etag: str) -> BlobReplacedError:
+    """The error for a linked blob whose bytes changed under its recorded ETag."""
+    return BlobReplacedError(
+        f"blob {key!r} in {namespace!r} was replaced after it was linked (its ETag is no"
+        f" longer {etag!r}), likely through a presigned URL still in force; its bytes are"
+        " not the object's: upload the object again"
+    )
 
 
 class BlobHead(NamedTuple):
@@ -309,19 +324,27 @@ class BlockStore(Closing, ABC):
             return (blob for prefix in wanted for blob in self._list_blobs(normalised, prefix))
         return parallel_listing(partial(self._list_blobs, normalised), wanted, parallel)
 
-    def presign_read(self, namespace: str, key: str, *, expires: int) -> str:
+    def presign_read(self, namespace: str, key: str, *, expires: int, if_match: str = "") -> str:
         """A URL anyone holding it may GET the blob from for `expires` seconds.
 
         Clients then read straight from the object store, not through kvlake;
-        only adapters whose store signs URLs (`presigns`) can.
+        only adapters whose store signs URLs (`presigns`) can. With `if_match` (an
+        ETag `head` reported, as `open_reader` takes it) the blob is looked at first
+        and a replaced one gets no URL. The URL itself is not conditional: S3 takes
+        If-Match only as a header, and a URL signing it would demand the header from
+        every client, which lakeFS clients following the URL never send.
 
         Raises:
+            BlobNotFoundError: `if_match` is set and no blob is under the key.
+            BlobReplacedError: `if_match` is set and the blob's ETag is another.
             InvalidInputError: bad namespace or key, `expires` outside 1 s to 7 days,
                 or an adapter without presigned URLs.
         """
         normalised = self.check_namespace(namespace)
         check_key(key)
         _check_expiry(expires)
+        if if_match and self._head(normalised, key).etag != if_match:
+            raise blob_replaced(normalised, key, if_match)
         return self._presign_read(normalised, key, expires)
 
     def presign_write(self, namespace: str, key: str, *, expires: int) -> str:

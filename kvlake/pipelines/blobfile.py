@@ -4,6 +4,9 @@ pyarrow reads a Parquet file's footer first, then only the column chunks a read
 needs; over S3 a whole-blob download would fetch every column. `BlobFile` turns
 each `read` into one ranged read of the blockstore, so a task reading two
 columns of a wide file fetches those two columns' bytes (plus the footer).
+Every ranged read carries the entry's recorded ETag (`if_match`), so a linked blob
+replaced through its presigned PUT URL fails the read instead of mixing two files'
+bytes.
 """
 
 from __future__ import annotations
@@ -20,12 +23,15 @@ READ_AHEAD: Final = 1 << 20
 class BlobFile(io.RawIOBase):
     """A read-only, seekable view of one blob of known size. Not thread-safe (one per task)."""
 
-    def __init__(self, blockstore: BlockStore, namespace: str, key: str, size: int) -> None:
+    def __init__(
+        self, blockstore: BlockStore, namespace: str, key: str, size: int, *, if_match: str = ""
+    ) -> None:
         super().__init__()
         self._blockstore = blockstore
         self._namespace = namespace
         self._key = key
         self._size = size
+        self._if_match = if_match
         self._position = 0
 
     def readable(self) -> bool:
@@ -48,7 +54,7 @@ class BlobFile(io.RawIOBase):
             return 0
         end = self._position + wanted
         with self._blockstore.open_reader(
-            self._namespace, self._key, start=self._position, end=end
+            self._namespace, self._key, start=self._position, end=end, if_match=self._if_match
         ) as reader:
             view = memoryview(buffer)
             filled = 0
@@ -63,7 +69,12 @@ class BlobFile(io.RawIOBase):
 
 
 def open_blob_file(
-    blockstore: BlockStore, namespace: str, key: str, size: int
+    blockstore: BlockStore, namespace: str, key: str, size: int, *, if_match: str = ""
 ) -> io.BufferedReader:
-    """The blob as a buffered, seekable binary file (close it)."""
-    return io.BufferedReader(BlobFile(blockstore, namespace, key, size), buffer_size=READ_AHEAD)
+    """The blob as a buffered, seekable binary file (close it).
+
+    Reads raise BlobReplacedError when `if_match` (an entry's `blob_etag`) is set and
+    the blob's ETag is another (see BlockStore.open_reader).
+    """
+    blob = BlobFile(blockstore, namespace, key, size, if_match=if_match)
+    return io.BufferedReader(blob, buffer_size=READ_AHEAD)

@@ -18,7 +18,7 @@ from pyspark.sql.datasource import DataSourceReader, Filter, InputPartition
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
-from kvlake.errors import BlobNotFoundError, InvalidInputError, StaleReadError
+from kvlake.errors import BlobNotFoundError, BlobReplacedError, InvalidInputError, StaleReadError
 from kvlake.pipelines.blobfile import open_blob_file
 from kvlake.pipelines.datasets import MAX_PARTITION_BYTES, DataFile, DatasetPlan, group_files
 from kvlake.pipelines.executors import task_lake
@@ -75,7 +75,10 @@ class DatasetReader(DataSourceReader):
         for file in files:
             values = self._values(file)
             try:
-                with open_blob_file(lake.blockstore, file.namespace, file.key, file.size) as f:
+                blob = open_blob_file(
+                    lake.blockstore, file.namespace, file.key, file.size, if_match=file.etag
+                )
+                with blob as f:
                     for table in fmt.read(f, data, self._options):
                         rows = conform(table, data, source=file.path)
                         yield from _with_partitions(rows, target, values).to_batches(BATCH_ROWS)
@@ -84,6 +87,10 @@ class DatasetReader(DataSourceReader):
                     f"{file.path} of {self._plan.uri} is gone since the read was planned (an"
                     " uncommitted object overwritten or deleted, then its blob collected); read"
                     " again, or read a commit id for a stable snapshot"
+                ) from None
+            except BlobReplacedError as exc:
+                raise BlobReplacedError(
+                    f"{file.path} of {self._plan.uri} cannot be read: {exc}"
                 ) from None
             except InvalidInputError as exc:
                 raise InvalidInputError(f"{file.path}: {exc}") from exc

@@ -46,6 +46,9 @@ class DataFile(msgspec.Struct, frozen=True, array_like=True):
     key: str
     size: int
     partition: tuple[str, ...]
+    etag: str = ""
+    """The entry's `blob_etag`: tasks read with it as `if_match`, so a linked blob replaced
+    through its presigned PUT URL fails the task instead of feeding it other bytes."""
 
 
 class DatasetPlan(msgspec.Struct, frozen=True, kw_only=True):
@@ -96,7 +99,8 @@ def plan_read(lake: Lake, uri: str, options: Mapping[str, str]) -> DatasetPlan:
         folders = partition_folders(path[len(root) :])
         namespace, blob = blob_location(repository.storage_namespace, stat.address)
         layouts.append(folders)
-        files.append(DataFile(path, namespace, blob, stat.size, tuple(v for _, v in folders)))
+        values = tuple(v for _, v in folders)
+        files.append(DataFile(path, namespace, blob, stat.size, values, stat.blob_etag))
     if not files:
         raise InvalidInputError(
             f"no {name} files under {uri!r}; check the path and the ref (files and folders"
@@ -149,7 +153,10 @@ def _skipped(relative: str) -> bool:
 
 
 def _infer(lake: Lake, fmt: FileFormat, file: DataFile, options: Mapping[str, str]) -> StructType:
-    with open_blob_file(lake.blockstore, file.namespace, file.key, file.size) as handle:
+    blockstore = lake.blockstore
+    with open_blob_file(
+        blockstore, file.namespace, file.key, file.size, if_match=file.etag
+    ) as handle:
         try:
             return fmt.infer(handle, file.size, options)
         except InvalidInputError as exc:

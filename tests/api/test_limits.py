@@ -38,6 +38,17 @@ NO_BLOBS = pytest.mark.parametrize("start_server", ["local"], indirect=True)
 """For the limits no blob ever reaches the store under (a refused body, connections, the
 body memory budget): they run on the local folder only."""
 
+PROTOCOLS = pytest.mark.parametrize("protocol", ["httptools", "h11"])
+"""The connection guards live in each of uvicorn's HTTP protocols (kvlake/api/protocols.py):
+their tests run on both (`KVLAKE_SERVER_HTTP`)."""
+
+
+def _on(server: Server, protocol: str) -> Server:
+    """`server`, having checked that it serves over `protocol`'s class."""
+    wanted = {"h11": "NoDelayH11Protocol", "httptools": "NoDelayHttpToolsProtocol"}[protocol]
+    wait_until(lambda: f"over {wanted};" in server.output(), message=f"a server over {protocol}")
+    return server
+
 
 @pytest.fixture
 def start(start_server: StartServer, tmp_path: Path) -> Start:
@@ -180,8 +191,9 @@ def test_requests_in_flight_beyond_the_limit_get_503_and_idle_connections_do_not
 
 
 @NO_BLOBS
-def test_a_connection_must_send_its_head_in_time(start: Start) -> None:
-    server = start(KVLAKE_SERVER_HEAD_TIMEOUT="1")
+@PROTOCOLS
+def test_a_connection_must_send_its_head_in_time(start: Start, protocol: str) -> None:
+    server = _on(start(KVLAKE_SERVER_HEAD_TIMEOUT="1", KVLAKE_SERVER_HTTP=protocol), protocol)
     silent = rawhttp.connect(server)
     trickling = rawhttp.connect(server)
     with silent, trickling:
@@ -195,8 +207,11 @@ def test_a_connection_must_send_its_head_in_time(start: Start) -> None:
         assert rawhttp.closed_by_server(silent)
 
 
-def test_a_request_whose_head_came_in_time_outlives_the_head_deadline(start: Start) -> None:
-    server = start(KVLAKE_SERVER_HEAD_TIMEOUT="0.5")
+@PROTOCOLS
+def test_a_request_whose_head_came_in_time_outlives_the_head_deadline(
+    start: Start, protocol: str
+) -> None:
+    server = _on(start(KVLAKE_SERVER_HEAD_TIMEOUT="0.5", KVLAKE_SERVER_HTTP=protocol), protocol)
     repo = _repository(server)
     body = b"z" * 4000
     sock = _open(server, "POST", _upload_path(repo, "slow"), size=len(body), first=body[:1000])
@@ -218,8 +233,14 @@ def test_a_request_whose_head_came_in_time_outlives_the_head_deadline(start: Sta
 
 
 @NO_BLOBS
-def test_one_address_holds_at_most_its_share_of_connections(start: Start) -> None:
-    server = start(KVLAKE_SERVER_MAX_CLIENT_CONNECTIONS="3", KVLAKE_SERVER_HEAD_TIMEOUT="60")
+@PROTOCOLS
+def test_one_address_holds_at_most_its_share_of_connections(start: Start, protocol: str) -> None:
+    server = start(
+        KVLAKE_SERVER_MAX_CLIENT_CONNECTIONS="3",
+        KVLAKE_SERVER_HEAD_TIMEOUT="60",
+        KVLAKE_SERVER_HTTP=protocol,
+    )
+    _on(server, protocol)
     request = b"GET /api/v1/healthcheck HTTP/1.1\r\nHost: x\r\n\r\n"
     held = [rawhttp.connect(server, source="127.0.0.2") for _ in range(3)]
     try:
@@ -271,6 +292,39 @@ def test_an_upload_without_permission_is_refused_before_its_body(start: Start, s
     assert status == 401, data
     assert b"insufficient permissions" in data
     assert server.storage.keys(server.storage.namespace(repo), "data/") == []
+
+
+@NO_BLOBS
+def test_a_json_body_without_permission_is_refused_before_it_is_read(start: Start) -> None:
+    # The whole budget is one body: a refused caller that held it would starve the admin.
+    server = start(KVLAKE_SERVER_BODY_BUDGET=str(1 << 20), KVLAKE_SERVER_CLIENT_BODY_SHARE="1")
+    repo = _repository(server)
+    nobody = _user_without_permissions(server, "nobody")
+    # Bodies declared 1 MiB and never finished: a server that reads a JSON body before
+    # authorizing waits for it (then 408), holding the budget all the while (issue 23).
+    for path in (
+        f"/repositories/{repo}/branches/main/commits",
+        f"/repositories/{repo}/branches/main/staging/backing?path=p",
+    ):
+        sock = rawhttp.open_request(
+            server,
+            "POST" if path.endswith("commits") else "PUT",
+            path,
+            size=1 << 20,
+            authorization=nobody,
+            content_type="application/json",
+            first=b'{"message": "',
+        )
+        with sock:
+            status, data = _status(sock)
+            assert status == 401, data
+            assert b"insufficient permissions" in data
+            with server.http() as http:  # the refused body holds nothing
+                branch = {"name": f"b-{len(path)}", "source": "main"}
+                created = http.post(f"/repositories/{repo}/branches", json=branch)
+                assert created.status_code == 201, created.text
+    output = server.output()
+    assert "Traceback" not in output and "bug" not in output, output
 
 
 @NO_BLOBS

@@ -31,5 +31,9 @@ def test_connections_of_a_protocol_zero_listener_get_no_delay() -> None:
 
 
 def test_the_protocol_path_names_an_importable_class() -> None:
-    module, _, name = protocol_path().partition(":")
-    assert hasattr(__import__(module, fromlist=[name]), name)
+    for choice in ("auto", "h11", "httptools"):
+        module, _, name = protocol_path(choice).partition(":")
+        assert hasattr(__import__(module, fromlist=[name]), name)
+    assert protocol_path("h11").endswith(":NoDelayH11Protocol")
+    assert protocol_path("httptools").endswith(":NoDelayHttpToolsProtocol")
+    assert protocol_path() == protocol_path("httptools")  # installed: the faster one

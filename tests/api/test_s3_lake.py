@@ -24,6 +24,8 @@ from tests.api.server import Server
 from tests.support.s3server import MotoS3, server_env
 
 BUCKET = "kvlake-api"
+UPLOAD_URL_SECONDS = 90
+"""getPhysicalAddress's presigned PUT URL lifetime on this module's server (default 60 s)."""
 
 
 @pytest.fixture(scope="module")
@@ -31,6 +33,7 @@ def s3_lake(moto_s3: MotoS3, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     moto_s3.reset()
     moto_s3.admin.create_bucket(Bucket=BUCKET)
     env = server_env(moto_s3.endpoint, BUCKET, tmp_path_factory.mktemp("aws"))
+    env["KVLAKE_SERVER_PRESIGN_UPLOAD_EXPIRY"] = str(UPLOAD_URL_SECONDS)
     server = Server(tmp_path_factory.mktemp("s3-lake"), env=env)
     yield server
     server.stop()
@@ -163,10 +166,18 @@ def test_a_blob_replaced_through_its_presigned_url_after_the_link_is_refused_on_
     # the bytes under the recorded size and checksum. Reads must refuse them, not serve.
     backing = f"/repositories/{repo}/branches/main/staging/backing"
     location = http.get(backing, params={"path": "a", "presign": "true"}).json()
+    # The URL lives only as long as the server's setting: long enough to start the PUT.
+    query = parse_qs(urlsplit(location["presigned_url"]).query)
+    assert query["X-Amz-Expires"] == [str(UPLOAD_URL_SECONDS)]
+    signed = datetime.strptime(query["X-Amz-Date"][0], "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC)
+    assert abs(location["presigned_url_expiry"] - signed.timestamp() - UPLOAD_URL_SECONDS) <= 1
     put = httpx.put(location["presigned_url"], content=b"abc")
     assert put.status_code == 200, put.text
     body = {"staging": location, "checksum": put.headers["ETag"], "size_bytes": 3}
     assert http.put(backing, params={"path": "a"}, json=body).status_code == 200
+    reads = f"/repositories/{repo}/refs/main/objects"
+    before = http.get(reads, params={"path": "a", "presign": "true"})
+    assert before.status_code == 302 and httpx.get(before.headers["Location"]).content == b"abc"
     objects = f"/repositories/{repo}/branches/main/objects"
     deep = http.post(f"{objects}/copy", params={"dest_path": "deep"}, json={"src_path": "a"})
     shallow = http.post(
@@ -175,12 +186,21 @@ def test_a_blob_replaced_through_its_presigned_url_after_the_link_is_refused_on_
     assert deep.status_code == shallow.status_code == 201
     replaced = httpx.put(location["presigned_url"], content=b"xyz")
     assert replaced.status_code == 200, replaced.text
-    reads = f"/repositories/{repo}/refs/main/objects"
     for path, ranged in (("a", {}), ("a", {"Range": "bytes=1-"}), ("shallow", {})):
         read = http.get(reads, params={"path": path}, headers=ranged)
         assert read.status_code == 409, read.text
         assert "was replaced after it was linked" in read.json()["message"]
         assert "upload the object again" in read.json()["message"]
+    # Presigned reads go to the store without kvlake: no URL for the replaced blob.
+    for path in ("a", "shallow"):
+        presigned = (
+            http.get(reads, params={"path": path, "presign": "true"}),
+            http.get(f"{reads}/stat", params={"path": path, "presign": "true"}),
+        )
+        for refused in presigned:
+            assert refused.status_code == 409, refused.text
+            assert "was replaced after it was linked" in refused.json()["message"]
+    assert http.get(f"{reads}/stat", params={"path": "a"}).status_code == 200  # no blob read
     # A deep copy made before is kvlake's own blob: the linked bytes, unaffected.
     assert http.get(reads, params={"path": "deep"}).content == b"abc"
     # A deep copy made after would copy the replaced bytes: refused, nothing staged.

@@ -14,12 +14,19 @@ import io
 from pathlib import Path
 
 import msgspec
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.datasource import EqualTo, GreaterThan, In, InputPartition, Not
 
 from kvlake.config import Settings
-from kvlake.errors import InvalidInputError, RefNotFoundError, RepositoryNotFoundError
+from kvlake.errors import (
+    BlobReplacedError,
+    InvalidInputError,
+    RefNotFoundError,
+    RepositoryNotFoundError,
+)
 from kvlake.graveler import Repository
 from kvlake.lake import Lake
 from kvlake.pipelines.dataset_reader import DatasetReader
@@ -132,6 +139,50 @@ def test_a_read_sees_the_snapshot_it_planned_whatever_the_branch_does(
     batches = [batch for part in reader.partitions() for batch in reader.read(part)]
 
     assert [row["v"] for batch in batches for row in batch.to_pylist()] == [1]
+
+
+def _parquet(values: list[int]) -> bytes:
+    sink = io.BytesIO()
+    pq.write_table(pa.table({"v": values}), sink)
+    return sink.getvalue()
+
+
+def test_a_linked_blob_replaced_after_the_link_fails_its_task(
+    lake: Lake, repo: Repository, settings: Settings, blockstore_kind: str
+) -> None:
+    # A presigned PUT URL outlives the link: the client may write the blob again. Tasks
+    # read with the ETag recorded at the link, so S3 refuses the other bytes.
+    links = lake.catalog.direct_uploads(b"k" * 32)
+    address, _ = links.issue(repo, "main", "t/a.parquet")
+    linked = _parquet([1, 2, 3])
+    namespace = repo.storage_namespace
+    lake.blockstore.put(namespace, address, io.BytesIO(linked))
+    links.link(
+        repo,
+        "main",
+        "t/a.parquet",
+        address,
+        size=len(linked),
+        checksum="c",
+        content_type="application/octet-stream",
+        metadata={},
+    )
+    plan = plan_read(lake, "lakefs://repo1/main/t/", {"format": "parquet"})
+    assert plan.files[0].etag == lake.blockstore.head(namespace, address).etag
+    lake.blockstore.put(namespace, address, io.BytesIO(_parquet([7, 8, 9])))
+    reader = DatasetReader(plan, plan.spark_schema(), {}, encode_settings(settings))
+    parts = reader.partitions()
+
+    if blockstore_kind == "s3":
+        assert plan.files[0].etag  # S3 reports one
+        refused = r"t/a.parquet of lakefs://repo1/main/t/ cannot be read.*replaced after it"
+        with pytest.raises(BlobReplacedError, match=refused):
+            list(reader.read(parts[0]))
+    else:
+        # A local folder hands out no presigned URL and records no ETag: nothing to compare.
+        assert plan.files[0].etag == ""
+        rows = [row["v"] for batch in reader.read(parts[0]) for row in batch.to_pylist()]
+        assert rows == [7, 8, 9]
 
 
 def test_csv_and_json_with_spark_options_and_a_projection(

@@ -107,6 +107,7 @@ OPERATIONS: Final = (
         body=wire.BranchCreation,
         responses={201: "text", 409: None},
         permissions=_create_needs,
+        body_permissions=True,
         lakefs_errors={
             ConflictError: "branch already exists: not unique",
             RefNotFoundError: "source reference '{source}': not found",

@@ -145,6 +145,7 @@ OPERATIONS: Final = (
         body=wire.GroupCreation,
         responses={201: wire.Group, 409: None},
         permissions=_create_needs,
+        body_permissions=True,
         lakefs_errors={ConflictError: "Already exists"},
     ),
     Operation(

@@ -108,6 +108,7 @@ OPERATIONS: Final = (
         body=wire.ImportCreation,
         responses={202: wire.ImportCreationResponse, 400: None, 404: None},
         permissions=_start_needs,
+        body_permissions=True,
     ),
     Operation(
         "importStatus",

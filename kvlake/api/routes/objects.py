@@ -79,7 +79,10 @@ def wants_presign(call: Call[Any]) -> bool:
 
 def _presign(call: Call[Any], stat: ObjectStat) -> str:
     namespace, key = blob_location(call.repository.storage_namespace, stat.address)
-    return call.services.blockstore.presign_read(namespace, key, expires=PRESIGN_SECONDS)
+    # A linked blob replaced through its presigned PUT URL gets no read URL (issue 23).
+    return call.services.blockstore.presign_read(
+        namespace, key, expires=PRESIGN_SECONDS, if_match=stat.blob_etag
+    )
 
 
 def _read(call: Call[Any], *, with_body: bool) -> Response:
@@ -300,6 +303,7 @@ OPERATIONS: Final = (
         body=wire.PathList,
         responses={200: wire.ObjectErrorList, 404: None},
         permissions=_delete_many_needs,
+        body_permissions=True,
     ),
     Operation(
         "copyObject",
@@ -311,5 +315,6 @@ OPERATIONS: Final = (
         body=wire.ObjectCopyCreation,
         responses={201: wire.ObjectStats, 404: None},
         permissions=_copy_needs,
+        body_permissions=True,
     ),
 )

@@ -181,6 +181,7 @@ OPERATIONS: Final = (
         optional_body=True,
         responses={202: wire.OperationCreated, 400: None, 401: None, 403: None, 404: None},
         permissions=_delete_needs,
+        body_permissions=True,
     ),
     Operation(
         "getBulkDeleteStatus",

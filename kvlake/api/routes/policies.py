@@ -81,6 +81,7 @@ OPERATIONS: Final = (
         body=wire.Policy,
         responses={201: wire.Policy, 409: None},
         permissions=_create_needs,
+        body_permissions=True,
         lakefs_errors={ConflictError: "Already exists"},
     ),
     Operation(

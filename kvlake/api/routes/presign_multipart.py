@@ -184,6 +184,7 @@ OPERATIONS: Final = (
         body=wire.UploadPartCopyFrom,
         responses={204: None, 400: None, 404: None},
         permissions=_copy_needs,
+        body_permissions=True,
     ),
     Operation(
         "completePresignMultipartUpload",

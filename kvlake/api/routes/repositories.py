@@ -134,6 +134,7 @@ OPERATIONS: Final = (
         body=wire.RepositoryCreation,
         responses={201: wire.Repository, 409: None},
         permissions=_create,
+        body_permissions=True,
         lakefs_errors={ConflictError: "error creating repository: not unique"},
     ),
     Operation(

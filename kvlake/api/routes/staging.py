@@ -28,7 +28,7 @@ from starlette.responses import Response
 
 from kvlake.api import convert, params
 from kvlake.api.needs import on_object
-from kvlake.api.routes.objects import PRESIGN_SECONDS, wants_presign
+from kvlake.api.routes.objects import wants_presign
 from kvlake.api.routes.uploads import check_metadata, if_absent
 from kvlake.api.routing import Call, Operation, json_response
 from kvlake.api.wire import objects as wire
@@ -67,11 +67,14 @@ def get_physical_address(call: Call[None]) -> Response:
     namespace = repository.storage_namespace
     location = wire.StagingLocation(physical_address=f"{namespace}/{address}")
     if presign:
-        url = call.services.blockstore.presign_write(namespace, address, expires=PRESIGN_SECONDS)
+        # The URL outlives the link (S3 cannot revoke it): as short as a client needs to
+        # start its PUT, and reads refuse a blob replaced through it (ObjectEntry.blob_etag).
+        expires = call.services.settings.server.presign_upload_expiry
+        url = call.services.blockstore.presign_write(namespace, address, expires=expires)
         location = wire.StagingLocation(
             physical_address=location.physical_address,
             presigned_url=url,
-            presigned_url_expiry=int(time.time()) + PRESIGN_SECONDS,  # botocore signs at wall time
+            presigned_url_expiry=int(time.time()) + expires,  # botocore signs at wall time
         )
     return json_response(location)
 

@@ -79,6 +79,7 @@ OPERATIONS: Final = (
         body=wire.TagCreation,
         responses={201: wire.Ref, 409: None},
         permissions=_create_needs,
+        body_permissions=True,
         lakefs_errors={ConflictError: "tag already exists: not unique"},
     ),
     Operation(

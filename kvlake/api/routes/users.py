@@ -141,6 +141,7 @@ OPERATIONS: Final = (
         body=wire.UserCreation,
         responses={201: wire.User, 409: None},
         permissions=_create_needs,
+        body_permissions=True,
         lakefs_errors={ConflictError: "Already exists"},
     ),
     Operation(

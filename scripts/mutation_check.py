@@ -2537,6 +2537,18 @@ MUTATIONS = (
             "test_a_blob_replaced_through_its_presigned_url_after_the_link_is_refused_on_read",
         ),
     ),
+    # -- issue 22, round 2 (deletion safety) ------------------------------------------------
+    Mutation(
+        "safety2-shared-marks-hold-their-time",
+        "issue 22 (e): a bulk delete's shared marks hold the real time (an earlier GC run keeps)",
+        "kvlake/deletion/log.py",
+        "            ((keys.shared_key(instance_uid, address), marker)",
+        '            ((keys.shared_key(instance_uid, address), b"")',
+        (
+            "tests/deletion/test_gc.py::"
+            "test_a_bulk_delete_marking_after_a_run_started_keeps_the_candidate",
+        ),
+    ),
 )
 
 

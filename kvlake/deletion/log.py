@@ -229,10 +229,15 @@ class DeletionLog:
         self.store.set(keys.SHARED, keys.shared_key(instance_uid, address), marker)
 
     def mark_shared_many(self, instance_uid: str, addresses: Iterable[str]) -> None:
-        """`mark_shared` for many addresses in batched writes (a bulk delete without purge)."""
+        """`mark_shared` for many addresses in batched writes (a bulk delete without purge).
+
+        The marks hold the real time, as `mark_shared`'s do: a GC run that started
+        before them keeps these addresses (a marker without a time counts as the epoch).
+        """
+        marker = keys.shared_value(self.clock())
         self.store.set_many(
             keys.SHARED,
-            ((keys.shared_key(instance_uid, address), b"") for address in addresses if address),
+            ((keys.shared_key(instance_uid, address), marker) for address in addresses if address),
         )
 
     # -- claims: a worker about to delete, against a link about to stage -----------------

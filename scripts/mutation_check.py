@@ -2549,6 +2549,20 @@ MUTATIONS = (
             "test_a_bulk_delete_marking_after_a_run_started_keeps_the_candidate",
         ),
     ),
+    Mutation(
+        "safety2-in-use-check-reads-imports-canonically",
+        "issue 22 (d): an old import naming an own blob by an odd spelling keeps it in use",
+        "kvlake/deletion/checks.py",
+        "        if ref.address or not ref.imported:\n",
+        "        if True:\n",
+        (
+            "tests/deletion/test_odd_imports.py::"
+            "test_an_old_import_at_the_same_path_keeps_an_overwritten_blob",
+            "tests/deletion/test_odd_imports.py::"
+            "test_an_old_import_staged_anywhere_keeps_a_gc_candidate",
+            "tests/deletion/test_odd_imports.py::test_a_commit_holding_an_old_import_of_the_blob_keeps_it",
+        ),
+    ),
 )
 
 

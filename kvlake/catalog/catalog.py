@@ -88,7 +88,7 @@ def entry_ref(value: Value) -> EntryRef:
     except ValueError:  # msgspec decode errors: written by something other than the catalog
         return EntryRef("", 0.0)
     if is_external(stat.address):
-        return EntryRef("", stat.mtime)  # imported: not kvlake's to delete, ever
+        return EntryRef("", stat.mtime, stat.address)  # imported: never kvlake's to delete
     return EntryRef(stat.address, stat.mtime)
 
 

@@ -38,10 +38,15 @@ class EntryRef(NamedTuple):
     """What the deletion layer needs from a staged or committed value: its blob and age.
 
     `since` is the entry's mtime: no commit created before it can hold the entry.
+    `imported` is the full URL of an imported entry (whose `address` is "": never
+    logged, not kvlake's to delete); the in-use check still compares it, because an
+    import made before sources were compared canonically may name the repository's
+    own blobs by an odd spelling (`s3:///lake/repo1/data/x`).
     """
 
     address: str
     since: float
+    imported: str = ""
 
 
 EntryOf = Callable[[Value], EntryRef]

@@ -2563,6 +2563,30 @@ MUTATIONS = (
             "tests/deletion/test_odd_imports.py::test_a_commit_holding_an_old_import_of_the_blob_keeps_it",
         ),
     ),
+    Mutation(
+        "safety2-upload-logs-its-intent-first",
+        "issue 22 (f): an upload logs its blob's intent before storing it (a crash orphans none)",
+        "kvlake/catalog/catalog.py",
+        "        intent = self._log_intent(repository, address, token, key, now)\n",
+        "        intent = None\n",
+        (
+            "tests/deletion/test_sigkill.py::"
+            "test_an_upload_killed_between_its_blob_and_its_entry_orphans_nothing",
+            "tests/deletion/test_upload_intents.py::"
+            "test_a_put_that_stored_its_blob_but_failed_leaves_it_to_the_log",
+        ),
+    ),
+    Mutation(
+        "safety2-upload-refused-once-its-intent-was-taken",
+        "issue 22 (f): an upload whose intent a worker took (body past 24 h) stages nothing",
+        "kvlake/catalog/catalog.py",
+        "        if not withdrawn:\n",
+        "        if False:\n",
+        (
+            "tests/deletion/test_upload_intents.py::"
+            "test_an_upload_outliving_its_intent_is_refused_and_leaves_nothing",
+        ),
+    ),
 )
 
 

@@ -2587,6 +2587,38 @@ MUTATIONS = (
             "test_an_upload_outliving_its_intent_is_refused_and_leaves_nothing",
         ),
     ),
+    Mutation(
+        "safety2-import-refuses-locked-destinations",
+        "issue 22 (b): an import into a destination a bulk delete or a write lock holds is refused",
+        "kvlake/catalog/imports.py",
+        "        self._refuse_locked(repository, branch, sources, committer)\n",
+        "        pass\n",
+        (
+            "tests/catalog/test_import_locks.py::test_an_import_over_a_running_bulk_delete_is_refused",
+            "tests/catalog/test_import_locks.py::test_another_owners_write_lock_under_a_destination_refuses_the_import",
+        ),
+    ),
+    Mutation(
+        "safety2-import-rechecks-locks-before-publishing",
+        "issue 22 (b): an import re-checks the locks right before it publishes (both engines)",
+        "kvlake/catalog/imports.py",
+        "                precondition=unlocked,\n",
+        "                precondition=None,\n",
+        (
+            "tests/catalog/test_import_locks.py::test_a_bulk_delete_started_while_the_sources_are_listed_stops_the_import",
+            "tests/catalog/test_import_locks.py::test_a_write_lock_taken_while_the_sources_are_listed_stops_the_import",
+        ),
+    ),
+    Mutation(
+        "safety2-import-sees-bulk-deletes-inside-its-prefix",
+        "issue 22 (b): a bulk delete of a prefix inside an import's destination refuses it",
+        "kvlake/operations/locks.py",
+        "covers = path.startswith(lock.path) or (whole and lock.path.startswith(path))",
+        "covers = path.startswith(lock.path)",
+        (
+            "tests/catalog/test_import_locks.py::test_an_import_over_a_running_bulk_delete_is_refused",
+        ),
+    ),
 )
 
 

@@ -202,7 +202,7 @@ class Catalog:
         self._clock = clock
         self._deletion = deletion
         self._locks = locks
-        self.imports = Importer(graveler, blockstore, clock=clock, settings=settings)
+        self.imports = Importer(graveler, blockstore, clock=clock, settings=settings, locks=locks)
         """Zero-copy imports of external locations (importStart, importStatus, importCancel)."""
 
     def direct_uploads(self, key: bytes) -> PhysicalLinks:

@@ -2688,6 +2688,88 @@ MUTATIONS = (
         "    protocol = protocol_path()",
         ("tests/api/test_limits.py::test_a_connection_must_send_its_head_in_time[h11-local]",),
     ),
+    # -- issue 22, round 2 (deletion safety) ------------------------------------------------
+    Mutation(
+        "safety2-shared-marks-hold-their-time",
+        "issue 22 (e): a bulk delete's shared marks hold the real time (an earlier GC run keeps)",
+        "kvlake/deletion/log.py",
+        "            ((keys.shared_key(instance_uid, address), marker)",
+        '            ((keys.shared_key(instance_uid, address), b"")',
+        (
+            "tests/deletion/test_gc.py::"
+            "test_a_bulk_delete_marking_after_a_run_started_keeps_the_candidate",
+        ),
+    ),
+    Mutation(
+        "safety2-in-use-check-reads-imports-canonically",
+        "issue 22 (d): an old import naming an own blob by an odd spelling keeps it in use",
+        "kvlake/deletion/checks.py",
+        "        if ref.address or not ref.imported:\n",
+        "        if True:\n",
+        (
+            "tests/deletion/test_odd_imports.py::"
+            "test_an_old_import_at_the_same_path_keeps_an_overwritten_blob",
+            "tests/deletion/test_odd_imports.py::"
+            "test_an_old_import_staged_anywhere_keeps_a_gc_candidate",
+            "tests/deletion/test_odd_imports.py::test_a_commit_holding_an_old_import_of_the_blob_keeps_it",
+        ),
+    ),
+    Mutation(
+        "safety2-upload-logs-its-intent-first",
+        "issue 22 (f): an upload logs its blob's intent before storing it (a crash orphans none)",
+        "kvlake/catalog/catalog.py",
+        "        intent = self._log_intent(repository, address, token, key, now)\n",
+        "        intent = None\n",
+        (
+            "tests/deletion/test_sigkill.py::"
+            "test_an_upload_killed_between_its_blob_and_its_entry_orphans_nothing",
+            "tests/deletion/test_upload_intents.py::"
+            "test_a_put_that_stored_its_blob_but_failed_leaves_it_to_the_log",
+        ),
+    ),
+    Mutation(
+        "safety2-upload-refused-once-its-intent-was-taken",
+        "issue 22 (f): an upload whose intent a worker took (body past 24 h) stages nothing",
+        "kvlake/catalog/catalog.py",
+        "        if not withdrawn:\n",
+        "        if False:\n",
+        (
+            "tests/deletion/test_upload_intents.py::"
+            "test_an_upload_outliving_its_intent_is_refused_and_leaves_nothing",
+        ),
+    ),
+    Mutation(
+        "safety2-import-refuses-locked-destinations",
+        "issue 22 (b): an import into a destination a bulk delete or a write lock holds is refused",
+        "kvlake/catalog/imports.py",
+        "        self._refuse_locked(repository, branch, sources, committer)\n",
+        "        pass\n",
+        (
+            "tests/catalog/test_import_locks.py::test_an_import_over_a_running_bulk_delete_is_refused",
+            "tests/catalog/test_import_locks.py::test_another_owners_write_lock_under_a_destination_refuses_the_import",
+        ),
+    ),
+    Mutation(
+        "safety2-import-rechecks-locks-before-publishing",
+        "issue 22 (b): an import re-checks the locks right before it publishes (both engines)",
+        "kvlake/catalog/imports.py",
+        "                precondition=unlocked,\n",
+        "                precondition=None,\n",
+        (
+            "tests/catalog/test_import_locks.py::test_a_bulk_delete_started_while_the_sources_are_listed_stops_the_import",
+            "tests/catalog/test_import_locks.py::test_a_write_lock_taken_while_the_sources_are_listed_stops_the_import",
+        ),
+    ),
+    Mutation(
+        "safety2-import-sees-bulk-deletes-inside-its-prefix",
+        "issue 22 (b): a bulk delete of a prefix inside an import's destination refuses it",
+        "kvlake/operations/locks.py",
+        "covers = path.startswith(lock.path) or (whole and lock.path.startswith(path))",
+        "covers = path.startswith(lock.path)",
+        (
+            "tests/catalog/test_import_locks.py::test_an_import_over_a_running_bulk_delete_is_refused",
+        ),
+    ),
 )
 
 

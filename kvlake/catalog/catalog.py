@@ -7,7 +7,9 @@ whose bytes are missing. Every call takes the repository record its caller read
 for the request from `Graveler.get_repository` (invariant 1), so a request reads
 it once.
 
-No blob is orphaned by a write (invariant 4): every staging write goes
+No blob is orphaned by a write (invariant 4): an upload logs its new blob's
+intent before storing a byte and withdraws it just before staging (so a
+process killed meanwhile leaves a blob the deletion log collects), and every staging write goes
 through graveler's writer flow (`Graveler.set` and `delete`), which replaces
 the staged value by compare-and-swap after its `StagingHooks` logged the blob
 it replaces (kvlake/deletion's `StagingLogHooks`, wired by `kvlake.lake.Lake`),
@@ -21,6 +23,7 @@ writer flow's `if_absent`: a compare-and-swap on the path's absence.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import time
@@ -47,7 +50,7 @@ from kvlake.catalog.records import (
 )
 from kvlake.catalog.symlinks import write_symlinks
 from kvlake.config import Settings
-from kvlake.deletion import DeletionLog, EntryRef
+from kvlake.deletion import DeletionLog, EntryRef, PendingDelete
 from kvlake.errors import (
     BlobNotFoundError,
     ConfigError,
@@ -72,6 +75,9 @@ MAX_DELETE_MANY = 1000
 MAX_DATA_HOURS: Final = 20 * 366 * 24
 """Hours `data_prefixes` spans at most (20 years): a list of them is still small."""
 DEFAULT_CONTENT_TYPE = "application/octet-stream"
+UPLOAD_SECONDS: Final = 24 * 3600
+"""How long an upload's body may stream before its intent record may delete the blob: as
+long as a direct upload's address may be linked (direct.LINK_SECONDS)."""
 _TOKEN_REUSE: Final = TOKEN_DROP_DELAY / 6
 """Seconds an upload may stage into the token its pre-check read (10 s): a token stays
 readable TOKEN_DROP_DELAY after a branch stops referencing it, and the writer flow's
@@ -88,7 +94,7 @@ def entry_ref(value: Value) -> EntryRef:
     except ValueError:  # msgspec decode errors: written by something other than the catalog
         return EntryRef("", 0.0)
     if is_external(stat.address):
-        return EntryRef("", stat.mtime)  # imported: not kvlake's to delete, ever
+        return EntryRef("", stat.mtime, stat.address)  # imported: never kvlake's to delete
     return EntryRef(stat.address, stat.mtime)
 
 
@@ -196,7 +202,7 @@ class Catalog:
         self._clock = clock
         self._deletion = deletion
         self._locks = locks
-        self.imports = Importer(graveler, blockstore, clock=clock, settings=settings)
+        self.imports = Importer(graveler, blockstore, clock=clock, settings=settings, locks=locks)
         """Zero-copy imports of external locations (importStart, importStatus, importCancel)."""
 
     def direct_uploads(self, key: bytes) -> PhysicalLinks:
@@ -260,8 +266,11 @@ class Catalog:
         repository = write.repository
         now = self._clock()
         address = new_address(now)
+        intent = self._log_intent(repository, address, token, key, now)
         reader = _HashingReader(data)
         self.blockstore.put(repository.storage_namespace, address, reader)  # type: ignore[arg-type]
+        if intent is not None:
+            self._withdraw_intent(repository, address, intent)
         entry = ObjectEntry(
             address=address,
             size=reader.size,
@@ -284,6 +293,62 @@ class Catalog:
             self._abandon(repository, key, address, now, tried)
             raise
         return from_value(write.path, to_value(entry))
+
+    def _log_intent(
+        self, repository: Repository, address: str, token: str, key: bytes, now: float
+    ) -> PendingDelete | None:
+        """Log the new blob before any byte of it is stored (invariant 4), as a direct
+        upload's hand-out does: a process killed while the body streams, or before the
+        entry is staged, leaves a blob this record deletes once due, not an orphan only
+        garbage collection finds. Due after UPLOAD_SECONDS plus the send delay, so no
+        worker looks at it while the body may still stream. None without a deletion log.
+
+        Raises:
+            UnavailableError: the record could not be written (nothing was stored).
+        """
+        if self._deletion is None or not self._deletion.enabled:
+            return None
+        record = self._deletion.new_record(
+            repository,
+            address,
+            "abandoned_upload",
+            staging_token=token,
+            path=key,
+            since=now,
+            due=now + UPLOAD_SECONDS + self._deletion.settings.send_delay,
+        )
+        self._deletion.append([record])
+        return record
+
+    def _withdraw_intent(self, repository: Repository, address: str, intent: PendingDelete) -> None:
+        """Withdraw the upload's intent just before staging; from then on the staged entry
+        is the writer flow's (a failed staging logs its own record, `_abandon`).
+
+        Withdrawn before staging, not after: the writer flow may stage into a newer token
+        than the intent names, and a record naming the old token could then delete a
+        blob a commit of the new one holds. A crash between the two calls orphans the
+        blob for garbage collection, never deletes a referenced one.
+
+        Raises:
+            PreconditionFailedError: the body streamed so long that a worker took the
+                intent (and may have deleted the blob): nothing is staged; upload again.
+        """
+        assert self._deletion is not None
+        try:
+            withdrawn = self._deletion.withdraw(intent)
+        except BaseException:
+            # The record may be gone although the call failed: nothing is staged, so the
+            # blob is nobody's; delete it now (if that fails too, the record, if still
+            # there, deletes it when due).
+            with contextlib.suppress(KvlakeError):
+                self.blockstore.delete(repository.storage_namespace, address)
+            raise
+        if not withdrawn:
+            self.blockstore.delete(repository.storage_namespace, address)
+            raise PreconditionFailedError(
+                f"the upload's body took longer than {UPLOAD_SECONDS // 3600} h to arrive and"
+                " its blob was handed to the deletion log; nothing was staged, upload again"
+            )
 
     def _abandon(
         self, repository: Repository, key: bytes, address: str, now: float, tried: list[str]

@@ -20,7 +20,9 @@ completion) and stageObject. Each
    use-checked deletion).
 
 Imports stage external entries, which kvlake never deletes, so a blind
-tombstone over one orphans nothing; they take no lock per object.
+tombstone over one orphans nothing; they take no lock of their own, but refuse
+destinations a bulk delete or another owner's write lock holds, when they start
+and right before they publish (`ObjectLocks.refuse_import`).
 """
 
 from __future__ import annotations

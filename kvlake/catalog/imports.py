@@ -10,7 +10,10 @@ An import lists each source (S3 returns keys in order, so destinations come out
 sorted), writes the entries as ranges and a metarange as it goes (memory holds
 one range, however many objects), then graveler commits that metarange on the
 branch in one commit (`Imports.commit_metarange`): the branch must be clean, and
-each destination is replaced by what was imported there. Progress and the
+each destination is replaced by what was imported there. A destination that a
+bulk delete on the branch covers, or another owner's write lock holds, refuses
+the import when it starts and again right before it publishes (issue 22: every
+write respects the object locks). Progress and the
 outcome are the import's status record; a cancel marks it, and the importing
 thread stops at its next progress update without committing.
 
@@ -70,7 +73,7 @@ from kvlake.graveler import (
     check_branch_name,
     check_path,
 )
-from kvlake.operations import engine_available, load_dotted, select_engine
+from kvlake.operations import ObjectLocks, engine_available, load_dotted, select_engine
 
 log = logging.getLogger(__name__)
 
@@ -128,10 +131,14 @@ class Importer:
         *,
         clock: Callable[[], float] = time.time,
         settings: Settings | None = None,
+        locks: ObjectLocks | None = None,
     ) -> None:
         self._graveler = graveler
         self._blockstore = blockstore
         self._clock = clock
+        self._locks = locks
+        """The lake's object locks: an import refuses destinations a bulk delete or another
+        owner's write lock holds (None: no locks to respect)."""
         self._lake_settings = settings
         """The lake's settings, for Spark tasks to open the lake (None: no Spark imports)."""
         self._settings = settings.imports if settings is not None else ImportSettings()
@@ -180,6 +187,7 @@ class Importer:
         prefixes, objects = _destinations(sources)
         self._graveler.imports.check_destinations(prefixes, objects)
         self._graveler.check_clean(repository, branch)
+        self._refuse_locked(repository, branch, sources, committer)
         now = self._clock()
         import_id = ids.new_uid()
         status = ImportStatus(id=import_id, branch=branch, created=now, updated=now)
@@ -214,6 +222,12 @@ class Importer:
                     " was committed"
                 )
             prefixes, objects = _destinations(job.sources)
+
+            def unlocked(_head_id: str, _head: object) -> None:
+                # Again before each publish attempt: a bulk delete may have started (or
+                # a lock been taken) while the sources were listed.
+                self._refuse_locked(repository, job.branch, job.sources, job.committer)
+
             commit_id = self._graveler.imports.commit_metarange(
                 repository,
                 job.branch,
@@ -223,6 +237,7 @@ class Importer:
                 committer=job.committer,
                 message=job.message,
                 metadata=job.metadata,
+                precondition=unlocked,
             )
             commit = self._graveler.get_commit(repository, commit_id)
             self._finish(
@@ -235,6 +250,19 @@ class Importer:
         except Exception:  # the thread's last word: recorded for importStatus, then logged
             log.exception("import %s into %s failed", job.import_id, repository.name)
             self._finish(job, counter[0], error="internal error; see the server log")
+
+    def _refuse_locked(
+        self, repository: Repository, branch: str, sources: Sequence[ImportSource], owner: str
+    ) -> None:
+        """Refuse destinations that a running bulk delete on `branch`, or another owner's
+        write lock, holds: the import would replace what they guard (issue 22)."""
+        if self._locks is None:
+            return
+        for source in sources:
+            prefix = source.kind == "common_prefix"
+            self._locks.refuse_import(
+                repository, branch, source.destination, owner=owner, prefix=prefix
+            )
 
     def status(self, repository: Repository, import_id: str) -> ImportStatus:
         """The import's status; one whose process stopped reporting is reported failed.

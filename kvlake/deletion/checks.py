@@ -12,6 +12,11 @@ each group is checked against the KV as it is now:
 2. Staging (records with `check_in_use`): the path in the record's own token and
    in every live token (each branch's staging and sealed tokens); GC records,
    which have no path, scan the live tokens for the address. A hit is "in use".
+   An entry's blob is compared as a key of the instance's namespace: an imported
+   entry's full URL counts where its canonical form lies inside the namespace
+   (`s3:///lake/repo1/data/x` is `data/x` of `s3://lake/repo1`), as garbage
+   collection's marks count it, since imports made before sources were compared
+   canonically may read the repository's own blobs that way.
    Any entry at the path in a sealed token, whatever its value, means "wait": a
    commit in progress may have read the blob there before a write replaced it,
    and holds it in memory until it publishes (then step 4 finds it). So does a
@@ -39,6 +44,7 @@ each group is checked against the KV as it is now:
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -46,14 +52,14 @@ from dataclasses import dataclass, field
 from typing import Final, Literal
 
 from kvlake import ids
-from kvlake.blockstore import BlockStore, check_key
+from kvlake.blockstore import BlockStore, StorageAddress, check_key, parse_address
 from kvlake.deletion import keys
 from kvlake.deletion.gc import RUN_PROPERTY, STARTED_PROPERTY, GcMarks, MarkSet
 from kvlake.deletion.log import EntryOf
 from kvlake.deletion.purge import Purges
 from kvlake.deletion.records import STAGING_ORIGINS, PendingDelete
 from kvlake.errors import InvalidInputError, KvlakeError, NotFoundError
-from kvlake.graveler import Graveler, Repository, check_repository_name
+from kvlake.graveler import Graveler, Repository, Value, check_repository_name
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +94,8 @@ class _Instance:
     sealed: set[str] = field(default_factory=set)
     shared_with: str | None = None
     taken_by: str | None = None
+    place: StorageAddress | None = None
+    """A live instance's namespace in canonical form, for imported entries' URLs."""
 
 
 class ReferenceChecker:
@@ -231,6 +239,8 @@ class ReferenceChecker:
         if repository is not None and repository.instance_uid == uid:
             if repository.state == "active":
                 instance = _Instance("live", repository.storage_namespace, repository)
+                with contextlib.suppress(InvalidInputError):  # else no import lies inside
+                    instance.place = parse_address(repository.storage_namespace)
                 self._read_refs(instance, repository)
                 return instance
             if repository.state == "initial":
@@ -309,7 +319,7 @@ class ReferenceChecker:
                     value = self._references.committed_value(repository, commit_id, record.path)
                 except NotFoundError:
                     continue  # a claim whose commit was never stored, or no entry there
-                if self._entry_of(value).address == record.address:
+                if self._key_of(value, instance) == record.address:
                     published.add(index)
                     break
         return published
@@ -335,7 +345,7 @@ class ReferenceChecker:
                 if record.path not in found:
                     continue
                 value = found[record.path]  # None: a tombstone
-                if value is not None and self._entry_of(value).address == record.address:
+                if value is not None and self._key_of(value, instance) == record.address:
                     where = f"staged at {record.path!r} in staging token {token}"
                     hits[index] = Verdict("in_use", where)
                 elif token in instance.sealed and index not in hits:
@@ -349,11 +359,24 @@ class ReferenceChecker:
             for token in instance.tokens:
                 for page in self._references.staged_pages(token):
                     for key, value in page:
-                        address = self._entry_of(value).address if value is not None else ""
+                        address = self._key_of(value, instance) if value is not None else ""
                         for index in pathless.get(address, ()):
                             where = f"staged at {key!r} in staging token {token}"
                             hits[index] = Verdict("in_use", where)
         return hits
+
+    def _key_of(self, value: Value, instance: _Instance) -> str:
+        """The key in the instance's namespace of the blob `value` references ("" if none):
+        its address, or an imported URL's key where it lies inside the namespace."""
+        ref = self._entry_of(value)
+        if ref.address or not ref.imported:
+            return ref.address
+        if instance.place is None:
+            return ""
+        try:
+            return parse_address(ref.imported).key_in(instance.place)
+        except InvalidInputError:
+            return ""  # elsewhere: not this namespace's blob
 
     def _check_gc(
         self, records: list[PendingDelete], indexes: list[int], verdicts: list[Verdict | None]

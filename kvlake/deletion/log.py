@@ -38,10 +38,15 @@ class EntryRef(NamedTuple):
     """What the deletion layer needs from a staged or committed value: its blob and age.
 
     `since` is the entry's mtime: no commit created before it can hold the entry.
+    `imported` is the full URL of an imported entry (whose `address` is "": never
+    logged, not kvlake's to delete); the in-use check still compares it, because an
+    import made before sources were compared canonically may name the repository's
+    own blobs by an odd spelling (`s3:///lake/repo1/data/x`).
     """
 
     address: str
     since: float
+    imported: str = ""
 
 
 EntryOf = Callable[[Value], EntryRef]
@@ -229,10 +234,15 @@ class DeletionLog:
         self.store.set(keys.SHARED, keys.shared_key(instance_uid, address), marker)
 
     def mark_shared_many(self, instance_uid: str, addresses: Iterable[str]) -> None:
-        """`mark_shared` for many addresses in batched writes (a bulk delete without purge)."""
+        """`mark_shared` for many addresses in batched writes (a bulk delete without purge).
+
+        The marks hold the real time, as `mark_shared`'s do: a GC run that started
+        before them keeps these addresses (a marker without a time counts as the epoch).
+        """
+        marker = keys.shared_value(self.clock())
         self.store.set_many(
             keys.SHARED,
-            ((keys.shared_key(instance_uid, address), b"") for address in addresses if address),
+            ((keys.shared_key(instance_uid, address), marker) for address in addresses if address),
         )
 
     # -- claims: a worker about to delete, against a link about to stage -----------------

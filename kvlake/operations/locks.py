@@ -210,6 +210,21 @@ class ObjectLocks:
         """Release an upload's lock (its key is the upload's own: no one else writes it)."""
         self.store.delete(keys.locks_partition(held.repository.instance_uid), held.key)
 
+    def refuse_import(
+        self, repository: Repository, branch: str, destination: str, *, owner: str, prefix: bool
+    ) -> None:
+        """Refuse an import that replaces `destination` on `branch` (with `prefix`, every
+        path under it) while another owner's explicit write lock lies there, or a bulk
+        delete on `branch` covers any of it (its prefix holds the destination, or lies
+        inside it). Imports stage no blob of the namespace, so they take no lock of
+        their own; they check right before they publish (kvlake/catalog/imports.py).
+
+        Raises:
+            LockedError: such a lock is live; the message names it and what to do.
+        """
+        self.refuse_locked(repository, destination, owner=owner, prefix=prefix)
+        self._refuse_deleting(repository, destination, self.clock(), branch=branch, whole=prefix)
+
     def deleting(
         self,
         repository: Repository,
@@ -217,28 +232,37 @@ class ObjectLocks:
         now: float | None = None,
         *,
         branch: str | None = None,
+        whole: bool = False,
     ) -> Lock | None:
         """The live delete lock of a bulk delete whose prefix covers `path`, if any.
 
         With a `branch`, only a bulk delete on that branch counts (a lock naming
         no branch, written before locks named one, counts on every branch);
-        without, one on any branch does.
+        without, one on any branch does. With `whole`, `path` is a prefix written
+        whole, so a bulk delete of any prefix inside it counts too.
         """
         at = self.clock() if now is None else now
         partition = keys.delete_locks_partition(repository.instance_uid)
         with self.store.scan(partition) as scan:
             for _, raw in scan:
                 lock = decode_lock(raw)
-                if not (lock.live(at) and path.startswith(lock.path)):
+                covers = path.startswith(lock.path) or (whole and lock.path.startswith(path))
+                if not (lock.live(at) and covers):
                     continue
                 if branch is None or lock.branch in ("", branch):
                     return lock
         return None
 
     def _refuse_deleting(
-        self, repository: Repository, path: str, now: float, *, branch: str | None = None
+        self,
+        repository: Repository,
+        path: str,
+        now: float,
+        *,
+        branch: str | None = None,
+        whole: bool = False,
     ) -> None:
-        lock = self.deleting(repository, path, now, branch=branch)
+        lock = self.deleting(repository, path, now, branch=branch, whole=whole)
         if lock is not None:
             on = f" on branch {lock.branch!r}" if lock.branch else ""
             raise LockedError(

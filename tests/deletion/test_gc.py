@@ -13,6 +13,7 @@ from kvlake.deletion import (
     gc_records,
     log_candidates,
 )
+from kvlake.deletion import keys as deletion_keys
 from kvlake.errors import InvalidInputError, PreconditionFailedError
 from tests.deletion.helpers import DeletionLake
 
@@ -125,3 +126,26 @@ def test_a_link_racing_a_gc_check_is_refused_once_the_candidate_is_claimed(
             content_type="x",
             metadata={},
         )
+
+
+def test_a_bulk_delete_marking_after_a_run_started_keeps_the_candidate(
+    lake: DeletionLake,
+) -> None:
+    """Issue 22 (e): a bulk delete without purge marks its addresses shared at the real
+    time, so a GC run that started before the marks keeps them (a mark written as time 0
+    looked older than every run, and the candidate went)."""
+    old = lake.upload("old")
+    lake.commit()
+    started = lake.clock()
+    GcMarks(lake.store).save("run1", [])
+    lake.clock.advance(1)
+    lake.log.mark_shared_many(lake.repository.instance_uid, [old.address])
+    raw, _ = lake.store.get(
+        deletion_keys.SHARED, deletion_keys.shared_key(lake.repository.instance_uid, old.address)
+    )
+    assert deletion_keys.shared_since(raw) == lake.clock()
+
+    log_candidates(lake.log, lake.repository, "run1", [old.address], started=started)
+    report = lake.settle()
+
+    assert report.kept == 1 and old.address in lake.data_blobs()

@@ -97,3 +97,59 @@ def test_a_worker_killed_mid_batch_is_replaced_and_nothing_is_lost(
         lake.settle(lake.worker(owner="next"))
         assert lake.data_blobs() == kept == lake.referenced()
         assert lake.pending() == 0
+
+
+UPLOAD_CHILD = """
+import io, os, signal, sys
+from kvlake.blockstore import open_blockstore
+from kvlake.kv import open_store
+from tests.deletion.blockstores import FaultyBlockStore
+from tests.deletion.helpers import DeletionLake
+from tests.support import FakeClock
+
+
+class DiesAfterPut(FaultyBlockStore):
+    def _put(self, namespace, key, chunks):
+        size = super()._put(namespace, key, chunks)
+        os.kill(os.getpid(), signal.SIGKILL)  # the blob is stored, its entry never staged
+        return size
+
+
+kv_url, blocks_url, now = sys.argv[1], sys.argv[2], float(sys.argv[3])
+clock = FakeClock()
+clock.now = now
+blocks = DiesAfterPut(open_blockstore(blocks_url))
+lake = DeletionLake(open_store(kv_url), blocks, clock=clock, create=False)
+lake.upload("doomed", b"never staged")
+print("not killed")
+"""
+
+
+@pytest.mark.parametrize("kind", sorted(BLOCKSTORES))
+def test_an_upload_killed_between_its_blob_and_its_entry_orphans_nothing(
+    kind: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """Issue 22 (f): the upload logs its blob's intent before storing it, so a process
+    killed after the put and before staging leaves a blob the deletion log collects."""
+    kv_url, blocks_url = f"sqlite://{tmp_path}/kv.db", BLOCKSTORES[kind](request, tmp_path)
+    clock = FakeClock()
+    with open_store(kv_url) as store, open_blockstore(blocks_url) as blocks:
+        lake = DeletionLake(store, blocks, clock=clock)
+        kept = lake.upload("kept", b"staged").address
+    root = Path(__file__).resolve().parents[2]
+    child = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(UPLOAD_CHILD), kv_url, blocks_url, str(clock.now)],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert child.returncode == -signal.SIGKILL, child.stdout + child.stderr
+    with open_store(kv_url) as store, open_blockstore(blocks_url) as blocks:
+        lake = DeletionLake(store, blocks, clock=clock, create=False)
+        assert len(lake.data_blobs()) == 2  # the killed upload's blob is there, unstaged
+        lake.settle()
+        assert lake.data_blobs() == {kept} == lake.referenced()
+        assert lake.pending() == 0

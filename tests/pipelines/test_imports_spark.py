@@ -11,6 +11,7 @@ import pyarrow as pa
 import pytest
 from pyspark.sql import SparkSession
 
+from kvlake import ids
 from kvlake.blockstore import open_blockstore
 from kvlake.catalog import Importer, ImportSource, split_sources
 from kvlake.catalog.imports import CANCELED, SPARK_PARTS
@@ -56,7 +57,9 @@ def importer(lake: Lake, engine: str, threshold: int = 100_000) -> Importer:
         lake.settings.imports, engine=engine, spark_threshold=threshold
     )
     settings = msgspec.structs.replace(lake.settings, imports=imports)
-    return Importer(lake.graveler, lake.blockstore, clock=lake.clock, settings=settings)
+    return Importer(
+        lake.graveler, lake.blockstore, clock=lake.clock, settings=settings, locks=lake.locks
+    )
 
 
 def run(lake: Lake, engine: str, sources: list[ImportSource], branch: str) -> ImportStatus:
@@ -130,6 +133,24 @@ def test_a_canceled_spark_import_commits_nothing(spark: SparkSession, lake: Lake
     spark_import.run(job)
     status = spark_import.status(repository, job.import_id)
     assert (status.completed, status.error) == (False, CANCELED)
+    assert lake.graveler.get_branch(repository, "main").commit_id == head
+
+
+def test_a_bulk_delete_started_during_a_spark_import_stops_its_commit(
+    spark: SparkSession, lake: Lake
+) -> None:
+    """Issue 22 (b): the Spark import publishes through the same check as the local one: a
+    bulk delete over its destination, started while Spark lists, leaves the branch as it was."""
+    repository = lake.graveler.get_repository("repo1")
+    head = lake.graveler.get_branch(repository, "main").commit_id
+    spark_import = importer(lake, "spark")
+    sources = [ImportSource("local://imports/set/", "data/", "common_prefix")]
+    job = spark_import.prepare(repository, "main", sources, committer="me")
+    operation = ids.new_uid()
+    lake.locks.take_delete_lock(repository, operation, "main", "data/c/", lake.clock() + 3600)
+    spark_import.run(job)
+    status = spark_import.status(repository, job.import_id)
+    assert not status.completed and f"bulk delete operation {operation}" in status.error
     assert lake.graveler.get_branch(repository, "main").commit_id == head
 
 

@@ -2537,6 +2537,43 @@ MUTATIONS = (
             "test_a_blob_replaced_through_its_presigned_url_after_the_link_is_refused_on_read",
         ),
     ),
+    # -- issue 33: costs grow with the change, not with untouched data --------------------
+    Mutation(
+        "scale-gc-staged-set-reused",
+        "issue 33 item 1: a GC run reads the staged entries once, not once per batch",
+        "kvlake/deletion/checks.py",
+        "            if staged is None or not staged.built <= now < staged.built"
+        " + STAGED_SET_REUSE:",
+        "            if True:",
+        (
+            "tests/deletion/test_scale.py::"
+            "test_gc_batches_read_the_staged_entries_once_per_run_not_once_per_batch",
+        ),
+    ),
+    Mutation(
+        "scale-gc-staged-set-expires",
+        "invariant 4: a GC run's staged-address set is read again once it is too old",
+        "kvlake/deletion/checks.py",
+        "            if staged is None or not staged.built <= now < staged.built"
+        " + STAGED_SET_REUSE:",
+        "            if staged is None:",
+        (
+            "tests/deletion/test_scale.py::"
+            "test_a_gc_run_sees_entries_staged_since_its_set_once_the_set_is_reused_no_longer",
+        ),
+    ),
+    Mutation(
+        "scale-path-checked-across-tokens",
+        "issue 33 item 2: a path is checked in every live token in one round trip",
+        "kvlake/deletion/checks.py",
+        "        staged = self._references.staged_values_across(by_token, paths)"
+        " if by_token else {}",
+        "        staged = {t: self._references.staged_values(t, paths) for t in by_token}",
+        (
+            "tests/deletion/test_scale.py::"
+            "test_a_path_is_checked_in_every_live_token_in_round_trips_that_do_not_grow_with_branches",
+        ),
+    ),
 )
 
 

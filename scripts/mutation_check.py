@@ -2574,6 +2574,30 @@ MUTATIONS = (
             "test_a_path_is_checked_in_every_live_token_in_round_trips_that_do_not_grow_with_branches",
         ),
     ),
+    Mutation(
+        "scale-token-drop-one-branch-scan",
+        "issue 33 item 3: a cleaner pass scans the branches once, not once per dropped token",
+        "kvlake/deletion/hooks.py",
+        "        claim = self._graveler.references.consumers(repository, [token]).get(token)\n",
+        "        self._graveler.references.token_states(repository, [token])\n"
+        "        claim = self._graveler.references.consumers(repository, [token]).get(token)\n",
+        (
+            "tests/deletion/test_scale.py::"
+            "test_a_cleaner_pass_reads_the_branches_once_however_many_tokens_it_drops",
+        ),
+    ),
+    Mutation(
+        "scale-cleaner-keeps-referenced-tokens",
+        "invariant 2: the cleaner never drops a token a branch names (the hook no longer"
+        " re-checks)",
+        "kvlake/graveler/cleaner.py",
+        "                    if entry.token not in referenced:\n",
+        "                    if True:\n",
+        (
+            "tests/graveler/test_cleaner_hooks.py::"
+            "test_a_token_queued_while_a_branch_still_names_it_is_kept_and_nothing_logged",
+        ),
+    ),
 )
 
 

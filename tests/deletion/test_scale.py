@@ -105,3 +105,26 @@ def test_a_path_is_checked_in_every_live_token_in_round_trips_that_do_not_grow_w
             assert verdict.action == "in_use"
             trips.append(store.round_trips)
     assert trips[0] == trips[1]
+
+
+def test_a_cleaner_pass_reads_the_branches_once_however_many_tokens_it_drops(
+    lake_blocks: BlockStore,
+) -> None:
+    dropped, rows = 5, []
+    for branches in (10, 300):
+        with CountingStore(MemoryStore()) as store:
+            lake = DeletionLake(store, lake_blocks)
+            for n in range(branches):
+                lake.graveler.create_branch(lake.repository, f"b{n:04d}", "main")
+            for n in range(dropped):
+                lake.upload("a", branch=f"b{n:04d}")
+                lake.graveler.delete_branch(lake.repository, f"b{n:04d}")
+            lake.cleaner.clean_once()  # the first pass also sweeps for orphans: not counted
+            for n in range(dropped, 2 * dropped):
+                lake.upload("a", branch=f"b{n:04d}")
+                lake.graveler.delete_branch(lake.repository, f"b{n:04d}")
+            store.reset()
+            assert lake.cleaner.clean_once().tokens_dropped == dropped
+            rows.append(store.rows_read)
+    # One scan of the branches for the batch of tokens: not one more per token dropped.
+    assert rows[1] - rows[0] <= 300 - 10

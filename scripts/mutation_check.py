@@ -2598,6 +2598,25 @@ MUTATIONS = (
             "test_a_token_queued_while_a_branch_still_names_it_is_kept_and_nothing_logged",
         ),
     ),
+    Mutation(
+        "scale-repository-prefix-seek",
+        "issue 33 item 4: a repository prefix seeks to its first name",
+        "kvlake/graveler/repositories.py",
+        "        first = keys.repository_key(prefix)\n",
+        "        first = keys.repository_key(prefix[:0])\n",
+        ("tests/graveler/test_scale.py::test_a_repository_prefix_reads_only_the_names_it_lists",),
+    ),
+    Mutation(
+        "scale-ref-prefix-seek",
+        "issue 33 item 4: a branch or tag prefix seeks to its first name",
+        "kvlake/graveler/refs.py",
+        "        first = prefix + name_prefix.encode()\n",
+        "        first = prefix\n",
+        (
+            "tests/graveler/test_scale.py::test_a_branch_prefix_reads_only_the_names_it_lists",
+            "tests/graveler/test_scale.py::test_a_tag_prefix_reads_only_the_names_it_lists",
+        ),
+    ),
 )
 
 

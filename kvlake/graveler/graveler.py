@@ -275,8 +275,10 @@ class Graveler:
         check_repository_name(name)
         return self._repositories.get(name)
 
-    def list_repositories(self, *, after: str = "") -> Iterator[Repository]:
-        return self._repositories.list(after=after)
+    def list_repositories(self, *, after: str = "", prefix: str = "") -> Iterator[Repository]:
+        """Active repositories in name order after `after`; with `prefix`, only names
+        starting with it, read from the prefix on."""
+        return self._repositories.list(after=after, prefix=prefix)
 
     def delete_repository(self, name: str, *, purge: bool = False) -> None:
         """Hide the repository now; the cleaner removes its metadata later.
@@ -329,9 +331,9 @@ class Graveler:
         return self._refs.load_branch(repository, name)[0]
 
     def list_branches(
-        self, repository: Repository, *, after: str = ""
+        self, repository: Repository, *, after: str = "", prefix: str = ""
     ) -> Iterator[tuple[str, Branch]]:
-        return self._refs.list_branches(repository, after=after)
+        return self._refs.list_branches(repository, after=after, prefix=prefix)
 
     def delete_branch(self, repository: Repository, name: str) -> None:
         """Delete a branch; its staged data is queued for dropping first."""
@@ -356,8 +358,10 @@ class Graveler:
         check_tag_name(name)
         return self._refs.get_tag(repository, name).commit_id
 
-    def list_tags(self, repository: Repository, *, after: str = "") -> Iterator[tuple[str, str]]:
-        for name, tag in self._refs.list_tags(repository, after=after):
+    def list_tags(
+        self, repository: Repository, *, after: str = "", prefix: str = ""
+    ) -> Iterator[tuple[str, str]]:
+        for name, tag in self._refs.list_tags(repository, after=after, prefix=prefix):
             yield name, tag.commit_id
 
     def delete_tag(self, repository: Repository, name: str) -> None:

@@ -162,9 +162,11 @@ class Refs:
         self._store.delete(partition_of(repository), keys.branch_key(name))
 
     def list_branches(
-        self, repository: Repository, *, after: str = ""
+        self, repository: Repository, *, after: str = "", prefix: str = ""
     ) -> Iterator[tuple[str, Branch]]:
-        yield from self._scan_names(repository, keys.BRANCH_PREFIX, after, decode_branch)
+        yield from self._scan_names(
+            repository, keys.BRANCH_PREFIX, after, decode_branch, name_prefix=prefix
+        )
 
     # -- tags -------------------------------------------------------------------
 
@@ -189,8 +191,12 @@ class Refs:
         self.get_tag(repository, name)
         self._store.delete(partition_of(repository), keys.tag_key(name))
 
-    def list_tags(self, repository: Repository, *, after: str = "") -> Iterator[tuple[str, Tag]]:
-        yield from self._scan_names(repository, keys.TAG_PREFIX, after, decode_tag)
+    def list_tags(
+        self, repository: Repository, *, after: str = "", prefix: str = ""
+    ) -> Iterator[tuple[str, Tag]]:
+        yield from self._scan_names(
+            repository, keys.TAG_PREFIX, after, decode_tag, name_prefix=prefix
+        )
 
     def referenced_tokens(self, repository: Repository) -> tuple[set[str], set[str]]:
         """Every branch's staging token, and every branch's sealed tokens: one branch scan."""
@@ -352,11 +358,20 @@ class Refs:
                 yield key[len(keys.COMMIT_PREFIX) :].decode()
 
     def _scan_names(
-        self, repository: Repository, prefix: bytes, after: str, decode: Callable[[bytes], _R]
+        self,
+        repository: Repository,
+        prefix: bytes,
+        after: str,
+        decode: Callable[[bytes], _R],
+        *,
+        name_prefix: str = "",
     ) -> Iterator[tuple[str, _R]]:
-        start = prefix + after.encode() + b"\0" if after else prefix
+        """Names after `after` that start with `name_prefix`: the scan seeks to the name
+        prefix and stops past it, never reading the names before it (issue 33)."""
+        first = prefix + name_prefix.encode()
+        start = max(prefix + after.encode() + b"\0" if after else first, first)
         with self._store.scan(partition_of(repository), start) as scan:
             for key, raw in scan:
-                if not key.startswith(prefix):
+                if not key.startswith(first):
                     return
                 yield key[len(prefix) :].decode(), decode(raw)

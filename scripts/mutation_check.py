@@ -2617,6 +2617,30 @@ MUTATIONS = (
             "tests/graveler/test_scale.py::test_a_tag_prefix_reads_only_the_names_it_lists",
         ),
     ),
+    Mutation(
+        "scale-ref-walk-lineages",
+        "issue 33 item 7: a first-parent walk reads lineages, which a long history keeps cached",
+        "kvlake/graveler/refexpr.py",
+        "                parents = self._refs.get_lineage(repository, commit_id).parents\n",
+        "                parents = self._refs.get_commit(repository, commit_id).parents\n",
+        (
+            "tests/graveler/test_scale.py::"
+            "test_walking_a_history_longer_than_the_commit_cache_again_reads_no_commit",
+        ),
+    ),
+    Mutation(
+        "scale-lineage-cache",
+        "issue 33 item 7: walks keep the lineages they read",
+        "kvlake/graveler/refs.py",
+        "        self._lineages.put(cache_key, lineage)\n",
+        "        pass\n",
+        (
+            "tests/graveler/test_scale.py::"
+            "test_walking_a_history_longer_than_the_commit_cache_again_reads_no_commit",
+            "tests/graveler/test_scale.py::"
+            "test_a_merge_base_of_long_forks_found_again_reads_no_commit",
+        ),
+    ),
 )
 
 

@@ -44,7 +44,7 @@ from kvlake.graveler.records import (
 )
 from kvlake.graveler.references import References
 from kvlake.graveler.refexpr import RefResolver, ResolvedRef
-from kvlake.graveler.refs import Refs, dropped_token_items
+from kvlake.graveler.refs import COMMIT_CACHE_SIZE, Refs, dropped_token_items
 from kvlake.graveler.repositories import INITIAL_TIMEOUT, Repositories
 from kvlake.graveler.reset import Resetter
 from kvlake.graveler.retention import Retention
@@ -94,6 +94,7 @@ class Graveler:
         value_size: Callable[[Value], int] = data_size,
         blockstore: BlockStore | None = None,
         staging_hooks: StagingHooks | None = None,
+        commit_cache_size: int = COMMIT_CACHE_SIZE,
     ) -> None:
         self.store = store
         """The KV store this graveler was given (shared with the rest of the lake)."""
@@ -104,7 +105,7 @@ class Graveler:
         # Storage internals: graveler's own modules (the cleaner) reach them, nobody else.
         self._repositories = Repositories(store, clock=clock, initial_timeout=initial_timeout)
         self._namespaces = Namespaces(store, clock=clock, is_live=self._repositories.is_live)
-        self._refs = Refs(store)
+        self._refs = Refs(store, commit_cache_size=commit_cache_size)
         self._staging = Staging(store, committed)
         self._resolver = resolver = RefResolver(self._refs)
         self.protection = protection = BranchProtectionRules(store)

@@ -2770,6 +2770,110 @@ MUTATIONS = (
             "tests/catalog/test_import_locks.py::test_an_import_over_a_running_bulk_delete_is_refused",
         ),
     ),
+    # -- issue 33: costs grow with the change, not with untouched data --------------------
+    Mutation(
+        "scale-gc-staged-set-reused",
+        "issue 33 item 1: a GC run reads the staged entries once, not once per batch",
+        "kvlake/deletion/checks.py",
+        "            if staged is None or not staged.built <= now < staged.built"
+        " + STAGED_SET_REUSE:",
+        "            if True:",
+        (
+            "tests/deletion/test_scale.py::"
+            "test_gc_batches_read_the_staged_entries_once_per_run_not_once_per_batch",
+        ),
+    ),
+    Mutation(
+        "scale-gc-staged-set-expires",
+        "invariant 4: a GC run's staged-address set is read again once it is too old",
+        "kvlake/deletion/checks.py",
+        "            if staged is None or not staged.built <= now < staged.built"
+        " + STAGED_SET_REUSE:",
+        "            if staged is None:",
+        (
+            "tests/deletion/test_scale.py::"
+            "test_a_gc_run_sees_entries_staged_since_its_set_once_the_set_is_reused_no_longer",
+        ),
+    ),
+    Mutation(
+        "scale-path-checked-across-tokens",
+        "issue 33 item 2: a path is checked in every live token in one round trip",
+        "kvlake/deletion/checks.py",
+        "        staged = self._references.staged_values_across(by_token, paths)"
+        " if by_token else {}",
+        "        staged = {t: self._references.staged_values(t, paths) for t in by_token}",
+        (
+            "tests/deletion/test_scale.py::"
+            "test_a_path_is_checked_in_every_live_token_in_round_trips_that_do_not_grow_with_branches",
+        ),
+    ),
+    Mutation(
+        "scale-token-drop-one-branch-scan",
+        "issue 33 item 3: a cleaner pass scans the branches once, not once per dropped token",
+        "kvlake/deletion/hooks.py",
+        "        claim = self._graveler.references.consumers(repository, [token]).get(token)\n",
+        "        self._graveler.references.token_states(repository, [token])\n"
+        "        claim = self._graveler.references.consumers(repository, [token]).get(token)\n",
+        (
+            "tests/deletion/test_scale.py::"
+            "test_a_cleaner_pass_reads_the_branches_once_however_many_tokens_it_drops",
+        ),
+    ),
+    Mutation(
+        "scale-cleaner-keeps-referenced-tokens",
+        "invariant 2: the cleaner never drops a token a branch names (the hook no longer"
+        " re-checks)",
+        "kvlake/graveler/cleaner.py",
+        "                    if entry.token not in referenced:\n",
+        "                    if True:\n",
+        (
+            "tests/graveler/test_cleaner_hooks.py::"
+            "test_a_token_queued_while_a_branch_still_names_it_is_kept_and_nothing_logged",
+        ),
+    ),
+    Mutation(
+        "scale-repository-prefix-seek",
+        "issue 33 item 4: a repository prefix seeks to its first name",
+        "kvlake/graveler/repositories.py",
+        "        first = keys.repository_key(prefix)\n",
+        "        first = keys.repository_key(prefix[:0])\n",
+        ("tests/graveler/test_scale.py::test_a_repository_prefix_reads_only_the_names_it_lists",),
+    ),
+    Mutation(
+        "scale-ref-prefix-seek",
+        "issue 33 item 4: a branch or tag prefix seeks to its first name",
+        "kvlake/graveler/refs.py",
+        "        first = prefix + name_prefix.encode()\n",
+        "        first = prefix\n",
+        (
+            "tests/graveler/test_scale.py::test_a_branch_prefix_reads_only_the_names_it_lists",
+            "tests/graveler/test_scale.py::test_a_tag_prefix_reads_only_the_names_it_lists",
+        ),
+    ),
+    Mutation(
+        "scale-ref-walk-lineages",
+        "issue 33 item 7: a first-parent walk reads lineages, which a long history keeps cached",
+        "kvlake/graveler/refexpr.py",
+        "                parents = self._refs.get_lineage(repository, commit_id).parents\n",
+        "                parents = self._refs.get_commit(repository, commit_id).parents\n",
+        (
+            "tests/graveler/test_scale.py::"
+            "test_walking_a_history_longer_than_the_commit_cache_again_reads_no_commit",
+        ),
+    ),
+    Mutation(
+        "scale-lineage-cache",
+        "issue 33 item 7: walks keep the lineages they read",
+        "kvlake/graveler/refs.py",
+        "        self._lineages.put(cache_key, lineage)\n",
+        "        pass\n",
+        (
+            "tests/graveler/test_scale.py::"
+            "test_walking_a_history_longer_than_the_commit_cache_again_reads_no_commit",
+            "tests/graveler/test_scale.py::"
+            "test_a_merge_base_of_long_forks_found_again_reads_no_commit",
+        ),
+    ),
 )
 
 

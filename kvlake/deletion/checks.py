@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -81,6 +82,19 @@ class Verdict:
 
 
 DELETE: Final = Verdict("delete")
+STAGED_SET_REUSE: Final = 60.0
+"""Seconds a GC run's set of staged addresses answers before it is read again.
+
+Scanning every staged entry of the repository for each batch of candidates made
+a run cost (candidates / batch) x (staged entries). An entry staged after the set
+was read is missed for at most this long, which is safe: a GC candidate is a blob
+older than the run's grace period (the Spark job lists only hour folders that
+ended by then), so a writer that uploaded it and stages it now is older than
+that; a copy or a link made since the run started marks the address shared,
+which every batch reads afresh; tokens that became live since are read at once.
+"""
+STAGED_SETS_KEPT: Final = 4
+"""GC runs whose staged-address sets a checker keeps (runs of several repositories)."""
 
 
 @dataclass(slots=True)
@@ -98,8 +112,21 @@ class _Instance:
     """A live instance's namespace in canonical form, for imported entries' URLs."""
 
 
+@dataclass(slots=True)
+class _StagedAddresses:
+    """The addresses a GC run found staged, and where: read once, reused for a while."""
+
+    built: float
+    tokens: set[str] = field(default_factory=set)
+    where: dict[str, tuple[str, bytes]] = field(default_factory=dict)
+
+
 class ReferenceChecker:
-    """Decides on batches of records. Thread-safe: it keeps no state between calls."""
+    """Decides on batches of records. Thread-safe.
+
+    It keeps one thing between calls: each recent GC run's staged-address set
+    (see `STAGED_SET_REUSE`), behind a lock.
+    """
 
     def __init__(
         self,
@@ -118,6 +145,8 @@ class ReferenceChecker:
         self._purges = purges
         self._entry_of = entry_of
         self._gc_marks: MarkSet = gc_marks or GcMarks(purges.store)
+        self._lock = threading.Lock()
+        self._staged_sets: dict[tuple[str, str], _StagedAddresses] = {}
 
     def check(self, records: Sequence[PendingDelete]) -> list[Verdict]:
         """One verdict per record, in order. A group whose reads fail gets `retry` verdicts."""
@@ -337,9 +366,11 @@ class ReferenceChecker:
             if record.path:
                 for token in {record.staging_token, *instance.tokens} - {""}:
                     by_token[token].append(index)
+        paths = sorted({records[i].path for indexes in by_token.values() for i in indexes})
+        # One read across every live token, not a call per branch (issue 33, item 2).
+        staged = self._references.staged_values_across(by_token, paths) if by_token else {}
         for token, indexes in by_token.items():
-            paths = sorted({records[i].path for i in indexes})
-            found = self._references.staged_values(token, paths)
+            found = staged.get(token, {})
             for index in indexes:
                 record = records[index]
                 if record.path not in found:
@@ -351,19 +382,46 @@ class ReferenceChecker:
                 elif token in instance.sealed and index not in hits:
                     where = f"a commit in progress may hold {record.path!r} (token {token})"
                     hits[index] = Verdict("wait", where)
-        pathless: dict[str, list[int]] = defaultdict(list)
         for index, record in enumerate(records):
             if not record.path:
-                pathless[record.address].append(index)
-        if pathless:
-            for token in instance.tokens:
-                for page in self._references.staged_pages(token):
-                    for key, value in page:
-                        address = self._key_of(value, instance) if value is not None else ""
-                        for index in pathless.get(address, ()):
-                            where = f"staged at {key!r} in staging token {token}"
-                            hits[index] = Verdict("in_use", where)
+                location = self._staged_at(instance, record)
+                if location is not None:
+                    token, key = location
+                    hits[index] = Verdict("in_use", f"staged at {key!r} in staging token {token}")
         return hits
+
+    def _staged_at(self, instance: _Instance, record: PendingDelete) -> tuple[str, bytes] | None:
+        """Where a live token stages the address of a record without a path, or None.
+
+        From the run's staged-address set, so a GC run reads each staged entry
+        once per `STAGED_SET_REUSE` seconds, not once per batch of candidates
+        (issue 33, item 1). Tokens that became live since the set was built are
+        read before it answers.
+        """
+        run = record.properties.get(RUN_PROPERTY, "")
+        repository = instance.repository
+        uid = repository.instance_uid if repository is not None else ""
+        now = self._log.clock()
+        with self._lock:
+            staged = self._staged_sets.pop((uid, run), None)
+            if staged is None or not staged.built <= now < staged.built + STAGED_SET_REUSE:
+                staged = _StagedAddresses(now)
+            self._staged_sets[uid, run] = staged  # most recently used last
+            while len(self._staged_sets) > STAGED_SETS_KEPT:
+                del self._staged_sets[next(iter(self._staged_sets))]
+            for token in instance.tokens:
+                if token not in staged.tokens:
+                    self._read_staged(token, staged, instance)
+            return staged.where.get(record.address)
+
+    def _read_staged(self, token: str, staged: _StagedAddresses, instance: _Instance) -> None:
+        for page in self._references.staged_pages(token):
+            for key, value in page:
+                if value is not None:
+                    address = self._key_of(value, instance)
+                    if address:
+                        staged.where.setdefault(address, (token, key))
+        staged.tokens.add(token)
 
     def _key_of(self, value: Value, instance: _Instance) -> str:
         """The key in the instance's namespace of the blob `value` references ("" if none):

@@ -105,14 +105,8 @@ class GcMarks:
                 " run garbage collection again"
             )
         partition = marks_partition(run_id)
-        found: set[str] = set()
-        for address in addresses:
-            try:
-                self._store.get(partition, address.encode())
-            except KeyNotFoundError:
-                continue
-            found.add(address)
-        return found
+        wanted = {address.encode(): address for address in addresses}
+        return {wanted[key] for key in self._store.get_many(partition, wanted)}
 
     def drop(self, run_id: str) -> None:
         """Forget a finished run's marks (header first, so no half set looks complete)."""

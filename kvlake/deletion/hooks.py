@@ -7,9 +7,10 @@ calls these hooks at the two moments blobs lose their last reference there:
   data, or were written again to a live token and marked shared), so nothing is
   logged; any other token (reset, deleted branch, unsealed) has every entry's
   blob logged (`dropped_staging_token`), and the worker's check keeps the shared
-  ones. One token-state read per token, then a streamed scan: no lookups in
-  commits. Record keys derive from the token's queue time, so a pass retried
-  after a crash rewrites the same keys.
+  ones. One consumed-record read per token (the cleaner already knows no branch
+  names it), then a streamed scan: no lookups in commits. Record keys derive
+  from the token's queue time, so a pass retried after a crash rewrites the
+  same keys.
 - after it removed a deleted instance's metadata, a purge request for that
   instance has its namespace logged (purge.py).
 """
@@ -49,9 +50,14 @@ class DeletionHooks:
     def _unreferenced(
         self, repository: Repository, token: str, queued: float
     ) -> Iterator[PendingDelete]:
-        state = self._graveler.references.token_states(repository, [token])[token]
-        if state in ("consumed", "sealed", "staging"):
-            return  # committed data is garbage collection's; a live token is not dropped
+        # The caller (the cleaner's drop queue, or its orphan sweep) found no branch
+        # naming the token, in the one branch scan of its batch, and a token no branch
+        # names is never named again (tokens are fresh; states only move forward). So
+        # only the consumed record is read here: a branch scan per dropped token made a
+        # pass cost (tokens) x (branches) (issue 33, item 3).
+        claim = self._graveler.references.consumers(repository, [token]).get(token)
+        if claim is not None and claim.commit_ids:
+            return  # committed data is garbage collection's
         due = queued + self._log.settings.send_delay
         for page in self._graveler.references.staged_pages(token, batch_size=SCAN_BATCH):
             for key, value in page:

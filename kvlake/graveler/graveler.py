@@ -44,7 +44,7 @@ from kvlake.graveler.records import (
 )
 from kvlake.graveler.references import References
 from kvlake.graveler.refexpr import RefResolver, ResolvedRef
-from kvlake.graveler.refs import Refs, dropped_token_items
+from kvlake.graveler.refs import COMMIT_CACHE_SIZE, Refs, dropped_token_items
 from kvlake.graveler.repositories import INITIAL_TIMEOUT, Repositories
 from kvlake.graveler.reset import Resetter
 from kvlake.graveler.retention import Retention
@@ -94,6 +94,7 @@ class Graveler:
         value_size: Callable[[Value], int] = data_size,
         blockstore: BlockStore | None = None,
         staging_hooks: StagingHooks | None = None,
+        commit_cache_size: int = COMMIT_CACHE_SIZE,
     ) -> None:
         self.store = store
         """The KV store this graveler was given (shared with the rest of the lake)."""
@@ -104,7 +105,7 @@ class Graveler:
         # Storage internals: graveler's own modules (the cleaner) reach them, nobody else.
         self._repositories = Repositories(store, clock=clock, initial_timeout=initial_timeout)
         self._namespaces = Namespaces(store, clock=clock, is_live=self._repositories.is_live)
-        self._refs = Refs(store)
+        self._refs = Refs(store, commit_cache_size=commit_cache_size)
         self._staging = Staging(store, committed)
         self._resolver = resolver = RefResolver(self._refs)
         self.protection = protection = BranchProtectionRules(store)
@@ -275,8 +276,10 @@ class Graveler:
         check_repository_name(name)
         return self._repositories.get(name)
 
-    def list_repositories(self, *, after: str = "") -> Iterator[Repository]:
-        return self._repositories.list(after=after)
+    def list_repositories(self, *, after: str = "", prefix: str = "") -> Iterator[Repository]:
+        """Active repositories in name order after `after`; with `prefix`, only names
+        starting with it, read from the prefix on."""
+        return self._repositories.list(after=after, prefix=prefix)
 
     def delete_repository(self, name: str, *, purge: bool = False) -> None:
         """Hide the repository now; the cleaner removes its metadata later.
@@ -329,9 +332,9 @@ class Graveler:
         return self._refs.load_branch(repository, name)[0]
 
     def list_branches(
-        self, repository: Repository, *, after: str = ""
+        self, repository: Repository, *, after: str = "", prefix: str = ""
     ) -> Iterator[tuple[str, Branch]]:
-        return self._refs.list_branches(repository, after=after)
+        return self._refs.list_branches(repository, after=after, prefix=prefix)
 
     def delete_branch(self, repository: Repository, name: str) -> None:
         """Delete a branch; its staged data is queued for dropping first."""
@@ -356,8 +359,10 @@ class Graveler:
         check_tag_name(name)
         return self._refs.get_tag(repository, name).commit_id
 
-    def list_tags(self, repository: Repository, *, after: str = "") -> Iterator[tuple[str, str]]:
-        for name, tag in self._refs.list_tags(repository, after=after):
+    def list_tags(
+        self, repository: Repository, *, after: str = "", prefix: str = ""
+    ) -> Iterator[tuple[str, str]]:
+        for name, tag in self._refs.list_tags(repository, after=after, prefix=prefix):
             yield name, tag.commit_id
 
     def delete_tag(self, repository: Repository, name: str) -> None:

@@ -17,8 +17,8 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable
 
-from kvlake.graveler.records import Commit, Repository
-from kvlake.graveler.refs import Refs
+from kvlake.graveler.records import Repository
+from kvlake.graveler.refs import Lineage, Refs
 
 _LEFT = 1
 _RIGHT = 2
@@ -26,7 +26,7 @@ _STALE = 4
 _BOTH = _LEFT | _RIGHT
 
 
-def _order(commit_id: str, commit: Commit) -> tuple[int, int, str]:
+def _order(commit_id: str, commit: Lineage) -> tuple[int, int, str]:
     """Heap order: highest generation first, then newest, then highest id (all negated)."""
     return (-commit.generation, -commit.creation_date, _negate(commit_id))
 
@@ -52,14 +52,14 @@ def find_merge_base(refs: Refs, repository: Repository, left: str, right: str) -
         candidates = _remove_redundant(refs, repository, candidates)
     if not candidates:
         return None
-    return min(candidates, key=lambda c: _order(c, refs.get_commit(repository, c)))
+    return min(candidates, key=lambda c: _order(c, refs.get_lineage(repository, c)))
 
 
 def _paint_down_to_common(refs: Refs, repository: Repository, left: str, right: str) -> list[str]:
     flags = {left: _LEFT, right: _RIGHT}
     queue: list[tuple[tuple[int, int, str], str]] = []
     for commit_id in (left, right):
-        commit = refs.get_commit(repository, commit_id)
+        commit = refs.get_lineage(repository, commit_id)
         heapq.heappush(queue, (_order(commit_id, commit), commit_id))
     result: list[str] = []
     while any(not flags[commit_id] & _STALE for _, commit_id in queue):
@@ -69,11 +69,11 @@ def _paint_down_to_common(refs: Refs, repository: Repository, left: str, right: 
             if commit_id not in result:
                 result.append(commit_id)
             painted |= _STALE  # its ancestors are common too, but never better
-        for parent_id in refs.get_commit(repository, commit_id).parents:
+        for parent_id in refs.get_lineage(repository, commit_id).parents:
             if flags.get(parent_id, 0) & painted == painted:
                 continue
             flags[parent_id] = flags.get(parent_id, 0) | painted
-            parent = refs.get_commit(repository, parent_id)
+            parent = refs.get_lineage(repository, parent_id)
             heapq.heappush(queue, (_order(parent_id, parent), parent_id))
     # A candidate painted stale later is an ancestor of a better one.
     return [commit_id for commit_id in result if not flags[commit_id] & _STALE]
@@ -83,7 +83,7 @@ def _remove_redundant(refs: Refs, repository: Repository, candidates: list[str])
     """Drop the candidates that are ancestors of another candidate."""
     kept = []
     for candidate in candidates:
-        generation = refs.get_commit(repository, candidate).generation
+        generation = refs.get_lineage(repository, candidate).generation
         others = [c for c in candidates if c != candidate]
         if candidate not in _reachable(refs, repository, others, generation):
             kept.append(candidate)
@@ -95,11 +95,11 @@ def _reachable(refs: Refs, repository: Repository, starts: Iterable[str], lowest
     seen: set[str] = set()
     stack = list(starts)
     while stack:
-        commit = refs.get_commit(repository, stack.pop())
+        commit = refs.get_lineage(repository, stack.pop())
         for parent_id in commit.parents:
             if parent_id in seen:
                 continue
-            if refs.get_commit(repository, parent_id).generation >= lowest:
+            if refs.get_lineage(repository, parent_id).generation >= lowest:
                 seen.add(parent_id)
                 stack.append(parent_id)
     return seen

@@ -137,6 +137,22 @@ class References:
         found = self._store.get_many(keys.staging_partition(token), paths)
         return {path: (decode_value(raw) if raw else None) for path, raw in found.items()}
 
+    def staged_values_across(
+        self, tokens: Collection[str], paths: Sequence[bytes]
+    ) -> dict[str, dict[bytes, Value | None]]:
+        """The entries at those paths in each of `tokens` that exist (a tombstone as None).
+
+        One round trip per chunk of tokens, however many branches the repository
+        has: a path checked in every live token must not cost a call per branch.
+        """
+        names = {keys.staging_partition(token): token for token in tokens}
+        found: dict[str, dict[bytes, Value | None]] = {}
+        for partition, values in self._store.get_across(names, paths).items():
+            found[names[partition]] = {
+                path: (decode_value(raw) if raw else None) for path, raw in values.items()
+            }
+        return found
+
     def staged_pages(
         self, token: str, *, batch_size: int = 1000, start: bytes = FIRST_PATH
     ) -> Iterator[StagedPage]:

@@ -124,8 +124,7 @@ class RefResolver:
         commit_id, commit = resolved.commit_id, resolved.commit
         for kind, count in expression.steps:
             if kind == "~":
-                for _ in range(count):
-                    commit_id, commit = self._parent(repository, ref, commit_id, commit, 1)
+                commit_id, commit = self._first_parent(repository, ref, commit_id, commit, count)
             elif count:
                 commit_id, commit = self._parent(repository, ref, commit_id, commit, count)
         if expression.steps:
@@ -187,6 +186,25 @@ class RefResolver:
             f"ref {ref!r} not found in repository {repository.name!r}: no branch, tag or "
             f"commit (at least {MIN_PREFIX} hex digits of an id) is named {base!r}"
         )
+
+    def _first_parent(
+        self, repository: Repository, ref: str, commit_id: str, commit: Commit, count: int
+    ) -> tuple[str, Commit]:
+        """The `count`-th first-parent ancestor: the commits between are read as lineages,
+        which a long history keeps cached where whole commits would not fit (issue 33)."""
+        if count == 0:
+            return commit_id, commit
+        parents = commit.parents
+        for step in range(count):
+            if not parents:
+                raise RefNotFoundError(
+                    f"ref {ref!r} not found in repository {repository.name!r}: commit "
+                    f"{commit_id[:12]}... has 0 parents, so it has no parent number 1"
+                )
+            commit_id = parents[0]
+            if step < count - 1:
+                parents = self._refs.get_lineage(repository, commit_id).parents
+        return commit_id, self._refs.get_commit(repository, commit_id)
 
     def _parent(
         self, repository: Repository, ref: str, commit_id: str, commit: Commit, number: int

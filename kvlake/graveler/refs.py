@@ -14,7 +14,7 @@ import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Final, TypeVar
+from typing import Final, Generic, NamedTuple, TypeVar
 
 import msgspec
 
@@ -45,12 +45,17 @@ from kvlake.graveler.records import (
 from kvlake.kv import Predicate, Store
 
 _R = TypeVar("_R")
+_V = TypeVar("_V")
 
 CONSUMED_TRIES: Final = 20
 """Compare-and-swaps one consumed-token record may lose to racing commits before giving up."""
 
 COMMIT_CACHE_SIZE: Final = 20_000
 """Commits kept decoded (a few hundred bytes each): a long log reads each only once."""
+LINEAGE_CACHE_SIZE: Final = 200_000
+"""Commits whose parents, generation and date walks keep (about 300 bytes each), so
+`main~100000`, merge bases and merges of long-forked branches read each commit once,
+not on every call, where the full-commit cache holds far fewer (issue 33)."""
 
 
 def commit_id(commit: Commit) -> str:
@@ -91,40 +96,56 @@ def partition_of(repository: Repository) -> bytes:
     return keys.instance_partition(repository.name, repository.instance_uid)
 
 
-class _CommitCache:
-    """A thread-safe LRU of decoded commits by (instance uid, commit id)."""
+class _Lru(Generic[_V]):
+    """A thread-safe LRU by (instance uid, commit id)."""
 
     def __init__(self, capacity: int) -> None:
         self._capacity = capacity
-        self._items: OrderedDict[tuple[str, str], Commit] = OrderedDict()
+        self._items: OrderedDict[tuple[str, str], _V] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, key: tuple[str, str]) -> Commit | None:
+    def get(self, key: tuple[str, str]) -> _V | None:
         with self._lock:
-            commit = self._items.get(key)
-            if commit is not None:
+            value = self._items.get(key)
+            if value is not None:
                 self._items.move_to_end(key)
-            return commit
+            return value
 
-    def put(self, key: tuple[str, str], commit: Commit) -> None:
+    def put(self, key: tuple[str, str], value: _V) -> None:
         if self._capacity <= 0:
             return
         with self._lock:
-            self._items[key] = commit
+            self._items[key] = value
             self._items.move_to_end(key)
             while len(self._items) > self._capacity:
                 self._items.popitem(last=False)
 
 
+class Lineage(NamedTuple):
+    """What a walk of the history needs of a commit: its parents, generation and date."""
+
+    parents: tuple[str, ...]
+    generation: int
+    creation_date: int
+
+
 class Refs:
     """Typed access to the records of a repository instance. Thread-safe.
 
-    Commits are read through a bounded cache of `commit_cache_size` commits.
+    Commits are read through a bounded cache of `commit_cache_size` commits, and
+    walks through a larger one of `lineage_cache_size` lineages (parents only).
     """
 
-    def __init__(self, store: Store, *, commit_cache_size: int = COMMIT_CACHE_SIZE) -> None:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        commit_cache_size: int = COMMIT_CACHE_SIZE,
+        lineage_cache_size: int = LINEAGE_CACHE_SIZE,
+    ) -> None:
         self._store = store
-        self._commits = _CommitCache(commit_cache_size)
+        self._commits: _Lru[Commit] = _Lru(commit_cache_size)
+        self._lineages: _Lru[Lineage] = _Lru(lineage_cache_size)
 
     # -- branches ---------------------------------------------------------------
 
@@ -162,9 +183,11 @@ class Refs:
         self._store.delete(partition_of(repository), keys.branch_key(name))
 
     def list_branches(
-        self, repository: Repository, *, after: str = ""
+        self, repository: Repository, *, after: str = "", prefix: str = ""
     ) -> Iterator[tuple[str, Branch]]:
-        yield from self._scan_names(repository, keys.BRANCH_PREFIX, after, decode_branch)
+        yield from self._scan_names(
+            repository, keys.BRANCH_PREFIX, after, decode_branch, name_prefix=prefix
+        )
 
     # -- tags -------------------------------------------------------------------
 
@@ -189,8 +212,12 @@ class Refs:
         self.get_tag(repository, name)
         self._store.delete(partition_of(repository), keys.tag_key(name))
 
-    def list_tags(self, repository: Repository, *, after: str = "") -> Iterator[tuple[str, Tag]]:
-        yield from self._scan_names(repository, keys.TAG_PREFIX, after, decode_tag)
+    def list_tags(
+        self, repository: Repository, *, after: str = "", prefix: str = ""
+    ) -> Iterator[tuple[str, Tag]]:
+        yield from self._scan_names(
+            repository, keys.TAG_PREFIX, after, decode_tag, name_prefix=prefix
+        )
 
     def referenced_tokens(self, repository: Repository) -> tuple[set[str], set[str]]:
         """Every branch's staging token, and every branch's sealed tokens: one branch scan."""
@@ -307,6 +334,31 @@ class Refs:
         self._commits.put(cache_key, commit)
         return commit
 
+    def get_lineage(self, repository: Repository, identifier: str) -> Lineage:
+        """A commit's parents, generation and date, for walks: from the lineage cache, else
+        the commit cache, else one KV read (kept as a lineage only, so a long walk does not
+        evict the decoded commits other calls use).
+
+        Raises:
+            CommitNotFoundError: no such commit.
+        """
+        cache_key = (repository.instance_uid, identifier)
+        lineage = self._lineages.get(cache_key)
+        if lineage is not None:
+            return lineage
+        commit = self._commits.get(cache_key)
+        if commit is None:
+            try:
+                raw, _ = self._store.get(partition_of(repository), keys.commit_key(identifier))
+            except KeyNotFoundError:
+                raise CommitNotFoundError(
+                    f"commit {identifier!r} not found in repository {repository.name!r}"
+                ) from None
+            commit = decode_commit(raw)
+        lineage = Lineage(commit.parents, commit.generation, commit.creation_date)
+        self._lineages.put(cache_key, lineage)
+        return lineage
+
     def get_commits(self, repository: Repository, identifiers: Sequence[str]) -> list[Commit]:
         """The commits with these ids, in order: one batched KV read for those not cached.
 
@@ -352,11 +404,20 @@ class Refs:
                 yield key[len(keys.COMMIT_PREFIX) :].decode()
 
     def _scan_names(
-        self, repository: Repository, prefix: bytes, after: str, decode: Callable[[bytes], _R]
+        self,
+        repository: Repository,
+        prefix: bytes,
+        after: str,
+        decode: Callable[[bytes], _R],
+        *,
+        name_prefix: str = "",
     ) -> Iterator[tuple[str, _R]]:
-        start = prefix + after.encode() + b"\0" if after else prefix
+        """Names after `after` that start with `name_prefix`: the scan seeks to the name
+        prefix and stops past it, never reading the names before it (issue 33)."""
+        first = prefix + name_prefix.encode()
+        start = max(prefix + after.encode() + b"\0" if after else first, first)
         with self._store.scan(partition_of(repository), start) as scan:
             for key, raw in scan:
-                if not key.startswith(prefix):
+                if not key.startswith(first):
                     return
                 yield key[len(prefix) :].decode(), decode(raw)

@@ -82,11 +82,18 @@ class Repositories:
                 pass  # another request moved it first; either way it is gone
         raise RepositoryNotFoundError(f"repository {name!r} not found")
 
-    def list(self, *, after: str = "") -> Iterator[Repository]:
-        """Active repositories in name order, starting after `after`."""
-        start = keys.repository_key(after) + b"\0" if after else keys.repository_key("")
+    def list(self, *, after: str = "", prefix: str = "") -> Iterator[Repository]:
+        """Active repositories in name order, after `after`, whose names start with `prefix`.
+
+        The scan starts at the prefix and stops past it, so a prefix costs what it
+        lists, not every name before it (issue 33).
+        """
+        first = keys.repository_key(prefix)
+        start = max(keys.repository_key(after) + b"\0" if after else first, first)
         with self._store.scan(keys.REPOSITORIES, start) as scan:
-            for _, raw in scan:
+            for key, raw in scan:
+                if not key.startswith(first):
+                    return
                 repository = decode_repository(raw)
                 if repository.state == "active":
                     yield repository

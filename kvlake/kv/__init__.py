@@ -1,5 +1,6 @@
 """The KV layer: one narrow store interface and its drivers, chosen by URL."""
 
+from kvlake.kv.counting import CountingStore
 from kvlake.kv.registry import open_store, register_store, url_scheme
 from kvlake.kv.store import (
     DEFAULT_BATCH_SIZE,
@@ -13,6 +14,7 @@ from kvlake.kv.store import (
 __all__ = [
     "DEFAULT_BATCH_SIZE",
     "MUST_EXIST",
+    "CountingStore",
     "KeyValue",
     "Predicate",
     "Scan",

@@ -67,6 +67,10 @@ _SET_MANY: Final = (
 _GET_MANY: Final = (
     'SELECT key, value FROM "{table}" WHERE partition = %s AND key = ANY(%s::bytea[])'
 )
+_GET_ACROSS: Final = (
+    'SELECT partition, key, value FROM "{table}"'
+    " WHERE partition = ANY(%s::bytea[]) AND key = ANY(%s::bytea[])"
+)
 _DELETE_MANY: Final = 'DELETE FROM "{table}" WHERE partition = %s AND key = ANY(%s::bytea[])'
 _DROP_PARTITION: Final = 'DELETE FROM "{table}" WHERE partition = %s'
 
@@ -182,6 +186,7 @@ class PostgresStore(Store):
         self._next_partition_sql = _NEXT_PARTITION.format_map(sql)
         self._set_many_sql = _SET_MANY.format_map(sql)
         self._get_many_sql = _GET_MANY.format_map(sql)
+        self._get_across_sql = _GET_ACROSS.format_map(sql)
         self._delete_many_sql = _DELETE_MANY.format_map(sql)
         self._drop_partition_sql = _DROP_PARTITION.format_map(sql)
 
@@ -289,6 +294,15 @@ class PostgresStore(Store):
     def _get_many(self, partition: bytes, keys: list[bytes]) -> dict[bytes, bytes]:
         rows = self._run("read keys", self._get_many_sql, (partition, keys), _fetch_all)
         return {bytes(key): bytes(value) for key, value in rows}
+
+    def _get_across(
+        self, partitions: list[bytes], keys: list[bytes]
+    ) -> dict[bytes, dict[bytes, bytes]]:
+        rows = self._run("read keys", self._get_across_sql, (partitions, keys), _fetch_all)
+        found: dict[bytes, dict[bytes, bytes]] = {}
+        for partition, key, value in rows:
+            found.setdefault(bytes(partition), {})[bytes(key)] = bytes(value)
+        return found
 
     def _set(self, partition: bytes, key: bytes, value: bytes) -> None:
         self._run("write a key", self._set_sql, (partition, key, value), _row_count)

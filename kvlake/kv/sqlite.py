@@ -260,6 +260,23 @@ class SqliteStore(Store):
             raise self._failed("read keys", exc) from exc
         return {bytes(key): bytes(value) for key, value in rows}
 
+    def _get_across(
+        self, partitions: list[bytes], keys: list[bytes]
+    ) -> dict[bytes, dict[bytes, bytes]]:
+        query = (
+            "SELECT partition, key, value FROM kv"
+            f" WHERE partition IN ({', '.join('?' * len(partitions))})"
+            f" AND key IN ({', '.join('?' * len(keys))})"
+        )
+        try:
+            rows = self._cursor().execute(query, (*partitions, *keys)).fetchall()
+        except sqlite3.Error as exc:
+            raise self._failed("read keys", exc) from exc
+        found: dict[bytes, dict[bytes, bytes]] = {}
+        for partition, key, value in rows:
+            found.setdefault(bytes(partition), {})[bytes(key)] = bytes(value)
+        return found
+
     def _set(self, partition: bytes, key: bytes, value: bytes) -> None:
         try:
             self._cursor().execute(_SET, (partition, key, value))

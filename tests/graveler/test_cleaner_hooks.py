@@ -104,3 +104,17 @@ def test_a_failing_purge_hook_keeps_the_deleted_instance_for_the_next_pass(
     assert lake.cleaner.clean_once().repositories_cleaned == 1
     report = lake.purges.report("repo1", uid)
     assert report is not None and report.request.state == "logged"
+
+
+def test_a_token_queued_while_a_branch_still_names_it_is_kept_and_nothing_logged(
+    lake: DeletionLake,
+) -> None:
+    # The hook no longer re-reads the branches: the cleaner's own check is what keeps it.
+    stat = lake.upload("a")
+    token = lake.graveler.get_branch(lake.repository, "main").staging_token
+    lake.graveler.queue_token_drops(lake.repository, [token])
+    report = lake.cleaner.clean_once()
+    assert report.tokens_dropped == 0 and tokens_queued(lake) == 0 and lake.pending() == 0
+    assert lake.graveler.get(lake.repository, "main", b"a") is not None
+    lake.settle()
+    assert stat.address in lake.data_blobs()

@@ -323,6 +323,27 @@ def test_get_many_returns_the_existing_keys_across_chunks_and_leaves_out_missing
         store.get_many(P, [b"a", b""])
 
 
+def test_get_across_reads_the_keys_in_many_partitions_and_leaves_out_missing_ones(
+    store: Store,
+) -> None:
+    partitions = [b"p%05d" % n for n in range(READ_CHUNK + 3)]  # crosses a chunk boundary
+    for number, partition in enumerate(partitions):
+        if number % 2 == 0:
+            store.set(partition, b"k", b"v%d" % number)
+    store.set(partitions[1], b"other", b"not asked")
+    store.set(partitions[2], b"empty", b"")
+    found = store.get_across(iter(partitions + [b"never existed"]), [b"k", b"empty", b"missing"])
+    expected = {p: {b"k": b"v%d" % n} for n, p in enumerate(partitions) if n % 2 == 0}
+    expected[partitions[2]][b"empty"] = b""
+    assert found == expected
+    assert store.get_across(partitions, []) == {}
+    assert store.get_across([], [b"k"]) == {}
+    with pytest.raises(MissingArgumentError):
+        store.get_across([P, b""], [b"k"])
+    with pytest.raises(MissingArgumentError):
+        store.get_across([P], [b"k", b""])
+
+
 def test_delete_many_removes_the_keys_across_chunks_and_ignores_missing_ones(store: Store) -> None:
     items = numbered(MANY)
     store.set_many(P, items)

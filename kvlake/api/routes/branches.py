@@ -30,7 +30,9 @@ def list_branches(call: Call[None]) -> Response:
     show_hidden = call.query.flag("show_hidden")
     branches = (
         wire.Ref(id=name, commit_id=branch.commit_id)
-        for name, branch in graveler.list_branches(repository, after=call.query.text("after"))
+        for name, branch in graveler.list_branches(
+            repository, after=call.query.text("after"), prefix=call.query.text("prefix")
+        )
         if show_hidden or not branch.hidden
     )
     results, pagination = page(

@@ -33,7 +33,9 @@ def to_wire(repository: Repository) -> wire.Repository:
 
 def list_repositories(call: Call[None]) -> Response:
     query = call.query
-    repositories = call.services.graveler.list_repositories(after=query.text("after"))
+    repositories = call.services.graveler.list_repositories(
+        after=query.text("after"), prefix=query.text("prefix")
+    )
     search = query.text("search")
     if search:
         repositories = (r for r in repositories if search in r.name)

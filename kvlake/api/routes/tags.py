@@ -24,7 +24,9 @@ def list_tags(call: Call[None]) -> Response:
     repository = call.repository
     tags = (
         wire.Ref(id=name, commit_id=commit_id)
-        for name, commit_id in graveler.list_tags(repository, after=call.query.text("after"))
+        for name, commit_id in graveler.list_tags(
+            repository, after=call.query.text("after"), prefix=call.query.text("prefix")
+        )
     )
     results, pagination = page(
         tags, call.query.amount(), lambda ref: ref.id, prefix=call.query.text("prefix")

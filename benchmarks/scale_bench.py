@@ -1,0 +1,307 @@
+"""Costs along the dimensions installations grow in: small against large, same run (issue 33).
+
+For each dimension, one operation that should not touch the data the dimension
+adds runs beside a small and a large amount of it, on SQLite and on PostgreSQL
+(when KVLAKE_TEST_POSTGRES_DSN, default postgresql://postgres@127.0.0.1:5432/test,
+answers). Printed per operation: KV rows read and round trips (deterministic,
+from CountingStore), this process's CPU time and wall time (median of a few
+runs), and the large/small ratio. The data a dimension adds is written straight
+through the KV store (records copied from one made by the real API), since
+creating it is not what is measured.
+
+    .venv/bin/python benchmarks/scale_bench.py --quick   # 10x smaller sizes, ~1 minute
+    .venv/bin/python benchmarks/scale_bench.py           # the issue's sizes, a few minutes
+
+Dimensions: staged entries (GC candidates checked in batches), branches (one
+due record's in-use check; a cleaner pass dropping 5 tokens; listBranches with
+a prefix), repositories (listRepositories with a prefix).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Final
+
+import msgspec
+import psycopg
+
+from kvlake import ids
+from kvlake.api.pages import page
+from kvlake.blockstore import open_blockstore
+from kvlake.catalog import entry_ref
+from kvlake.config import Settings
+from kvlake.deletion import GcMarks, PendingDelete, ReferenceChecker, gc_records
+from kvlake.graveler import keys
+from kvlake.graveler.records import decode_branch, decode_repository, encode
+from kvlake.kv import CountingStore, open_store
+from kvlake.lake import Lake
+
+DEFAULT_DSN: Final = "postgresql://postgres@127.0.0.1:5432/test"
+RUNS: Final = 3
+
+
+@dataclass(frozen=True)
+class Figure:
+    rows: int
+    trips: int
+    cpu: float
+    wall: float
+
+
+@dataclass(frozen=True)
+class Sizes:
+    staged: tuple[int, int]
+    branches: tuple[int, int]
+    repositories: tuple[int, int]
+
+
+FULL: Final = Sizes(staged=(1_000, 100_000), branches=(100, 10_000), repositories=(1_000, 50_000))
+QUICK: Final = Sizes(staged=(100, 10_000), branches=(10, 1_000), repositories=(100, 5_000))
+
+
+def measure(store: CountingStore, operation: Callable[[], object], *, runs: int = RUNS) -> Figure:
+    """Rows and round trips of the first run; median CPU and wall time over `runs`."""
+    cpus, walls, rows, trips = [], [], 0, 0
+    for run in range(runs):
+        store.reset()
+        cpu, wall = time.process_time(), time.perf_counter()
+        operation()
+        cpus.append(time.process_time() - cpu)
+        walls.append(time.perf_counter() - wall)
+        if run == 0:
+            rows, trips = store.rows_read, store.round_trips
+    return Figure(rows, trips, statistics.median(cpus), statistics.median(walls))
+
+
+class Bench:
+    """A fresh lake (one repository, `repo1`) on a counted store, in a scratch folder."""
+
+    def __init__(self, url: str, scratch: str) -> None:
+        self.store = CountingStore(open_store(url))
+        self.blocks = open_blockstore(f"local://{scratch}/blocks")
+        self.lake = Lake(Settings(), self.store, self.blocks, token_drop_delay=0)
+        self.graveler = self.lake.graveler
+        self.repository = self.graveler.create_repository(
+            "repo1", storage_namespace="local://lake/repo1"
+        )
+
+    def close(self) -> None:
+        self.store.close()
+        self.blocks.close()
+
+    def partition(self) -> bytes:
+        return keys.instance_partition(self.repository.name, self.repository.instance_uid)
+
+    def add_branches(self, count: int, prefix: str = "b") -> None:
+        """`count` branches copied from main's record, each with a staging token of its own."""
+        raw, _ = self.store.get(self.partition(), keys.branch_key("main"))
+        main = decode_branch(raw)
+        uid = self.repository.instance_uid
+        items = (
+            (
+                keys.branch_key(f"{prefix}{n:06d}"),
+                encode(msgspec.structs.replace(main, staging_token=keys.new_staging_token(uid))),
+            )
+            for n in range(count)
+        )
+        self.store.set_many(self.partition(), items)
+
+
+# -- the dimensions ------------------------------------------------------------------
+
+
+def _gc_setup(bench: Bench, staged: int) -> list[list[PendingDelete]]:
+    """`staged` entries on main, a GC run's saved marks, and 10 batches of 100 candidates."""
+    bench.lake.catalog.upload(bench.repository, "main", "first", io.BytesIO(b"x"))
+    token = bench.graveler.get_branch(bench.repository, "main").staging_token
+    raw, _ = bench.store.get(keys.staging_partition(token), b"first")
+    partition = keys.staging_partition(token)
+    bench.store.set_many(partition, ((b"p%07d" % n, raw) for n in range(staged)))
+    GcMarks(bench.store).save("run1", [])
+    addresses = [f"data/old/{n}" for n in range(1000)]
+    log, repository = bench.lake.deletion_log, bench.repository
+    records = list(gc_records(log, repository, "run1", time.time(), addresses))
+    return [records[start : start + 100] for start in range(0, len(records), 100)]
+
+
+def _checker(bench: Bench) -> ReferenceChecker:
+    return ReferenceChecker(bench.graveler, bench.blocks, bench.lake.purges, entry_ref)
+
+
+def gc_run(bench: Bench, staged: int) -> Figure:
+    """A GC run's 10 batches of 100 candidates, checked beside `staged` staged entries:
+    the run reads the staged entries once (its staged-address set)."""
+    batches = _gc_setup(bench, staged)
+
+    def check() -> None:
+        checker = _checker(bench)
+        for batch in batches:
+            checker.check(batch)
+
+    return measure(bench.store, check)
+
+
+def gc_batch(bench: Bench, staged: int) -> Figure:
+    """One more batch of 100 GC candidates of a run already under way."""
+    batches = _gc_setup(bench, staged)
+    checker = _checker(bench)
+    checker.check(batches[0])
+    return measure(bench.store, lambda: checker.check(batches[1]))
+
+
+def due_record(bench: Bench, branches: int) -> Figure:
+    """One overwritten-staged record's in-use check, beside `branches` branches."""
+    bench.add_branches(branches)
+    stat = bench.lake.catalog.upload(bench.repository, "main", "a", io.BytesIO(b"x"))
+    token = bench.graveler.get_branch(bench.repository, "main").staging_token
+    record = bench.lake.deletion_log.new_record(
+        bench.repository, stat.address, "overwritten_staged", staging_token=token, path=b"a"
+    )
+    checker = _checker(bench)
+    return measure(bench.store, lambda: checker.check([record]))
+
+
+def cleaner_pass(bench: Bench, branches: int) -> Figure:
+    """A cleaner pass dropping 5 tokens (5 deleted branches), beside `branches` branches."""
+    bench.add_branches(branches)
+    cleaner = bench.lake.cleaner()
+    cleaner.clean_once()  # the first pass also sweeps for orphans
+
+    def drop_five() -> None:
+        for n in range(5):
+            name = f"gone{n}"
+            bench.graveler.create_branch(bench.repository, name, "main")
+            bench.lake.catalog.upload(bench.repository, name, "a", io.BytesIO(b"x"))
+            bench.graveler.delete_branch(bench.repository, name)
+
+    figures = []
+    for _ in range(RUNS):
+        drop_five()
+        figures.append(measure(bench.store, cleaner.clean_once, runs=1))
+    return Figure(
+        figures[0].rows,
+        figures[0].trips,
+        statistics.median(f.cpu for f in figures),
+        statistics.median(f.wall for f in figures),
+    )
+
+
+def branch_prefix(bench: Bench, branches: int) -> Figure:
+    """listBranches' first page of 100 with a prefix, beside `branches` branches before it."""
+    bench.add_branches(branches, prefix="a")
+    bench.add_branches(200, prefix="x")
+
+    def listing() -> None:
+        named = (n for n, _ in bench.graveler.list_branches(bench.repository, prefix="x"))
+        page(named, 100, str, prefix="x")
+
+    return measure(bench.store, listing)
+
+
+def repository_prefix(bench: Bench, repositories: int) -> Figure:
+    """listRepositories' first page of 100 with a prefix, beside `repositories` before it."""
+    raw, _ = bench.store.get(keys.REPOSITORIES, keys.repository_key("repo1"))
+    model = decode_repository(raw)
+
+    def copies(prefix: str, count: int) -> Iterator[tuple[bytes, bytes]]:
+        for n in range(count):
+            name = f"{prefix}{n:06d}"
+            record = msgspec.structs.replace(
+                model, name=name, instance_uid=ids.new_uid(), storage_namespace=f"mem://x/{name}"
+            )
+            yield keys.repository_key(name), encode(record)
+
+    bench.store.set_many(keys.REPOSITORIES, copies("aaa", repositories))
+    bench.store.set_many(keys.REPOSITORIES, copies("xxx", 200))
+
+    def listing() -> None:
+        named = bench.graveler.list_repositories(prefix="xxx")
+        page(named, 100, lambda r: r.name, prefix="xxx")
+
+    return measure(bench.store, listing)
+
+
+# -- running -------------------------------------------------------------------------
+
+
+def stores(dsn: str, scratch: str) -> Iterator[tuple[str, Callable[[], str]]]:
+    counter = iter(range(1_000_000))
+    yield "sqlite", lambda: f"sqlite://{scratch}/kv{next(counter)}.db"
+    try:
+        with psycopg.connect(dsn, connect_timeout=5):
+            pass
+    except psycopg.Error as exc:
+        print(f"postgres skipped: {' '.join(str(exc).split())}", file=sys.stderr)
+        return
+    table = f"scale_bench_{os.getpid()}"
+    yield "postgres", lambda: f"{dsn}?table={table}_{next(counter)}"
+
+
+def drop_tables(dsn: str) -> None:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT tablename FROM pg_tables WHERE tablename LIKE %s",
+            (f"scale_bench_{os.getpid()}_%",),
+        ).fetchall()
+        for (table,) in rows:
+            conn.execute(f'DROP TABLE IF EXISTS "{table}"')
+
+
+DIMENSIONS: Final = (
+    ("GC run, 10 batches of 100", "staged", gc_run),
+    ("GC batch of 100, run under way", "staged", gc_batch),
+    ("in-use check of 1 record", "branches", due_record),
+    ("cleaner pass dropping 5 tokens", "branches", cleaner_pass),
+    ("listBranches prefix, 1st page", "branches", branch_prefix),
+    ("listRepositories prefix, 1st page", "repositories", repository_prefix),
+)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="10x smaller sizes")
+    args = parser.parse_args()
+    sizes = QUICK if args.quick else FULL
+    dsn = os.environ.get("KVLAKE_TEST_POSTGRES_DSN", DEFAULT_DSN)
+    header = (
+        f"{'driver':8} {'operation':34} {'dimension':>20}"
+        f" {'rows':>15} {'trips':>11} {'CPU ms':>15} {'wall ms':>15} {'CPU x':>6}"
+    )
+    print(header)
+    with tempfile.TemporaryDirectory(prefix="kvlake-scale-bench-") as scratch:
+        try:
+            for driver, new_url in stores(dsn, scratch):
+                for label, dimension, operation in DIMENSIONS:
+                    small, large = getattr(sizes, dimension)
+                    figures = []
+                    for size in (small, large):
+                        bench = Bench(new_url(), scratch)
+                        try:
+                            figures.append(operation(bench, size))
+                        finally:
+                            bench.close()
+                    a, b = figures
+                    print(
+                        f"{driver:8} {label:34} {f'{dimension} {small:,}->{large:,}':>20}"
+                        f" {f'{a.rows:,}->{b.rows:,}':>15} {f'{a.trips}->{b.trips}':>11}"
+                        f" {f'{a.cpu * 1e3:.1f}->{b.cpu * 1e3:.1f}':>15}"
+                        f" {f'{a.wall * 1e3:.1f}->{b.wall * 1e3:.1f}':>15}"
+                        f" {b.cpu / max(a.cpu, 1e-6):>6.2f}",
+                        flush=True,
+                    )
+        finally:
+            with contextlib.suppress(psycopg.Error):
+                drop_tables(dsn)
+
+
+if __name__ == "__main__":
+    main()

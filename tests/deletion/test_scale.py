@@ -1,0 +1,130 @@
+"""The in-use check costs what its batch touches, not what the repository holds (issue 33).
+
+Counted in KV rows read and round trips (CountingStore), which are deterministic:
+the same batch is checked beside a small and a large amount of data it does not
+touch (staged entries, branches), and the counts must not grow with it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import msgspec
+import pytest
+
+from kvlake.blockstore import BlockStore
+from kvlake.catalog import entry_ref
+from kvlake.deletion import GcMarks, PendingDelete, ReferenceChecker, gc_records
+from kvlake.deletion.checks import STAGED_SET_REUSE
+from kvlake.graveler.keys import staging_partition
+from kvlake.kv import CountingStore
+from kvlake.kv.memory import MemoryStore
+from tests.deletion.helpers import DeletionLake
+
+BATCHES = 3
+BATCH = 10
+
+
+@pytest.fixture
+def counted(lake_blocks: BlockStore) -> Iterator[tuple[DeletionLake, CountingStore]]:
+    with CountingStore(MemoryStore()) as store:
+        yield DeletionLake(store, lake_blocks), store
+
+
+def checker(lake: DeletionLake) -> ReferenceChecker:
+    return ReferenceChecker(lake.graveler, lake.blocks, lake.purges, entry_ref)
+
+
+def stage_copies(lake: DeletionLake, count: int) -> str:
+    """`count` staged entries on main referencing one uploaded blob; returns its address."""
+    stat = lake.upload("first")
+    token = lake.graveler.get_branch(lake.repository, "main").staging_token
+    raw, _ = lake.store.get(staging_partition(token), b"first")
+    lake.store.set_many(staging_partition(token), ((b"p%06d" % n, raw) for n in range(count)))
+    return stat.address
+
+
+def gc_batches(lake: DeletionLake) -> list[list[PendingDelete]]:
+    GcMarks(lake.store).save("run1", [])
+    addresses = [f"data/old/{n}" for n in range(BATCHES * BATCH)]
+    records = list(gc_records(lake.log, lake.repository, "run1", lake.clock(), addresses))
+    return [records[n : n + BATCH] for n in range(0, len(records), BATCH)]
+
+
+def rows_to_check_gc_batches(lake: DeletionLake, store: CountingStore, staged: int) -> int:
+    stage_copies(lake, staged)
+    batches, check = gc_batches(lake), checker(lake)
+    store.reset()
+    for batch in batches:
+        assert {v.action for v in check.check(batch)} == {"delete"}
+    return store.rows_read
+
+
+def test_gc_batches_read_the_staged_entries_once_per_run_not_once_per_batch(
+    lake_blocks: BlockStore,
+) -> None:
+    small, large = 20, 2000
+    counts = []
+    for staged in (small, large):
+        with CountingStore(MemoryStore()) as store:
+            counts.append(rows_to_check_gc_batches(DeletionLake(store, lake_blocks), store, staged))
+    # Each staged entry is read at most once for all the batches of the run.
+    assert counts[1] - counts[0] <= large - small
+
+
+def test_a_gc_run_sees_entries_staged_since_its_set_once_the_set_is_reused_no_longer(
+    counted: tuple[DeletionLake, CountingStore],
+) -> None:
+    lake, _ = counted
+    check = checker(lake)
+    (first, second, *_) = gc_batches(lake)
+    assert {v.action for v in check.check(first)} == {"delete"}
+    stat = lake.upload("late")
+    moved = msgspec.structs.replace(second[0], address=stat.address)
+    lake.clock.advance(STAGED_SET_REUSE)
+    (verdict,) = check.check([moved])
+    assert verdict.action == "in_use" and "late" in verdict.reason
+
+
+def test_a_path_is_checked_in_every_live_token_in_round_trips_that_do_not_grow_with_branches(
+    lake_blocks: BlockStore,
+) -> None:
+    trips = []
+    for branches in (3, 300):
+        with CountingStore(MemoryStore()) as store:
+            lake = DeletionLake(store, lake_blocks)
+            stat = lake.upload("a")
+            for n in range(branches):
+                lake.graveler.create_branch(lake.repository, f"b{n}", "main")
+            token = lake.graveler.get_branch(lake.repository, "main").staging_token
+            record = lake.log.new_record(
+                lake.repository, stat.address, "overwritten_staged", staging_token=token, path=b"a"
+            )
+            store.reset()
+            (verdict,) = checker(lake).check([record])
+            assert verdict.action == "in_use"
+            trips.append(store.round_trips)
+    assert trips[0] == trips[1]
+
+
+def test_a_cleaner_pass_reads_the_branches_once_however_many_tokens_it_drops(
+    lake_blocks: BlockStore,
+) -> None:
+    dropped, rows = 5, []
+    for branches in (10, 300):
+        with CountingStore(MemoryStore()) as store:
+            lake = DeletionLake(store, lake_blocks)
+            for n in range(branches):
+                lake.graveler.create_branch(lake.repository, f"b{n:04d}", "main")
+            for n in range(dropped):
+                lake.upload("a", branch=f"b{n:04d}")
+                lake.graveler.delete_branch(lake.repository, f"b{n:04d}")
+            lake.cleaner.clean_once()  # the first pass also sweeps for orphans: not counted
+            for n in range(dropped, 2 * dropped):
+                lake.upload("a", branch=f"b{n:04d}")
+                lake.graveler.delete_branch(lake.repository, f"b{n:04d}")
+            store.reset()
+            assert lake.cleaner.clean_once().tokens_dropped == dropped
+            rows.append(store.rows_read)
+    # One scan of the branches for the batch of tokens: not one more per token dropped.
+    assert rows[1] - rows[0] <= 300 - 10

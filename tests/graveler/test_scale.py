@@ -1,0 +1,141 @@
+"""Listings cost what they list, not what sorts before them (issue 33).
+
+Counted in KV rows read (CountingStore), which is deterministic: the same
+listing runs beside few and many names it does not return, and the rows it
+reads must not grow with them.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from kvlake.blockstore.memory import MemoryBlockStore
+from kvlake.graveler.committed import CommittedManager
+from kvlake.graveler.graveler import Graveler
+from kvlake.graveler.mergebase import find_merge_base
+from kvlake.graveler.records import Repository
+from kvlake.kv import CountingStore
+from kvlake.kv.memory import MemoryStore
+from tests.graveler.helpers import make_graveler
+from tests.support import FakeClock
+
+SIZES = (5, 300)
+
+
+def counted_graveler() -> tuple[Graveler, CountingStore]:
+    store = CountingStore(MemoryStore())
+    return make_graveler(store, FakeClock(), MemoryBlockStore()), store
+
+
+def test_a_repository_prefix_reads_only_the_names_it_lists() -> None:
+    rows = []
+    for size in SIZES:
+        graveler, store = counted_graveler()
+        for n in range(size):
+            graveler.create_bare_repository(f"aaa{n:04d}", storage_namespace=f"mem://b/a{n}")
+        for name in ("mmm1", "mmm2"):
+            graveler.create_bare_repository(name, storage_namespace=f"mem://b/{name}")
+        store.reset()
+        assert [r.name for r in graveler.list_repositories(prefix="m")] == ["mmm1", "mmm2"]
+        assert [r.name for r in graveler.list_repositories(after="mmm1", prefix="m")] == ["mmm2"]
+        assert [r.name for r in graveler.list_repositories(after="a", prefix="m")] == [
+            "mmm1",
+            "mmm2",
+        ]
+        assert [r.name for r in graveler.list_repositories(after="n", prefix="m")] == []
+        rows.append(store.rows_read)
+    assert rows[0] == rows[1]
+
+
+def test_a_branch_prefix_reads_only_the_names_it_lists() -> None:
+    rows = []
+    for size in SIZES:
+        graveler, store = counted_graveler()
+        repository = graveler.create_repository("repo", storage_namespace="mem://b/repo")
+        for n in range(size):
+            graveler.create_branch(repository, f"a{n:04d}", "main")
+        for name in ("x1", "x2"):
+            graveler.create_branch(repository, name, "main")
+        store.reset()
+        assert [n for n, _ in graveler.list_branches(repository, prefix="x")] == ["x1", "x2"]
+        branches = graveler.list_branches(repository, after="x1", prefix="x")
+        assert [n for n, _ in branches] == ["x2"]
+        rows.append(store.rows_read)
+    assert rows[0] == rows[1]
+
+
+def test_a_tag_prefix_reads_only_the_names_it_lists() -> None:
+    rows = []
+    for size in SIZES:
+        graveler, store = counted_graveler()
+        repository = graveler.create_repository("repo", storage_namespace="mem://b/repo")
+        for n in range(size):
+            graveler.create_tag(repository, f"a{n:04d}", "main")
+        for name in ("x1", "x2"):
+            graveler.create_tag(repository, name, "main")
+        store.reset()
+        assert [n for n, _ in graveler.list_tags(repository, prefix="x")] == ["x1", "x2"]
+        assert [n for n, _ in graveler.list_tags(repository, after="x1", prefix="x")] == ["x2"]
+        rows.append(store.rows_read)
+    assert rows[0] == rows[1]
+
+
+def chain(graveler: Graveler, repository: Repository, length: int, side: str = "") -> str:
+    """`length` commits on top of main's, stored straight as records; returns the tip."""
+    tip = graveler.get_branch(repository, "main").commit_id
+    base = graveler._refs.get_commit(repository, tip)
+    for n in range(length):
+        commit = msgspec.structs.replace(
+            base, message=f"{side}c{n}", parents=(tip,), generation=base.generation + n + 1
+        )
+        tip = graveler._refs.add_commit(repository, commit)
+    return tip
+
+
+def test_walking_a_history_longer_than_the_commit_cache_again_reads_no_commit() -> None:
+    rows = []
+    for length in SIZES:
+        store = CountingStore(MemoryStore())
+        blocks = MemoryBlockStore()
+        graveler = Graveler(  # a commit cache far shorter than the history
+            store,
+            CommittedManager(blocks),
+            check_namespace=blocks.check_namespace,
+            clock=FakeClock(),
+            commit_cache_size=2,
+        )
+        repository = graveler.create_repository("repo", storage_namespace="mem://b/repo")
+        graveler.create_tag(repository, "tip", chain(graveler, repository, length))
+        other = graveler.create_repository("other", storage_namespace="mem://b/other")
+        graveler.create_tag(other, "tip", chain(graveler, other, 3 * length))  # evicts nothing
+        root = graveler.resolve_ref(repository, f"tip~{length}").commit_id
+        store.reset()
+        assert graveler.resolve_ref(repository, f"tip~{length}").commit_id == root
+        rows.append(store.rows_read)
+    assert rows[0] == rows[1]
+
+
+def test_a_merge_base_of_long_forks_found_again_reads_no_commit() -> None:
+    rows = []
+    for length in SIZES:
+        store = CountingStore(MemoryStore())
+        blocks = MemoryBlockStore()
+        graveler = Graveler(
+            store,
+            CommittedManager(blocks),
+            check_namespace=blocks.check_namespace,
+            clock=FakeClock(),
+            commit_cache_size=2,
+        )
+        repository = graveler.create_repository("repo", storage_namespace="mem://b/repo")
+        fork = graveler.get_branch(repository, "main").commit_id
+        left, right = (
+            chain(graveler, repository, length, "l"),
+            chain(graveler, repository, length, "r"),
+        )
+        assert left != right
+        assert find_merge_base(graveler._refs, repository, left, right) == fork
+        store.reset()
+        assert find_merge_base(graveler._refs, repository, left, right) == fork
+        rows.append(store.rows_read)
+    assert rows[0] == rows[1]

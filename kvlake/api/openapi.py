@@ -117,6 +117,50 @@ def _operation(operation: Operation[Any]) -> dict[str, Any]:
     return described
 
 
+def _left_out(models: set[Any]) -> dict[str, set[str]]:
+    """Per struct name, the fields it leaves out of its JSON rather than send `null`.
+
+    A struct with `omit_defaults` never encodes a field that holds its default,
+    so a field defaulting to None is absent or a value, never null: the document
+    says so (lakeFS's optional fields are not nullable either).
+    """
+    found: dict[str, set[str]] = {}
+
+    def visit(info: Any) -> None:
+        if isinstance(info, msgspec.inspect.StructType):
+            name = info.cls.__name__
+            if name in found:
+                return
+            omits = info.cls.__struct_config__.omit_defaults
+            found[name] = {f.encode_name for f in info.fields if omits and f.default is None}
+            for field in info.fields:
+                visit(field.type)
+        for attribute in ("item_type", "key_type", "value_type"):
+            if hasattr(info, attribute):
+                visit(getattr(info, attribute))
+        for member in getattr(info, "types", ()):
+            visit(member)
+
+    for info in msgspec.inspect.multi_type_info(sorted(models, key=lambda m: m.__name__)):
+        visit(info)
+    return found
+
+
+def _drop_null(components: dict[str, Any], left_out: dict[str, set[str]]) -> None:
+    """Make the fields `_left_out` names optional non-null values in `components`."""
+    for name, fields in left_out.items():
+        properties = components.get(name, {}).get("properties", {})
+        for field in fields:
+            schema = properties.get(field, {})
+            variants = schema.get("anyOf", [])
+            real = [v for v in variants if v != {"type": "null"}]
+            if len(real) == 1 and len(variants) == 2:
+                properties[field] = {
+                    k: v for k, v in schema.items() if k not in ("anyOf", "default")
+                }
+                properties[field].update(real[0])
+
+
 def document(operations: Sequence[Operation[Any]]) -> dict[str, Any]:
     """The OpenAPI 3.1 document of `operations` (msgspec emits JSON Schema 2020-12)."""
     models: set[Any] = {Error}
@@ -129,6 +173,7 @@ def document(operations: Sequence[Operation[Any]]) -> dict[str, Any]:
     _, components = msgspec.json.schema_components(
         sorted(models, key=lambda m: m.__name__), ref_template=_REF
     )
+    _drop_null(components, _left_out(models))
     paths: dict[str, dict[str, Any]] = {}
     for operation in operations:
         paths.setdefault(operation.path, {})[operation.method.lower()] = _operation(operation)

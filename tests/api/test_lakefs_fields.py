@@ -46,13 +46,7 @@ ALLOWED: Final[tuple[tuple[str, str], ...]] = (
     ),
     (r"\w+ request [^:]*: may be null, lakeFS's may not", NULLS),
     (r"\w+ \d{3} [^:]*: may not be null, lakeFS's may", NULLS),
-    (r"\w+ [23]\d\d application/json[^:]*: required, lakeFS's is optional", ALWAYS),
-    (
-        r"(getConfig 200 application/json\.storage_config(_list\[\])?|getStorageConfig 200 "
-        r"application/json)\.(import_support|import_validity_regex|pre_sign_support"
-        r"|pre_sign_support_ui): optional, lakeFS's is required",
-        ALWAYS,
-    ),
+    (r"\w+ \d{3} application/json[^:]*: required, lakeFS's is optional", ALWAYS),
     (r"\w+ 501: declared, lakeFS does not", FEATURE_OFF),
     (EXTERNAL + r" [23]\d\d: not declared \(lakeFS declares it\)", FEATURE_OFF),
     (

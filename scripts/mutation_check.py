@@ -2874,6 +2874,25 @@ MUTATIONS = (
             "test_a_merge_base_of_long_forks_found_again_reads_no_commit",
         ),
     ),
+    Mutation(
+        "compat-merge-force-allows-empty",
+        "issue 32: the merge body's force records a merge with no changes, as lakeFS's does",
+        "kvlake/api/routes/history.py",
+        "        allow_empty=bool(request.allow_empty or request.force),\n",
+        "        allow_empty=bool(request.allow_empty),\n",
+        ("tests/api/test_refs.py::test_merge_with_force_records_a_merge_that_brings_no_changes",),
+    ),
+    Mutation(
+        "compat-param-choices",
+        "issue 32: a parameter with lakeFS's enum refuses other values (bad input changes nothing)",
+        "kvlake/api/params.py",
+        "        if param.choices and raw not in param.choices:\n",
+        "        if False:\n",
+        (
+            "tests/api/test_params.py::"
+            "test_a_choice_takes_only_its_values_and_the_document_lists_them",
+        ),
+    ),
 )
 
 

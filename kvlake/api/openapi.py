@@ -117,18 +117,96 @@ def _operation(operation: Operation[Any]) -> dict[str, Any]:
     return described
 
 
+def _structs(models: set[Any]) -> dict[str, Any]:
+    """Every struct `models` reach (through fields, lists, maps, unions), by name."""
+    found: dict[str, Any] = {}
+
+    def visit(info: Any) -> None:
+        if isinstance(info, msgspec.inspect.StructType):
+            if info.cls.__name__ in found:
+                return
+            found[info.cls.__name__] = info
+            for field in info.fields:
+                visit(field.type)
+        for attribute in ("item_type", "key_type", "value_type"):
+            if hasattr(info, attribute):
+                visit(getattr(info, attribute))
+        for member in getattr(info, "types", ()):
+            visit(member)
+
+    for info in msgspec.inspect.multi_type_info(sorted(models, key=lambda m: m.__name__)):
+        visit(info)
+    return found
+
+
+def _left_out(structs: dict[str, Any]) -> dict[str, set[str]]:
+    """Per struct name, the fields it leaves out of its JSON rather than send `null`.
+
+    A struct with `omit_defaults` never encodes a field that holds its default,
+    so a field defaulting to None is absent or a value, never null: the document
+    says so (lakeFS's optional fields are not nullable either).
+    """
+    return {
+        name: {f.encode_name for f in info.fields if f.default is None}
+        for name, info in structs.items()
+        if info.cls.__struct_config__.omit_defaults
+    }
+
+
+def _always_sent(responses: dict[str, Any], others: dict[str, Any]) -> dict[str, set[str]]:
+    """Per struct name, the fields every success response carries: all of a struct that
+    omits nothing and is nothing else (a request, where its defaults make fields optional;
+    an error answer, whose status may carry Error's body instead)."""
+    return {
+        name: {f.encode_name for f in info.fields}
+        for name, info in responses.items()
+        if name not in others and not info.cls.__struct_config__.omit_defaults
+    }
+
+
+def _drop_null(components: dict[str, Any], left_out: dict[str, set[str]]) -> None:
+    """Make the fields `_left_out` names optional non-null values in `components`."""
+    for name, fields in left_out.items():
+        properties = components.get(name, {}).get("properties", {})
+        for field in fields:
+            schema = properties.get(field, {})
+            variants = schema.get("anyOf", [])
+            real = [v for v in variants if v != {"type": "null"}]
+            if len(real) == 1 and len(variants) == 2:
+                properties[field] = {
+                    k: v for k, v in schema.items() if k not in ("anyOf", "default")
+                }
+                properties[field].update(real[0])
+
+
+def _models(kinds: Sequence[Any]) -> set[Any]:
+    found: set[Any] = set()
+    for kind in kinds:
+        if get_origin(kind) is list:
+            found.update(get_args(kind))
+        elif kind is not None and not isinstance(kind, str):
+            found.add(kind)
+    return found
+
+
 def document(operations: Sequence[Operation[Any]]) -> dict[str, Any]:
     """The OpenAPI 3.1 document of `operations` (msgspec emits JSON Schema 2020-12)."""
-    models: set[Any] = {Error}
-    for operation in operations:
-        for kind in (operation.body, *operation.responses.values()):
-            if get_origin(kind) is list:
-                models.update(get_args(kind))
-            elif kind is not None and not isinstance(kind, str):
-                models.add(kind)
+    bodies = _models([operation.body for operation in operations])
+    answers = _models([k for o in operations for k in o.responses.values()]) | {Error}
+    models = bodies | answers
     _, components = msgspec.json.schema_components(
         sorted(models, key=lambda m: m.__name__), ref_template=_REF
     )
+    responses, requests = _structs(answers), _structs(bodies)
+    _drop_null(components, _left_out(responses | requests))
+    # A struct that is also an error answer may share its status with Error's body.
+    successes = _models([k for o in operations for code, k in o.responses.items() if code < 400])
+    failures = _structs(answers - successes)
+    for name, fields in _always_sent(_structs(successes), requests | failures).items():
+        if name in components:
+            components[name]["required"] = [
+                f for f in components[name].get("properties", {}) if f in fields
+            ]
     paths: dict[str, dict[str, Any]] = {}
     for operation in operations:
         paths.setdefault(operation.path, {})[operation.method.lower()] = _operation(operation)

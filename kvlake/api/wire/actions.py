@@ -9,7 +9,7 @@ import msgspec
 from kvlake.api.wire.common import Pagination
 
 
-class ActionRun(msgspec.Struct, frozen=True, kw_only=True):
+class ActionRun(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     run_id: str
     branch: str
     start_time: str
@@ -24,7 +24,7 @@ class ActionRunList(msgspec.Struct, frozen=True, kw_only=True):
     results: list[ActionRun]
 
 
-class HookRun(msgspec.Struct, frozen=True, kw_only=True):
+class HookRun(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     hook_run_id: str
     action: str
     hook_id: str

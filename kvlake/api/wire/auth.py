@@ -11,7 +11,7 @@ from kvlake.api.wire.common import Integer, Name, Pagination, Request
 Id = Annotated[str, msgspec.Meta(min_length=1, max_length=128)]
 
 
-class User(msgspec.Struct, frozen=True, kw_only=True):
+class User(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     id: str
     creation_date: int
     friendly_name: str | None = None
@@ -32,7 +32,7 @@ class UserList(msgspec.Struct, frozen=True, kw_only=True):
     results: list[User]
 
 
-class Group(msgspec.Struct, frozen=True, kw_only=True):
+class Group(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     id: str
     name: str
     creation_date: int
@@ -58,7 +58,7 @@ class Statement(Request):
     ]
 
 
-class Policy(Request):
+class Policy(Request, omit_defaults=True):
     id: Id
     statement: Annotated[list[Statement], msgspec.Meta(min_length=1, max_length=100)]
     creation_date: Integer | None = None

@@ -14,7 +14,7 @@ Path = Annotated[
 """An object path: no '..' segment (the same rule as `params.check_object_path`)."""
 
 
-class ObjectStats(msgspec.Struct, frozen=True, kw_only=True):
+class ObjectStats(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     path: str
     path_type: Literal["common_prefix", "object"]
     physical_address: str
@@ -42,7 +42,7 @@ class PathList(Request):
     paths: Annotated[list[Path], msgspec.Meta(max_length=1000)]
 
 
-class ObjectError(msgspec.Struct, frozen=True, kw_only=True):
+class ObjectError(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     status_code: int
     message: str
     path: str | None = None
@@ -52,7 +52,7 @@ class ObjectErrorList(msgspec.Struct, frozen=True, kw_only=True):
     errors: list[ObjectError]
 
 
-class UnderlyingObjectProperties(msgspec.Struct, frozen=True, kw_only=True):
+class UnderlyingObjectProperties(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     storage_class: str | None = None
 
 

@@ -118,7 +118,7 @@ class DiffObjectStat(msgspec.Struct, frozen=True, kw_only=True):
     metadata: dict[str, str]
 
 
-class Diff(msgspec.Struct, frozen=True, kw_only=True):
+class Diff(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     type: Literal["added", "removed", "changed", "conflict", "prefix_changed"]
     path: str
     path_type: Literal["common_prefix", "object"]

@@ -929,7 +929,8 @@ MUTATIONS = (
         "invariant 4 (issue 15): imported objects are not kvlake's: no record ever names them",
         "kvlake/catalog/catalog.py",
         "    if is_external(stat.address):\n"
-        '        return EntryRef("", stat.mtime)  # imported: not kvlake\'s to delete, ever\n',
+        '        return EntryRef("", stat.mtime, stat.address)  # imported: never kvlake\'s to'
+        " delete\n",
         "",
         ("tests/catalog/test_imports.py",),
     ),
@@ -1079,7 +1080,8 @@ MUTATIONS = (
         "range-batch-deletes-what-was-committed-since-base",
         "issue 13: a range batch deletes objects committed into its span since the base commit",
         "kvlake/operations/batches.py",
-        "        entries = self._committed_since_base(operation, repository, batch, branch)\n",
+        "        entries = committed_since(context, repository, operation.base_commit,"
+        " batch.ranges, branch)\n",
         "        entries: dict[bytes, Value | None] = {}\n",
         (
             "tests/operations/test_range_batches.py"
@@ -1442,9 +1444,9 @@ MUTATIONS = (
     Mutation(
         "bulkrace-enumeration-snapshot-needs-its-tokens",
         "issue 22 #5: a snapshot holds only while the branch still references its tokens",
-        "kvlake/operations/local.py",
-        "        return set(snapshot.staging_tokens) <= set(branch.tokens())\n",
-        "        return True\n",
+        "kvlake/operations/snapshots.py",
+        "    return set(snapshot.staging_tokens) <= set(current.tokens())\n",
+        "    return True\n",
         ("tests/operations/test_stale_listings.py",),
     ),
     # Availability against anonymous and unprivileged clients (issue 23, findings 1 and 2).
@@ -2891,6 +2893,50 @@ MUTATIONS = (
         (
             "tests/api/test_params.py::"
             "test_a_choice_takes_only_its_values_and_the_document_lists_them",
+        ),
+    ),
+    Mutation(
+        "safety2-range-batch-staged-reads-check-their-snapshot",
+        "issue 22 (a): a range batch's reads of staging are re-read when their token dropped",
+        "kvlake/operations/snapshots.py",
+        "        if snapshot_holds(context, repository, branch, snapshot, taken):\n",
+        "        if True:\n",
+        (
+            "tests/operations/test_stale_listings.py::test_a_token_dropped_under_a_range_batch_read_of_staging_is_read_again[local-enumeration]",
+            "tests/operations/test_stale_listings.py::test_a_token_dropped_under_a_range_batch_read_of_staging_is_read_again[local-planning]",
+        ),
+    ),
+    Mutation(
+        "safety2-range-batch-counts-what-the-drop-committed",
+        "issue 22 (a): entries the drop's commit took out of staging count as found staged",
+        "kvlake/operations/local.py",
+        "        for key, value in since.items():\n            found.setdefault(key, value)\n",
+        "",
+        (
+            "tests/operations/test_stale_listings.py::test_a_token_dropped_under_a_range_batch_read_of_staging_is_read_again[local-enumeration]",
+        ),
+    ),
+    Mutation(
+        "safety2-interleaved-commit-tombstones-follow-the-seal",
+        "invariant 2 (issue 22 c): a batch's tombstones follow a commit's seal, at every step",
+        "kvlake/graveler/writer.py",
+        "            current = self._refs.load_branch(repository, branch)[0]\n"
+        "            if current.staging_token == token:\n"
+        "                return\n",
+        "            return\n",
+        (
+            "tests/interleavings/test_operations.py::test_a_commit_or_merge_at_every_step_of_a_bulk_delete_loses_and_wedges_nothing[local-commit]",
+        ),
+    ),
+    Mutation(
+        "safety2-interleaved-commit-tombstoned-blobs-logged",
+        "invariant 4 (issue 22 c): a batch logs the staged blobs it tombstones, a commit racing",
+        "kvlake/graveler/writer.py",
+        "            self.hooks.before_unstage(repository, token, entries, None)\n"
+        "        for key, raw in live:\n",
+        "            pass\n        for key, raw in live:\n",
+        (
+            "tests/interleavings/test_operations.py::test_a_commit_or_merge_at_every_step_of_a_bulk_delete_loses_and_wedges_nothing[local-commit]",
         ),
     ),
 )

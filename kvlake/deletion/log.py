@@ -158,17 +158,21 @@ class DeletionLog:
         current count's first.
         """
         key = keys.pending_key(record.not_before, record.id)
-        count = self.partition_count()
         first = keys.partition_for(record.address, self.settings.partitions)
-        for number in (first, *(n for n in range(count) if n != first)):
-            partition = keys.pending_partition(number)
-            try:
-                self.store.get(partition, key)
-            except KeyNotFoundError:
-                continue
-            self.store.delete(partition, key)
-            return True
-        return False
+        if self._take(first, key):
+            return True  # the common case: two calls, the count not read
+        count = self.partition_count()
+        return any(self._take(number, key) for number in range(count) if number != first)
+
+    def _take(self, number: int, key: bytes) -> bool:
+        """Delete `key` from partition `number`; whether it was there."""
+        partition = keys.pending_partition(number)
+        try:
+            self.store.get(partition, key)
+        except KeyNotFoundError:
+            return False
+        self.store.delete(partition, key)
+        return True
 
     def partition_count(self) -> int:
         """How many partitions to work: the configured count, or more if more were ever used."""

@@ -17,10 +17,11 @@ from collections.abc import Iterator
 import msgspec
 
 from kvlake.errors import ConflictError, TooManyTriesError
-from kvlake.graveler import HiddenRange, RangeInfo, Repository, ResolvedRef, Value
+from kvlake.graveler import HiddenRange, RangeInfo, Repository
 from kvlake.operations.engines import EngineContext
 from kvlake.operations.records import Batch, Failure, Lock, Operation, Outcome, RangePlan
 from kvlake.operations.renewal import HeldDeleteLock
+from kvlake.operations.snapshots import committed_since, staged_span
 
 log = logging.getLogger(__name__)
 
@@ -125,8 +126,10 @@ class BatchProcessor:
         """
         context = self.context
         low, high = batch.span
-        branch = context.graveler.resolve_ref(repository, operation.branch)
-        staged = dict(context.graveler.list_staged(repository, branch, low, high + b"\0"))
+        # One snapshot that held for the whole read (issue 22 #5): a commit and the token
+        # drop after it, under a listing, read the rest of the token as empty.
+        branch, listing = staged_span(context, repository, operation.branch, low, high + b"\0")
+        staged = dict(listing)
         locked = context.locks.write_locked(repository, low.decode(), high.decode())
         existed = {path.encode() for path in batch.staged}
         gone = {path.encode() for path in batch.gone}
@@ -135,7 +138,7 @@ class BatchProcessor:
         paths: list[str] = []
         addresses: list[str] = []
         ranged: set[bytes] | None = None  # the ranges' keys, read only if needed
-        entries = self._committed_since_base(operation, repository, batch, branch)
+        entries = committed_since(context, repository, operation.base_commit, batch.ranges, branch)
         entries.update(staged)
         for key, value in sorted(entries.items()):
             if value is None:
@@ -178,35 +181,6 @@ class BatchProcessor:
         return RangePlan(
             paths=paths, addresses=addresses, hidden=hidden, keep=keep, skipped=len(failures)
         )
-
-    def _committed_since_base(
-        self, operation: Operation, repository: Repository, batch: Batch, branch: ResolvedRef
-    ) -> dict[bytes, Value | None]:
-        """Entries committed into the batch's span since the base commit: keys of the
-        branch's head there that are no keys of the batch's ranges.
-
-        They are what a listing at enumeration would have met staged (or what was
-        written since): a commit in between moved them out of staging, so the
-        ranges' records do not hide them and they are deleted one by one.
-        """
-        if branch.commit_id == operation.base_commit:
-            return {}
-        committed = self.context.graveler.committed
-        namespace = repository.storage_namespace
-        low, high = batch.span
-        ours = {info.id for info in batch.ranges}
-        found: dict[bytes, Value | None] = {}
-        for info in committed.ranges(namespace, branch.commit.metarange_id):
-            if info.max_key < low or info.min_key > high or info.id in ours:
-                continue
-            for key, value in committed.scan_range(namespace, info.id, low):
-                if key > high:
-                    break
-                found[key] = value
-        if found:
-            for key in self._range_keys(repository, batch):
-                found.pop(key, None)
-        return found
 
     def _range_keys(self, repository: Repository, batch: Batch) -> Iterator[bytes]:
         """Every key of the batch's ranges, in order (one range file in memory at a time)."""
@@ -258,10 +232,8 @@ class BatchProcessor:
         """The paths `record` was to hide: its range's keys but the kept and the staged."""
         graveler = self.context.graveler
         stop = record.max_key + b"\0"
-        staged = {
-            key
-            for key, _ in graveler.list_staged(repository, operation.branch, record.min_key, stop)
-        }
+        _, listing = staged_span(self.context, repository, operation.branch, record.min_key, stop)
+        staged = {key for key, _ in listing}
         kept = set(record.keep)
         range_keys = graveler.committed.range_columns(repository.storage_namespace, record.range_id)
         return [

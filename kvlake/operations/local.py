@@ -57,6 +57,7 @@ from kvlake.operations.records import (
     decode_batch,
     encode,
 )
+from kvlake.operations.snapshots import committed_since, snapshot_holds, staged_span
 
 log = logging.getLogger(__name__)
 
@@ -254,20 +255,14 @@ class LocalEngine:
 
     def _listing_holds(self, held: HeldOperation, snapshot: ResolvedRef, taken: float) -> bool:
         """Whether a listing of `snapshot` (the branch resolved at `taken`) has read every
-        staged entry it met so far.
+        staged entry it met so far (`snapshot_holds`).
 
         A staging token is dropped `token_drop_delay` after the branch stopped
         referencing it (a commit, a reset), and a listing that outlives the drop reads
-        the rest of it as empty, silently (issue 22 #5). So: sound while the branch
-        still holds every token of the snapshot, or within half the delay of the
-        resolve (the other half is the margin for servers' clocks); else the caller
+        the rest of it as empty, silently (issue 22 #5); if it may have, the caller
         drops what it listed since its cursor and lists again from a fresh snapshot.
         """
-        graveler = self.context.graveler
-        if self.context.clock() < taken + graveler.token_drop_delay / 2:
-            return True
-        branch = graveler.get_branch(held.repository, held.operation.branch)
-        return set(snapshot.staging_tokens) <= set(branch.tokens())
+        return snapshot_holds(self.context, held.repository, held.operation.branch, snapshot, taken)
 
     def _range_batch(self, held: HeldOperation, whole: list[RangeInfo]) -> Batch:
         """The range batch of a run of whole ranges, with what staging holds in their span
@@ -280,12 +275,21 @@ class LocalEngine:
         backwards (invariant 5).
         """
         low, high = whole[0].min_key, whole[-1].max_key
-        listing = self.context.graveler.list_staged(
-            held.repository, held.operation.branch, low, high + b"\0"
+        operation = held.operation
+        # Read whole from a snapshot that held (issue 22 #5): a listing open across a
+        # commit and the token drop after it reads the rest of the token as empty.
+        snapshot, listing = staged_span(
+            self.context, held.repository, operation.branch, low, high + b"\0"
         )
+        since = committed_since(
+            self.context, held.repository, operation.base_commit, whole, snapshot
+        )  # staged when the drop's commit took them: they count as found staged
+        found = dict(listing)
+        for key, value in since.items():
+            found.setdefault(key, value)
         staged: list[str] = []
         gone: list[str] = []
-        for key, value in listing:
+        for key, value in sorted(found.items()):
             (gone if value is None else staged).append(key.decode())
         estimate = max(0, sum(info.count for info in whole) - len(gone))
         return Batch(ranges=whole, estimate=estimate, staged=staged, gone=gone)

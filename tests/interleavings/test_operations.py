@@ -22,7 +22,7 @@ import pytest
 from kvlake.blockstore import BlockStore
 from kvlake.catalog.records import ObjectEntry, to_value
 from kvlake.config import DeletionSettings, OperationsSettings, Settings
-from kvlake.errors import ConflictError, LockedError
+from kvlake.errors import ConflictError, DirtyBranchError, LockedError, NoChangesError
 from kvlake.graveler import HiddenRange, Repository
 from kvlake.graveler.keys import staging_partition
 from kvlake.graveler.records import encode as encode_value
@@ -494,3 +494,135 @@ def _first_call(
         for step, call in enumerate(bulk_calls)
         if step > after and call.op == op and (call.partition or b"").startswith(partition)
     )
+
+
+# -- a bulk delete's batches against a commit and a merge into its branch (issue 22) ------
+
+
+def _blobs(lake: Lake) -> set[str]:
+    repo = lake.graveler.get_repository("repo1")
+    return set(lake.blockstore.list_keys(repo.storage_namespace, "data/"))
+
+
+def _referenced_anywhere(lake: Lake) -> set[str]:
+    """Addresses any commit of any branch's history, or any token of a branch (staging or
+    sealed, shadowed entries included), references."""
+    repo = lake.graveler.get_repository("repo1")
+    describe = lake.engine_context(owner="check").describe
+    graveler = lake.graveler
+    branches = [branch for _, branch in graveler.list_branches(repo)]
+    seen: set[str] = set()
+    todo = [branch.commit_id for branch in branches]
+    while todo:
+        commit_id = todo.pop()
+        if commit_id and commit_id not in seen:
+            seen.add(commit_id)
+            todo.extend(graveler.get_commit(repo, commit_id).parents)
+    found = {describe(value).address for c in seen for _, value in graveler.list(repo, c)}
+    for branch in branches:
+        for token in branch.tokens():
+            for page in graveler.references.staged_pages(token):
+                found |= {describe(value).address for _, value in page if value is not None}
+    return found
+
+
+def _logged(lake: Lake) -> set[str]:
+    log = lake.deletion_log
+    return {
+        due.record.address
+        for number in range(log.partition_count())
+        for due in log.scan(number)
+        if due.record is not None
+    }
+
+
+def _writer_race(
+    scheduler: Scheduler, blocks: BlockStore, *, intruder: str
+) -> tuple[Lake, Operations, Check]:
+    """The bulk delete of d/ (enumerated first: three batches of two paths, and the staged
+    d/3 and d/8 with real blobs) processes its batches while a commit of main, or a merge
+    of a feature branch (d/2 replaced, d/9 new, real blobs) into main, runs.
+
+    Whatever the interleaving: the operation completes and counts every object once; no
+    blob is orphaned (each is referenced by a commit or a token, or logged); once the
+    deletion worker drained the log, every blob a commit or a token references is still
+    there; and the branch is not wedged: it commits, and only what the delete did not
+    enumerate is left under d/."""
+    lake = _lake(scheduler, blocks)
+    repo = lake.graveler.get_repository("repo1")
+    catalog = lake.catalog
+    if intruder == "merge":
+        lake.graveler.create_branch(repo, "feature", "main")
+        catalog.upload(repo, "feature", "d/2", io.BytesIO(b"feature's d/2"))
+        catalog.upload(repo, "feature", "d/9", io.BytesIO(b"feature's d/9"))
+        lake.graveler.commit(repo, "feature", committer="bob", message="feature")
+    else:
+        catalog.upload(repo, "main", "d/3", io.BytesIO(b"staged over d/3"))
+        catalog.upload(repo, "main", "d/8", io.BytesIO(b"staged d/8"))
+    operation = _enumerated(lake, _create(lake))
+    engine = LocalEngine(lake.engine_context(owner="setup"))  # the enumeration's lease
+    graveler = lake.graveler
+
+    def intrude() -> object:
+        if intruder == "merge":
+            return graveler.merges.merge(repo, "feature", "main", committer="bob")
+        return graveler.commit(repo, "main", committer="bob", message="racing")
+
+    def check(outcomes: list[Ended]) -> None:
+        assert outcomes[0].acknowledged, outcomes[0].error
+        error = outcomes[1].error
+        # A merge needs a clean head: the delete's tombstones may have come first.
+        assert error is None or isinstance(error, DirtyBranchError), error
+        final = lake.ledger.load(operation.id)[0]
+        c = final.counters
+        assert final.status == "completed", final
+        assert c.deleted + c.failed + c.skipped == c.enumerated and c.failed == 0, c
+        orphans = _blobs(lake) - _referenced_anywhere(lake) - _logged(lake)
+        assert not orphans, f"blobs neither referenced nor logged: {orphans}"
+        try:
+            graveler.commit(repo, "main", committer="t", message="after")  # not wedged
+        except NoChangesError:
+            pass
+        left = set(_left(lake))
+        assert "e/1" in left and left <= {"e/1", "d/9"}, left
+        worker = lake.deletion_worker(owner="check")
+        for _ in range(5):
+            worker.run_once()
+        gone = _referenced_anywhere(lake) - _blobs(lake) - _fake_addresses()
+        assert not gone, f"referenced blobs deleted: {gone}"
+
+    return lake, [lambda: engine.run(operation.id, threading.Event()), intrude], check
+
+
+def _fake_addresses() -> set[str]:
+    """The addresses `_lake` commits its entries at without blobs behind them."""
+    return {f"data/{path}" for path in [*PATHS, "e/1"]}
+
+
+WRITERS_EVERY = {"local": 1, "s3": 4}
+"""Which steps the intruder comes at, by blockstore: every one on a local folder, every
+fourth through moto (a lake and a whole run per step cost ten times as much there)."""
+
+
+@pytest.mark.parametrize("intruder", ["commit", "merge"])
+def test_a_commit_or_merge_at_every_step_of_a_bulk_delete_loses_and_wedges_nothing(
+    lake_blocks: BlockStore, intruder: str
+) -> None:
+    """Issue 22: the bulk delete's batches (tombstones, their blobs logged) against a
+    commit and a merge into the branch. The intruder runs whole before each KV call of
+    the batches, and the batches run whole before each KV call of the intruder."""
+    solo = Scheduler()
+    _, operations, check = _writer_race(solo, lake_blocks, intruder=intruder)
+    check(solo.run(operations, []))
+    steps = [solo.trace.count(0), solo.trace.count(1)]
+    assert min(steps) > 3, steps
+    every = WRITERS_EVERY[lake_blocks.scheme]
+    for first, second in ((0, 1), (1, 0)):
+        for k in sorted({*range(0, steps[first] + 1, every), steps[first]}):
+            scheduler = Scheduler()
+            _, operations, check = _writer_race(scheduler, lake_blocks, intruder=intruder)
+            # Step n+1 makes call n: k steps park `first` before its call k - 1.
+            try:
+                check(scheduler.run(operations, [first] * k + [second] * 10_000))
+            except AssertionError as exc:
+                raise AssertionError(f"{exc}\n(schedule: {first} x {k}, then {second})") from exc

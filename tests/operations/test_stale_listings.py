@@ -15,10 +15,12 @@ from collections.abc import Iterator
 import pytest
 
 from kvlake.blockstore import BlockStore
-from kvlake.graveler import TOKEN_DROP_DELAY
+from kvlake.graveler import TOKEN_DROP_DELAY, keys
+from kvlake.kv.faults import Call
 from kvlake.kv.memory import MemoryStore
 from kvlake.lake import Lake
 from kvlake.operations import BulkDeleteOptions, Filters, LocalEngine
+from tests.graveler.stepping import SteppingStore
 from tests.operations.helpers import (
     DropTheToken,
     committing_mid_listing,
@@ -79,3 +81,53 @@ def test_a_token_dropped_under_the_enumeration_is_listed_again_from_a_fresh_snap
     c = final.counters
     assert (c.enumerated, c.deleted, c.failed, c.skipped) == (total, total, 0, 0)
     assert listed(lake, repo, "s/") == []
+
+
+RANGED = [f"r/{i:05d}" for i in range(20_000)]
+"""Committed objects filling several whole ranges under r/: a range batch."""
+NEW = [f"r/{i:05d}x" for i in range(3_000)]
+"""Objects staged in the range batch's span, at no key of its ranges: more than one page
+of a staging scan (the first page reads 1,000 keys)."""
+
+
+@pytest.mark.parametrize("phase", ["enumeration", "planning"])
+def test_a_token_dropped_under_a_range_batch_read_of_staging_is_read_again(
+    lake_blocks: BlockStore, clock: FakeClock, phase: str
+) -> None:
+    """Issue 22 (round 2, a): a range batch reads its span's staged entries once when
+    enumeration finds the span and once when the batch is planned. A commit and the whole
+    token-drop delay under either read (here: between two pages of its scan) must not make
+    the operation say `completed` with objects of the span left on the branch."""
+    stepping = SteppingStore(MemoryStore())
+    with make_lake(
+        stepping, lake_blocks, batch_size=1000, clock=clock, token_drop_delay=TOKEN_DROP_DELAY
+    ) as lake:
+        repo = populate(lake, [], commit=False)
+        fill(lake, repo, RANGED)
+        fill(lake, repo, NEW, commit=False)
+        partition = keys.staging_partition(lake.graveler.get_branch(repo, "main").staging_token)
+        continuations = {path.encode() for path in NEW}
+        drop = DropTheToken(lake, clock)
+        armed = [phase == "enumeration"]
+
+        def at_call(call: Call) -> None:
+            """Drop the token when a read of the span's staging asks for its second page."""
+            if armed[0] and call.op == "scan" and call.partition == partition:
+                if call.key in continuations:
+                    stepping.at_call = None  # the drop's own calls run freely
+                    drop()
+
+        def arm() -> None:  # after enumeration wrote the range batch
+            armed[0] = True
+
+        operation = start(lake, "lakefs://repo1/main/r/")
+        engine = committing_mid_listing(LocalEngine, arm if phase == "planning" else lambda: None)
+        stepping.at_call = at_call
+        final = engine(lake.engine_context(owner="server-1")).run(operation.id, threading.Event())
+        stepping.at_call = None
+
+        assert drop.dropped
+        assert final.status == "completed", final
+        assert listed(lake, repo, "r/") == []
+        c = final.counters
+        assert c.deleted == c.enumerated == len(RANGED) + len(NEW)

@@ -2537,6 +2537,33 @@ MUTATIONS = (
             "test_a_blob_replaced_through_its_presigned_url_after_the_link_is_refused_on_read",
         ),
     ),
+    Mutation(
+        "gateway-uploads-forgotten-when-ended",
+        "issue 24: a completed or aborted multipart upload is no longer listed",
+        "kvlake/catalog/direct.py",
+        "        self._forget_upload(repository, branch, path, address)\n        return stat\n",
+        "        return stat\n",
+        ("tests/gateway/test_uploads.py::test_completed_and_aborted_uploads_are_no_longer_listed",),
+    ),
+    Mutation(
+        "gateway-uploads-expired-records-dropped",
+        "issue 24: an abandoned upload's record stops listing once its address expired",
+        "kvlake/catalog/direct.py",
+        "            if upload.initiated < expired_before:\n",
+        "            if False:\n",
+        (
+            "tests/catalog/test_abandoned_uploads.py::"
+            "test_an_abandoned_upload_is_aborted_once_its_address_expired",
+        ),
+    ),
+    Mutation(
+        "gateway-uploads-key-marker-exclusive",
+        "issue 24: ListMultipartUploads resumes after the key marker's own uploads",
+        "kvlake/gateway/uploads.py",
+        "        if key == skip_key:\n            continue\n",
+        "",
+        ("tests/gateway/test_uploads.py::test_prefix_delimiter_and_markers_page_as_s3",),
+    ),
 )
 
 

@@ -26,7 +26,7 @@ from starlette.types import Receive, Scope, Send
 from kvlake.auth import Permission
 from kvlake.config import GatewaySettings
 from kvlake.errors import KvlakeError
-from kvlake.gateway import listing, multipart, reading, writing
+from kvlake.gateway import listing, multipart, reading, uploads, writing
 from kvlake.gateway.body import ReceiveReader, body_share
 from kvlake.gateway.call import Backends, S3Call, authenticate, is_virtual_hosted, target_of
 from kvlake.gateway.errors import S3Error, error_xml, not_implemented, s3_error_of
@@ -81,6 +81,9 @@ _BUCKET: Final[dict[tuple[str, str], Operation]] = {
     ("GET", "list-type"): _op("ListObjectsV2", listing.list_objects_needs, listing.list_objects_v2),
     ("GET", ""): _op("ListObjects", listing.list_objects_needs, listing.list_objects),
     ("POST", "delete"): _body_op("DeleteObjects", writing.per_key_needs, writing.delete_objects),
+    ("GET", "uploads"): _op(
+        "ListMultipartUploads", listing.list_objects_needs, uploads.list_multipart_uploads
+    ),
 }
 """(method, subresource) -> operation on a bucket. DeleteObjects authorizes per key."""
 _OBJECT: Final[dict[tuple[str, str], Operation]] = {

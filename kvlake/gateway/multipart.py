@@ -14,9 +14,6 @@ branch and path, or has expired, is NoSuchUpload.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 import re
 from typing import BinaryIO, Final
 
@@ -30,6 +27,7 @@ from kvlake.errors import BranchNotFoundError, InvalidInputError, UploadRefusedE
 from kvlake.gateway.call import S3Call
 from kvlake.gateway.documents import Node, malformed, parse, timestamp, xml_response
 from kvlake.gateway.errors import S3Error
+from kvlake.gateway.uploads import no_such_upload, upload_id, upload_of
 from kvlake.gateway.writing import (
     body_of,
     check_key_path,
@@ -41,34 +39,6 @@ from kvlake.gateway.writing import (
 )
 
 _COPY_RANGE: Final = re.compile(r"bytes=(\d+)-(\d+)")
-
-
-def _no_such_upload(call: S3Call) -> S3Error:
-    return S3Error(
-        404,
-        "NoSuchUpload",
-        f"upload {call.query.get('uploadId', '')!r} of {call.target.key!r} does not exist"
-        " (completed, aborted, expired, or for another key); start a new upload",
-    )
-
-
-def _upload_token(address: str, store_id: str, content_type: str, meta: dict[str, str]) -> str:
-    text = json.dumps([address, store_id, content_type, meta], separators=(",", ":"))
-    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
-
-
-def _upload_of(call: S3Call) -> tuple[str, str, str, dict[str, str]]:
-    """The upload id's address, store upload id, content type and metadata."""
-    token = call.query.get("uploadId", "")
-    try:
-        text = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
-        address, store_id, content_type, metadata = json.loads(text)
-    except (binascii.Error, UnicodeDecodeError, ValueError, TypeError):
-        raise _no_such_upload(call) from None
-    fields = (address, store_id, content_type)
-    if not all(isinstance(f, str) for f in fields) or not isinstance(metadata, dict):
-        raise _no_such_upload(call)
-    return address, store_id, content_type, {str(k): str(v) for k, v in metadata.items()}
 
 
 def _part_number(call: S3Call) -> int:
@@ -86,10 +56,17 @@ def create_multipart_upload(call: S3Call) -> Response:
     metadata = user_metadata(call)
     content_type = call.header("content-type") or DEFAULT_CONTENT_TYPE
     try:
-        address, store_id = call.backends.links.start_upload(call.repository, branch, path)
+        upload = call.backends.links.start_upload(
+            call.repository,
+            branch,
+            path,
+            content_type=content_type,
+            metadata=metadata,
+            initiator=call.user_id,
+        )
     except BranchNotFoundError as exc:
         raise refuse_non_branch(call, exc, branch) from None
-    token = _upload_token(address, store_id, content_type, metadata)
+    token = upload_id(upload)
     return xml_response(
         (
             "InitiateMultipartUploadResult",
@@ -100,7 +77,8 @@ def create_multipart_upload(call: S3Call) -> Response:
 
 def upload_part(call: S3Call, raw: BinaryIO) -> Response:
     part = _part_number(call)
-    address, store_id, _, _ = _upload_of(call)
+    upload = upload_of(call)
+    address, store_id = upload.address, upload.store_id
     body = body_of(call, raw)
     try:
         etag = call.backends.links.upload_part(
@@ -109,7 +87,7 @@ def upload_part(call: S3Call, raw: BinaryIO) -> Response:
     except UploadRefusedError:
         raise
     except InvalidInputError:  # the address is not this key's, or has expired
-        raise _no_such_upload(call) from None
+        raise no_such_upload(call) from None
     return Response(status_code=200, headers={"ETag": f'"{etag}"'})
 
 
@@ -123,7 +101,8 @@ def upload_part_copy_needs(call: S3Call) -> list[Permission]:
 
 def upload_part_copy(call: S3Call) -> Response:
     part = _part_number(call)
-    address, store_id, _, _ = _upload_of(call)
+    upload = upload_of(call)
+    address, store_id = upload.address, upload.store_id
     source_ref, source_path = copy_source(call)
     repository = call.repository
     stat = call.backends.catalog.stat(repository, source_ref, source_path)
@@ -157,7 +136,7 @@ def upload_part_copy(call: S3Call) -> Response:
     except UploadRefusedError:
         raise
     except InvalidInputError:
-        raise _no_such_upload(call) from None
+        raise no_such_upload(call) from None
     return xml_response(
         ("CopyPartResult", [("LastModified", timestamp(stat.mtime)), ("ETag", f'"{etag}"')])
     )
@@ -179,7 +158,8 @@ def _completed_parts(call: S3Call, raw: BinaryIO) -> list[tuple[int, str]]:
 
 
 def complete_multipart_upload(call: S3Call, raw: BinaryIO) -> Response:
-    address, store_id, content_type, metadata = _upload_of(call)
+    upload = upload_of(call)
+    address, store_id = upload.address, upload.store_id
     parts = _completed_parts(call, raw)
     try:
         stat = call.backends.links.complete_multipart(
@@ -189,14 +169,14 @@ def complete_multipart_upload(call: S3Call, raw: BinaryIO) -> Response:
             address,
             store_id,
             parts,
-            content_type=content_type,
-            metadata=metadata,
+            content_type=upload.content_type,
+            metadata=upload.metadata,
             owner=call.principal,
         )
     except UploadRefusedError:
         raise
     except InvalidInputError:
-        raise _no_such_upload(call) from None
+        raise no_such_upload(call) from None
     return xml_response(
         (
             "CompleteMultipartUploadResult",
@@ -225,7 +205,8 @@ def _query_number(call: S3Call, name: str, default: int) -> int:
 
 def list_parts(call: S3Call) -> Response:
     """One page of the upload's parts, after `part-number-marker`, at most `max-parts`."""
-    address, store_id, _, _ = _upload_of(call)
+    upload = upload_of(call)
+    address, store_id = upload.address, upload.store_id
     marker = _query_number(call, "part-number-marker", 0)
     limit = min(_query_number(call, "max-parts", MAX_LISTED_PARTS), MAX_LISTED_PARTS)
     try:
@@ -235,7 +216,7 @@ def list_parts(call: S3Call) -> Response:
     except UploadRefusedError:
         raise
     except InvalidInputError:
-        raise _no_such_upload(call) from None
+        raise no_such_upload(call) from None
     after = [part for part in parts if part.number > marker]
     page, truncated = after[:limit], len(after) > limit
     rows: list[Node] = [
@@ -266,7 +247,8 @@ def list_parts(call: S3Call) -> Response:
 
 
 def abort_multipart_upload(call: S3Call) -> Response:
-    address, store_id, _, _ = _upload_of(call)
+    upload = upload_of(call)
+    address, store_id = upload.address, upload.store_id
     try:
         call.backends.links.abort_multipart(
             call.repository, call.target.ref, call.target.path, address, store_id
@@ -274,5 +256,5 @@ def abort_multipart_upload(call: S3Call) -> Response:
     except UploadRefusedError:
         raise
     except InvalidInputError:
-        raise _no_such_upload(call) from None
+        raise no_such_upload(call) from None
     return Response(status_code=204)

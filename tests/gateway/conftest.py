@@ -7,8 +7,12 @@ for `DOMAIN` too. Each test gets a repository of its own with a `main` branch.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import boto3
@@ -75,3 +79,28 @@ def repo(server: Server, http: httpx.Client) -> str:
     )
     assert response.status_code == 201, response.text
     return name
+
+
+AWS = str(Path(sys.executable).parent / "aws")
+
+
+@pytest.fixture
+def aws(server: Server, tmp_path: Path) -> Any:
+    """Run `aws <args>` against the server; returns the completed process (checked)."""
+    config = tmp_path / "aws-config"
+    config.write_text("[default]\nregion = us-east-1\ns3 =\n    addressing_style = path\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    env |= {
+        "AWS_ACCESS_KEY_ID": ACCESS_KEY_ID,
+        "AWS_SECRET_ACCESS_KEY": SECRET_ACCESS_KEY,
+        "AWS_CONFIG_FILE": str(config),
+        "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "no-credentials"),
+    }
+
+    def run(*args: str, status: int = 0) -> subprocess.CompletedProcess[str]:
+        command = [AWS, "--endpoint-url", server.url, *args]
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == status, f"{' '.join(args)}:\n{done.stdout}\n{done.stderr}"
+        return done
+
+    return run

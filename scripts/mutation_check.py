@@ -2564,6 +2564,28 @@ MUTATIONS = (
         "",
         ("tests/gateway/test_uploads.py::test_prefix_delimiter_and_markers_page_as_s3",),
     ),
+    Mutation(
+        "gateway-checksums-complete-part-mismatch",
+        "issue 24: a Complete naming another part checksum than the part's is InvalidPart",
+        "kvlake/gateway/multipart.py",
+        "        if number in given and given[number] != checksum:\n",
+        "        if False:\n",
+        (
+            "tests/gateway/test_checksums.py::"
+            "test_a_complete_with_another_part_checksum_is_invalid_part",
+        ),
+    ),
+    Mutation(
+        "gateway-checksums-whole-object-only",
+        "issue 24: checksums are returned when asked, and for a whole object only",
+        "kvlake/gateway/reading.py",
+        '    if call.header("x-amz-checksum-mode").upper() == "ENABLED" and status == 200:\n',
+        "    if True:\n",
+        (
+            "tests/gateway/test_checksums.py::"
+            "test_a_put_objects_checksum_comes_back_when_asked_and_after_a_commit",
+        ),
+    ),
 )
 
 

@@ -129,6 +129,7 @@ class PhysicalLinks:
         metadata: dict[str, str],
         if_absent: bool = False,
         owner: str = "",
+        checksums: dict[str, str] | None = None,
     ) -> ObjectStat:
         """Stage `path` on `branch` as the blob at `address`, which `issue` handed out.
 
@@ -168,6 +169,7 @@ class PhysicalLinks:
             content_type=content_type,
             metadata=metadata,
             blob_etag=stored.etag,  # the client's URL may still write: reads check this
+            checksums=dict(checksums or {}),
         )
         with self._guard.writing(repository, branch, path, owner=owner) as write:
             withdrawn = self._withdraw(repository, address, issued)
@@ -273,12 +275,30 @@ class PhysicalLinks:
         upload_id: str,
         part: int,
         data: BinaryIO | bytes,
+        *,
+        checksum: Callable[[], str] | None = None,
     ) -> str:
-        """Stream one part of a handed-out address's upload to the store; its ETag."""
+        """Stream one part of a handed-out address's upload to the store; its ETag.
+
+        `checksum`, called once the part is stored, gives its S3 checksum (the
+        upload's algorithm), recorded for `part_checksums` under the part's ETag.
+        """
         self._verify(repository, branch, path, address)
-        return self._blockstore.upload_part(
+        etag = self._blockstore.upload_part(
             repository.storage_namespace, address, upload_id, part, data
         )
+        if checksum is not None:
+            self._graveler.uploads.add_part_checksum(
+                repository, _uid_of(address), part, etag, checksum()
+            )
+        return etag
+
+    def part_checksums(
+        self, repository: Repository, branch: str, path: str, address: str
+    ) -> dict[tuple[int, str], str]:
+        """The S3 checksums recorded for the upload's parts, by (number, ETag)."""
+        self._verify(repository, branch, path, address)
+        return self._graveler.uploads.part_checksums(repository, _uid_of(address))
 
     def part_url(
         self,
@@ -334,8 +354,10 @@ class PhysicalLinks:
         content_type: str,
         metadata: dict[str, str],
         owner: str = "",
+        checksums: dict[str, str] | None = None,
     ) -> ObjectStat:
-        """Assemble the parts into the blob at the address, then `link` it at the path.
+        """Assemble the parts into the blob at the address, then `link` it at the path
+        (with `checksums`, the object's S3 checksums).
 
         The ticket is checked before the store assembles anything: only kvlake
         completes uploads, so no blob appears at an address that cannot be linked.
@@ -354,6 +376,7 @@ class PhysicalLinks:
             content_type=content_type,
             metadata=metadata,
             owner=owner,
+            checksums=checksums,
         )
         self._forget_upload(repository, branch, path, address)
         return stat

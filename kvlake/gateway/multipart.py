@@ -15,7 +15,7 @@ branch and path, or has expired, is NoSuchUpload.
 from __future__ import annotations
 
 import re
-from typing import BinaryIO, Final
+from typing import BinaryIO, Final, cast
 
 from starlette.responses import Response
 
@@ -25,9 +25,10 @@ from kvlake.catalog import DEFAULT_CONTENT_TYPE
 from kvlake.catalog.records import blob_location
 from kvlake.errors import BranchNotFoundError, InvalidInputError, UploadRefusedError
 from kvlake.gateway.call import S3Call
+from kvlake.gateway.digests import CHECKSUM_PREFIX, algorithm_of, composite
 from kvlake.gateway.documents import Node, malformed, parse, timestamp, xml_response
 from kvlake.gateway.errors import S3Error
-from kvlake.gateway.uploads import no_such_upload, upload_id, upload_of
+from kvlake.gateway.uploads import Upload, no_such_upload, upload_id, upload_of
 from kvlake.gateway.writing import (
     body_of,
     check_key_path,
@@ -55,6 +56,7 @@ def create_multipart_upload(call: S3Call) -> Response:
     branch = call.target.ref
     metadata = user_metadata(call)
     content_type = call.header("content-type") or DEFAULT_CONTENT_TYPE
+    algorithm = _checksum_algorithm(call)
     try:
         upload = call.backends.links.start_upload(
             call.repository,
@@ -63,32 +65,61 @@ def create_multipart_upload(call: S3Call) -> Response:
             content_type=content_type,
             metadata=metadata,
             initiator=call.user_id,
+            checksum_algorithm=algorithm,
         )
     except BranchNotFoundError as exc:
         raise refuse_non_branch(call, exc, branch) from None
     token = upload_id(upload)
+    headers = {"x-amz-checksum-algorithm": algorithm.upper()} if algorithm else {}
     return xml_response(
         (
             "InitiateMultipartUploadResult",
             [("Bucket", call.target.bucket), ("Key", call.target.key), ("UploadId", token)],
-        )
+        ),
+        headers=headers,
     )
+
+
+def _checksum_algorithm(call: S3Call) -> str:
+    """The upload's checksum algorithm: its parts' checksums make the object's composite
+    one, as S3's. A full-object type (a CRC combined over the parts) is not computed:
+    such an upload stores no checksum."""
+    name = call.header("x-amz-checksum-algorithm").lower()
+    if not name or call.header("x-amz-checksum-type").upper() == "FULL_OBJECT":
+        return ""
+    return algorithm_of(CHECKSUM_PREFIX + name)
+
+
+def _element(algorithm: str) -> str:
+    """The XML element S3 gives an algorithm's checksum in (`ChecksumCRC32`)."""
+    return "Checksum" + algorithm.upper()
 
 
 def upload_part(call: S3Call, raw: BinaryIO) -> Response:
     part = _part_number(call)
     upload = upload_of(call)
     address, store_id = upload.address, upload.store_id
-    body = body_of(call, raw)
+    algorithm = upload.checksum_algorithm
+    body = body_of(call, raw, compute=algorithm)
     try:
         etag = call.backends.links.upload_part(
-            call.repository, call.target.ref, call.target.path, address, store_id, part, body
+            call.repository,
+            call.target.ref,
+            call.target.path,
+            address,
+            store_id,
+            part,
+            cast(BinaryIO, body),
+            checksum=(lambda: body.checksums()[algorithm]) if algorithm else None,
         )
     except UploadRefusedError:
         raise
     except InvalidInputError:  # the address is not this key's, or has expired
         raise no_such_upload(call) from None
-    return Response(status_code=200, headers={"ETag": f'"{etag}"'})
+    headers = {"ETag": f'"{etag}"'}
+    if algorithm:
+        headers[CHECKSUM_PREFIX + algorithm] = body.checksums()[algorithm]
+    return Response(status_code=200, headers=headers)
 
 
 def upload_part_copy_needs(call: S3Call) -> list[Permission]:
@@ -142,26 +173,59 @@ def upload_part_copy(call: S3Call) -> Response:
     )
 
 
-def _completed_parts(call: S3Call, raw: BinaryIO) -> list[tuple[int, str]]:
+def _completed_parts(
+    call: S3Call, raw: BinaryIO, algorithm: str
+) -> tuple[list[tuple[int, str]], dict[int, str]]:
+    """The parts Complete lists (number, ETag), and the checksums it gives them."""
     document = parse(read_document(call, raw))
     if document.tag != "CompleteMultipartUpload":
         raise malformed(f"the root is <{document.tag}>, not <CompleteMultipartUpload>")
     parts = []
+    given: dict[int, str] = {}
     for element in document.findall("Part"):
         number = (element.findtext("PartNumber") or "").strip()
         if not number.isdigit():
             raise malformed(f"<PartNumber> {number!r} is not a number")
         parts.append((int(number), (element.findtext("ETag") or "").strip()))
+        checksum = (element.findtext(_element(algorithm)) or "").strip() if algorithm else ""
+        if checksum:
+            given[int(number)] = checksum
     if not parts:
         raise malformed("give at least one <Part>")
-    return parts
+    return parts, given
+
+
+def _object_checksums(
+    call: S3Call, upload: Upload, parts: list[tuple[int, str]], given: dict[int, str]
+) -> dict[str, str]:
+    """The object's composite checksum from its parts' recorded ones; none if a part has
+    none (a copied part). A checksum Complete gives that is not the part's is InvalidPart."""
+    algorithm = upload.checksum_algorithm
+    if not algorithm:
+        return {}
+    recorded = call.backends.links.part_checksums(
+        call.repository, call.target.ref, call.target.path, upload.address
+    )
+    found = []
+    for number, etag in parts:
+        checksum = recorded.get((number, etag.strip('"').lower()), "")
+        if number in given and given[number] != checksum:
+            raise S3Error(
+                400,
+                "InvalidPart",
+                f"part {number}'s {algorithm.upper()} {given[number]!r} is not the checksum"
+                " its upload had; list the parts and send their checksums",
+            )
+        found.append(checksum)
+    return {algorithm: composite(algorithm, found)} if all(found) else {}
 
 
 def complete_multipart_upload(call: S3Call, raw: BinaryIO) -> Response:
     upload = upload_of(call)
     address, store_id = upload.address, upload.store_id
-    parts = _completed_parts(call, raw)
+    parts, given = _completed_parts(call, raw, upload.checksum_algorithm)
     try:
+        checksums = _object_checksums(call, upload, parts, given)
         stat = call.backends.links.complete_multipart(
             call.repository,
             call.target.ref,
@@ -172,6 +236,7 @@ def complete_multipart_upload(call: S3Call, raw: BinaryIO) -> Response:
             content_type=upload.content_type,
             metadata=upload.metadata,
             owner=call.principal,
+            checksums=checksums,
         )
     except UploadRefusedError:
         raise
@@ -185,6 +250,8 @@ def complete_multipart_upload(call: S3Call, raw: BinaryIO) -> Response:
                 ("Bucket", call.target.bucket),
                 ("Key", call.target.key),
                 ("ETag", f'"{stat.checksum}"'),
+                *[(_element(name), value) for name, value in stat.checksums.items()],
+                *([("ChecksumType", "COMPOSITE")] if stat.checksums else []),
             ],
         )
     )
@@ -207,11 +274,19 @@ def list_parts(call: S3Call) -> Response:
     """One page of the upload's parts, after `part-number-marker`, at most `max-parts`."""
     upload = upload_of(call)
     address, store_id = upload.address, upload.store_id
+    algorithm = upload.checksum_algorithm
     marker = _query_number(call, "part-number-marker", 0)
     limit = min(_query_number(call, "max-parts", MAX_LISTED_PARTS), MAX_LISTED_PARTS)
     try:
         parts = call.backends.links.list_parts(
             call.repository, call.target.ref, call.target.path, address, store_id
+        )
+        recorded = (
+            call.backends.links.part_checksums(
+                call.repository, call.target.ref, call.target.path, address
+            )
+            if algorithm
+            else {}
         )
     except UploadRefusedError:
         raise
@@ -225,6 +300,7 @@ def list_parts(call: S3Call) -> Response:
             ("LastModified", timestamp(part.mtime)),
             ("ETag", f'"{part.etag}"'),
             ("Size", str(part.size)),
+            *_part_checksum(algorithm, recorded.get((part.number, part.etag), "")),
         ])
         for part in page
     ]  # fmt: skip
@@ -240,10 +316,15 @@ def list_parts(call: S3Call) -> Response:
                 ("MaxParts", str(limit)),
                 ("IsTruncated", "true" if truncated else "false"),
                 ("StorageClass", "STANDARD"),
+                *([("ChecksumAlgorithm", algorithm.upper())] if algorithm else []),
                 *rows,
             ],
         )
     )
+
+
+def _part_checksum(algorithm: str, checksum: str) -> list[Node]:
+    return [(_element(algorithm), checksum)] if checksum else []
 
 
 def abort_multipart_upload(call: S3Call) -> Response:

@@ -2,8 +2,9 @@
 
 The upload id a client holds is the upload itself: the signed address, the
 store's upload id, and what Create was given (type, metadata, checksum
-algorithm), so UploadPart, Complete, Abort and ListParts need no server state.
-ListMultipartUploads lists the catalog's records of uploads in progress
+algorithm), so UploadPart, Complete, Abort and ListParts need no other state
+(but the parts' S3 checksums, recorded beside the upload when it has an
+algorithm). ListMultipartUploads lists the catalog's records of uploads in progress
 (`PhysicalLinks.list_uploads`), which carry the same fields, ordered by key then
 start, with S3's prefix, delimiter, key-marker, upload-id-marker and
 max-uploads.

@@ -34,6 +34,7 @@ TASK_PREFIX = b"tasks/"
 PULL_PREFIX = b"pulls/"
 IMPORT_PREFIX = b"imports/"
 UPLOAD_PREFIX = b"uploads/"
+UPLOAD_PART_PREFIX = b"upload_parts/"
 
 STAGING_PREFIX = b"staging/"
 
@@ -123,6 +124,19 @@ def upload_key(key: str, uid: str) -> bytes:
     before any longer key's.
     """
     return UPLOAD_PREFIX + key.encode() + b"\0" + uid.encode()
+
+
+def upload_part_key(uid: str, part: int, etag: str) -> bytes:
+    """`upload_parts/<uid>/<part, 5 digits>/<etag>`: one sent part's S3 checksum.
+
+    Keyed by the part's ETag too, so a part sent again never takes the earlier
+    one's checksum: Complete names parts by number and ETag.
+    """
+    return upload_parts_prefix(uid) + b"%05d/" % part + etag.encode()
+
+
+def upload_parts_prefix(uid: str) -> bytes:
+    return UPLOAD_PART_PREFIX + uid.encode() + b"/"
 
 
 def consumed_token_key(token: str) -> bytes:

@@ -1,8 +1,11 @@
 """S3 multipart uploads in progress: one record each, so ListMultipartUploads can list them.
 
 The gateway's upload id carries everything its other calls need, so this record
-is only a listing: written when an upload starts (after the store's upload
-exists), removed when it completes or is aborted. A record whose upload was
+is a listing: written when an upload starts (after the store's upload exists),
+removed when it completes or is aborted. Beside it, each part sent gets a record
+of its S3 checksum (for uploads with a checksum algorithm), keyed by its number and
+ETag, from which Complete builds the object's composite checksum; removing the
+upload removes them. A record whose upload was
 abandoned outlives it; readers skip and remove records older than the upload's
 address may live (the deletion worker drops the parts then). Records live in
 the repository instance's partition, so they die with the instance.
@@ -10,6 +13,7 @@ the repository instance's partition, so they die with the instance.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 
 from kvlake.graveler import keys
@@ -35,8 +39,33 @@ class MultipartUploads:
         self._store.set(partition_of(repository), key, encode(upload))
 
     def remove(self, repository: Repository, key: str, uid: str) -> None:
-        """Forget an upload (completed, aborted or expired); a missing record is no error."""
-        self._store.delete(partition_of(repository), keys.upload_key(key, uid))
+        """Forget an upload (completed, aborted or expired) and its parts' checksums; a
+        missing record is no error."""
+        partition = partition_of(repository)
+        prefix = keys.upload_parts_prefix(uid)
+        with self._store.scan(partition, prefix) as scan:
+            parts = [k for k, _ in itertools.takewhile(lambda kv: kv[0].startswith(prefix), scan)]
+        self._store.delete_many(partition, parts)
+        self._store.delete(partition, keys.upload_key(key, uid))
+
+    def add_part_checksum(
+        self, repository: Repository, uid: str, part: int, etag: str, checksum: str
+    ) -> None:
+        """Record the S3 checksum of part `part` sent with ETag `etag`."""
+        key = keys.upload_part_key(uid, part, etag)
+        self._store.set(partition_of(repository), key, checksum.encode())
+
+    def part_checksums(self, repository: Repository, uid: str) -> dict[tuple[int, str], str]:
+        """Every recorded part checksum of the upload, by (part number, ETag)."""
+        prefix = keys.upload_parts_prefix(uid)
+        found: dict[tuple[int, str], str] = {}
+        with self._store.scan(partition_of(repository), prefix) as scan:
+            for key, value in scan:
+                if not key.startswith(prefix):
+                    break
+                number, _, etag = key[len(prefix) :].decode().partition("/")
+                found[int(number), etag] = value.decode()
+        return found
 
     def scan(
         self, repository: Repository, *, start_key: str = "", after_uid: str = ""

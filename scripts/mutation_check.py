@@ -1531,7 +1531,7 @@ MUTATIONS = (
     Mutation(
         "availability-whole-body-deadline",
         "issue 23 finding 2: a body averaging less than the minimum rate is cut (408)",
-        "kvlake/api/body.py",
+        "kvlake/http/bodies.py",
         "        wait = min(pace.read_timeout, left)\n",
         "        wait = pace.read_timeout\n",
         (
@@ -2585,6 +2585,14 @@ MUTATIONS = (
             "tests/gateway/test_checksums.py::"
             "test_a_put_objects_checksum_comes_back_when_asked_and_after_a_commit",
         ),
+    ),
+    Mutation(
+        "gateway-body-pace-is-the-servers",
+        "issues 23/24: a gateway body keeps the server's pace (a trickled body is cut)",
+        "kvlake/gateway/app.py",
+        "            pace = limits.pace if limits is not None else self._pace\n",
+        "            pace = self._pace\n",
+        ("tests/gateway/test_limits.py::test_a_trickled_gateway_body_is_cut_as_a_rest_body_is",),
     ),
 )
 

@@ -202,7 +202,7 @@ def _objects(
     get_url = s3.generate_presigned_url(
         "get_object", Params={"Bucket": REPO, "Key": f"main/{key}"}, ExpiresIn=3600
     )
-    repeat = args.repeat if size == SMALL else max(args.repeat // 20, 5)
+    repeat = args.repeat if size == SMALL else max(args.repeat // 4, 5)
     puts = (
         *_paired(
             lambda: gateway.put(put_url, content=body).raise_for_status(),

@@ -1,4 +1,4 @@
-"""Multipart uploads: Create, UploadPart, UploadPartCopy, Complete and Abort.
+"""Multipart uploads: Create, UploadPart, UploadPartCopy, Complete, Abort and ListParts.
 
 An upload is the catalog's direct upload (`PhysicalLinks`): Create hands out a
 signed address for the key's branch and path and starts the blockstore's
@@ -7,9 +7,11 @@ parts; a copied part is copied inside the store); Complete assembles them and
 links the address at the path, through the writer flow any link takes. The
 hand-out's deletion-log record deletes a completed blob that was never linked;
 Abort drops the parts. The upload id the client holds carries the signed
-address, the store's upload id and the type and metadata given at Create, so
-no server state is kept: an id whose address was not handed out for this
-branch and path, or has expired, is NoSuchUpload.
+address, the store's upload id and the type, metadata and checksum algorithm
+given at Create (kvlake/gateway/uploads.py), so an id whose address was not
+handed out for this branch and path, or has expired, is NoSuchUpload. With an
+algorithm, every part is hashed with it and its checksum recorded by number
+and ETag; Complete builds S3's composite checksum from those records.
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ from starlette.responses import Response
 from kvlake.gateway.call import S3Call
 from kvlake.gateway.documents import Node, timestamp, xml_response
 from kvlake.gateway.errors import S3Error
+from kvlake.gateway.listing import encoding_of
 from kvlake.graveler import MultipartUpload
 
 MAX_UPLOADS: Final = 1000
@@ -174,9 +175,7 @@ def _upload_row(call: S3Call, upload: MultipartUpload, encode: bool) -> Node:
 def list_multipart_uploads(call: S3Call) -> Response:
     """One page of the repository's uploads in progress (S3's ListMultipartUploads)."""
     query = call.query
-    encoding = query.get("encoding-type", "")
-    if encoding not in ("", "url"):
-        raise S3Error(400, "InvalidArgument", f"encoding-type {encoding!r} is invalid; use 'url'")
+    encoding = encoding_of(call)
     encode = encoding == "url"
 
     def coded(value: str) -> str:

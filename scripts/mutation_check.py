@@ -1533,7 +1533,7 @@ MUTATIONS = (
     Mutation(
         "availability-whole-body-deadline",
         "issue 23 finding 2: a body averaging less than the minimum rate is cut (408)",
-        "kvlake/api/body.py",
+        "kvlake/http/bodies.py",
         "        wait = min(pace.read_timeout, left)\n",
         "        wait = pace.read_timeout\n",
         (
@@ -2938,6 +2938,63 @@ MUTATIONS = (
         (
             "tests/interleavings/test_operations.py::test_a_commit_or_merge_at_every_step_of_a_bulk_delete_loses_and_wedges_nothing[local-commit]",
         ),
+    ),
+    Mutation(
+        "gateway-uploads-forgotten-when-ended",
+        "issue 24: a completed or aborted multipart upload is no longer listed",
+        "kvlake/catalog/direct.py",
+        "        self._forget_upload(repository, branch, path, address)\n        return stat\n",
+        "        return stat\n",
+        ("tests/gateway/test_uploads.py::test_completed_and_aborted_uploads_are_no_longer_listed",),
+    ),
+    Mutation(
+        "gateway-uploads-expired-records-dropped",
+        "issue 24: an abandoned upload's record stops listing once its address expired",
+        "kvlake/catalog/direct.py",
+        "            if upload.initiated < expired_before:\n",
+        "            if False:\n",
+        (
+            "tests/catalog/test_abandoned_uploads.py::"
+            "test_an_abandoned_upload_is_aborted_once_its_address_expired",
+        ),
+    ),
+    Mutation(
+        "gateway-uploads-key-marker-exclusive",
+        "issue 24: ListMultipartUploads resumes after the key marker's own uploads",
+        "kvlake/gateway/uploads.py",
+        "        if key == skip_key:\n            continue\n",
+        "",
+        ("tests/gateway/test_uploads.py::test_prefix_delimiter_and_markers_page_as_s3",),
+    ),
+    Mutation(
+        "gateway-checksums-complete-part-mismatch",
+        "issue 24: a Complete naming another part checksum than the part's is InvalidPart",
+        "kvlake/gateway/multipart.py",
+        "        if number in given and given[number] != checksum:\n",
+        "        if False:\n",
+        (
+            "tests/gateway/test_checksums.py::"
+            "test_a_complete_with_another_part_checksum_is_invalid_part",
+        ),
+    ),
+    Mutation(
+        "gateway-checksums-whole-object-only",
+        "issue 24: checksums are returned when asked, and for a whole object only",
+        "kvlake/gateway/reading.py",
+        '    if call.header("x-amz-checksum-mode").upper() == "ENABLED" and status == 200:\n',
+        "    if True:\n",
+        (
+            "tests/gateway/test_checksums.py::"
+            "test_a_put_objects_checksum_comes_back_when_asked_and_after_a_commit",
+        ),
+    ),
+    Mutation(
+        "gateway-body-pace-is-the-servers",
+        "issues 23/24: a gateway body keeps the server's pace (a trickled body is cut)",
+        "kvlake/gateway/app.py",
+        "            pace = limits.pace if limits is not None else self._pace\n",
+        "            pace = self._pace\n",
+        ("tests/gateway/test_limits.py::test_a_trickled_gateway_body_is_cut_as_a_rest_body_is",),
     ),
 )
 

@@ -26,7 +26,6 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from kvlake.api import errors, openapi
-from kvlake.api.body import ClientGoneError
 from kvlake.api.connections import CONNECTIONS_STATE, ClientConnections
 from kvlake.api.inflight import InFlightLimit
 from kvlake.api.routes import (
@@ -62,6 +61,7 @@ from kvlake.api.services import Services
 from kvlake.config import Settings, load_settings
 from kvlake.errors import KvlakeError
 from kvlake.gateway import Gateway, GatewayRoute
+from kvlake.http import ClientGoneError
 
 log = logging.getLogger(__name__)
 

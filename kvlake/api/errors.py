@@ -27,8 +27,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from kvlake import errors
-from kvlake.api.body import BodyBudgetFullError, BodyTimeoutError
+from kvlake.api.body import BodyBudgetFullError
 from kvlake.api.wire.common import Error
+from kvlake.http import BodyTimeoutError
 
 log = logging.getLogger(__name__)
 

@@ -48,6 +48,7 @@ from kvlake.auth import SESSION_COOKIE, Permission, User
 from kvlake.config import ServerSettings
 from kvlake.errors import InvalidInputError, KvlakeError
 from kvlake.graveler import Repository
+from kvlake.http import BodyPace, ThreadBodyReader, upload_source
 
 MAX_HEADER_BYTES: Final = 16 * 1024
 """Headers beyond this are refused before anything else is looked at."""
@@ -68,7 +69,7 @@ class BodyLimits:
         share = settings.client_body_share
         self.budget = bodies.BodyBudget(settings.body_budget, client_share=share)
         self.public_budget = bodies.BodyBudget(settings.public_body_budget, client_share=share)
-        self.pace = bodies.BodyPace(
+        self.pace = BodyPace(
             read_timeout=settings.body_read_timeout,
             min_rate=settings.body_min_rate,
             grace=settings.body_rate_grace,
@@ -294,7 +295,7 @@ def endpoint(operation: Operation[Any]) -> Callable[[Request], Any]:
             pace = limits.pace
             if stream:
                 # A RawIOBase reads as a binary file; typeshed does not say so.
-                call.source = cast(BinaryIO, await bodies.upload_source(request, pace=pace))
+                call.source = cast(BinaryIO, await upload_source(request, pace=pace))
             elif operation.body is not None:
                 call.body = await bodies.read_json(
                     request,
@@ -304,7 +305,7 @@ def endpoint(operation: Operation[Any]) -> Callable[[Request], Any]:
                     max_bytes=max_json,
                 )
             executor = requests
-            if executors is not None and isinstance(call.source, bodies.ThreadBodyReader):
+            if executors is not None and isinstance(call.source, ThreadBodyReader):
                 executor = executors.streams
             return await loop.run_in_executor(executor, _run, operation, call)
 

@@ -232,11 +232,14 @@ class Catalog:
         metadata: dict[str, str] | None = None,
         if_absent: bool = False,
         owner: str = "",
+        checksums: Callable[[], dict[str, str]] | None = None,
     ) -> ObjectStat:
         """Store the body and stage it at `path`; the body is streamed, never held whole.
 
         While it streams, the upload holds an implicit write lock on the path (as
         `owner`), so a bulk delete skips the path rather than racing it.
+        `checksums`, called once the body is stored, gives the entry's S3 checksums
+        (the gateway's: a streamed body's trailer carries them after its last byte).
 
         Raises:
             PreconditionFailedError: `if_absent` and an object exists at the path.
@@ -249,7 +252,14 @@ class Catalog:
             self._refuse_existing(repository, branch, path)
         with self.guard.writing(repository, branch, path, owner=owner) as write:
             return self._upload(
-                write, key, token, data, content_type, metadata, if_absent=if_absent
+                write,
+                key,
+                token,
+                data,
+                content_type,
+                metadata,
+                if_absent=if_absent,
+                checksums=checksums,
             )
 
     def _upload(
@@ -262,6 +272,7 @@ class Catalog:
         metadata: dict[str, str] | None,
         *,
         if_absent: bool,
+        checksums: Callable[[], dict[str, str]] | None = None,
     ) -> ObjectStat:
         repository = write.repository
         now = self._clock()
@@ -278,6 +289,7 @@ class Catalog:
             mtime=now,
             content_type=content_type or DEFAULT_CONTENT_TYPE,
             metadata=dict(metadata or {}),
+            checksums=checksums() if checksums is not None else {},
         )
         tried: list[str] = []
         try:
@@ -586,6 +598,7 @@ class Catalog:
             content_type=source.content_type,
             metadata=source.metadata,
             blob_etag=source.blob_etag,  # the same blob, so the same check on reads
+            checksums=source.checksums,
         )
         value = to_value(entry)
         write.stage(key, value)
@@ -612,6 +625,7 @@ class Catalog:
             mtime=now,
             content_type=source.content_type,
             metadata=source.metadata,
+            checksums=source.checksums,  # the same bytes
         )
         tried: list[str] = []
         try:

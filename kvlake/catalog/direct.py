@@ -28,7 +28,7 @@ import hmac
 import json
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import BinaryIO, Final
 
 from kvlake.blockstore import BlockStore, UploadedPart, check_key
@@ -41,7 +41,13 @@ from kvlake.errors import (
     InvalidInputError,
     KvlakeError,
 )
-from kvlake.graveler import Graveler, Repository, check_branch_name, check_path
+from kvlake.graveler import (
+    Graveler,
+    MultipartUpload,
+    Repository,
+    check_branch_name,
+    check_path,
+)
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +65,11 @@ def link_key(master: bytes) -> bytes:
     one process handed out links on any other.
     """
     return hmac.new(master, b"kvlake link addresses", hashlib.sha256).digest()
+
+
+def _uid_of(address: str) -> str:
+    """The uid of a handed-out address (its last segment, before the ticket)."""
+    return address.rsplit("/", 1)[-1].split(_TICKET_SEPARATOR, 1)[0]
 
 
 class PhysicalLinks:
@@ -118,6 +129,7 @@ class PhysicalLinks:
         metadata: dict[str, str],
         if_absent: bool = False,
         owner: str = "",
+        checksums: dict[str, str] | None = None,
     ) -> ObjectStat:
         """Stage `path` on `branch` as the blob at `address`, which `issue` handed out.
 
@@ -157,6 +169,7 @@ class PhysicalLinks:
             content_type=content_type,
             metadata=metadata,
             blob_etag=stored.etag,  # the client's URL may still write: reads check this
+            checksums=dict(checksums or {}),
         )
         with self._guard.writing(repository, branch, path, owner=owner) as write:
             withdrawn = self._withdraw(repository, address, issued)
@@ -186,21 +199,72 @@ class PhysicalLinks:
                 f"the {self._blockstore.scheme} blockstore has no presigned URLs"
                 " (pre_sign_multipart_upload is false); upload the object through the API"
             )
-        return self.start_upload(repository, branch, path)
+        address, _ = self.issue(repository, branch, path)
+        return address, self._blockstore.start_upload(repository.storage_namespace, address)
 
-    def start_upload(self, repository: Repository, branch: str, path: str) -> tuple[str, str]:
+    def start_upload(
+        self,
+        repository: Repository,
+        branch: str,
+        path: str,
+        *,
+        content_type: str = "",
+        metadata: dict[str, str] | None = None,
+        initiator: str = "",
+        checksum_algorithm: str = "",
+    ) -> MultipartUpload:
         """Hand out an address as `issue` does and start a multipart upload to it whose
         parts come through kvlake (`upload_part`, `copy_part`): the S3 gateway's.
 
-        Returns the address and the upload id. The hand-out's record deletes the
-        blob if the upload is completed but never linked; the parts of an upload
-        never completed are the blockstore's to drop (`abort_multipart`).
+        The upload is recorded for `list_uploads` (as `<branch>/<path>`) once the
+        store's upload exists. The hand-out's record deletes the blob if the upload is
+        completed but never linked; the parts of an upload never completed are the
+        blockstore's to drop (`abort_multipart`, or the deletion worker once the
+        address expired).
 
         Raises:
             InvalidInputError: the blockstore has no multipart uploads (nothing handed out).
         """
-        address, _ = self.issue(repository, branch, path)
-        return address, self._blockstore.start_upload(repository.storage_namespace, address)
+        address, issued = self.issue(repository, branch, path)
+        store_id = self._blockstore.start_upload(repository.storage_namespace, address)
+        upload = MultipartUpload(
+            key=f"{branch}/{path}",
+            uid=_uid_of(address),
+            address=address,
+            store_upload_id=store_id,
+            initiated=self._clock(),
+            initiator=initiator,
+            content_type=content_type,
+            metadata=metadata or {},
+            checksum_algorithm=checksum_algorithm,
+        )
+        self._graveler.uploads.add(repository, upload)
+        return upload
+
+    def list_uploads(
+        self, repository: Repository, *, start_key: str = "", after_uid: str = ""
+    ) -> Iterator[MultipartUpload]:
+        """The recorded uploads in progress from `start_key` on (after `after_uid` of it),
+        ascending by key then start; records older than an address may be linked are
+        dropped as they are met (their uploads were abandoned: the deletion worker
+        drops the parts).
+        """
+        expired_before = self._clock() - LINK_SECONDS
+        for upload in self._graveler.uploads.scan(
+            repository, start_key=start_key, after_uid=after_uid
+        ):
+            if upload.initiated < expired_before:
+                self._graveler.uploads.remove(repository, upload.key, upload.uid)
+                continue
+            yield upload
+
+    def _forget_upload(self, repository: Repository, branch: str, path: str, address: str) -> None:
+        """Drop an ended upload's listing record. Its upload already ended, so a failure
+        only leaves the record listed until it expires: logged, not raised."""
+        try:
+            self._graveler.uploads.remove(repository, f"{branch}/{path}", _uid_of(address))
+        except KvlakeError as exc:
+            log.warning("the ended upload to %s stays listed until it expires: %s", address, exc)
 
     def upload_part(
         self,
@@ -211,12 +275,30 @@ class PhysicalLinks:
         upload_id: str,
         part: int,
         data: BinaryIO | bytes,
+        *,
+        checksum: Callable[[], str] | None = None,
     ) -> str:
-        """Stream one part of a handed-out address's upload to the store; its ETag."""
+        """Stream one part of a handed-out address's upload to the store; its ETag.
+
+        `checksum`, called once the part is stored, gives its S3 checksum (the
+        upload's algorithm), recorded for `part_checksums` under the part's ETag.
+        """
         self._verify(repository, branch, path, address)
-        return self._blockstore.upload_part(
+        etag = self._blockstore.upload_part(
             repository.storage_namespace, address, upload_id, part, data
         )
+        if checksum is not None:
+            self._graveler.uploads.add_part_checksum(
+                repository, _uid_of(address), part, etag, checksum()
+            )
+        return etag
+
+    def part_checksums(
+        self, repository: Repository, branch: str, path: str, address: str
+    ) -> dict[tuple[int, str], str]:
+        """The S3 checksums recorded for the upload's parts, by (number, ETag)."""
+        self._verify(repository, branch, path, address)
+        return self._graveler.uploads.part_checksums(repository, _uid_of(address))
 
     def part_url(
         self,
@@ -272,8 +354,10 @@ class PhysicalLinks:
         content_type: str,
         metadata: dict[str, str],
         owner: str = "",
+        checksums: dict[str, str] | None = None,
     ) -> ObjectStat:
-        """Assemble the parts into the blob at the address, then `link` it at the path.
+        """Assemble the parts into the blob at the address, then `link` it at the path
+        (with `checksums`, the object's S3 checksums).
 
         The ticket is checked before the store assembles anything: only kvlake
         completes uploads, so no blob appears at an address that cannot be linked.
@@ -282,7 +366,7 @@ class PhysicalLinks:
         namespace = repository.storage_namespace
         etag = self._blockstore.complete_upload(namespace, address, upload_id, parts)
         size = self._blockstore.size(namespace, address)
-        return self.link(
+        stat = self.link(
             repository,
             branch,
             path,
@@ -292,7 +376,10 @@ class PhysicalLinks:
             content_type=content_type,
             metadata=metadata,
             owner=owner,
+            checksums=checksums,
         )
+        self._forget_upload(repository, branch, path, address)
+        return stat
 
     def list_parts(
         self, repository: Repository, branch: str, path: str, address: str, upload_id: str
@@ -307,6 +394,7 @@ class PhysicalLinks:
         """Drop the upload's parts; its hand-out record stays and finds no blob."""
         self._verify(repository, branch, path, address)
         self._blockstore.abort_upload(repository.storage_namespace, address, upload_id)
+        self._forget_upload(repository, branch, path, address)
 
     # -- the intent -------------------------------------------------------------------
 
@@ -321,7 +409,7 @@ class PhysicalLinks:
         path: bytes = b"",
     ) -> PendingDelete:
         """The hand-out's record; its key (due time and id) derives from the address alone."""
-        uid = address.rsplit("/", 1)[-1].split(_TICKET_SEPARATOR, 1)[0]
+        uid = _uid_of(address)
         return deletion.new_record(
             repository,
             address,

@@ -53,6 +53,12 @@ class ObjectEntry(msgspec.Struct, frozen=True, kw_only=True):
     ("" for kvlake's own writes and stores without ETags): reads pass it as If-Match,
     so a blob replaced through a presigned URL still in force is refused, not served.
     Not part of the identity: it says where the bytes are, not what they are."""
+    checksums: dict[str, str] = {}
+    """S3 checksums of the bytes the S3 gateway verified as they arrived: algorithm
+    (`crc32`, `crc32c`, `crc64nvme`, `sha1`, `sha256`) to base64, a multipart upload's
+    composite ending in `-<parts>`, as S3 reports them. lakeFS's object stats have no
+    field for them, so only the gateway shows them. Not part of the identity: the same
+    bytes with or without a checksum are the same object."""
 
 
 class ObjectStat(msgspec.Struct, frozen=True, kw_only=True):
@@ -67,6 +73,8 @@ class ObjectStat(msgspec.Struct, frozen=True, kw_only=True):
     metadata: dict[str, str]
     blob_etag: str = ""
     """What reads pass as `if_match` (see ObjectEntry.blob_etag)."""
+    checksums: dict[str, str] = {}
+    """S3 checksums (see ObjectEntry.checksums)."""
 
 
 class CommonPrefix(msgspec.Struct, frozen=True, kw_only=True):
@@ -119,4 +127,5 @@ def from_value(path: str, value: Value) -> ObjectStat:
         content_type=entry.content_type,
         metadata=entry.metadata,
         blob_etag=entry.blob_etag,
+        checksums=entry.checksums,
     )

@@ -26,10 +26,10 @@ from starlette.types import Receive, Scope, Send
 from kvlake.auth import Permission
 from kvlake.config import GatewaySettings
 from kvlake.errors import KvlakeError
-from kvlake.gateway import listing, multipart, reading, writing
-from kvlake.gateway.body import ReceiveReader, body_share
+from kvlake.gateway import listing, multipart, reading, uploads, writing
 from kvlake.gateway.call import Backends, S3Call, authenticate, is_virtual_hosted, target_of
 from kvlake.gateway.errors import S3Error, error_xml, not_implemented, s3_error_of
+from kvlake.http import BodyPace, ThreadBodyReader, chunks, stream_share
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +81,9 @@ _BUCKET: Final[dict[tuple[str, str], Operation]] = {
     ("GET", "list-type"): _op("ListObjectsV2", listing.list_objects_needs, listing.list_objects_v2),
     ("GET", ""): _op("ListObjects", listing.list_objects_needs, listing.list_objects),
     ("POST", "delete"): _body_op("DeleteObjects", writing.per_key_needs, writing.delete_objects),
+    ("GET", "uploads"): _op(
+        "ListMultipartUploads", listing.list_objects_needs, uploads.list_multipart_uploads
+    ),
 }
 """(method, subresource) -> operation on a bucket. DeleteObjects authorizes per key."""
 _OBJECT: Final[dict[tuple[str, str], Operation]] = {
@@ -136,15 +139,18 @@ def _headers(scope: Scope) -> dict[str, list[str]]:
     return headers
 
 
-def _run(
-    call: S3Call, receive: Receive, loop: asyncio.AbstractEventLoop, timeout: float
-) -> Response:
-    """Everything of one request that may block: runs in a worker thread."""
+def _run(call: S3Call, loop: asyncio.AbstractEventLoop, pace: BodyPace) -> Response:
+    """Everything of one request that may block: runs in a worker thread.
+
+    The body is read only once the request is authenticated and authorized, through
+    the REST API's reader (kvlake/http): chunk by chunk from the event loop, at the
+    server's pace, so memory stays flat and a stalled or trickled body is cut.
+    """
     operation = operation_of(call)
     authenticate(call)
     call.authorize(operation.needs(call))
     if operation.body_handler is not None:
-        call.body = ReceiveReader(receive, loop, timeout)
+        call.body = ThreadBodyReader(chunks(call.request, pace), loop)
         return operation.body_handler(call, cast(BinaryIO, call.body))
     assert operation.handler is not None
     return operation.handler(call)
@@ -162,17 +168,18 @@ class Gateway:
 
     def __init__(self, settings: GatewaySettings, *, body_read_timeout: float = 60.0) -> None:
         self.settings = settings
-        self._timeout = body_read_timeout
+        # Without the server's limits (an app that sets none): a read timeout, no rate.
+        self._pace = BodyPace(read_timeout=body_read_timeout, min_rate=1.0, grace=float("inf"))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
         request_id = secrets.token_hex(8).upper()
-        response = await self._respond(request, receive, request_id)
+        response = await self._respond(request, request_id)
         response.headers["x-amz-request-id"] = request_id
         response.headers.setdefault("Server", "kvlake")
         await response(scope, receive, send)
 
-    async def _respond(self, request: Request, receive: Receive, request_id: str) -> Response:
+    async def _respond(self, request: Request, request_id: str) -> Response:
         scope = request.scope
         headers = _headers(scope)
         host = headers.get("host", [""])[0]
@@ -194,18 +201,15 @@ class Gateway:
             with_body = request.method in ("PUT", "POST")
             executor = self._executor(scope, streaming=with_body)
             limits = getattr(scope["app"].state, "body_limits", None)
+            pace = limits.pace if limits is not None else self._pace
             if limits is None or not with_body:
-                return await loop.run_in_executor(
-                    executor, _run, call, receive, loop, self._timeout
-                )
+                return await loop.run_in_executor(executor, _run, call, loop, pace)
             # The REST API's budget: one process's bodies, whichever door they come in by,
             # and one client address's share of it, whichever door its bodies use.
-            share = body_share(request.headers.get("content-length"))
+            share = stream_share(request.headers.get("content-length"))
             client = request.client.host if request.client is not None else ""
             async with limits.budget.hold(share, client=client):
-                return await loop.run_in_executor(
-                    executor, _run, call, receive, loop, self._timeout
-                )
+                return await loop.run_in_executor(executor, _run, call, loop, pace)
         except S3Error as exc:
             error = exc
         except KvlakeError as exc:

@@ -25,7 +25,6 @@ from kvlake.catalog import Catalog, PhysicalLinks
 from kvlake.config import GatewaySettings
 from kvlake.errors import AuthenticationError, RepositoryNotFoundError
 from kvlake.gateway import sigv4
-from kvlake.gateway.body import ReceiveReader
 from kvlake.gateway.chunked import ChunkSigner
 from kvlake.gateway.errors import S3Error, no_such_bucket
 from kvlake.gateway.sigv2 import (
@@ -36,6 +35,7 @@ from kvlake.gateway.sigv2 import (
     string_to_sign_v2,
 )
 from kvlake.graveler import Graveler, Repository
+from kvlake.http import ThreadBodyReader
 
 
 class Backends(Protocol):
@@ -101,7 +101,7 @@ class S3Call:
     signer: ChunkSigner | None = None
     """A signed stream's chunk signer (set by `authenticate` for STREAMING-AWS4-...)."""
     payload: str = ""
-    body: ReceiveReader | None = None
+    body: ThreadBodyReader | None = None
     """The body's reader, for the operations that take one."""
     _repository: Repository | None = field(default=None, repr=False)
 

@@ -121,7 +121,9 @@ class Expected:
 class VerifyingReader(io.RawIOBase):
     """Hashes what passes through; at the end, checks it against `expected`.
 
-    `trailers`, if given, returns the trailer of the decoded stream once it ended.
+    `trailers`, if given, returns the trailer of the decoded stream once it ended;
+    `compute` names an algorithm to hash with even if the client sent no checksum
+    of it (a multipart upload's, for every part).
     """
 
     def __init__(
@@ -131,6 +133,7 @@ class VerifyingReader(io.RawIOBase):
         *,
         trailers: Callable[[], Mapping[str, str]] | None = None,
         length: int | None = None,
+        compute: str = "",
     ) -> None:
         self._source = source
         self._expected = expected
@@ -139,11 +142,18 @@ class VerifyingReader(io.RawIOBase):
         self._size = 0
         self._md5 = hashlib.md5() if expected.md5 is not None else None
         self._sha256 = hashlib.sha256() if expected.sha256_hex else None
-        self._hashes = {name: ALGORITHMS[name]() for name in expected.algorithms()}
+        names = expected.algorithms() | ({compute} if compute else set())
+        self._hashes = {name: ALGORITHMS[name]() for name in names}
         self._checked = False
 
     def readable(self) -> bool:
         return True
+
+    def checksums(self) -> dict[str, str]:
+        """The body's checksums, base64 by algorithm: those the client sent (all verified)
+        and `compute`'s. Only once the body ended."""
+        assert self._checked, "the body has not ended"
+        return {name: base64.b64encode(h.digest()).decode() for name, h in self._hashes.items()}
 
     def read(self, size: int | None = -1) -> bytes:
         data = self._source.read(-1 if size is None else size)
@@ -185,3 +195,25 @@ class VerifyingReader(io.RawIOBase):
                 raise S3Error(
                     400, "BadDigest", f"the {name.upper()} checksum does not match the body"
                 )
+
+
+def checksum_type(value: str) -> str:
+    """S3's x-amz-checksum-type of a stored checksum: a multipart upload's ends in `-N`."""
+    return "COMPOSITE" if "-" in value else "FULL_OBJECT"
+
+
+def checksum_headers(checksums: Mapping[str, str]) -> dict[str, str]:
+    """A stored object's checksums as S3's response headers."""
+    headers = {CHECKSUM_PREFIX + name: value for name, value in sorted(checksums.items())}
+    if checksums:
+        headers["x-amz-checksum-type"] = checksum_type(next(iter(checksums.values())))
+    return headers
+
+
+def composite(algorithm: str, part_checksums: list[str]) -> str:
+    """S3's checksum of a multipart object: the algorithm over the parts' binary checksums,
+    then `-<parts>`."""
+    digest = ALGORITHMS[algorithm]()
+    for value in part_checksums:
+        digest.update(base64.b64decode(value))
+    return f"{base64.b64encode(digest.digest()).decode()}-{len(part_checksums)}"

@@ -16,6 +16,7 @@ from urllib.parse import quote
 from xml.sax.saxutils import escape
 
 from kvlake import errors
+from kvlake.http import BodyTimeoutError, ClientGoneError
 
 
 class S3Error(Exception):
@@ -54,6 +55,8 @@ _CODES: Final[dict[type[errors.KvlakeError], tuple[int, str]]] = {
     errors.UnavailableError: (503, "ServiceUnavailable"),
     errors.ClosedError: (503, "ServiceUnavailable"),
     errors.FeatureOffError: (501, "NotImplemented"),
+    BodyTimeoutError: (400, "RequestTimeout"),
+    ClientGoneError: (400, "IncompleteBody"),
 }
 """Catalog error class -> (status, S3 code); the most specific class in the MRO wins."""
 

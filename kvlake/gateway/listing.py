@@ -143,7 +143,8 @@ def _max_keys(call: S3Call) -> int:
     return min(int(text), MAX_KEYS)
 
 
-def _encoding(call: S3Call) -> str:
+def encoding_of(call: S3Call) -> str:
+    """The listing's `encoding-type`: '' or 'url' (InvalidArgument otherwise)."""
     encoding = call.query.get("encoding-type", "")
     if encoding not in ("", "url"):
         raise S3Error(400, "InvalidArgument", f"encoding-type {encoding!r} is invalid; use 'url'")
@@ -174,7 +175,7 @@ def _common(call: S3Call, name: str, value: str, encode: bool) -> list[Node]:
 
 def list_objects_v2(call: S3Call) -> Response:
     query = call.query
-    encoding = _encoding(call)
+    encoding = encoding_of(call)
     encode = encoding == "url"
     prefix, delimiter = query.get("prefix", ""), query.get("delimiter", "")
     token = query.get("continuation-token", "")
@@ -204,7 +205,7 @@ def list_objects_v2(call: S3Call) -> Response:
 
 def list_objects(call: S3Call) -> Response:
     query = call.query
-    encoding = _encoding(call)
+    encoding = encoding_of(call)
     encode = encoding == "url"
     prefix, delimiter = query.get("prefix", ""), query.get("delimiter", "")
     marker = query.get("marker", "")

@@ -1,4 +1,4 @@
-"""Multipart uploads: Create, UploadPart, UploadPartCopy, Complete and Abort.
+"""Multipart uploads: Create, UploadPart, UploadPartCopy, Complete, Abort and ListParts.
 
 An upload is the catalog's direct upload (`PhysicalLinks`): Create hands out a
 signed address for the key's branch and path and starts the blockstore's
@@ -7,18 +7,17 @@ parts; a copied part is copied inside the store); Complete assembles them and
 links the address at the path, through the writer flow any link takes. The
 hand-out's deletion-log record deletes a completed blob that was never linked;
 Abort drops the parts. The upload id the client holds carries the signed
-address, the store's upload id and the type and metadata given at Create, so
-no server state is kept: an id whose address was not handed out for this
-branch and path, or has expired, is NoSuchUpload.
+address, the store's upload id and the type, metadata and checksum algorithm
+given at Create (kvlake/gateway/uploads.py), so an id whose address was not
+handed out for this branch and path, or has expired, is NoSuchUpload. With an
+algorithm, every part is hashed with it and its checksum recorded by number
+and ETag; Complete builds S3's composite checksum from those records.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 import re
-from typing import BinaryIO, Final
+from typing import BinaryIO, Final, cast
 
 from starlette.responses import Response
 
@@ -28,8 +27,10 @@ from kvlake.catalog import DEFAULT_CONTENT_TYPE
 from kvlake.catalog.records import blob_location
 from kvlake.errors import BranchNotFoundError, InvalidInputError, UploadRefusedError
 from kvlake.gateway.call import S3Call
+from kvlake.gateway.digests import CHECKSUM_PREFIX, algorithm_of, composite
 from kvlake.gateway.documents import Node, malformed, parse, timestamp, xml_response
 from kvlake.gateway.errors import S3Error
+from kvlake.gateway.uploads import Upload, no_such_upload, upload_id, upload_of
 from kvlake.gateway.writing import (
     body_of,
     check_key_path,
@@ -41,34 +42,6 @@ from kvlake.gateway.writing import (
 )
 
 _COPY_RANGE: Final = re.compile(r"bytes=(\d+)-(\d+)")
-
-
-def _no_such_upload(call: S3Call) -> S3Error:
-    return S3Error(
-        404,
-        "NoSuchUpload",
-        f"upload {call.query.get('uploadId', '')!r} of {call.target.key!r} does not exist"
-        " (completed, aborted, expired, or for another key); start a new upload",
-    )
-
-
-def _upload_token(address: str, store_id: str, content_type: str, meta: dict[str, str]) -> str:
-    text = json.dumps([address, store_id, content_type, meta], separators=(",", ":"))
-    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
-
-
-def _upload_of(call: S3Call) -> tuple[str, str, str, dict[str, str]]:
-    """The upload id's address, store upload id, content type and metadata."""
-    token = call.query.get("uploadId", "")
-    try:
-        text = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
-        address, store_id, content_type, metadata = json.loads(text)
-    except (binascii.Error, UnicodeDecodeError, ValueError, TypeError):
-        raise _no_such_upload(call) from None
-    fields = (address, store_id, content_type)
-    if not all(isinstance(f, str) for f in fields) or not isinstance(metadata, dict):
-        raise _no_such_upload(call)
-    return address, store_id, content_type, {str(k): str(v) for k, v in metadata.items()}
 
 
 def _part_number(call: S3Call) -> int:
@@ -85,32 +58,70 @@ def create_multipart_upload(call: S3Call) -> Response:
     branch = call.target.ref
     metadata = user_metadata(call)
     content_type = call.header("content-type") or DEFAULT_CONTENT_TYPE
+    algorithm = _checksum_algorithm(call)
     try:
-        address, store_id = call.backends.links.start_upload(call.repository, branch, path)
+        upload = call.backends.links.start_upload(
+            call.repository,
+            branch,
+            path,
+            content_type=content_type,
+            metadata=metadata,
+            initiator=call.user_id,
+            checksum_algorithm=algorithm,
+        )
     except BranchNotFoundError as exc:
         raise refuse_non_branch(call, exc, branch) from None
-    token = _upload_token(address, store_id, content_type, metadata)
+    token = upload_id(upload)
+    headers = {"x-amz-checksum-algorithm": algorithm.upper()} if algorithm else {}
     return xml_response(
         (
             "InitiateMultipartUploadResult",
             [("Bucket", call.target.bucket), ("Key", call.target.key), ("UploadId", token)],
-        )
+        ),
+        headers=headers,
     )
+
+
+def _checksum_algorithm(call: S3Call) -> str:
+    """The upload's checksum algorithm: its parts' checksums make the object's composite
+    one, as S3's. A full-object type (a CRC combined over the parts) is not computed:
+    such an upload stores no checksum."""
+    name = call.header("x-amz-checksum-algorithm").lower()
+    if not name or call.header("x-amz-checksum-type").upper() == "FULL_OBJECT":
+        return ""
+    return algorithm_of(CHECKSUM_PREFIX + name)
+
+
+def _element(algorithm: str) -> str:
+    """The XML element S3 gives an algorithm's checksum in (`ChecksumCRC32`)."""
+    return "Checksum" + algorithm.upper()
 
 
 def upload_part(call: S3Call, raw: BinaryIO) -> Response:
     part = _part_number(call)
-    address, store_id, _, _ = _upload_of(call)
-    body = body_of(call, raw)
+    upload = upload_of(call)
+    address, store_id = upload.address, upload.store_id
+    algorithm = upload.checksum_algorithm
+    body = body_of(call, raw, compute=algorithm)
     try:
         etag = call.backends.links.upload_part(
-            call.repository, call.target.ref, call.target.path, address, store_id, part, body
+            call.repository,
+            call.target.ref,
+            call.target.path,
+            address,
+            store_id,
+            part,
+            cast(BinaryIO, body),
+            checksum=(lambda: body.checksums()[algorithm]) if algorithm else None,
         )
     except UploadRefusedError:
         raise
     except InvalidInputError:  # the address is not this key's, or has expired
-        raise _no_such_upload(call) from None
-    return Response(status_code=200, headers={"ETag": f'"{etag}"'})
+        raise no_such_upload(call) from None
+    headers = {"ETag": f'"{etag}"'}
+    if algorithm:
+        headers[CHECKSUM_PREFIX + algorithm] = body.checksums()[algorithm]
+    return Response(status_code=200, headers=headers)
 
 
 def upload_part_copy_needs(call: S3Call) -> list[Permission]:
@@ -123,7 +134,8 @@ def upload_part_copy_needs(call: S3Call) -> list[Permission]:
 
 def upload_part_copy(call: S3Call) -> Response:
     part = _part_number(call)
-    address, store_id, _, _ = _upload_of(call)
+    upload = upload_of(call)
+    address, store_id = upload.address, upload.store_id
     source_ref, source_path = copy_source(call)
     repository = call.repository
     stat = call.backends.catalog.stat(repository, source_ref, source_path)
@@ -157,31 +169,65 @@ def upload_part_copy(call: S3Call) -> Response:
     except UploadRefusedError:
         raise
     except InvalidInputError:
-        raise _no_such_upload(call) from None
+        raise no_such_upload(call) from None
     return xml_response(
         ("CopyPartResult", [("LastModified", timestamp(stat.mtime)), ("ETag", f'"{etag}"')])
     )
 
 
-def _completed_parts(call: S3Call, raw: BinaryIO) -> list[tuple[int, str]]:
+def _completed_parts(
+    call: S3Call, raw: BinaryIO, algorithm: str
+) -> tuple[list[tuple[int, str]], dict[int, str]]:
+    """The parts Complete lists (number, ETag), and the checksums it gives them."""
     document = parse(read_document(call, raw))
     if document.tag != "CompleteMultipartUpload":
         raise malformed(f"the root is <{document.tag}>, not <CompleteMultipartUpload>")
     parts = []
+    given: dict[int, str] = {}
     for element in document.findall("Part"):
         number = (element.findtext("PartNumber") or "").strip()
         if not number.isdigit():
             raise malformed(f"<PartNumber> {number!r} is not a number")
         parts.append((int(number), (element.findtext("ETag") or "").strip()))
+        checksum = (element.findtext(_element(algorithm)) or "").strip() if algorithm else ""
+        if checksum:
+            given[int(number)] = checksum
     if not parts:
         raise malformed("give at least one <Part>")
-    return parts
+    return parts, given
+
+
+def _object_checksums(
+    call: S3Call, upload: Upload, parts: list[tuple[int, str]], given: dict[int, str]
+) -> dict[str, str]:
+    """The object's composite checksum from its parts' recorded ones; none if a part has
+    none (a copied part). A checksum Complete gives that is not the part's is InvalidPart."""
+    algorithm = upload.checksum_algorithm
+    if not algorithm:
+        return {}
+    recorded = call.backends.links.part_checksums(
+        call.repository, call.target.ref, call.target.path, upload.address
+    )
+    found = []
+    for number, etag in parts:
+        checksum = recorded.get((number, etag.strip('"').lower()), "")
+        if number in given and given[number] != checksum:
+            raise S3Error(
+                400,
+                "InvalidPart",
+                f"part {number}'s {algorithm.upper()} {given[number]!r} is not the checksum"
+                " its upload had; list the parts and send their checksums",
+            )
+        found.append(checksum)
+    return {algorithm: composite(algorithm, found)} if all(found) else {}
 
 
 def complete_multipart_upload(call: S3Call, raw: BinaryIO) -> Response:
-    address, store_id, content_type, metadata = _upload_of(call)
-    parts = _completed_parts(call, raw)
+    upload = upload_of(call)
+    address, store_id = upload.address, upload.store_id
+    parts, given = _completed_parts(call, raw, upload.checksum_algorithm)
     try:
+        checksums = _object_checksums(call, upload, parts, given)
         stat = call.backends.links.complete_multipart(
             call.repository,
             call.target.ref,
@@ -189,14 +235,15 @@ def complete_multipart_upload(call: S3Call, raw: BinaryIO) -> Response:
             address,
             store_id,
             parts,
-            content_type=content_type,
-            metadata=metadata,
+            content_type=upload.content_type,
+            metadata=upload.metadata,
             owner=call.principal,
+            checksums=checksums,
         )
     except UploadRefusedError:
         raise
     except InvalidInputError:
-        raise _no_such_upload(call) from None
+        raise no_such_upload(call) from None
     return xml_response(
         (
             "CompleteMultipartUploadResult",
@@ -205,6 +252,8 @@ def complete_multipart_upload(call: S3Call, raw: BinaryIO) -> Response:
                 ("Bucket", call.target.bucket),
                 ("Key", call.target.key),
                 ("ETag", f'"{stat.checksum}"'),
+                *[(_element(name), value) for name, value in stat.checksums.items()],
+                *([("ChecksumType", "COMPOSITE")] if stat.checksums else []),
             ],
         )
     )
@@ -225,17 +274,26 @@ def _query_number(call: S3Call, name: str, default: int) -> int:
 
 def list_parts(call: S3Call) -> Response:
     """One page of the upload's parts, after `part-number-marker`, at most `max-parts`."""
-    address, store_id, _, _ = _upload_of(call)
+    upload = upload_of(call)
+    address, store_id = upload.address, upload.store_id
+    algorithm = upload.checksum_algorithm
     marker = _query_number(call, "part-number-marker", 0)
     limit = min(_query_number(call, "max-parts", MAX_LISTED_PARTS), MAX_LISTED_PARTS)
     try:
         parts = call.backends.links.list_parts(
             call.repository, call.target.ref, call.target.path, address, store_id
         )
+        recorded = (
+            call.backends.links.part_checksums(
+                call.repository, call.target.ref, call.target.path, address
+            )
+            if algorithm
+            else {}
+        )
     except UploadRefusedError:
         raise
     except InvalidInputError:
-        raise _no_such_upload(call) from None
+        raise no_such_upload(call) from None
     after = [part for part in parts if part.number > marker]
     page, truncated = after[:limit], len(after) > limit
     rows: list[Node] = [
@@ -244,6 +302,7 @@ def list_parts(call: S3Call) -> Response:
             ("LastModified", timestamp(part.mtime)),
             ("ETag", f'"{part.etag}"'),
             ("Size", str(part.size)),
+            *_part_checksum(algorithm, recorded.get((part.number, part.etag), "")),
         ])
         for part in page
     ]  # fmt: skip
@@ -259,14 +318,20 @@ def list_parts(call: S3Call) -> Response:
                 ("MaxParts", str(limit)),
                 ("IsTruncated", "true" if truncated else "false"),
                 ("StorageClass", "STANDARD"),
+                *([("ChecksumAlgorithm", algorithm.upper())] if algorithm else []),
                 *rows,
             ],
         )
     )
 
 
+def _part_checksum(algorithm: str, checksum: str) -> list[Node]:
+    return [(_element(algorithm), checksum)] if checksum else []
+
+
 def abort_multipart_upload(call: S3Call) -> Response:
-    address, store_id, _, _ = _upload_of(call)
+    upload = upload_of(call)
+    address, store_id = upload.address, upload.store_id
     try:
         call.backends.links.abort_multipart(
             call.repository, call.target.ref, call.target.path, address, store_id
@@ -274,5 +339,5 @@ def abort_multipart_upload(call: S3Call) -> Response:
     except UploadRefusedError:
         raise
     except InvalidInputError:
-        raise _no_such_upload(call) from None
+        raise no_such_upload(call) from None
     return Response(status_code=204)

@@ -19,6 +19,7 @@ from kvlake.auth import Permission, object_arn
 from kvlake.blockstore import READ_CHUNK
 from kvlake.catalog import ObjectStat, blob_location
 from kvlake.gateway.call import S3Call
+from kvlake.gateway.digests import checksum_headers
 from kvlake.gateway.errors import S3Error
 
 META_PREFIX: Final = "x-amz-meta-"
@@ -175,6 +176,9 @@ def _read(call: S3Call, *, with_body: bool) -> Response:
             status, span = 206, ranged
             headers["Content-Range"] = f"bytes {span.start}-{span.end - 1}/{stat.size}"
     headers["Content-Length"] = str(span.end - span.start)
+    if call.header("x-amz-checksum-mode").upper() == "ENABLED" and status == 200:
+        # S3 answers the object's checksums for the whole object only, never a range.
+        headers |= checksum_headers(stat.checksums)
     if not with_body:
         return Response(status_code=status, headers=headers)
     namespace, key = blob_location(repository.storage_namespace, stat.address)

@@ -21,7 +21,7 @@ from kvlake.errors import BranchNotFoundError, EntryNotFoundError, KvlakeError, 
 from kvlake.gateway import sigv4
 from kvlake.gateway.call import S3Call
 from kvlake.gateway.chunked import ChunkedReader
-from kvlake.gateway.digests import Expected, VerifyingReader
+from kvlake.gateway.digests import Expected, VerifyingReader, checksum_headers
 from kvlake.gateway.documents import (
     MAX_XML_BYTES,
     Node,
@@ -86,8 +86,9 @@ def user_metadata(call: S3Call) -> dict[str, str]:
     return metadata
 
 
-def body_of(call: S3Call, raw: BinaryIO) -> BinaryIO:
-    """The request's decoded, verified body: the bytes the object will hold."""
+def body_of(call: S3Call, raw: BinaryIO, *, compute: str = "") -> VerifyingReader:
+    """The request's decoded, verified body: the bytes the object will hold (its
+    `checksums()` once read, with `compute`'s among them)."""
     chunked = call.payload in sigv4.STREAMING or "aws-chunked" in call.header("content-encoding")
     declared = call.header("x-amz-decoded-content-length" if chunked else "content-length")
     length = int(declared) if declared.isdigit() else None
@@ -98,13 +99,16 @@ def body_of(call: S3Call, raw: BinaryIO) -> BinaryIO:
     if not chunked:
         if call.payload and call.payload != sigv4.UNSIGNED:
             expected.sha256_hex = call.payload  # read_signature let only a hex sha256 through
-        return cast(BinaryIO, VerifyingReader(raw, expected, length=length))
+        return VerifyingReader(raw, expected, length=length, compute=compute)
     trailer = call.payload.endswith("-TRAILER") or bool(expected.trailer)
     decoded = ChunkedReader(raw, signer=call.signer, trailer=trailer)
-    verified = VerifyingReader(
-        cast(BinaryIO, decoded), expected, trailers=lambda: decoded.trailers, length=length
+    return VerifyingReader(
+        cast(BinaryIO, decoded),
+        expected,
+        trailers=lambda: decoded.trailers,
+        length=length,
+        compute=compute,
     )
-    return cast(BinaryIO, verified)
 
 
 def _if_absent(call: S3Call) -> bool:
@@ -142,15 +146,17 @@ def put_object(call: S3Call, raw: BinaryIO) -> Response:
             call.repository,
             branch,
             path,
-            body,
+            cast(BinaryIO, body),
             content_type=call.header("content-type") or None,
             metadata=metadata,
             if_absent=absent,
             owner=call.principal,
+            checksums=body.checksums,
         )
     except BranchNotFoundError as exc:
         raise refuse_non_branch(call, exc, branch) from None
-    return Response(status_code=200, headers={"ETag": f'"{stat.checksum}"'})
+    headers = {"ETag": f'"{stat.checksum}"'} | checksum_headers(stat.checksums)
+    return Response(status_code=200, headers=headers)
 
 
 def copy_source(call: S3Call) -> tuple[str, str]:

@@ -52,6 +52,7 @@ from kvlake.graveler.revert import ChangeApplier
 from kvlake.graveler.spans import RefSpans
 from kvlake.graveler.staging import Staging, overlay
 from kvlake.graveler.tasks import RefsTasks
+from kvlake.graveler.uploads import MultipartUploads
 from kvlake.graveler.validation import (
     check_branch_name,
     check_repository_name,
@@ -188,6 +189,8 @@ class Graveler:
         `submit_restore`, `submit` (any work), `status`."""
         self.imports = Imports(store, committed=committed, committer=committer, clock=clock)
         """`commit_metarange` (an import's one commit) and import statuses."""
+        self.uploads = MultipartUploads(store)
+        """S3 multipart uploads in progress: `add`, `remove`, `scan`."""
 
     @property
     def dumps(self) -> RefsDumper:

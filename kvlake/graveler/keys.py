@@ -33,6 +33,8 @@ GC_RULES = SETTING_PREFIX + b"gc_rules"
 TASK_PREFIX = b"tasks/"
 PULL_PREFIX = b"pulls/"
 IMPORT_PREFIX = b"imports/"
+UPLOAD_PREFIX = b"uploads/"
+UPLOAD_PART_PREFIX = b"upload_parts/"
 
 STAGING_PREFIX = b"staging/"
 
@@ -113,6 +115,28 @@ def task_key(task_id: str) -> bytes:
 def import_key(import_id: str) -> bytes:
     """`imports/<id>` in the instance partition: an import's status."""
     return IMPORT_PREFIX + import_id.encode()
+
+
+def upload_key(key: str, uid: str) -> bytes:
+    """`uploads/<key>\\0<uid>` in the instance partition: an S3 multipart upload in progress.
+
+    A key holds no NUL (check_path), so one key's uploads sort together, by uid,
+    before any longer key's.
+    """
+    return UPLOAD_PREFIX + key.encode() + b"\0" + uid.encode()
+
+
+def upload_part_key(uid: str, part: int, etag: str) -> bytes:
+    """`upload_parts/<uid>/<part, 5 digits>/<etag>`: one sent part's S3 checksum.
+
+    Keyed by the part's ETag too, so a part sent again never takes the earlier
+    one's checksum: Complete names parts by number and ETag.
+    """
+    return upload_parts_prefix(uid) + b"%05d/" % part + etag.encode()
+
+
+def upload_parts_prefix(uid: str) -> bytes:
+    return UPLOAD_PART_PREFIX + uid.encode() + b"/"
 
 
 def consumed_token_key(token: str) -> bytes:

@@ -165,6 +165,26 @@ class PullRequest(msgspec.Struct, frozen=True, kw_only=True):
     merged_commit_id: str | None = None
 
 
+class MultipartUpload(msgspec.Struct, frozen=True, kw_only=True):
+    """An S3 multipart upload in progress, under `uploads/<key>\\0<uid>` in its repository
+    instance's partition, so ListMultipartUploads can find it (the upload id the client
+    holds carries the same fields, so no other call reads this record).
+
+    `key` is the gateway's `<branch>/<path>`; `uid` the sortable uid of `address`, so
+    one key's uploads list in the order they were started.
+    """
+
+    key: str
+    uid: str
+    address: str
+    store_upload_id: str
+    initiated: float
+    initiator: str = ""
+    content_type: str = ""
+    metadata: dict[str, str] = {}
+    checksum_algorithm: str = ""
+
+
 class ImportStatus(msgspec.Struct, frozen=True, kw_only=True):
     """An import's progress, under `imports/<id>` in its repository instance's partition.
 
@@ -270,3 +290,4 @@ decode_repository_metadata = msgspec.msgpack.Decoder(RepositoryMetadata).decode
 decode_gc_rules = msgspec.msgpack.Decoder(GarbageCollectionRules).decode
 decode_pull_request = msgspec.msgpack.Decoder(PullRequest).decode
 decode_import_status = msgspec.msgpack.Decoder(ImportStatus).decode
+decode_multipart_upload = msgspec.msgpack.Decoder(MultipartUpload).decode

@@ -8,15 +8,13 @@ and both blockstores, and each more pair costs about three minutes of CI's
 fifteen. Tests that are about the local folder itself are marked
 `local_blockstore` and run on the local server only. PostgreSQL needs KVLAKE_TEST_POSTGRES_DSN
 (default postgresql://postgres@127.0.0.1:5432/test): locally it skips with a
-how-to when unreachable, with CI=true it fails.
+how-to when unreachable, with CI=true it fails. The pairs and the servers' set-up
+are tests/support/servers.py's, which the S3 gateway's suite shares.
 """
 
 from __future__ import annotations
 
-import signal
-import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Protocol
 
@@ -26,21 +24,23 @@ import pytest
 from lakefs_sdk.client import LakeFSClient
 
 from tests.api.server import Server, Storage
-from tests.support import drop_postgres_table
+from tests.support.servers import (
+    S3_BUCKET,
+    SERVERS,
+    admin_http,
+    backend_kv_url,
+    new_repository,
+    served,
+    session_server,
+)
+
+__all__ = ["S3_BUCKET", "SERVERS", "backend_kv_url", "served"]  # for the suites' own servers
 
 BACKENDS = [
     pytest.param("sqlite"),
     pytest.param("postgres", marks=pytest.mark.postgres),
 ]
 """The KV drivers of the module-scoped servers some tests start themselves."""
-
-SERVERS = [
-    pytest.param(("sqlite", "local"), id="sqlite"),
-    pytest.param(("postgres", "s3"), id="postgres-s3", marks=pytest.mark.postgres),
-]
-"""(KV driver, blockstore) of the session's servers."""
-
-S3_BUCKET = "kvlake-api-suite"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -54,50 +54,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
-
-
-@contextmanager
-def backend_kv_url(request: pytest.FixtureRequest, prefix: str, kv: str = "") -> Iterator[str]:
-    """The KV URL for a server on `kv` (default `request.param`): "" (SQLite in its data
-    dir), or a PostgreSQL table of its own, dropped afterwards."""
-    if (kv or request.param) != "postgres":
-        yield ""
-        return
-    dsn = str(request.getfixturevalue("postgres_dsn"))
-    table = f"{prefix}_{uuid.uuid4().hex[:12]}"
-    try:
-        yield f"{dsn}{'&' if '?' in dsn else '?'}table={table}"
-    finally:
-        drop_postgres_table(dsn, table)
-
-
-@contextmanager
-def served(
-    request: pytest.FixtureRequest,
-    tmp_path_factory: pytest.TempPathFactory,
-    name: str,
-    env: dict[str, str] | None = None,
-    *,
-    workers: int = 1,
-) -> Iterator[Server]:
-    """A server of `workers` processes on the (KV driver, blockstore) pair `request.param`
-    (one of SERVERS), its data dir a new folder named after `name`; stopped on exit."""
-    kv, blockstore = request.param
-    data_dir = tmp_path_factory.mktemp(f"{name}-{kv}-{blockstore}")
-    env = dict(env or {})
-    storage = None
-    if blockstore == "s3":
-        from tests.support.s3server import server_env
-
-        moto = request.getfixturevalue("moto_s3")
-        storage = Storage.s3(moto, S3_BUCKET)
-        env |= server_env(moto.endpoint, S3_BUCKET, tmp_path_factory.mktemp("aws"))
-    with backend_kv_url(request, f"kv_{name}", kv) as kv_url:
-        server = Server(data_dir, kv_url=kv_url, env=env, storage=storage, workers=workers)
-        try:
-            yield server
-        finally:
-            server.stop()
 
 
 class StartServer(Protocol):
@@ -137,13 +93,7 @@ def start_server(
 def server(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Server]:
-    with served(request, tmp_path_factory, "api") as server:
-        yield server
-        status = server.stop()
-    # uvicorn re-raises the signal after its graceful shutdown: -SIGTERM is a clean stop.
-    assert status in (0, -signal.SIGTERM), f"server did not stop ({status}):\n{server.output()}"
-    assert "kvlake: stopped" in server.output(), server.output()
-    assert "Traceback" not in server.output(), server.output()
+    yield from session_server(request, tmp_path_factory, "api")
 
 
 @pytest.fixture
@@ -154,20 +104,13 @@ def sdk(server: Server) -> LakeFSClient:
 
 @pytest.fixture
 def http(server: Server) -> Iterator[httpx.Client]:
-    server.storage.prepare()
-    with server.http() as client:
-        yield client
+    yield from admin_http(server)
 
 
 @pytest.fixture
 def repo(server: Server, http: httpx.Client) -> str:
     """A fresh repository with a `main` branch, named uniquely for the test."""
-    name = f"repo-{uuid.uuid4().hex[:12]}"
-    response = http.post(
-        "/repositories", json={"name": name, "storage_namespace": server.storage.namespace(name)}
-    )
-    assert response.status_code == 201, response.text
-    return name
+    return new_repository(server, http, "repo")
 
 
 def viewer(server: Server, sdk: LakeFSClient, user: str) -> LakeFSClient:

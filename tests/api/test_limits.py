@@ -20,7 +20,7 @@ import pytest
 from starlette.requests import Request
 
 from kvlake.api import errors
-from kvlake.api.body import ClientGoneError
+from kvlake.http import ClientGoneError
 from tests.api import rawhttp
 from tests.api.conftest import StartServer
 from tests.api.rawhttp import HANG_SECONDS

@@ -7,8 +7,11 @@ for `DOMAIN` too. Each test gets a repository of its own with a `main` branch.
 
 from __future__ import annotations
 
-import uuid
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import boto3
@@ -16,7 +19,8 @@ import botocore.config
 import httpx
 import pytest
 
-from tests.api.conftest import SERVERS, served, start_server
+from tests.api.conftest import start_server
+from tests.support.servers import SERVERS, admin_http, new_repository, session_server
 
 __all__ = ["start_server"]  # the API suite's fixture, for servers with limits of their own
 from tests.api.server import ACCESS_KEY_ID, SECRET_ACCESS_KEY, Server
@@ -28,10 +32,9 @@ DOMAIN = "s3.kvlake.test"
 def server(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Server]:
-    with served(request, tmp_path_factory, "gateway", {"KVLAKE_GATEWAY_DOMAIN": DOMAIN}) as server:
-        yield server
-        server.stop()
-    assert "Traceback" not in server.output(), server.output()
+    yield from session_server(
+        request, tmp_path_factory, "gateway", {"KVLAKE_GATEWAY_DOMAIN": DOMAIN}
+    )
 
 
 def s3_client(
@@ -61,17 +64,35 @@ def s3(server: Server) -> Any:
 @pytest.fixture
 def http(server: Server) -> Iterator[httpx.Client]:
     """The REST API, as the admin."""
-    server.storage.prepare()
-    with server.http() as client:
-        yield client
+    yield from admin_http(server)
 
 
 @pytest.fixture
 def repo(server: Server, http: httpx.Client) -> str:
     """A fresh repository with a `main` branch, named uniquely for the test."""
-    name = f"gw-{uuid.uuid4().hex[:12]}"
-    response = http.post(
-        "/repositories", json={"name": name, "storage_namespace": server.storage.namespace(name)}
-    )
-    assert response.status_code == 201, response.text
-    return name
+    return new_repository(server, http, "gw")
+
+
+AWS = str(Path(sys.executable).parent / "aws")
+
+
+@pytest.fixture
+def aws(server: Server, tmp_path: Path) -> Any:
+    """Run `aws <args>` against the server; returns the completed process (checked)."""
+    config = tmp_path / "aws-config"
+    config.write_text("[default]\nregion = us-east-1\ns3 =\n    addressing_style = path\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    env |= {
+        "AWS_ACCESS_KEY_ID": ACCESS_KEY_ID,
+        "AWS_SECRET_ACCESS_KEY": SECRET_ACCESS_KEY,
+        "AWS_CONFIG_FILE": str(config),
+        "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "no-credentials"),
+    }
+
+    def run(*args: str, status: int = 0) -> subprocess.CompletedProcess[str]:
+        command = [AWS, "--endpoint-url", server.url, *args]
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == status, f"{' '.join(args)}:\n{done.stdout}\n{done.stderr}"
+        return done
+
+    return run

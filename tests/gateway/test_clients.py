@@ -2,49 +2,20 @@
 
 Each runs as users run it: the AWS CLI as a process with its standard
 variables, MinIO's SDK and polars' native S3 support (Rust's object_store) in
-this process. Files stay under the clients' multipart thresholds: multipart
-uploads are not served yet (docs/gateway.md).
+this process (the `aws` fixture is conftest's).
 """
 
 from __future__ import annotations
 
 import io
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import httpx
 import polars as pl
-import pytest
 from minio import Minio
 
 from tests.api.server import ACCESS_KEY_ID, SECRET_ACCESS_KEY, Server
-
-AWS = str(Path(sys.executable).parent / "aws")
-
-
-@pytest.fixture
-def aws(server: Server, tmp_path: Path) -> Any:
-    """Run `aws <args>` against the server; returns the completed process (checked)."""
-    config = tmp_path / "aws-config"
-    config.write_text("[default]\nregion = us-east-1\ns3 =\n    addressing_style = path\n")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
-    env |= {
-        "AWS_ACCESS_KEY_ID": ACCESS_KEY_ID,
-        "AWS_SECRET_ACCESS_KEY": SECRET_ACCESS_KEY,
-        "AWS_CONFIG_FILE": str(config),
-        "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "no-credentials"),
-    }
-
-    def run(*args: str, status: int = 0) -> subprocess.CompletedProcess[str]:
-        command = [AWS, "--endpoint-url", server.url, *args]
-        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
-        assert done.returncode == status, f"{' '.join(args)}:\n{done.stdout}\n{done.stderr}"
-        return done
-
-    return run
 
 
 def _tree(root: Path) -> dict[str, bytes]:

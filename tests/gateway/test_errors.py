@@ -9,6 +9,7 @@ import base64
 import datetime
 import io
 import uuid
+import zlib
 from typing import Any
 from xml.etree import ElementTree
 
@@ -162,6 +163,10 @@ def test_a_streamed_upload_with_a_trailer_checksum_is_stored(
     response = _trailer_put(server, f"{server.url}/{repo}/main/streamed", data)
     assert response.status_code == 200, response.text
     assert s3.get_object(Bucket=repo, Key="main/streamed")["Body"].read() == data
+    # The trailer's checksum, verified after the last byte, is the one stored.
+    crc32 = base64.b64encode(zlib.crc32(data).to_bytes(4, "big")).decode()
+    head = s3.head_object(Bucket=repo, Key="main/streamed", ChecksumMode="ENABLED")
+    assert head["ChecksumCRC32"] == crc32
 
 
 def test_a_streamed_upload_whose_trailer_does_not_match_leaves_nothing(

@@ -2369,8 +2369,8 @@ MUTATIONS = (
         "issue 24: an upload id is only for the key it was created for (NoSuchUpload)",
         "kvlake/catalog/direct.py",
         "        self._verify(repository, branch, path, address)\n"
-        "        return self._blockstore.upload_part(\n",
-        "        return self._blockstore.upload_part(\n",
+        "        etag = self._blockstore.upload_part(\n",
+        "        etag = self._blockstore.upload_part(\n",
         ("tests/gateway/test_multipart.py::test_an_upload_id_is_only_for_its_own_key",),
     ),
     Mutation(

@@ -123,3 +123,13 @@ def _branch_rule(text: str) -> tuple[str, int]:
     if equals and name and days.lstrip("-").isdigit():
         return name, int(days)
     raise InvalidInputError(f"--branch {text!r} is not NAME=DAYS; write e.g. --branch main=30")
+
+
+def _attach_run() -> None:
+    # gc_run is its own module (it drives Spark); attached here so `kvlake gc` has it.
+    from kvlake.cli.gc_run import gc_run
+
+    gc.add_command(gc_run)
+
+
+_attach_run()

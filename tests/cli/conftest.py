@@ -20,9 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from kvlake.cli import main
 from tests.api.server import ACCESS_KEY_ID, SECRET_ACCESS_KEY, Server
 
 TIMEOUT = 120.0

@@ -285,29 +285,6 @@ def test_deletion_status_and_run_show_and_do_the_work(
     assert "pending: 0," in run("deletion", "status").stdout
 
 
-def test_repo_delete_with_purge_and_wait_deletes_the_namespace_and_reports(
-    namespace: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("KVLAKE_DELETION_SEND_DELAY", "0")
-    make_repository(namespace, 3)
-    total = len(blobs(namespace))
-    result = run("repo", "delete", "repo1", "--purge", "--wait")
-    assert result.exit_code == 0, result.output
-    assert f"purge of {namespace}: {total} blobs logged for deletion" in result.stdout
-    assert f"purged {namespace}: {total} blobs deleted, 0 dead-lettered" in result.stdout
-    assert blobs(namespace) == set()
-    report = run("deletion", "purges")
-    assert f"{namespace} logged: logged {total}, deleted {total}" in report.stdout
-
-
-def test_repo_delete_without_purge_keeps_the_data(namespace: str) -> None:
-    make_repository(namespace, 2)
-    before = blobs(namespace)
-    result = run("repo", "delete", "repo1")
-    assert result.exit_code == 0 and result.stdout == "deleted repository repo1\n"
-    assert blobs(namespace) == before
-
-
 def test_dead_letters_are_listed_requeued_and_dropped(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KVLAKE_DELETION_SEND_DELAY", "0")
     settings = load_settings()
@@ -333,11 +310,6 @@ def test_dead_letters_are_listed_requeued_and_dropped(monkeypatch: pytest.Monkey
     assert run("deletion", "dlq", "drop", "--all").stdout == "dropped 1 dead letters\n"
     assert_user_error(run("deletion", "dlq", "drop", "nope"), "no dead letter with id 'nope'")
     assert_user_error(run("deletion", "dlq", "requeue"), "name dead letter ids, or pass --all")
-
-
-def test_repo_delete_errors_are_one_line() -> None:
-    assert_user_error(run("repo", "delete", "nosuch"), "repository 'nosuch' not found")
-    assert_user_error(run("repo", "delete", "repo1", "--wait"), "--wait only applies with --purge")
 
 
 def test_repo_untangle_hidden_ranges_repairs_a_wedged_branch(namespace: str) -> None:

@@ -165,13 +165,15 @@ class ApiClient:
         status = response.status_code
         text = _server_message(response)
         code = _EXIT_BY_STATUS.get(status, EXIT_SERVER if status >= 500 else EXIT_USAGE)
-        if status == 401:
+        # lakeFS answers 401 for a policy refusal too; the server's text tells them apart.
+        refused = "permission" in text.lower()
+        if status == 401 and not refused:
             text = (
                 f"{text}: the server refused the access key "
                 f"{self.config.access_key_id!r}; check it with `kvlake config`, or get a new "
                 "one from an admin (`kvlake superuser` on the server)"
             )
-        elif status == 403:
+        elif status in (401, 403) and "admin" not in text:
             text = f"{text}: ask an admin for a policy that allows it"
         elif status >= 500 and status != 503:
             text = f"the server failed ({status}): {text}; see its log"

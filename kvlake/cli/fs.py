@@ -197,14 +197,19 @@ def fs_download(
                 local.parent.mkdir(parents=True, exist_ok=True)
                 partial = local.with_name(f".{local.name}.kvlake-partial")
                 written = 0
-                with partial.open("wb") as out:
-                    for response in client.stream(
-                        f"{ref_path(target, 'refs')}/objects", {"path": path}
-                    ):
-                        for chunk in response.iter_bytes(CHUNK):
-                            out.write(chunk)
-                            written += len(chunk)
-                            bar.update(len(chunk))
+                try:
+                    with partial.open("wb") as out:
+                        for response in client.stream(
+                            f"{ref_path(target, 'refs')}/objects", {"path": path}
+                        ):
+                            for chunk in response.iter_bytes(CHUNK):
+                                out.write(chunk)
+                                written += len(chunk)
+                                bar.update(len(chunk))
+                except BaseException:
+                    # A failed download leaves nothing behind, not half a file.
+                    partial.unlink(missing_ok=True)
+                    raise
                 os.replace(partial, local)
                 return {"path": path, "local": str(local), "size_bytes": written}
 

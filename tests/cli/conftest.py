@@ -20,7 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
+from kvlake.cli import main
 from tests.api.server import ACCESS_KEY_ID, SECRET_ACCESS_KEY, Server
 
 TIMEOUT = 120.0
@@ -55,14 +57,25 @@ class Run:
 
 @dataclass
 class Cli:
-    """Runs `kvlake` as a subprocess with the environment a user would have."""
+    """Runs `kvlake` with the environment a user would have: HOME and `env`, no KVLAKE_*."""
 
     home: Path
     env: dict[str, str] = field(default_factory=dict)
 
-    def __call__(
-        self, *args: str, stdin: str | bytes | None = None, cwd: Path | None = None
-    ) -> Run:
+    def __call__(self, *args: str, stdin: str | bytes | None = None) -> Run:
+        """Run `kvlake ARGS` in this process (click's runner, real HTTP to the server)."""
+        cleared: dict[str, str | None] = {
+            k: None for k in os.environ if k.startswith(("KVLAKE_", "LAKECTL_"))
+        }
+        cleared.pop("KVLAKE_TEST_POSTGRES_DSN", None)
+        runner = CliRunner(env=cleared | {"HOME": str(self.home)} | self.env)
+        result = runner.invoke(main, list(args), input=stdin)
+        if result.exception is not None and not isinstance(result.exception, SystemExit):
+            raise result.exception
+        return Run(result.exit_code, result.stdout, result.stderr)
+
+    def process(self, *args: str, stdin: str | bytes | None = None, cwd: Path | None = None) -> Run:
+        """Run `python -m kvlake ARGS` as a subprocess with the user's environment."""
         environment = {
             k: v
             for k, v in os.environ.items()

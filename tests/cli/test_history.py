@@ -106,3 +106,12 @@ def test_unknown_refs_and_malformed_uris(cli: Cli, repository: str) -> None:
     cli("log", "s3://bucket/x").error(2, "not a lakefs:// URI", "lakefs://<repository>/<ref>")
     cli("log", f"lakefs://{repository}").error(2, "names no branch")
     cli("branch", "list", f"lakefs://{repository}/main").error(2, "more than a repository")
+
+
+def test_repo_delete_with_purge_goes_through_the_server(cli: Cli, cli_server: Server) -> None:
+    name = "cli-repo-purged"
+    cli("repo", "create", f"lakefs://{name}", cli_server.storage.namespace(name)).ok()
+    deleted = cli("repo", "delete", name, "--purge").ok().stdout
+    assert deleted.startswith(f"deleted repository {name}\npurge: ")
+    assert "kvlake deletion status" in deleted
+    assert name not in [r["id"] for r in cli("repo", "list", "--json").json()]

@@ -32,6 +32,7 @@ _COMMANDS: Final = {
     "diff": "kvlake.cli.history:diff",
     "fs": "kvlake.cli.fs:fs",
     "gc": "kvlake.cli.gc:gc",
+    "import": "kvlake.cli.imports:import_",
     "kv": "kvlake.cli.kv:kv",
     "lock": "kvlake.cli.operations:lock",
     "log": "kvlake.cli.history:log",

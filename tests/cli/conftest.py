@@ -26,6 +26,8 @@ from kvlake.cli import main
 from tests.api.server import ACCESS_KEY_ID, SECRET_ACCESS_KEY, Server
 
 TIMEOUT = 120.0
+IMPORTS = "local://imports"
+"""The folder below the server's blockstore root that `kvlake import` may read."""
 
 
 @dataclass(frozen=True)
@@ -98,7 +100,10 @@ class Cli:
 @pytest.fixture(scope="module")
 def cli_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """One server for the module's tests (they use repositories of their own)."""
-    server = Server(tmp_path_factory.mktemp("cli-server"))
+    server = Server(
+        tmp_path_factory.mktemp("cli-server"),
+        env={"KVLAKE_IMPORTS_LOCAL_ENABLED": "true", "KVLAKE_IMPORTS_LOCAL_PREFIXES": IMPORTS},
+    )
     try:
         yield server
     finally:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.cli.conftest import Cli
+from tests.api.server import Server
+from tests.cli.conftest import IMPORTS, Cli
 
 
 def test_upload_ls_stat_cat_download_rm(cli: Cli, repository: str, tmp_path: Path) -> None:
@@ -53,3 +54,19 @@ def test_missing_objects_and_paths(cli: Cli, repository: str, tmp_path: Path) ->
     cli("fs", "rm", repo).error(2, "--recursive")
     cli("fs", "download", f"{repo}/nothing", str(tmp_path / "x")).error(4)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["home"]
+
+
+def test_import_a_folder_without_copying(cli: Cli, cli_server: Server, repository: str) -> None:
+    folder = cli_server.data_dir / "blocks" / "imports" / repository
+    folder.mkdir(parents=True)
+    (folder / "one.csv").write_bytes(b"id\n1\n")
+    (folder / "two.csv").write_bytes(b"id\n2\n")
+    done = cli(
+        "import", "--from", f"{IMPORTS}/{repository}/", "--to", f"lakefs://{repository}/main/raw/",
+        "--json",
+    ).json()  # fmt: skip
+    assert done["completed"] is True and done["ingested_objects"] == 2
+    listed = cli("fs", "ls", f"lakefs://{repository}/main/raw/", "--json").json()
+    assert [o["path"] for o in listed] == ["raw/one.csv", "raw/two.csv"]
+    assert cli("diff", f"lakefs://{repository}/main", "--json").json() == []
+    cli("import", "--from", "local://elsewhere/", "--to", f"lakefs://{repository}/main/x/").error(2)

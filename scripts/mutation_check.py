@@ -2537,6 +2537,22 @@ MUTATIONS = (
             "test_a_blob_replaced_through_its_presigned_url_after_the_link_is_refused_on_read",
         ),
     ),
+    Mutation(
+        "cli-superuser-checks-server-key",
+        "issue 27: `kvlake superuser` refuses a server key that cannot read the stored secrets",
+        "kvlake/cli/superuser.py",
+        "        auth.check_server_key()",
+        "        pass",
+        ("tests/cli/test_superuser.py::test_superuser_with_another_server_key_refuses",),
+    ),
+    Mutation(
+        "cli-download-leaves-no-partial-file",
+        "issue 27: a failed `kvlake fs download` leaves no half-written file",
+        "kvlake/cli/fs.py",
+        "                    partial.unlink(missing_ok=True)\n",
+        "                    pass\n",
+        ("tests/cli/test_fs.py::test_missing_objects_and_paths",),
+    ),
 )
 
 

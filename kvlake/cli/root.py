@@ -40,6 +40,7 @@ _COMMANDS: Final = {
     "operations": "kvlake.cli.operations:operations",
     "repo": "kvlake.cli.repo:repo",
     "serve": "kvlake.cli.serve:serve",
+    "superuser": "kvlake.cli.superuser:superuser",
     "tag": "kvlake.cli.refs:tag",
 }
 """Command name -> where it lives, imported on first use: a user command over the API

@@ -109,6 +109,14 @@ def print_installation(services: Services) -> None:
     if made.secret:
         print(f"  secret access key: {made.secret}", flush=True)
         print("  (shown only this once: store it now)", flush=True)
+    # What the `kvlake` CLI and lakeFS's clients read (lakectl's names), ready to paste.
+    settings = services.settings
+    host = "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host
+    print("  for the kvlake CLI and lakeFS clients:", flush=True)
+    print(f"  export LAKECTL_SERVER_ENDPOINT_URL=http://{host}:{settings.port}", flush=True)
+    print(f"  export LAKECTL_CREDENTIALS_ACCESS_KEY_ID={made.access_key_id}", flush=True)
+    secret = made.secret or "<the KVLAKE_INSTALLATION_SECRET_ACCESS_KEY you set>"
+    print(f"  export LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY={secret}", flush=True)
 
 
 def create_app(

@@ -145,9 +145,10 @@ def test_kv_check_uses_the_embedded_default_store(tmp_path: Path) -> None:
     assert (tmp_path / "data" / "kv.db").exists()
 
 
-def test_serve_with_a_bad_port_option_names_the_setting() -> None:
+def test_serve_with_a_bad_port_option_is_a_usage_error() -> None:
     result = CliRunner().invoke(main, ["serve", "--port", "abc"])
-    assert_user_error(result, "KVLAKE_PORT is 'abc'")
+    assert result.exit_code == 2 and "'abc' is not a valid integer" in result.stderr
+    assert "Traceback" not in result.output
 
 
 def test_serve_answers_health_checks_and_stops_cleanly_on_interrupt(tmp_path: Path) -> None:
@@ -276,8 +277,6 @@ def test_deletion_status_and_run_show_and_do_the_work(
     status = run("deletion", "status")
     assert status.exit_code == 0, status.output
     assert "pending: 5," in status.stdout and "dead letters: 0" in status.stdout
-    metrics = run("deletion", "metrics")
-    assert "# TYPE kvlake_deletion_pending gauge" in metrics.stdout
     done = run("deletion", "run")
     assert done.exit_code == 0, done.output
     assert done.stdout.startswith("deleted 5, retried 0, kept 0, dead-lettered 0")

@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator
 from typing import Any, Final
 
 import msgspec
+from prometheus_client.registry import Collector
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
@@ -25,7 +26,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from kvlake.api import errors, openapi
+from kvlake.api import errors, observability, openapi
 from kvlake.api.body import ClientGoneError
 from kvlake.api.connections import CONNECTIONS_STATE, ClientConnections
 from kvlake.api.inflight import InFlightLimit
@@ -148,10 +149,17 @@ def create_app(
             services.close()
             print("kvlake: stopped: requests finished, cleaner stopped, stores closed", flush=True)
 
+    def store_collectors() -> list[Collector]:
+        services: Services | None = getattr(app.state, "services", None)
+        if services is None:
+            return []
+        return [observability.DeletionCollector(services.lake.deletion_log)]
+
     app = Starlette(
         routes=[
             routes(operations),
             Route("/api/v1/openapi.json", openapi_json),
+            Route("/metrics", observability.metrics_endpoint(store_collectors)),
             # Last: S3 clients reach everything the REST API does not own (docs/gateway.md).
             GatewayRoute(
                 Gateway(settings.gateway, body_read_timeout=settings.server.body_read_timeout)
@@ -164,7 +172,11 @@ def create_app(
             Exception: errors.internal_error,
         },
         lifespan=lifespan,
-        middleware=[Middleware(InFlightLimit, limit=settings.server.max_connections)],
+        middleware=[
+            # Outermost: a request refused for load is counted and logged as well.
+            Middleware(observability.Observed, access_log=settings.server.access_log),
+            Middleware(InFlightLimit, limit=settings.server.max_connections),
+        ],
     )
     app.state.body_limits = BodyLimits(settings.server)
     return app
@@ -174,4 +186,5 @@ def app_from_environment() -> Starlette:
     """The app for a uvicorn worker: settings from `serve`, else from KVLAKE_* variables."""
     raw = os.environ.get(SETTINGS_ENV)
     settings = msgspec.json.decode(raw, type=Settings) if raw else load_settings()
+    observability.configure_logging(settings)
     return create_app(settings)

@@ -99,3 +99,11 @@ def test_a_user_without_the_policy_is_refused(cli: Cli, cli_server: Server, tmp_
         "main"
     ]
     viewer("branch", "create", f"lakefs://{repo}/dev", "-s", f"lakefs://{repo}/main").error(3)
+
+
+def test_the_first_start_banner_prints_the_lakectl_lines(cli_server: Server) -> None:
+    output = cli_server.output()
+    assert f"export LAKECTL_SERVER_ENDPOINT_URL=http://127.0.0.1:{cli_server.port}" in output
+    assert f"export LAKECTL_CREDENTIALS_ACCESS_KEY_ID={ACCESS_KEY_ID}" in output
+    # The secret came from the environment: the banner never echoes it.
+    assert SECRET_ACCESS_KEY not in output

@@ -34,6 +34,7 @@ _COMMANDS: Final = {
     "gc": "kvlake.cli.gc:gc",
     "import": "kvlake.cli.imports:import_",
     "kv": "kvlake.cli.kv:kv",
+    "local": "kvlake.cli.local:local",
     "lock": "kvlake.cli.operations:lock",
     "log": "kvlake.cli.history:log",
     "merge": "kvlake.cli.history:merge",

@@ -2553,6 +2553,16 @@ MUTATIONS = (
         "                    pass\n",
         ("tests/cli/test_fs.py::test_missing_objects_and_paths",),
     ),
+    Mutation(
+        "cli-gc-deleted-blob-is-gone",
+        "issue 27: an object whose blob garbage collection deleted answers 410 Gone, not 404",
+        "kvlake/catalog/catalog.py",
+        "        except BlobNotFoundError as exc:\n"
+        "            # The entry is there and its blob is not",
+        "        except ObjectGoneError as exc:\n"
+        "            # The entry is there and its blob is not",
+        ("tests/cli/test_fs.py::test_an_object_whose_blob_gc_deleted_is_gone",),
+    ),
 )
 
 

@@ -70,3 +70,24 @@ def test_import_a_folder_without_copying(cli: Cli, cli_server: Server, repositor
     assert [o["path"] for o in listed] == ["raw/one.csv", "raw/two.csv"]
     assert cli("diff", f"lakefs://{repository}/main", "--json").json() == []
     cli("import", "--from", "local://elsewhere/", "--to", f"lakefs://{repository}/main/x/").error(2)
+
+
+def test_an_object_whose_blob_gc_deleted_is_gone(
+    cli: Cli, cli_server: Server, repository: str, tmp_path: Path
+) -> None:
+    repo = f"lakefs://{repository}/main"
+    source = tmp_path / "old.txt"
+    source.write_bytes(b"old")
+    cli("fs", "upload", f"{repo}/old.txt", "-s", str(source)).ok()
+    cli("commit", repo, "-m", "old").ok()
+    namespace = cli_server.storage.namespace(repository)
+    # What a sweep does to a blob no retained commit references (the test plays GC).
+    for key in cli_server.storage.keys(namespace, "data/"):
+        cli_server.storage.blocks.delete(namespace, key)
+    cli("fs", "stat", f"{repo}/old.txt").ok()
+    cli("fs", "cat", f"{repo}/old.txt").error(4, "garbage collection deleted its blob")
+    with cli_server.http() as http:
+        answer = http.get(
+            f"/repositories/{repository}/refs/main/objects", params={"path": "old.txt"}
+        )
+    assert answer.status_code == 410, answer.text

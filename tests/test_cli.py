@@ -298,6 +298,8 @@ def test_dead_letters_are_listed_requeued_and_dropped(monkeypatch: pytest.Monkey
             instance_uid="0" * 26,
         )
         log.append([log.new_record(bad, "data/x", "deleted_staged", path=b"x")])
+    assert run("deletion", "dlq", "list").stdout == "no dead letters\n"
+    assert run("deletion", "purges").stdout == "no purges\n"
     assert "dead-lettered 1" in run("deletion", "run").stdout
     listed = run("deletion", "dlq", "list")
     assert listed.exit_code == 0 and "deleted_staged gone/" in listed.stdout

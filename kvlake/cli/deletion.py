@@ -78,10 +78,14 @@ def _echo_report(report: WorkerReport) -> None:
 def deletion_purges() -> None:
     """Report every purge: blobs logged, deleted and dead-lettered."""
     with Lake.open(load_settings()) as lake:
+        shown = False
         for report in lake.purges.reports():
+            shown = True
             request, counts = report.request, report.counts
             click.echo(
                 f"{request.repository}/{request.instance_uid} {request.storage_namespace}"
                 f" {request.state}: logged {request.logged}, deleted {counts.deleted},"
                 f" dead-lettered {counts.dead_lettered}"
             )
+        if not shown:
+            click.echo("no purges")

@@ -53,6 +53,16 @@ def repo_create(
     }
     with ApiClient.open() as client:
         made = client.request("POST", "/repositories", json=body).json()
+    stored = made["storage_namespace"]
+    if storage_namespace.startswith("local:///") and stored != storage_namespace:
+        # A local namespace is a path below the server's blockstore root, never an
+        # absolute folder of the machine: say where the data goes instead of hiding it.
+        click.echo(
+            f"note: {storage_namespace} is a folder below the server's blockstore root"
+            f" (KVLAKE_BLOCKSTORE_URL), stored as {stored}; it is not the absolute folder"
+            f" {storage_namespace.removeprefix('local://')}",
+            err=True,
+        )
     if as_json:
         emit_json(made)
         return

@@ -115,3 +115,10 @@ def test_repo_delete_with_purge_goes_through_the_server(cli: Cli, cli_server: Se
     assert deleted.startswith(f"deleted repository {name}\npurge: ")
     assert "kvlake deletion status" in deleted
     assert name not in [r["id"] for r in cli("repo", "list", "--json").json()]
+
+
+def test_an_absolute_local_namespace_says_where_the_data_goes(cli: Cli) -> None:
+    made = cli("repo", "create", "lakefs://cli-absolute", "local:///srv/absolute", "--json")
+    assert made.json()["storage_namespace"] == "local://srv/absolute"
+    assert "below the server's blockstore root" in made.stderr
+    assert "stored as local://srv/absolute" in made.stderr

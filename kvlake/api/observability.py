@@ -22,14 +22,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any, Final
 
-from prometheus_client import (
-    CONTENT_TYPE_LATEST,
-    REGISTRY,
-    CollectorRegistry,
-    Counter,
-    Histogram,
-    generate_latest,
-)
+from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
@@ -37,24 +30,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from kvlake.api.metrics import REQUEST_SECONDS, REQUESTS, RESPONSE_BYTES
 from kvlake.api.routing import OPERATION_SCOPE_KEY, USER_SCOPE_KEY
 from kvlake.config import Settings
 from kvlake.deletion import DeletionLog, PartitionStatus, deletion_status
 
 MULTIPROCESS_ENV: Final = "PROMETHEUS_MULTIPROC_DIR"
 ACCESS_LOGGER: Final = "kvlake.access"
-
-REQUESTS = Counter(
-    "kvlake_requests", "HTTP requests answered, by operation and status", ["operation", "status"]
-)
-REQUEST_SECONDS = Histogram(
-    "kvlake_request_duration_seconds",
-    "Time from a request's head to its response's last byte, by operation",
-    ["operation"],
-)
-RESPONSE_BYTES = Counter(
-    "kvlake_response_bytes", "Response body bytes sent, by operation", ["operation"]
-)
 
 
 def operation_of(scope: Scope) -> str:

@@ -1,5 +1,6 @@
 """The KV layer: one narrow store interface and its drivers, chosen by URL."""
 
+from kvlake.kv.metered import MeteredStore, Observer
 from kvlake.kv.registry import open_store, register_store, url_scheme
 from kvlake.kv.store import (
     DEFAULT_BATCH_SIZE,
@@ -14,6 +15,8 @@ __all__ = [
     "DEFAULT_BATCH_SIZE",
     "MUST_EXIST",
     "KeyValue",
+    "MeteredStore",
+    "Observer",
     "Predicate",
     "Scan",
     "Store",

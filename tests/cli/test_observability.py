@@ -68,6 +68,10 @@ def test_metrics_count_what_every_worker_did(two_workers: Server, tmp_path: Path
     assert delta("kvlake_requests_total", operation="statObject", status="404") == 3
     assert delta("kvlake_request_duration_seconds_count", operation="uploadObject") == 5
     assert delta("kvlake_response_bytes_total", operation="uploadObject") > 0
+    # Every upload reads the repository and branch records and writes a staged entry.
+    assert delta("kvlake_kv_calls_total", driver="sqlite", call="get", outcome="ok") >= 10
+    assert delta("kvlake_kv_calls_total", driver="sqlite", call="set", outcome="ok") >= 5
+    assert delta("kvlake_kv_call_duration_seconds_count", driver="sqlite", call="get") >= 10
     assert count(after, "kvlake_deletion_pending", partition="0") >= 0
     assert ("kvlake_deletion_dead_letters", ()) in after
 

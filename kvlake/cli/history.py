@@ -15,6 +15,7 @@ from kvlake.cli.client import ApiClient
 from kvlake.cli.output import emit_json, json_option
 from kvlake.cli.refs import ref_path
 from kvlake.cli.repo import created
+from kvlake.cli.times import parse_time
 from kvlake.cli.uri import parse_uri
 from kvlake.errors import InvalidInputError
 
@@ -74,16 +75,26 @@ def commit(
 @click.option("--amount", type=click.IntRange(min=1), default=None, help="At most this many.")
 @click.option("--after", default="", help="Commits after this id (paging).")
 @click.option("--first-parent", is_flag=True, help="Follow only the first parent of merges.")
+@click.option("--since", default=None, help="Only commits since: 2026-11-01, an ISO time, 3d, 12h.")
 @json_option
-def log(uri: str, amount: int | None, after: str, first_parent: bool, as_json: bool) -> None:
+def log(
+    uri: str,
+    amount: int | None,
+    after: str,
+    first_parent: bool,
+    since: str | None,
+    as_json: bool,
+) -> None:
     """Commits reachable from URI (lakefs://REPO/REF), newest first."""
     target = parse_uri(uri)
+    since_time = None if since is None else parse_time(since, option="--since").isoformat()
     with ApiClient.open() as client:
         commits = client.pages(
             f"{ref_path(target, 'refs')}/commits",
             after=after,
             limit=amount,
             first_parent=first_parent or None,
+            since=since_time,
         )
         if as_json:
             emit_json(list(commits))

@@ -62,6 +62,14 @@ def test_commit_log_diff_merge(cli: Cli, repository: str, tmp_path: Path) -> Non
     log = cli("log", f"{repo}/dev", "--amount", "1", "--json").json()
     assert [c["id"] for c in log] == [made["id"]]
     assert "    add a" in cli("log", f"{repo}/dev").ok().stdout
+    assert [c["id"] for c in cli("log", f"{repo}/dev", "--since", "1h", "--json").json()][0] == (
+        made["id"]
+    )
+    assert cli("log", f"{repo}/dev", "--since", "2999-01-01", "--json").json() == []
+    assert cli("log", f"{repo}/dev", "--since", "2999-01-01T00:00:00Z").ok().stdout == (
+        f"no commits at {repo}/dev\n"
+    )
+    cli("log", f"{repo}/dev", "--since", "yesterday").error(2, "--since 'yesterday'", "3d")
     changes = cli("diff", f"{repo}/main", f"{repo}/dev", "--json").json()
     assert [c["path"] for c in changes] == ["a.txt"]
     merged = cli("merge", f"{repo}/dev", f"{repo}/main", "--json").json()

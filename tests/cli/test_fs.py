@@ -1,11 +1,26 @@
-"""`kvlake fs`: ls, stat, cat, upload, download and rm over the API, single and recursive."""
+"""`kvlake fs`: ls, stat, cat, upload, download and rm over the API, single and recursive,
+on the two servers of the API suite (SQLite over a local folder, PostgreSQL over S3)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
+from tests.api.conftest import SERVERS, served
 from tests.api.server import Server
-from tests.cli.conftest import IMPORTS, Cli
+from tests.cli.conftest import Cli
+
+
+@pytest.fixture(scope="module", params=SERVERS)
+def cli_server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Server]:
+    """The module's server, once per (KV driver, blockstore) pair: transfers store blobs."""
+    with served(request, tmp_path_factory, "cli_fs") as server:
+        server.storage.prepare()
+        yield server
 
 
 def test_upload_ls_stat_cat_download_rm(cli: Cli, repository: str, tmp_path: Path) -> None:
@@ -54,22 +69,6 @@ def test_missing_objects_and_paths(cli: Cli, repository: str, tmp_path: Path) ->
     cli("fs", "rm", repo).error(2, "--recursive")
     cli("fs", "download", f"{repo}/nothing", str(tmp_path / "x")).error(4)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["home"]
-
-
-def test_import_a_folder_without_copying(cli: Cli, cli_server: Server, repository: str) -> None:
-    folder = cli_server.data_dir / "blocks" / "imports" / repository
-    folder.mkdir(parents=True)
-    (folder / "one.csv").write_bytes(b"id\n1\n")
-    (folder / "two.csv").write_bytes(b"id\n2\n")
-    done = cli(
-        "import", "--from", f"{IMPORTS}/{repository}/", "--to", f"lakefs://{repository}/main/raw/",
-        "--json",
-    ).json()  # fmt: skip
-    assert done["completed"] is True and done["ingested_objects"] == 2
-    listed = cli("fs", "ls", f"lakefs://{repository}/main/raw/", "--json").json()
-    assert [o["path"] for o in listed] == ["raw/one.csv", "raw/two.csv"]
-    assert cli("diff", f"lakefs://{repository}/main", "--json").json() == []
-    cli("import", "--from", "local://elsewhere/", "--to", f"lakefs://{repository}/main/x/").error(2)
 
 
 def test_an_object_whose_blob_gc_deleted_is_gone(

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.api.server import Server
-from tests.cli.conftest import Cli
+from tests.cli.conftest import IMPORTS, Cli
 
 
 def upload(cli: Cli, tmp_path: Path, uri: str, data: bytes) -> None:
@@ -130,3 +130,19 @@ def test_an_absolute_local_namespace_says_where_the_data_goes(cli: Cli) -> None:
     assert made.json()["storage_namespace"] == "local://srv/absolute"
     assert "below the server's blockstore root" in made.stderr
     assert "stored as local://srv/absolute" in made.stderr
+
+
+def test_import_a_folder_without_copying(cli: Cli, cli_server: Server, repository: str) -> None:
+    folder = cli_server.data_dir / "blocks" / "imports" / repository
+    folder.mkdir(parents=True)
+    (folder / "one.csv").write_bytes(b"id\n1\n")
+    (folder / "two.csv").write_bytes(b"id\n2\n")
+    done = cli(
+        "import", "--from", f"{IMPORTS}/{repository}/", "--to", f"lakefs://{repository}/main/raw/",
+        "--json",
+    ).json()  # fmt: skip
+    assert done["completed"] is True and done["ingested_objects"] == 2
+    listed = cli("fs", "ls", f"lakefs://{repository}/main/raw/", "--json").json()
+    assert [o["path"] for o in listed] == ["raw/one.csv", "raw/two.csv"]
+    assert cli("diff", f"lakefs://{repository}/main", "--json").json() == []
+    cli("import", "--from", "local://elsewhere/", "--to", f"lakefs://{repository}/main/x/").error(2)

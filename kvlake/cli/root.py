@@ -70,6 +70,16 @@ class _KvlakeGroup(click.Group):
         except KvlakeError as exc:
             click.echo(f"kvlake: error: {' '.join(str(exc).split())}", err=True)
             ctx.exit(exc.exit_code if isinstance(exc, ApiError) else 2)
+        except OSError as exc:
+            if exc.filename is None:
+                raise  # not about a file the user named: a bug, keep the traceback
+            # A local file a transfer reads or writes (missing, a folder, no permission).
+            click.echo(
+                f"kvlake: error: {exc.filename}: {exc.strerror}; check the path and its"
+                " permissions",
+                err=True,
+            )
+            ctx.exit(2)
 
 
 @click.group(cls=_KvlakeGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -69,6 +69,14 @@ def test_missing_objects_and_paths(cli: Cli, repository: str, tmp_path: Path) ->
     cli("fs", "rm", repo).error(2, "--recursive")
     cli("fs", "download", f"{repo}/nothing", str(tmp_path / "x")).error(4)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["home"]
+    source = tmp_path / "src.txt"
+    source.write_bytes(b"s")
+    cli("fs", "upload", f"{repo}/s.txt", "-s", str(source)).ok()
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where a folder should be")
+    cli("fs", "download", f"{repo}/s.txt", str(blocked / "s.txt")).error(
+        2, str(blocked), "check the path"
+    )
 
 
 def test_an_object_whose_blob_gc_deleted_is_gone(

@@ -35,7 +35,7 @@ _COMMANDS: Final = {
     "import": "kvlake.cli.imports:import_",
     "kv": "kvlake.cli.kv:kv",
     "local": "kvlake.cli.local:local",
-    "lock": "kvlake.cli.operations:lock",
+    "lock": "kvlake.cli.locks:lock",
     "log": "kvlake.cli.history:log",
     "merge": "kvlake.cli.history:merge",
     "operations": "kvlake.cli.operations:operations",

@@ -83,3 +83,11 @@ def test_bad_input_is_one_line_and_records_nothing(namespace: str) -> None:
     assert result.exit_code == 2 and "is not a lakefs:// URI" in result.stderr
     assert run("operations", "cancel", "nope").exit_code == 2
     assert run("operations", "list").stdout == ""
+
+
+def test_a_dry_run_says_what_it_would_delete(namespace: str) -> None:
+    _lake_with(namespace, ["a/1", "a/2"])
+    result = run("delete", "lakefs://repo1/main/a/", "--wait", "--dry-run")
+    assert result.exit_code == 0, result.output
+    assert "would delete 2, 0 failed" in result.stdout and " deleted," not in result.stdout
+    assert _listed() == ["a/1", "a/2"]

@@ -155,8 +155,12 @@ def _bar(operation: Operation, now: float) -> str:
 
 def _summary(operation: Operation) -> str:
     c = operation.counters
+    # A dry run deletes nothing: its count is what a real run would delete.
+    deleted = (
+        f"would delete {c.deleted:,}" if operation.options.dry_run else f"{c.deleted:,} deleted"
+    )
     line = (
-        f"{operation.id} {operation.status}: {c.deleted:,} deleted, {c.failed:,} failed,"
+        f"{operation.id} {operation.status}: {deleted}, {c.failed:,} failed,"
         f" {c.skipped:,} skipped of {c.enumerated:,}"
     )
     if operation.commit_id:

@@ -33,7 +33,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from kvlake.api.metrics import REQUEST_SECONDS, REQUESTS, RESPONSE_BYTES
 from kvlake.api.routing import OPERATION_SCOPE_KEY, USER_SCOPE_KEY
 from kvlake.config import Settings
-from kvlake.deletion import DeletionLog, PartitionStatus, deletion_status
+from kvlake.deletion import DeletionLog, deletion_status
 
 MULTIPROCESS_ENV: Final = "PROMETHEUS_MULTIPROC_DIR"
 ACCESS_LOGGER: Final = "kvlake.access"
@@ -112,13 +112,14 @@ class DeletionCollector(Collector):
 
     def collect(self) -> Iterator[Metric]:
         status = deletion_status(self.log)
-        families: list[tuple[str, _Family, str, Callable[[PartitionStatus], float]]] = [
-            ("pending", GaugeMetricFamily, "Blob deletions waiting in the log", _pending),
-            ("due", GaugeMetricFamily, "Pending blob deletions whose time has come", _due),
-            ("deleted", CounterMetricFamily, "Blobs deleted (not found counts)", _deleted),
-            ("retried", CounterMetricFamily, "Records rescheduled: in use or failed", _retried),
-            ("dead_lettered", CounterMetricFamily, "Records moved to the dead letters", _dead),
-            ("kept", CounterMetricFamily, "Records dropped, blob still referenced", _kept),
+        # Each series is the PartitionStatus field of the same name, one sample a partition.
+        families: list[tuple[str, _Family, str]] = [
+            ("pending", GaugeMetricFamily, "Blob deletions waiting in the log"),
+            ("due", GaugeMetricFamily, "Pending blob deletions whose time has come"),
+            ("deleted", CounterMetricFamily, "Blobs deleted (not found counts)"),
+            ("retried", CounterMetricFamily, "Records rescheduled: in use or failed"),
+            ("dead_lettered", CounterMetricFamily, "Records moved to the dead letters"),
+            ("kept", CounterMetricFamily, "Records dropped, blob still referenced"),
         ]
         leased = GaugeMetricFamily(
             "kvlake_deletion_leased",
@@ -128,10 +129,10 @@ class DeletionCollector(Collector):
         for partition in status.partitions:
             leased.add_metric([str(partition.number)], int(partition.leased(status.now)))
         yield leased
-        for name, kind, text, value in families:
+        for name, kind, text in families:
             family = kind(f"kvlake_deletion_{name}", text, labels=["partition"])
             for partition in status.partitions:
-                family.add_metric([str(partition.number)], value(partition))
+                family.add_metric([str(partition.number)], getattr(partition, name))
             yield family
         yield GaugeMetricFamily(
             "kvlake_deletion_dead_letters",
@@ -143,30 +144,6 @@ class DeletionCollector(Collector):
             "How long the oldest pending record has waited",
             value=status.oldest_pending_age,
         )
-
-
-def _pending(p: PartitionStatus) -> float:
-    return p.pending
-
-
-def _due(p: PartitionStatus) -> float:
-    return p.due
-
-
-def _deleted(p: PartitionStatus) -> float:
-    return p.deleted
-
-
-def _retried(p: PartitionStatus) -> float:
-    return p.retried
-
-
-def _dead(p: PartitionStatus) -> float:
-    return p.dead_lettered
-
-
-def _kept(p: PartitionStatus) -> float:
-    return p.kept
 
 
 def metrics_endpoint(collectors: Callable[[], list[Collector]]) -> Callable[..., Any]:

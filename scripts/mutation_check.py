@@ -2563,6 +2563,14 @@ MUTATIONS = (
         "            # The entry is there and its blob is not",
         ("tests/cli/test_fs.py::test_an_object_whose_blob_gc_deleted_is_gone",),
     ),
+    Mutation(
+        "cli-lock-release-of-nothing-is-an-error",
+        "issue 27: `kvlake lock release` of a path with no live lock fails instead of succeeding",
+        "kvlake/cli/locks.py",
+        "        if not held:\n",
+        "        if False:\n",
+        ("tests/cli/test_locks.py::test_acquire_list_and_release",),
+    ),
 )
 
 

@@ -153,7 +153,10 @@ def create_app(
         services: Services | None = getattr(app.state, "services", None)
         if services is None:
             return []
-        return [observability.DeletionCollector(services.lake.deletion_log)]
+        return [
+            observability.DeletionCollector(services.lake.deletion_log),
+            observability.OperationsCollector(services.lake.ledger),
+        ]
 
     app = Starlette(
         routes=[

@@ -34,6 +34,7 @@ from kvlake.api.metrics import REQUEST_SECONDS, REQUESTS, RESPONSE_BYTES
 from kvlake.api.routing import OPERATION_SCOPE_KEY, USER_SCOPE_KEY
 from kvlake.config import Settings
 from kvlake.deletion import DeletionLog, deletion_status
+from kvlake.operations import Ledger
 
 MULTIPROCESS_ENV: Final = "PROMETHEUS_MULTIPROC_DIR"
 ACCESS_LOGGER: Final = "kvlake.access"
@@ -144,6 +145,40 @@ class DeletionCollector(Collector):
             "How long the oldest pending record has waited",
             value=status.oldest_pending_age,
         )
+
+
+class OperationsCollector(Collector):
+    """Long-running operations from the KV at scrape time: how many of each kind are in
+    each status, and the counters of those still running (their progress)."""
+
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+
+    def collect(self) -> Iterator[Metric]:
+        counts: dict[tuple[str, str], int] = {}
+        running = {"enumerated": 0, "deleted": 0, "failed": 0, "skipped": 0}
+        for operation in self.ledger.list():
+            key = (operation.kind, operation.status)
+            counts[key] = counts.get(key, 0) + 1
+            if not operation.finished:
+                for name in running:
+                    running[name] += getattr(operation.counters, name)
+        by_status = GaugeMetricFamily(
+            "kvlake_operations",
+            "Long-running operations, by kind and status",
+            labels=["kind", "status"],
+        )
+        for (kind, status), count in sorted(counts.items()):
+            by_status.add_metric([kind, status], count)
+        yield by_status
+        progress = GaugeMetricFamily(
+            "kvlake_operations_running_items",
+            "Items of unfinished operations so far, by counter (enumerated, deleted, ...)",
+            labels=["counter"],
+        )
+        for name, value in running.items():
+            progress.add_metric([name], value)
+        yield progress
 
 
 def metrics_endpoint(collectors: Callable[[], list[Collector]]) -> Callable[..., Any]:

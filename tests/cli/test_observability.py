@@ -105,3 +105,33 @@ def test_a_busy_port_fails_before_serving(two_workers: Server, tmp_path: Path) -
     assert "serving" not in busy.stdout
     typed = operator("serve", "--port", "eighty")
     assert typed.code == 2 and "'eighty' is not a valid integer" in typed.stderr
+
+
+def test_operations_are_counted_by_kind_and_status(two_workers: Server) -> None:
+    repo = f"ops-{uuid.uuid4().hex[:8]}"
+    with two_workers.http() as http:
+        made = http.post(
+            "/repositories", json={"name": repo, "storage_namespace": f"local://{repo}"}
+        )
+        assert made.status_code == 201, made.text
+        for number in range(3):
+            put = http.post(
+                f"/repositories/{repo}/branches/main/objects",
+                params={"path": f"p/{number}"},
+                content=b"x",
+                headers={"Content-Type": "application/octet-stream"},
+            )
+            assert put.status_code == 201, put.text
+        started = http.put("/operations/bulk-delete", params={"path": f"lakefs://{repo}/main/p/"})
+        assert started.status_code in (200, 201, 202), started.text
+        operation = started.json()["operation_id"]
+
+        def finished() -> bool:
+            status = http.get(f"/operations/bulk-delete/status/{operation}").json()["status"]
+            return status in ("completed", "completed_with_errors", "failed", "cancelled")
+
+        wait_until(finished, timeout=60, interval=0.2, message=lambda: two_workers.output())
+        kind = http.get(f"/operations/bulk-delete/status/{operation}").json()["kind"]
+    found = samples(two_workers)
+    assert count(found, "kvlake_operations", kind=kind, status="completed") >= 1
+    assert ("kvlake_operations_running_items", (("counter", "deleted"),)) in found

@@ -17,7 +17,16 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-serve: $(STAMP)
+# `make serve` installs what the server needs (and boto3 for a lake on S3), not the test
+# tools: a production box gets no pytest, moto or Spark. `make install` adds them.
+SERVE_STAMP := $(VENV)/.installed-serve
+$(SERVE_STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip uv
+	$(BIN)/uv pip install --quiet --python $(BIN)/python -e '.[s3]'
+	touch $(SERVE_STAMP)
+
+serve: $(SERVE_STAMP)
 	$(BIN)/kvlake serve
 
 # Lint first: a style or type error fails in seconds, before the minutes of pytest.

@@ -168,6 +168,9 @@ class ServerSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     client_body_share: Annotated[float, msgspec.Meta(gt=0, le=1)] = 0.25
     """KVLAKE_SERVER_CLIENT_BODY_SHARE: the fraction of each body budget one client address
     may hold (1: no per-address cap, e.g. behind a proxy)."""
+    access_log: bool = True
+    """KVLAKE_SERVER_ACCESS_LOG: one line per request on stdout (time, user, operation,
+    status, bytes, duration), as text or JSON after KVLAKE_LOG_FORMAT; false turns it off."""
     body_read_timeout: Annotated[float, msgspec.Meta(gt=0)] = 60.0
     """KVLAKE_SERVER_BODY_READ_TIMEOUT: seconds a request body may send nothing before it is
     answered 408 and whatever it had written is disposed of."""
@@ -264,6 +267,10 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     """KVLAKE_HOST: the address the server listens on."""
     port: Annotated[int, msgspec.Meta(ge=0, le=65535)] = 8000
     """KVLAKE_PORT: the TCP port the server listens on (0: any free port)."""
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    """KVLAKE_LOG_LEVEL: the server's log threshold (the access log is apart)."""
+    log_format: Literal["text", "json"] = "text"
+    """KVLAKE_LOG_FORMAT: `text` lines, or one JSON object per line for log collectors."""
     deletion: DeletionSettings = msgspec.field(default_factory=DeletionSettings)
     """KVLAKE_DELETION_*: the deletion log; see `DeletionSettings`."""
     operations: OperationsSettings = msgspec.field(default_factory=OperationsSettings)

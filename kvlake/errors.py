@@ -8,6 +8,7 @@ codes in one table, so a new specific error needs no API change.
     ├── NotFoundError (LookupError)          the thing does not exist
     │   ├── KeyNotFoundError                 no such key in the KV store
     │   ├── BlobNotFoundError                no such blob in the blockstore
+    │   ├── ObjectGoneError                  the path exists, its blob was deleted (410)
     │   ├── RepositoryNotFoundError
     │   ├── BranchNotFoundError
     │   ├── TagNotFoundError
@@ -63,6 +64,11 @@ class KeyNotFoundError(NotFoundError):
 
 class BlobNotFoundError(NotFoundError):
     """No blob is stored under the key."""
+
+
+class ObjectGoneError(NotFoundError):
+    """The object's entry exists at the ref but its blob is gone: garbage collection
+    deleted it once every commit that kept it had expired (lakeFS answers 410 Gone)."""
 
 
 class RepositoryNotFoundError(NotFoundError):

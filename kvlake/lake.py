@@ -34,7 +34,7 @@ from kvlake.deletion import (
 )
 from kvlake.errors import KvlakeError
 from kvlake.graveler import TOKEN_DROP_DELAY, Cleaner, CommittedManager, Graveler
-from kvlake.kv import Store, open_store
+from kvlake.kv import MeteredStore, Observer, Store, open_store
 from kvlake.operations import BulkDeletes, EngineContext, Ledger, ObjectLocks, OperationRunner
 
 log = logging.getLogger(__name__)
@@ -103,9 +103,12 @@ class Lake(Closing):
         return normalised
 
     @classmethod
-    def open(cls, settings: Settings) -> Self:
-        """Open the stores the settings name. Raises ConfigError or UnavailableError."""
+    def open(cls, settings: Settings, *, kv_observer: Observer | None = None) -> Self:
+        """Open the stores the settings name; `kv_observer` sees every KV driver call (the
+        server's metrics). Raises ConfigError or UnavailableError."""
         store = open_store(settings.kv_url)
+        if kv_observer is not None:
+            store = MeteredStore(store, kv_observer)
         try:
             blockstore = open_blockstore(settings.blockstore_url)
         except BaseException:

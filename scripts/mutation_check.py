@@ -2996,6 +2996,40 @@ MUTATIONS = (
         "            pace = self._pace\n",
         ("tests/gateway/test_limits.py::test_a_trickled_gateway_body_is_cut_as_a_rest_body_is",),
     ),
+    Mutation(
+        "cli-superuser-checks-server-key",
+        "issue 27: `kvlake superuser` refuses a server key that cannot read the stored secrets",
+        "kvlake/cli/superuser.py",
+        "        auth.check_server_key()",
+        "        pass",
+        ("tests/cli/test_superuser.py::test_superuser_with_another_server_key_refuses",),
+    ),
+    Mutation(
+        "cli-download-leaves-no-partial-file",
+        "issue 27: a failed `kvlake fs download` leaves no half-written file",
+        "kvlake/cli/fs.py",
+        "                    partial.unlink(missing_ok=True)\n",
+        "                    pass\n",
+        ("tests/cli/test_fs.py::test_missing_objects_and_paths",),
+    ),
+    Mutation(
+        "cli-gc-deleted-blob-is-gone",
+        "issue 27: an object whose blob garbage collection deleted answers 410 Gone, not 404",
+        "kvlake/catalog/catalog.py",
+        "        except BlobNotFoundError as exc:\n"
+        "            # The entry is there and its blob is not",
+        "        except ObjectGoneError as exc:\n"
+        "            # The entry is there and its blob is not",
+        ("tests/cli/test_fs.py::test_an_object_whose_blob_gc_deleted_is_gone",),
+    ),
+    Mutation(
+        "cli-lock-release-of-nothing-is-an-error",
+        "issue 27: `kvlake lock release` of a path with no live lock fails instead of succeeding",
+        "kvlake/cli/locks.py",
+        "        if not held:\n",
+        "        if False:\n",
+        ("tests/cli/test_locks.py::test_acquire_list_and_release",),
+    ),
 )
 
 

@@ -1,4 +1,4 @@
-"""`kvlake delete`, `kvlake operations` and `kvlake lock` on a lake in a temporary data dir,
+"""`kvlake delete` and `kvlake operations` on a lake in a temporary data dir,
 over its folder and over S3."""
 
 from __future__ import annotations
@@ -67,15 +67,14 @@ def test_delete_without_wait_records_it_and_run_finishes_it(namespace: str) -> N
 
 def test_a_locked_path_is_skipped_and_listed_as_a_failure(namespace: str) -> None:
     _lake_with(namespace, ["a/1", "a/2"])
-    assert run("lock", "acquire", "repo1", "a/2", "--owner", "bob", "--ttl", "600").exit_code == 0
-    assert "a/2\tbob" in run("lock", "list", "repo1").stdout
+    # `kvlake lock` goes through the API (tests/cli/test_locks.py): here bob locks in the lake.
+    with Lake.open(load_settings()) as lake:
+        lake.locks.acquire(lake.graveler.get_repository("repo1"), "a/2", owner="bob", ttl=600)
     result = run("delete", "lakefs://repo1/main/a/", "--wait")
     assert result.exit_code == 1 and "completed_with_errors" in result.stdout
     operation_id = result.stdout.split()[1].rstrip(":")
     failures = run("operations", "failures", operation_id)
     assert failures.stdout.startswith("skipped\ta/2\twrite-locked by 'bob'")
-    assert run("lock", "release", "repo1", "a/2", "--owner", "bob").exit_code == 0
-    assert run("lock", "list", "repo1").stdout == ""
 
 
 def test_bad_input_is_one_line_and_records_nothing(namespace: str) -> None:
@@ -84,3 +83,11 @@ def test_bad_input_is_one_line_and_records_nothing(namespace: str) -> None:
     assert result.exit_code == 2 and "is not a lakefs:// URI" in result.stderr
     assert run("operations", "cancel", "nope").exit_code == 2
     assert run("operations", "list").stdout == ""
+
+
+def test_a_dry_run_says_what_it_would_delete(namespace: str) -> None:
+    _lake_with(namespace, ["a/1", "a/2"])
+    result = run("delete", "lakefs://repo1/main/a/", "--wait", "--dry-run")
+    assert result.exit_code == 0, result.output
+    assert "would delete 2, 0 failed" in result.stdout and " deleted," not in result.stdout
+    assert _listed() == ["a/1", "a/2"]

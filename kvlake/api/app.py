@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator
 from typing import Any, Final
 
 import msgspec
+from prometheus_client.registry import Collector
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
@@ -25,7 +26,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from kvlake.api import errors, openapi
+from kvlake.api import errors, observability, openapi
 from kvlake.api.connections import CONNECTIONS_STATE, ClientConnections
 from kvlake.api.inflight import InFlightLimit
 from kvlake.api.routes import (
@@ -109,6 +110,14 @@ def print_installation(services: Services) -> None:
     if made.secret:
         print(f"  secret access key: {made.secret}", flush=True)
         print("  (shown only this once: store it now)", flush=True)
+    # What the `kvlake` CLI and lakeFS's clients read (lakectl's names), ready to paste.
+    settings = services.settings
+    host = "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host
+    print("  for the kvlake CLI and lakeFS clients:", flush=True)
+    print(f"  export LAKECTL_SERVER_ENDPOINT_URL=http://{host}:{settings.port}", flush=True)
+    print(f"  export LAKECTL_CREDENTIALS_ACCESS_KEY_ID={made.access_key_id}", flush=True)
+    secret = made.secret or "<the KVLAKE_INSTALLATION_SECRET_ACCESS_KEY you set>"
+    print(f"  export LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY={secret}", flush=True)
 
 
 def create_app(
@@ -140,10 +149,20 @@ def create_app(
             services.close()
             print("kvlake: stopped: requests finished, cleaner stopped, stores closed", flush=True)
 
+    def store_collectors() -> list[Collector]:
+        services: Services | None = getattr(app.state, "services", None)
+        if services is None:
+            return []
+        return [
+            observability.DeletionCollector(services.lake.deletion_log),
+            observability.OperationsCollector(services.lake.ledger),
+        ]
+
     app = Starlette(
         routes=[
             routes(operations),
             Route("/api/v1/openapi.json", openapi_json),
+            Route("/metrics", observability.metrics_endpoint(store_collectors)),
             # Last: S3 clients reach everything the REST API does not own (docs/gateway.md).
             GatewayRoute(
                 Gateway(settings.gateway, body_read_timeout=settings.server.body_read_timeout)
@@ -156,7 +175,11 @@ def create_app(
             Exception: errors.internal_error,
         },
         lifespan=lifespan,
-        middleware=[Middleware(InFlightLimit, limit=settings.server.max_connections)],
+        middleware=[
+            # Outermost: a request refused for load is counted and logged as well.
+            Middleware(observability.Observed, access_log=settings.server.access_log),
+            Middleware(InFlightLimit, limit=settings.server.max_connections),
+        ],
     )
     app.state.body_limits = BodyLimits(settings.server)
     return app
@@ -166,4 +189,5 @@ def app_from_environment() -> Starlette:
     """The app for a uvicorn worker: settings from `serve`, else from KVLAKE_* variables."""
     raw = os.environ.get(SETTINGS_ENV)
     settings = msgspec.json.decode(raw, type=Settings) if raw else load_settings()
+    observability.configure_logging(settings)
     return create_app(settings)

@@ -36,6 +36,7 @@ log = logging.getLogger(__name__)
 STATUS: Final[dict[type[errors.KvlakeError], int]] = {
     errors.NotFoundError: 404,
     errors.RepositoryDeletingError: 410,
+    errors.ObjectGoneError: 410,
     errors.ProtectedBranchError: 403,
     errors.ConflictError: 409,
     errors.TooManyTriesError: 429,

@@ -221,6 +221,7 @@ def _authenticate(call: Call[Any]) -> User:
         call.request.cookies.get(SESSION_COOKIE),
         client=client_address(call),
     )
+    call.request.scope[USER_SCOPE_KEY] = call.user.id  # who acted, for the access log
     return call.user
 
 
@@ -266,6 +267,7 @@ def _lakefs_text(operation: Operation[BodyT], call: Call[BodyT], exc: KvlakeErro
 
 def endpoint(operation: Operation[Any]) -> Callable[[Request], Any]:
     async def serve(request: Request) -> Response:
+        request.scope[OPERATION_SCOPE_KEY] = operation.operation_id  # metrics, access log
         if sum(len(k) + len(v) for k, v in request.scope["headers"]) > MAX_HEADER_BYTES:
             raise InvalidInputError(f"request headers are over {MAX_HEADER_BYTES} bytes")
         query = params.parse(operation.params, request.query_params.multi_items(), request.headers)
@@ -313,6 +315,10 @@ def endpoint(operation: Operation[Any]) -> Callable[[Request], Any]:
     return serve
 
 
+OPERATION_SCOPE_KEY: Final = "kvlake.operation"
+"""Scope key naming the operation a request was routed to (observability.py reads it)."""
+USER_SCOPE_KEY: Final = "kvlake.user"
+"""Scope key naming the authenticated caller (observability.py reads it)."""
 _ROUTE: Final = "kvlake.route"
 """Child-scope key naming the route `OperationRoutes` matched, for its `handle`."""
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 
+from kvlake.api.metrics import kv_observer
 from kvlake.auth import (
     Authenticator,
     AuthStore,
@@ -22,7 +23,7 @@ from kvlake.blockstore import BlockStore
 from kvlake.catalog import Catalog, GcPreparation, PhysicalLinks, link_key
 from kvlake.config import Settings
 from kvlake.graveler import Graveler
-from kvlake.kv import Store
+from kvlake.kv import Store, url_scheme
 from kvlake.lake import JOB_INTERVAL, Lake
 from kvlake.pipelines.gc_runs import GcRuns
 
@@ -51,7 +52,7 @@ class Services:
 
     @classmethod
     def open(cls, settings: Settings) -> Services:
-        lake = Lake.open(settings)
+        lake = Lake.open(settings, kv_observer=kv_observer(url_scheme(settings.kv_url)))
         try:
             services = cls(lake)
             services.auth.check_server_key()

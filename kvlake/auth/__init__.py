@@ -6,6 +6,7 @@ from kvlake.auth.credentials import ServerKey, load_master_key
 from kvlake.auth.installation import (
     Installation,
     ensure_installation,
+    grant_admin,
     install,
     is_installed,
 )
@@ -39,6 +40,7 @@ __all__ = [
     "acl_policy_id",
     "branch_arn",
     "ensure_installation",
+    "grant_admin",
     "group_arn",
     "install",
     "is_installed",

@@ -101,3 +101,29 @@ def ensure_installation(store: AuthStore, wanted: InstallationSettings) -> Insta
     if wanted.secret_access_key:
         return msgspec.structs.replace(made, secret="")
     return made
+
+
+def grant_admin(
+    store: AuthStore, *, user_name: str, access_key_id: str = "", secret: str = ""
+) -> Installation:
+    """`kvlake superuser`: make `user_name` an admin with new credentials, returned once.
+
+    Creates the user if missing, adds it to Admins and gives it a new access key (its
+    other keys stay valid), so an operator who lost every admin key regains access from
+    the stores. On a store not yet installed it is the installation itself.
+
+    Raises:
+        ConflictError: `access_key_id` is taken.
+    """
+    if not is_installed(store):
+        return install(store, user_name=user_name, access_key_id=access_key_id, secret=secret)
+    ensure_builtins(store)
+    try:
+        store.create_user(user_name)
+    except ConflictError:
+        pass  # an existing user: re-keyed, and made an admin if it was not one
+    store.add_member(ADMINS_GROUP, user_name)
+    credential, secret = store.create_credentials(
+        user_name, access_key_id=access_key_id, secret=secret
+    )
+    return Installation(user_name=user_name, access_key_id=credential.access_key_id, secret=secret)

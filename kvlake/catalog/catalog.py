@@ -57,6 +57,7 @@ from kvlake.errors import (
     EntryNotFoundError,
     InvalidInputError,
     KvlakeError,
+    ObjectGoneError,
     PreconditionFailedError,
 )
 from kvlake.graveler import (
@@ -411,9 +412,17 @@ class Catalog:
         """The object's metadata and a reader of bytes [start, end). Close the reader."""
         stat = self.stat(repository, ref, path)
         namespace, key = blob_location(repository.storage_namespace, stat.address)
-        reader = self.blockstore.open_reader(
-            namespace, key, start=start, end=end, if_match=stat.blob_etag
-        )
+        try:
+            reader = self.blockstore.open_reader(
+                namespace, key, start=start, end=end, if_match=stat.blob_etag
+            )
+        except BlobNotFoundError as exc:
+            # The entry is there and its blob is not: garbage collection deleted it (the
+            # commits that kept it expired), which lakeFS answers 410 Gone, not 404.
+            raise ObjectGoneError(
+                f"object {path!r} at {ref!r} has no data any more: garbage collection deleted"
+                " its blob once the commits that kept it expired; read a newer commit"
+            ) from exc
         return stat, reader
 
     def list_objects(

@@ -13,7 +13,7 @@ import click
 
 from kvlake.cli.dlq import dlq
 from kvlake.config import load_settings
-from kvlake.deletion import WorkerReport, deletion_status, metrics_text
+from kvlake.deletion import WorkerReport, deletion_status
 from kvlake.lake import Lake
 
 
@@ -42,13 +42,6 @@ def deletion_status_command() -> None:
         )
     click.echo(f"pending: {status.pending}, oldest waiting {status.oldest_pending_age:.1f} s")
     click.echo(f"dead letters: {status.dead_letters}")
-
-
-@deletion.command("metrics")
-def deletion_metrics() -> None:
-    """Print the deletion metrics in the Prometheus text format."""
-    with Lake.open(load_settings()) as lake:
-        click.echo(metrics_text(lake.deletion_log), nl=False)
 
 
 @deletion.command("run")
@@ -85,10 +78,14 @@ def _echo_report(report: WorkerReport) -> None:
 def deletion_purges() -> None:
     """Report every purge: blobs logged, deleted and dead-lettered."""
     with Lake.open(load_settings()) as lake:
+        shown = False
         for report in lake.purges.reports():
+            shown = True
             request, counts = report.request, report.counts
             click.echo(
                 f"{request.repository}/{request.instance_uid} {request.storage_namespace}"
                 f" {request.state}: logged {request.logged}, deleted {counts.deleted},"
                 f" dead-lettered {counts.dead_lettered}"
             )
+        if not shown:
+            click.echo("no purges")

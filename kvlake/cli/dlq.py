@@ -24,6 +24,7 @@ def dlq() -> None:
 def dlq_list(limit: int) -> None:
     """List dead letters: id, origin, repository, address, attempts and reason."""
     with Lake.open(load_settings()) as lake:
+        shown = -1
         for shown, letter in enumerate(DeadLetters(lake.deletion_log).scan()):
             if shown >= limit:
                 click.echo(f"(more dead letters; raise --limit above {limit})")
@@ -37,6 +38,8 @@ def dlq_list(limit: int) -> None:
                 f" {record.storage_namespace} {record.address} attempts={record.attempts}:"
                 f" {letter.reason}"
             )
+        if shown < 0:
+            click.echo("no dead letters")
 
 
 def _chosen(ids: tuple[str, ...], every: bool) -> list[str] | None:

@@ -5,21 +5,25 @@ so a file written for `lakectl gc set-config` works here unchanged:
 
     {"default_retention_days": 21, "branches": [{"branch_id": "main", "retention_days": 28}]}
 
-Commands run on the lake directly, with or without a server.
+The rules commands go through the API as the user (lakectl's `gc set-config`,
+`get-config`, `delete-config`, and kvlake's older `gc rules get|set|delete` spelling of
+the same calls); `gc run` is the operator's Spark job on the stores.
 """
 
 from __future__ import annotations
 
+import json
 from typing import BinaryIO
 
 import click
 import msgspec
 
 from kvlake.api.wire import retention as wire
-from kvlake.config import load_settings
+from kvlake.cli.client import ApiClient
+from kvlake.cli.output import emit_json, emit_table, json_option
+from kvlake.cli.repo import repository_name
 from kvlake.errors import InvalidInputError
 from kvlake.graveler import GarbageCollectionRules, make_rules
-from kvlake.lake import Lake
 
 MAX_RULES_FILE = 4 * 1024 * 1024
 """Bytes a rules file may have: 10,000 branch rules fit with room to spare."""
@@ -35,21 +39,90 @@ def rules() -> None:
     """Retention rules: how many days each branch's history is kept."""
 
 
+def _rules_path(repository: str) -> str:
+    return f"/repositories/{repository_name(repository)}/settings/gc_rules"
+
+
 @rules.command("get")
 @click.argument("repository")
 def rules_get(repository: str) -> None:
     """Print REPOSITORY's rules as JSON (an error if it has none)."""
-    with Lake.open(load_settings()) as lake:
-        graveler = lake.graveler
-        found = graveler.retention.get_rules(graveler.get_repository(repository))
-    shown = wire.GarbageCollectionRules(
-        default_retention_days=found.default_retention_days,
-        branches=[
-            wire.GarbageCollectionRule(branch_id=branch, retention_days=days)
-            for branch, days in sorted(found.branch_retention_days.items())
-        ],
+    with ApiClient.open() as client:
+        found = client.get(_rules_path(repository))
+    click.echo(json.dumps(found, indent=2))
+
+
+@gc.command("get-config")
+@click.argument("uri")
+@json_option
+def get_config(uri: str, as_json: bool) -> None:
+    """Repository URI's retention rules (lakefs://REPO): a table, or lakeFS's JSON."""
+    with ApiClient.open() as client:
+        found = client.get(_rules_path(uri))
+    if as_json:
+        emit_json(found)
+        return
+    click.echo(f"default retention days: {found['default_retention_days']}")
+    emit_table(
+        ((b["branch_id"], b["retention_days"]) for b in found.get("branches", [])),
+        ["branch", "retention days"],
+        empty="no branch rules",
     )
-    click.echo(msgspec.json.format(msgspec.json.encode(shown), indent=2))
+
+
+@gc.command("set-config")
+@click.argument("uri")
+@click.option(
+    "-f",
+    "--filename",
+    "file",
+    type=click.File("rb"),
+    required=True,
+    help="Rules JSON file, `-` for stdin.",
+)
+@json_option
+def set_config(uri: str, file: BinaryIO, as_json: bool) -> None:
+    """Replace repository URI's retention rules with lakeFS's JSON from --filename."""
+    wanted = _read_rules(file)
+    _put(uri, wanted)
+    _said(as_json, uri, wanted)
+
+
+@gc.command("delete-config")
+@click.argument("uri")
+@json_option
+def delete_config(uri: str, as_json: bool) -> None:
+    """Delete repository URI's rules (garbage collection then refuses to run on it)."""
+    with ApiClient.open() as client:
+        client.request("DELETE", _rules_path(uri))
+    name = repository_name(uri)
+    if as_json:
+        emit_json({"repository": name, "deleted": True})
+    else:
+        click.echo(f"deleted garbage collection rules of {name}")
+
+
+def _put(repository: str, rules: GarbageCollectionRules) -> None:
+    body = {
+        "default_retention_days": rules.default_retention_days,
+        "branches": [
+            {"branch_id": branch, "retention_days": days}
+            for branch, days in sorted(rules.branch_retention_days.items())
+        ],
+    }
+    with ApiClient.open() as client:
+        client.request("PUT", _rules_path(repository), json=body)
+
+
+def _said(as_json: bool, repository: str, wanted: GarbageCollectionRules) -> None:
+    name = repository_name(repository)
+    if as_json:
+        emit_json({"repository": name, "default_retention_days": wanted.default_retention_days})
+        return
+    click.echo(
+        f"set garbage collection rules of {name}: {wanted.default_retention_days} days by"
+        f" default, {len(wanted.branch_retention_days)} branch rules"
+    )
 
 
 @rules.command("set")
@@ -82,22 +155,16 @@ def rules_set(
         )
     else:
         wanted = make_rules(default_days, [_branch_rule(text) for text in branches])
-    with Lake.open(load_settings()) as lake:
-        graveler = lake.graveler
-        graveler.retention.set_rules(graveler.get_repository(repository), wanted)
-    click.echo(
-        f"set garbage collection rules of {repository}: {wanted.default_retention_days} days by"
-        f" default, {len(wanted.branch_retention_days)} branch rules"
-    )
+    _put(repository, wanted)
+    _said(False, repository, wanted)
 
 
 @rules.command("delete")
 @click.argument("repository")
 def rules_delete(repository: str) -> None:
     """Delete REPOSITORY's rules (garbage collection then refuses to run on it)."""
-    with Lake.open(load_settings()) as lake:
-        graveler = lake.graveler
-        graveler.retention.delete_rules(graveler.get_repository(repository))
+    with ApiClient.open() as client:
+        client.request("DELETE", _rules_path(repository))
     click.echo(f"deleted garbage collection rules of {repository}")
 
 
@@ -123,3 +190,13 @@ def _branch_rule(text: str) -> tuple[str, int]:
     if equals and name and days.lstrip("-").isdigit():
         return name, int(days)
     raise InvalidInputError(f"--branch {text!r} is not NAME=DAYS; write e.g. --branch main=30")
+
+
+def _attach_run() -> None:
+    # gc_run is its own module (it drives Spark); attached here so `kvlake gc` has it.
+    from kvlake.cli.gc_run import gc_run
+
+    gc.add_command(gc_run)
+
+
+_attach_run()

@@ -9,11 +9,13 @@ JSON on stdout.
 
 from __future__ import annotations
 
+import datetime
+
 import click
 import msgspec
 from tqdm import tqdm
 
-from kvlake.config import load_settings
+from kvlake.config import Settings, load_settings
 from kvlake.errors import InvalidInputError
 from kvlake.lake import Lake
 
@@ -51,13 +53,18 @@ def gc_run(
 ) -> None:
     """Delete REPOSITORY's blobs that no retained commit or staged entry references.
 
+    Only blobs in hour folders (`data/<YYYYmmddTHH>/`, the hour an upload began)
+    whose hour ended at least --grace-period seconds before the run are candidates:
+    with `--grace-period 0` a blob written this hour waits for the hour to end. The
+    summary says how many blobs it left alone for that reason.
+
     Retention follows the repository's GC rules (`kvlake gc rules`). A run
     marks (writes its candidates under _lakefs/retention/gc/<run id>/ in the
     storage namespace), then sweeps; `--mark-only` stops after the mark and
     `--sweep RUN_ID` sweeps it later. A sweep that was killed can be run again.
     """
     from kvlake.pipelines import open_spark
-    from kvlake.pipelines.gc import DEFAULT_GRACE_PERIOD, GarbageCollector
+    from kvlake.pipelines.gc import DEFAULT_GRACE_PERIOD, GarbageCollector, check_grace_period
 
     if mark_only and sweep_run:
         raise InvalidInputError("--mark-only and --sweep exclude each other; pass one")
@@ -65,8 +72,15 @@ def gc_run(
         raise InvalidInputError(
             "--grace-period and --inventory belong to the mark; a sweep uses its mark's"
         )
+    grace = check_grace_period(DEFAULT_GRACE_PERIOD if grace_period is None else grace_period)
     phases = MARK_PHASES * (not sweep_run) + SWEEP_PHASES * (not mark_only)
     settings = load_settings()
+    with Lake.open(settings) as lake:
+        # Before Spark (tens of seconds to start): an unknown repository or one without
+        # rules is refused at once.
+        repo = lake.graveler.get_repository(repository)
+        if not sweep_run:
+            lake.graveler.retention.get_rules(repo)
     with Lake.open(settings) as lake, tqdm(total=len(phases), desc="gc", unit="phase") as bar:
 
         def progress(phase: str, summary: object) -> None:
@@ -77,7 +91,6 @@ def gc_run(
 
         spark = open_spark(settings.spark, app_name=f"kvlake-gc-{repository}")
         collector = GarbageCollector(spark, lake, progress=progress)
-        grace = DEFAULT_GRACE_PERIOD if grace_period is None else grace_period
         if sweep_run:
             summary = collector.sweep(repository, sweep_run, dry_run=dry_run)
         elif mark_only:
@@ -99,3 +112,25 @@ def gc_run(
         )
         if summary.first_failure:
             click.echo(f"first failure: {summary.first_failure}", err=True)
+        if not sweep_run:
+            _echo_left_alone(settings, summary.storage_namespace, summary.cutoff)
+
+
+def _echo_left_alone(settings: Settings, namespace: str, cutoff: float) -> None:
+    """Say what the mark did not consider, and why: blobs in hour folders too young."""
+    from kvlake.pipelines.gc import hour_folder_end
+
+    with Lake.open(settings) as lake:
+        blocks = lake.blockstore
+        young = [
+            folder
+            for folder in blocks.list_folders(namespace, "data/")
+            if (end := hour_folder_end(folder)) is not None and end > cutoff
+        ]
+        blobs = sum(1 for folder in young for _ in blocks.list_keys(namespace, folder))
+    when = datetime.datetime.fromtimestamp(cutoff, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    click.echo(
+        f"left alone: {blobs} blobs in {len(young)} hour folders that end after the cutoff"
+        f" {when} (run time minus the grace period); they are candidates once their hour"
+        " has ended and the grace period has passed"
+    )

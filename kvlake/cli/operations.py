@@ -1,4 +1,4 @@
-"""`kvlake delete`, `kvlake operations` and `kvlake lock`: bulk deletes and object locks.
+"""`kvlake delete` and `kvlake operations`: bulk deletes (`kvlake lock` is in locks.py).
 
 They run on the lake directly, as `kvlake repo` does: `delete` records the
 operation, which any running server picks up; with `--wait` this process
@@ -13,7 +13,6 @@ import datetime
 import getpass
 import sys
 import threading
-import time
 
 import click
 
@@ -156,8 +155,12 @@ def _bar(operation: Operation, now: float) -> str:
 
 def _summary(operation: Operation) -> str:
     c = operation.counters
+    # A dry run deletes nothing: its count is what a real run would delete.
+    deleted = (
+        f"would delete {c.deleted:,}" if operation.options.dry_run else f"{c.deleted:,} deleted"
+    )
     line = (
-        f"{operation.id} {operation.status}: {c.deleted:,} deleted, {c.failed:,} failed,"
+        f"{operation.id} {operation.status}: {deleted}, {c.failed:,} failed,"
         f" {c.skipped:,} skipped of {c.enumerated:,}"
     )
     if operation.commit_id:
@@ -225,47 +228,3 @@ def operations_run() -> None:
     with Lake.open(load_settings()) as lake:
         for operation in lake.operations.run_once():
             click.echo(_summary(operation))
-
-
-@click.group()
-def lock() -> None:
-    """Object locks: leases on object paths that uploads and bulk deletes respect."""
-
-
-@lock.command("acquire")
-@click.argument("repository")
-@click.argument("path")
-@click.option("--owner", default=None, help="Who holds it (default: cli:<your user>).")
-@click.option("--ttl", default=300.0, show_default=True, help="Seconds it lasts.")
-def lock_acquire(repository: str, path: str, owner: str | None, ttl: float) -> None:
-    """Take or renew a write lock on PATH in REPOSITORY."""
-    with Lake.open(load_settings()) as lake:
-        repo = lake.graveler.get_repository(repository)
-        taken = lake.locks.acquire(repo, path, owner=owner or _user(), ttl=ttl)
-        until = datetime.datetime.fromtimestamp(taken.expires, datetime.UTC).isoformat()
-        click.echo(f"locked {path} for {taken.owner} until {until}")
-
-
-@lock.command("release")
-@click.argument("repository")
-@click.argument("path")
-@click.option("--owner", default=None, help="Whose lock (default: cli:<your user>).")
-@click.option("--force", is_flag=True, help="Release it whoever holds it.")
-def lock_release(repository: str, path: str, owner: str | None, force: bool) -> None:
-    """Release the write lock on PATH."""
-    with Lake.open(load_settings()) as lake:
-        repo = lake.graveler.get_repository(repository)
-        lake.locks.release(repo, path, owner=owner or _user(), force=force)
-        click.echo(f"released {path}")
-
-
-@lock.command("list")
-@click.argument("repository")
-@click.option("--prefix", default="", help="Only paths starting with this.")
-def lock_list(repository: str, prefix: str) -> None:
-    """Live write locks in REPOSITORY."""
-    with Lake.open(load_settings()) as lake:
-        repo = lake.graveler.get_repository(repository)
-        for held in lake.locks.list_locks(repo, prefix=prefix):
-            left = held.expires - time.time()
-            click.echo(f"{held.path}\t{held.owner_name}\t{left:,.0f}s left")

@@ -7,16 +7,23 @@ were variables, then the settings load as they always do.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from typing import Final
 
 import click
 
 from kvlake.config import ENV_PREFIX, load_settings
 
+MULTIPROCESS_ENV: Final = "PROMETHEUS_MULTIPROC_DIR"
+
 
 @click.command()
 @click.option("--host", help="Address to listen on (KVLAKE_HOST).")
-@click.option("--port", help="Port to listen on (KVLAKE_PORT).")
+@click.option("--port", type=click.IntRange(0, 65535), help="Port to listen on (KVLAKE_PORT).")
 @click.option("--data-dir", help="Where embedded metadata and blobs live (KVLAKE_DATA_DIR).")
 @click.option("--kv", "kv_url", help="Metadata store URL, e.g. postgres://... (KVLAKE_KV_URL).")
 @click.option(
@@ -27,7 +34,7 @@ from kvlake.config import ENV_PREFIX, load_settings
     help="Server processes; they share the KV store and behave as one system.",
 )
 def serve(
-    host: str | None, port: str | None, data_dir: str | None, kv_url: str | None, workers: int
+    host: str | None, port: int | None, data_dir: str | None, kv_url: str | None, workers: int
 ) -> None:
     """Run the lakeFS-compatible server (/api/v1) until interrupted.
 
@@ -36,17 +43,36 @@ def serve(
     user and prints its access key once (or takes it from
     KVLAKE_INSTALLATION_ACCESS_KEY_ID / KVLAKE_INSTALLATION_SECRET_ACCESS_KEY).
     """
-    # Imported here so that every other command starts without loading the server stack.
-    from kvlake.api.server import serve as run_server
+    with metrics_folder():
+        # Imported here so that every other command starts without loading the server
+        # stack, and after PROMETHEUS_MULTIPROC_DIR is set: prometheus_client reads it once.
+        from kvlake.api.server import serve as run_server
 
-    overrides = {
-        f"{ENV_PREFIX}{name}": value
-        for name, value in (
-            ("HOST", host),
-            ("PORT", port),
-            ("DATA_DIR", data_dir),
-            ("KV_URL", kv_url),
-        )
-        if value is not None
-    }
-    run_server(load_settings({**os.environ, **overrides}), workers=workers)
+        overrides = {
+            f"{ENV_PREFIX}{name}": str(value)
+            for name, value in (
+                ("HOST", host),
+                ("PORT", port),
+                ("DATA_DIR", data_dir),
+                ("KV_URL", kv_url),
+            )
+            if value is not None
+        }
+        run_server(load_settings({**os.environ, **overrides}), workers=workers)
+
+
+@contextlib.contextmanager
+def metrics_folder() -> Iterator[None]:
+    """A fresh PROMETHEUS_MULTIPROC_DIR for this server's workers, removed at exit (an
+    operator's own folder is kept): every worker writes its samples there, so a scrape
+    answered by any worker counts the whole server's requests."""
+    if os.environ.get(MULTIPROCESS_ENV):
+        yield
+        return
+    folder = tempfile.mkdtemp(prefix="kvlake-metrics-")
+    os.environ[MULTIPROCESS_ENV] = folder
+    try:
+        yield
+    finally:
+        os.environ.pop(MULTIPROCESS_ENV, None)
+        shutil.rmtree(folder, ignore_errors=True)

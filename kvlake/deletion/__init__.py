@@ -16,7 +16,7 @@ from kvlake.deletion.records import (
     PurgeRequest,
 )
 from kvlake.deletion.staging_hooks import StagingLogHooks
-from kvlake.deletion.status import DeletionStatus, PartitionStatus, deletion_status, metrics_text
+from kvlake.deletion.status import DeletionStatus, PartitionStatus, deletion_status
 from kvlake.deletion.worker import DeletionWorker, WorkerReport
 
 __all__ = [
@@ -48,5 +48,4 @@ __all__ = [
     "deletion_status",
     "gc_records",
     "log_candidates",
-    "metrics_text",
 ]

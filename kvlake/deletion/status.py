@@ -9,8 +9,6 @@ only their holders write, so they never go backwards.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import msgspec
 
 from kvlake.deletion.dlq import DeadLetters
@@ -83,41 +81,3 @@ def deletion_status(log: DeletionLog) -> DeletionStatus:
             )
         )
     return DeletionStatus(now=now, partitions=partitions, dead_letters=DeadLetters(log).count())
-
-
-_METRICS = (
-    ("pending", "gauge", "Blob deletions waiting in the log."),
-    ("due", "gauge", "Pending blob deletions whose time has come."),
-    ("leased", "gauge", "1 if a worker holds the partition's lease."),
-    ("deleted_total", "counter", "Blobs deleted (not found counts as deleted)."),
-    ("retried_total", "counter", "Records rescheduled: blob in use or delete failed."),
-    ("dead_lettered_total", "counter", "Records moved to the dead letters."),
-    ("kept_total", "counter", "Records dropped with their blob kept: still referenced."),
-)
-
-
-def metrics_text(log: DeletionLog) -> str:
-    """The log's state in the Prometheus text exposition format (version 0.0.4)."""
-    return "".join(_metric_lines(deletion_status(log)))
-
-
-def _metric_lines(status: DeletionStatus) -> Iterator[str]:
-    for name, kind, text in _METRICS:
-        metric = f"kvlake_deletion_{name}"
-        yield f"# HELP {metric} {text}\n# TYPE {metric} {kind}\n"
-        for partition in status.partitions:
-            if name == "leased":
-                value: float = int(partition.leased(status.now))
-            else:
-                value = getattr(partition, name.removesuffix("_total"))
-            yield f'{metric}{{partition="{partition.number}"}} {value}\n'
-    yield (
-        "# HELP kvlake_deletion_dead_letters Records in the dead letters, awaiting an operator.\n"
-        "# TYPE kvlake_deletion_dead_letters gauge\n"
-        f"kvlake_deletion_dead_letters {status.dead_letters}\n"
-    )
-    yield (
-        "# HELP kvlake_deletion_oldest_pending_age_seconds How long the oldest record has waited.\n"
-        "# TYPE kvlake_deletion_oldest_pending_age_seconds gauge\n"
-        f"kvlake_deletion_oldest_pending_age_seconds {status.oldest_pending_age:.3f}\n"
-    )

@@ -36,7 +36,8 @@ UPLOAD_SEPARATOR: Final = b"\0"
 def not_found(operation_id: str) -> OperationNotFoundError:
     """The one answer for an id that is unknown, malformed, or not the caller's to see."""
     return OperationNotFoundError(
-        f"operation {operation_id!r} not found; list operations with GET /api/v1/operations"
+        f"operation {operation_id!r} not found; list operations with `kvlake operations list`"
+        " (GET /api/v1/operations)"
     )
 
 

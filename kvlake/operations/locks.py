@@ -267,8 +267,9 @@ class ObjectLocks:
             on = f" on branch {lock.branch!r}" if lock.branch else ""
             raise LockedError(
                 f"path {path!r} is being deleted by bulk delete operation {lock.operation_id}"
-                f" (prefix {lock.path!r}{on}); wait for it to finish (GET /api/v1/operations/"
-                f"bulk-delete/status/{lock.operation_id}) or cancel it"
+                f" (prefix {lock.path!r}{on}); wait for it to finish (`kvlake operations status"
+                f" {lock.operation_id}`, or GET /api/v1/operations/bulk-delete/status/"
+                f"{lock.operation_id}) or cancel it (`kvlake operations cancel`)"
             )
 
     # -- bulk deletes' delete locks ---------------------------------------------------

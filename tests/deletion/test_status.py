@@ -1,10 +1,14 @@
-"""Status and Prometheus metrics say what is pending, due, leased, done and dead-lettered."""
+"""Status and Prometheus metrics (served at /metrics) say what is pending, due, leased,
+done and dead-lettered."""
 
 from __future__ import annotations
 
 import re
 
-from kvlake.deletion import deletion_status, metrics_text
+from prometheus_client import CollectorRegistry, generate_latest
+
+from kvlake.api.observability import DeletionCollector
+from kvlake.deletion import deletion_status
 from kvlake.deletion import keys as deletion_keys
 from kvlake.deletion.leases import Leases
 from tests.deletion.blockstores import FaultyBlockStore
@@ -44,14 +48,16 @@ def test_counters_come_from_the_leases_and_never_go_backwards(lake: DeletionLake
     assert sum(p.retried for p in second.partitions) == 1
 
 
-def test_metrics_text_is_prometheus_exposition_with_every_metric(lake: DeletionLake) -> None:
+def test_metrics_are_prometheus_exposition_with_every_metric(lake: DeletionLake) -> None:
     overwrite_twice(lake, ["a", "b"])
     lake.clock.advance(60)
     lake.worker().run_once()
     overwrite_twice(lake, ["c"])
     lake.clock.advance(30)
     lake.store.set(deletion_keys.DEAD_LETTERS, b"x", b"not even a record")
-    text = metrics_text(lake.log)
+    registry = CollectorRegistry()
+    registry.register(DeletionCollector(lake.log))
+    text = generate_latest(registry).decode()
     for name in (
         "pending",
         "due",

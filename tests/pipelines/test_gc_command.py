@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import msgspec
@@ -116,3 +117,31 @@ def test_local1_in_its_own_process_finds_what_local2_finds(
         msgspec.json.encode(here.counts)
     )
     assert built.named("d", "orphan") <= _candidates(clocked_lake, here)
+
+
+@pytest.mark.parametrize("blockstore_kind", ["local"])  # refused before Spark or a blob
+def test_an_unknown_repository_or_one_without_rules_is_refused_before_spark(
+    lake: Lake, settings: Settings
+) -> None:
+    missing = CliRunner().invoke(main, ["gc", "run", "nosuch"], env=_env(settings))
+    assert missing.exit_code == 2 and "repository 'nosuch' not found" in missing.stderr
+    lake.graveler.create_repository("repo1", storage_namespace=namespace_of(lake))
+    bare = CliRunner().invoke(main, ["gc", "run", "repo1"], env=_env(settings))
+    assert bare.exit_code == 2 and "has no garbage collection rules" in bare.stderr
+    assert "SparkSession" not in bare.output
+
+
+def test_the_summary_says_what_this_hour_left_alone(
+    spark: SparkSession, lake: Lake, settings: Settings
+) -> None:
+    repo = lake.graveler.create_repository("repo1", storage_namespace=namespace_of(lake))
+    lake.graveler.retention.set_rules(repo, make_rules(0))
+    hour = time.strftime("%Y%m%dT%H", time.gmtime())
+    for name in ("a", "b"):
+        lake.blockstore.put(repo.storage_namespace, f"data/{hour}/{name}", b"young")
+    ran = CliRunner().invoke(
+        main, ["gc", "run", "repo1", "--grace-period", "0", "--dry-run"], env=_env(settings)
+    )
+    assert ran.exit_code == 0, ran.output
+    assert "candidates 0" in ran.stdout
+    assert "left alone: 2 blobs in 1 hour folders that end after the cutoff" in ran.stdout

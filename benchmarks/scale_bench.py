@@ -14,7 +14,8 @@ creating it is not what is measured.
 
 Dimensions: staged entries (GC candidates checked in batches), branches (one
 due record's in-use check; a cleaner pass dropping 5 tokens; listBranches with
-a prefix), repositories (listRepositories with a prefix).
+a prefix), repositories (listRepositories with a prefix), commits (`tip~N` over the
+whole history, called again).
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ from kvlake.catalog import entry_ref
 from kvlake.config import Settings
 from kvlake.deletion import GcMarks, PendingDelete, ReferenceChecker, gc_records
 from kvlake.graveler import keys
-from kvlake.graveler.records import decode_branch, decode_repository, encode
+from kvlake.graveler.records import Commit, decode_branch, decode_repository, encode
+from kvlake.graveler.refs import commit_id
 from kvlake.kv import CountingStore, open_store
 from kvlake.lake import Lake
 
@@ -62,10 +64,18 @@ class Sizes:
     staged: tuple[int, int]
     branches: tuple[int, int]
     repositories: tuple[int, int]
+    commits: tuple[int, int]
 
 
-FULL: Final = Sizes(staged=(1_000, 100_000), branches=(100, 10_000), repositories=(1_000, 50_000))
-QUICK: Final = Sizes(staged=(100, 10_000), branches=(10, 1_000), repositories=(100, 5_000))
+FULL: Final = Sizes(
+    staged=(1_000, 100_000),
+    branches=(100, 10_000),
+    repositories=(1_000, 50_000),
+    commits=(1_000, 100_000),
+)
+QUICK: Final = Sizes(
+    staged=(100, 10_000), branches=(10, 1_000), repositories=(100, 5_000), commits=(100, 10_000)
+)
 
 
 def measure(store: CountingStore, operation: Callable[[], object], *, runs: int = RUNS) -> Figure:
@@ -230,6 +240,28 @@ def repository_prefix(bench: Bench, repositories: int) -> Figure:
     return measure(bench.store, listing)
 
 
+def ref_walk(bench: Bench, commits: int) -> Figure:
+    """`tip~N` to the first commit, called again (the first call reads the history)."""
+    refs = bench.graveler._refs
+    tip = bench.graveler.get_branch(bench.repository, "main").commit_id
+    base = refs.get_commit(bench.repository, tip)
+    batch: list[tuple[str, Commit]] = []
+    for n in range(commits):
+        commit = msgspec.structs.replace(
+            base, message=f"c{n}", parents=(tip,), generation=base.generation + n + 1
+        )
+        tip = commit_id(commit)
+        batch.append((tip, commit))
+        if len(batch) == 10_000:
+            refs.add_commits(bench.repository, batch)
+            batch = []
+    refs.add_commits(bench.repository, batch)
+    bench.graveler.create_tag(bench.repository, "tip", tip)
+    ref = f"tip~{commits}"
+    bench.graveler.resolve_ref(bench.repository, ref)  # the first walk reads every commit
+    return measure(bench.store, lambda: bench.graveler.resolve_ref(bench.repository, ref))
+
+
 # -- running -------------------------------------------------------------------------
 
 
@@ -263,6 +295,7 @@ DIMENSIONS: Final = (
     ("cleaner pass dropping 5 tokens", "branches", cleaner_pass),
     ("listBranches prefix, 1st page", "branches", branch_prefix),
     ("listRepositories prefix, 1st page", "repositories", repository_prefix),
+    ("tip~N again (N = all commits)", "commits", ref_walk),
 )
 
 

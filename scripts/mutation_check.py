@@ -2641,6 +2641,36 @@ MUTATIONS = (
             "test_a_merge_base_of_long_forks_found_again_reads_no_commit",
         ),
     ),
+    Mutation(
+        "scale-cleaner-reads-markers",
+        "issue 33 item 5: an idle cleaner pass reads creation markers, not every repository",
+        "kvlake/graveler/cleaner.py",
+        "        every_record, self._read_every_record = not self._read_every_record, True\n",
+        "        every_record = True\n",
+        ("tests/graveler/test_scale.py::test_an_idle_cleaner_pass_reads_no_repository_record",),
+    ),
+    Mutation(
+        "scale-creation-marker-first",
+        "invariant 1: every `initial` record has a creation marker the cleaner finds",
+        "kvlake/graveler/repositories.py",
+        '            self._store.set(keys.CREATIONS, marker, b"%.3f" % now)\n',
+        "            pass\n",
+        (
+            "tests/graveler/test_scale.py::"
+            "test_the_cleaner_finds_a_crashed_creation_through_its_marker_and_drops_the_marker",
+        ),
+    ),
+    Mutation(
+        "scale-creation-marker-kept-in-flight",
+        "invariant 1: a creation's marker outlives its record's write (the cleaner waits)",
+        "kvlake/graveler/repositories.py",
+        "            elif self._clock() - float(written) > self._initial_timeout:\n",
+        "            else:\n",
+        (
+            "tests/graveler/test_scale.py::"
+            "test_a_marker_whose_record_is_not_written_yet_is_kept_until_the_timeout",
+        ),
+    ),
 )
 
 

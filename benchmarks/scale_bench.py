@@ -14,8 +14,8 @@ creating it is not what is measured.
 
 Dimensions: staged entries (GC candidates checked in batches), branches (one
 due record's in-use check; a cleaner pass dropping 5 tokens; listBranches with
-a prefix), repositories (listRepositories with a prefix), commits (`tip~N` over the
-whole history, called again).
+a prefix), repositories (listRepositories with a prefix; an idle cleaner
+pass), commits (`tip~N` over the whole history, called again).
 """
 
 from __future__ import annotations
@@ -240,6 +240,29 @@ def repository_prefix(bench: Bench, repositories: int) -> Figure:
     return measure(bench.store, listing)
 
 
+def cleaner_idle(bench: Bench, repositories: int) -> Figure:
+    """An idle cleaner pass beside `repositories` records, half of them tombstones."""
+    raw, _ = bench.store.get(keys.REPOSITORIES, keys.repository_key("repo1"))
+    model = decode_repository(raw)
+
+    def copies() -> Iterator[tuple[bytes, bytes]]:
+        for n in range(repositories):
+            name = f"aaa{n:06d}"
+            record = msgspec.structs.replace(
+                model,
+                name=name,
+                instance_uid=ids.new_uid(),
+                storage_namespace=f"mem://x/{name}",
+                state="deleted" if n % 2 else "active",
+            )
+            yield keys.repository_key(name), encode(record)
+
+    bench.store.set_many(keys.REPOSITORIES, copies())
+    cleaner = bench.lake.cleaner()
+    cleaner.clean_once()  # the first pass sweeps and reads every record once
+    return measure(bench.store, cleaner.clean_once)
+
+
 def ref_walk(bench: Bench, commits: int) -> Figure:
     """`tip~N` to the first commit, called again (the first call reads the history)."""
     refs = bench.graveler._refs
@@ -295,6 +318,7 @@ DIMENSIONS: Final = (
     ("cleaner pass dropping 5 tokens", "branches", cleaner_pass),
     ("listBranches prefix, 1st page", "branches", branch_prefix),
     ("listRepositories prefix, 1st page", "repositories", repository_prefix),
+    ("cleaner idle pass (half tombstones)", "repositories", cleaner_idle),
     ("tip~N again (N = all commits)", "commits", ref_walk),
 )
 

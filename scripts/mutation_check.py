@@ -2671,6 +2671,17 @@ MUTATIONS = (
             "test_a_marker_whose_record_is_not_written_yet_is_kept_until_the_timeout",
         ),
     ),
+    Mutation(
+        "scale-search-page-bounded",
+        "issue 33 item 4: a search= page looks at a bounded number of repositories",
+        "kvlake/api/pages.py",
+        "        if count == examined:\n",
+        "        if False:\n",
+        (
+            "tests/api/test_pages.py::"
+            "test_a_search_page_looks_at_a_bounded_number_of_items_whatever_the_listing_holds",
+        ),
+    ),
 )
 
 

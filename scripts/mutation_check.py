@@ -2682,6 +2682,25 @@ MUTATIONS = (
             "test_a_search_page_looks_at_a_bounded_number_of_items_whatever_the_listing_holds",
         ),
     ),
+    Mutation(
+        "scale-orphan-sweep-slice",
+        "issue 33 item 6: an orphan sweep looks at one slice of the partitions",
+        "kvlake/graveler/orphans.py",
+        "        listed = itertools.islice(self._store.partitions(after=first), self._slice)\n",
+        "        listed = self._store.partitions(after=first)\n",
+        (
+            "tests/graveler/test_scale.py::"
+            "test_an_orphan_sweep_looks_at_one_slice_of_partitions_whatever_the_store_holds",
+        ),
+    ),
+    Mutation(
+        "scale-orphan-notes-kept-outside-the-slice",
+        "issue 33 item 6: a sweep forgets only the notes of the slice it looked at",
+        "kvlake/graveler/orphans.py",
+        "                if through is not None and key > through:\n",
+        "                if False:\n",
+        ("tests/graveler/test_scale.py::test_orphan_sweeps_in_slices_note_then_drop_every_orphan",),
+    ),
 )
 
 

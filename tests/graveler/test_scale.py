@@ -15,6 +15,7 @@ from kvlake.graveler.cleaner import Cleaner, CleanerReport
 from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.mergebase import find_merge_base
+from kvlake.graveler.orphans import OrphanSweep
 from kvlake.graveler.records import Repository
 from kvlake.graveler.repositories import INITIAL_TIMEOUT
 from kvlake.kv import CountingStore
@@ -194,3 +195,36 @@ def test_a_marker_whose_record_is_not_written_yet_is_kept_until_the_timeout() ->
     clock.advance(INITIAL_TIMEOUT + 1)
     cleaner.clean_once()
     assert list(store.scan(keys.CREATIONS)) == []
+
+
+def test_an_orphan_sweep_looks_at_one_slice_of_partitions_whatever_the_store_holds() -> None:
+    rows, noted = [], []
+    for strays in (30, 300):
+        graveler, store = counted_graveler()
+        repository = graveler.create_repository("repo", storage_namespace="mem://b/repo")
+        for _ in range(strays):  # staging partitions no branch names: orphans to note
+            token = keys.new_staging_token(repository.instance_uid)
+            store.set(keys.staging_partition(token), b"k", b"v")
+        sweep = OrphanSweep(store, graveler._refs, clock=graveler.clock, slice_size=20)
+        store.reset()
+        noted.append(sweep.run().noted)
+        rows.append(store.rows_read)
+    assert noted[0] == noted[1] > 0 and rows[0] == rows[1]
+
+
+def test_orphan_sweeps_in_slices_note_then_drop_every_orphan() -> None:
+    clock = FakeClock()
+    store = CountingStore(MemoryStore())
+    graveler = make_graveler(store, clock, MemoryBlockStore())
+    repository = graveler.create_repository("repo", storage_namespace="mem://b/repo")
+    strays = {
+        keys.staging_partition(keys.new_staging_token(repository.instance_uid)) for _ in range(45)
+    }
+    for partition in strays:
+        store.set(partition, b"k", b"v")
+    sweep = OrphanSweep(store, graveler._refs, clock=clock, grace=10, slice_size=20)
+    assert sum(sweep.run().noted for _ in range(4)) == 45  # 20 + 20 + the last 5, then wraps
+    clock.advance(11)
+    assert sum(sweep.run().dropped for _ in range(4)) == 45
+    assert not strays & set(store.partitions())
+    assert list(store.scan(keys.ORPHANS)) == []

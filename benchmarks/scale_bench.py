@@ -15,7 +15,7 @@ creating it is not what is measured.
 Dimensions: staged entries (GC candidates checked in batches), branches (one
 due record's in-use check; a cleaner pass dropping 5 tokens; listBranches with
 a prefix), repositories (listRepositories with a prefix; an idle cleaner
-pass), commits (`tip~N` over the whole history, called again).
+pass; an orphan sweep), commits (`tip~N` over the whole history, called again).
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ from kvlake.catalog import entry_ref
 from kvlake.config import Settings
 from kvlake.deletion import GcMarks, PendingDelete, ReferenceChecker, gc_records
 from kvlake.graveler import keys
+from kvlake.graveler.orphans import OrphanSweep
 from kvlake.graveler.records import Commit, decode_branch, decode_repository, encode
 from kvlake.graveler.refs import commit_id
 from kvlake.kv import CountingStore, open_store
@@ -263,6 +264,26 @@ def cleaner_idle(bench: Bench, repositories: int) -> Figure:
     return measure(bench.store, cleaner.clean_once)
 
 
+def orphan_sweep(bench: Bench, repositories: int) -> Figure:
+    """One orphan sweep beside `repositories` live repositories, each with a staging
+    partition no branch names (an orphan to note): the sweep looks at one slice."""
+    raw, _ = bench.store.get(keys.REPOSITORIES, keys.repository_key("repo1"))
+    model = decode_repository(raw)
+    records, strays = [], []
+    for n in range(repositories):
+        name, uid = f"aaa{n:06d}", ids.new_uid()
+        record = msgspec.structs.replace(
+            model, name=name, instance_uid=uid, storage_namespace=f"mem://x/{name}"
+        )
+        records.append((keys.repository_key(name), encode(record)))
+        strays.append(keys.staging_partition(keys.new_staging_token(uid)))
+    bench.store.set_many(keys.REPOSITORIES, records)
+    for partition in strays:
+        bench.store.set(partition, b"k", b"v")
+    sweep = OrphanSweep(bench.store, bench.graveler._refs, clock=time.time)
+    return measure(bench.store, sweep.run)
+
+
 def ref_walk(bench: Bench, commits: int) -> Figure:
     """`tip~N` to the first commit, called again (the first call reads the history)."""
     refs = bench.graveler._refs
@@ -319,6 +340,7 @@ DIMENSIONS: Final = (
     ("listBranches prefix, 1st page", "branches", branch_prefix),
     ("listRepositories prefix, 1st page", "repositories", repository_prefix),
     ("cleaner idle pass (half tombstones)", "repositories", cleaner_idle),
+    ("orphan sweep (one slice)", "repositories", orphan_sweep),
     ("tip~N again (N = all commits)", "commits", ref_walk),
 )
 

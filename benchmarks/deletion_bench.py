@@ -75,8 +75,8 @@ class CountingStore(Store):
         self.calls["scan"] += 1
         return self.inner._scan_page(partition, start, inclusive, limit)
 
-    def _partitions(self) -> Iterator[bytes]:
-        return self.inner._partitions()
+    def _partitions(self, after: bytes) -> Iterator[bytes]:
+        return self.inner._partitions(after)
 
     def _get_many(self, partition: bytes, keys: list[bytes]) -> dict[bytes, bytes]:
         self.calls["get_many"] += 1

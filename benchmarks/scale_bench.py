@@ -14,7 +14,8 @@ creating it is not what is measured.
 
 Dimensions: staged entries (GC candidates checked in batches), branches (one
 due record's in-use check; a cleaner pass dropping 5 tokens; listBranches with
-a prefix), repositories (listRepositories with a prefix).
+a prefix), repositories (listRepositories with a prefix; an idle cleaner
+pass; an orphan sweep), commits (`tip~N` over the whole history, called again).
 """
 
 from __future__ import annotations
@@ -41,7 +42,9 @@ from kvlake.catalog import entry_ref
 from kvlake.config import Settings
 from kvlake.deletion import GcMarks, PendingDelete, ReferenceChecker, gc_records
 from kvlake.graveler import keys
-from kvlake.graveler.records import decode_branch, decode_repository, encode
+from kvlake.graveler.orphans import OrphanSweep
+from kvlake.graveler.records import Commit, decode_branch, decode_repository, encode
+from kvlake.graveler.refs import commit_id
 from kvlake.kv import CountingStore, open_store
 from kvlake.lake import Lake
 
@@ -62,10 +65,18 @@ class Sizes:
     staged: tuple[int, int]
     branches: tuple[int, int]
     repositories: tuple[int, int]
+    commits: tuple[int, int]
 
 
-FULL: Final = Sizes(staged=(1_000, 100_000), branches=(100, 10_000), repositories=(1_000, 50_000))
-QUICK: Final = Sizes(staged=(100, 10_000), branches=(10, 1_000), repositories=(100, 5_000))
+FULL: Final = Sizes(
+    staged=(1_000, 100_000),
+    branches=(100, 10_000),
+    repositories=(1_000, 50_000),
+    commits=(1_000, 100_000),
+)
+QUICK: Final = Sizes(
+    staged=(100, 10_000), branches=(10, 1_000), repositories=(100, 5_000), commits=(100, 10_000)
+)
 
 
 def measure(store: CountingStore, operation: Callable[[], object], *, runs: int = RUNS) -> Figure:
@@ -230,6 +241,71 @@ def repository_prefix(bench: Bench, repositories: int) -> Figure:
     return measure(bench.store, listing)
 
 
+def cleaner_idle(bench: Bench, repositories: int) -> Figure:
+    """An idle cleaner pass beside `repositories` records, half of them tombstones."""
+    raw, _ = bench.store.get(keys.REPOSITORIES, keys.repository_key("repo1"))
+    model = decode_repository(raw)
+
+    def copies() -> Iterator[tuple[bytes, bytes]]:
+        for n in range(repositories):
+            name = f"aaa{n:06d}"
+            record = msgspec.structs.replace(
+                model,
+                name=name,
+                instance_uid=ids.new_uid(),
+                storage_namespace=f"mem://x/{name}",
+                state="deleted" if n % 2 else "active",
+            )
+            yield keys.repository_key(name), encode(record)
+
+    bench.store.set_many(keys.REPOSITORIES, copies())
+    cleaner = bench.lake.cleaner()
+    cleaner.clean_once()  # the first pass sweeps and reads every record once
+    return measure(bench.store, cleaner.clean_once)
+
+
+def orphan_sweep(bench: Bench, repositories: int) -> Figure:
+    """One orphan sweep beside `repositories` live repositories, each with a staging
+    partition no branch names (an orphan to note): the sweep looks at one slice."""
+    raw, _ = bench.store.get(keys.REPOSITORIES, keys.repository_key("repo1"))
+    model = decode_repository(raw)
+    records, strays = [], []
+    for n in range(repositories):
+        name, uid = f"aaa{n:06d}", ids.new_uid()
+        record = msgspec.structs.replace(
+            model, name=name, instance_uid=uid, storage_namespace=f"mem://x/{name}"
+        )
+        records.append((keys.repository_key(name), encode(record)))
+        strays.append(keys.staging_partition(keys.new_staging_token(uid)))
+    bench.store.set_many(keys.REPOSITORIES, records)
+    for partition in strays:
+        bench.store.set(partition, b"k", b"v")
+    sweep = OrphanSweep(bench.store, bench.graveler._refs, clock=time.time)
+    return measure(bench.store, sweep.run)
+
+
+def ref_walk(bench: Bench, commits: int) -> Figure:
+    """`tip~N` to the first commit, called again (the first call reads the history)."""
+    refs = bench.graveler._refs
+    tip = bench.graveler.get_branch(bench.repository, "main").commit_id
+    base = refs.get_commit(bench.repository, tip)
+    batch: list[tuple[str, Commit]] = []
+    for n in range(commits):
+        commit = msgspec.structs.replace(
+            base, message=f"c{n}", parents=(tip,), generation=base.generation + n + 1
+        )
+        tip = commit_id(commit)
+        batch.append((tip, commit))
+        if len(batch) == 10_000:
+            refs.add_commits(bench.repository, batch)
+            batch = []
+    refs.add_commits(bench.repository, batch)
+    bench.graveler.create_tag(bench.repository, "tip", tip)
+    ref = f"tip~{commits}"
+    bench.graveler.resolve_ref(bench.repository, ref)  # the first walk reads every commit
+    return measure(bench.store, lambda: bench.graveler.resolve_ref(bench.repository, ref))
+
+
 # -- running -------------------------------------------------------------------------
 
 
@@ -263,6 +339,9 @@ DIMENSIONS: Final = (
     ("cleaner pass dropping 5 tokens", "branches", cleaner_pass),
     ("listBranches prefix, 1st page", "branches", branch_prefix),
     ("listRepositories prefix, 1st page", "repositories", repository_prefix),
+    ("cleaner idle pass (half tombstones)", "repositories", cleaner_idle),
+    ("orphan sweep (one slice)", "repositories", orphan_sweep),
+    ("tip~N again (N = all commits)", "commits", ref_walk),
 )
 
 

@@ -3030,6 +3030,66 @@ MUTATIONS = (
         "        if False:\n",
         ("tests/cli/test_locks.py::test_acquire_list_and_release",),
     ),
+    Mutation(
+        "scale-cleaner-reads-markers",
+        "issue 33 item 5: an idle cleaner pass reads creation markers, not every repository",
+        "kvlake/graveler/cleaner.py",
+        "        every_record, self._read_every_record = not self._read_every_record, True\n",
+        "        every_record = True\n",
+        ("tests/graveler/test_scale.py::test_an_idle_cleaner_pass_reads_no_repository_record",),
+    ),
+    Mutation(
+        "scale-creation-marker-first",
+        "invariant 1: every `initial` record has a creation marker the cleaner finds",
+        "kvlake/graveler/repositories.py",
+        '            self._store.set(keys.CREATIONS, marker, b"%.3f" % now)\n',
+        "            pass\n",
+        (
+            "tests/graveler/test_scale.py::"
+            "test_the_cleaner_finds_a_crashed_creation_through_its_marker_and_drops_the_marker",
+        ),
+    ),
+    Mutation(
+        "scale-creation-marker-kept-in-flight",
+        "invariant 1: a creation's marker outlives its record's write (the cleaner waits)",
+        "kvlake/graveler/repositories.py",
+        "            elif self._clock() - float(written) > self._initial_timeout:\n",
+        "            else:\n",
+        (
+            "tests/graveler/test_scale.py::"
+            "test_a_marker_whose_record_is_not_written_yet_is_kept_until_the_timeout",
+        ),
+    ),
+    Mutation(
+        "scale-search-page-bounded",
+        "issue 33 item 4: a search= page looks at a bounded number of repositories",
+        "kvlake/api/pages.py",
+        "        if count == examined:\n",
+        "        if False:\n",
+        (
+            "tests/api/test_pages.py::"
+            "test_a_search_page_looks_at_a_bounded_number_of_items_whatever_the_listing_holds",
+        ),
+    ),
+    Mutation(
+        "scale-orphan-sweep-slice",
+        "issue 33 item 6: an orphan sweep looks at one slice of the partitions",
+        "kvlake/graveler/orphans.py",
+        "        listed = itertools.islice(self._store.partitions(after=first), self._slice)\n",
+        "        listed = self._store.partitions(after=first)\n",
+        (
+            "tests/graveler/test_scale.py::"
+            "test_an_orphan_sweep_looks_at_one_slice_of_partitions_whatever_the_store_holds",
+        ),
+    ),
+    Mutation(
+        "scale-orphan-notes-kept-outside-the-slice",
+        "issue 33 item 6: a sweep forgets only the notes of the slice it looked at",
+        "kvlake/graveler/orphans.py",
+        "                if through is not None and key > through:\n",
+        "                if False:\n",
+        ("tests/graveler/test_scale.py::test_orphan_sweeps_in_slices_note_then_drop_every_orphan",),
+    ),
 )
 
 

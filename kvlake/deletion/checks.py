@@ -382,23 +382,29 @@ class ReferenceChecker:
                 elif token in instance.sealed and index not in hits:
                     where = f"a commit in progress may hold {record.path!r} (token {token})"
                     hits[index] = Verdict("wait", where)
+        pathless: dict[str, list[int]] = defaultdict(list)  # by GC run
         for index, record in enumerate(records):
             if not record.path:
-                location = self._staged_at(instance, record)
+                pathless[record.properties.get(RUN_PROPERTY, "")].append(index)
+        for run, indexes in pathless.items():
+            located = self._staged_at(instance, run, [records[i].address for i in indexes])
+            for index in indexes:
+                location = located.get(records[index].address)
                 if location is not None:
                     token, key = location
                     hits[index] = Verdict("in_use", f"staged at {key!r} in staging token {token}")
         return hits
 
-    def _staged_at(self, instance: _Instance, record: PendingDelete) -> tuple[str, bytes] | None:
-        """Where a live token stages the address of a record without a path, or None.
+    def _staged_at(
+        self, instance: _Instance, run: str, addresses: list[str]
+    ) -> dict[str, tuple[str, bytes]]:
+        """Where live tokens stage those addresses (of records without a path), if they do.
 
         From the run's staged-address set, so a GC run reads each staged entry
         once per `STAGED_SET_REUSE` seconds, not once per batch of candidates
         (issue 33, item 1). Tokens that became live since the set was built are
         read before it answers.
         """
-        run = record.properties.get(RUN_PROPERTY, "")
         repository = instance.repository
         uid = repository.instance_uid if repository is not None else ""
         now = self._log.clock()
@@ -412,7 +418,7 @@ class ReferenceChecker:
             for token in instance.tokens:
                 if token not in staged.tokens:
                     self._read_staged(token, staged, instance)
-            return staged.where.get(record.address)
+            return {a: staged.where[a] for a in addresses if a in staged.where}
 
     def _read_staged(self, token: str, staged: _StagedAddresses, instance: _Instance) -> None:
         for page in self._references.staged_pages(token):

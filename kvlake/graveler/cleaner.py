@@ -2,7 +2,8 @@
 
 One pass (`clean_once`) does four jobs, each safe to re-run after a crash at
 any point and each moving on to the next item when one fails:
-- abandons repositories stuck `initial` by crashed creations;
+- abandons repositories stuck `initial` by crashed creations (found through
+  their creation markers; every record is read on a process's first pass only);
 - for every `graveler_deleted` entry, drops the staging partitions of each
   branch BEFORE deleting the branch record that names them (so a crash never
   hides a staging partition from the next pass), then the instance partition,
@@ -106,6 +107,7 @@ class Cleaner:
         )
         self._sweep_interval = sweep_interval
         self._last_sweep = float("-inf")
+        self._read_every_record = False
 
     def clean_once(self) -> CleanerReport:
         report = CleanerReport()
@@ -132,7 +134,10 @@ class Cleaner:
 
     def _abandon_stale_creations(self, report: CleanerReport) -> None:
         repositories = self._graveler._repositories
-        for repository, predicate in repositories.stale_creations():
+        # The first pass of a process reads every record once, for `initial` records
+        # written before creations left markers; later passes read the markers only.
+        every_record, self._read_every_record = not self._read_every_record, True
+        for repository, predicate in repositories.stale_creations(every_record=every_record):
             try:
                 repositories.abandon(repository, predicate)
                 report.abandoned_creations += 1

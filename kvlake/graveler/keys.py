@@ -20,6 +20,9 @@ DELETED_REPOSITORIES = b"graveler_deleted"
 DROPPED_TOKENS = b"graveler_dropped_tokens"
 NAMESPACES = b"graveler_namespaces"
 """`<normalised namespace>/` -> the repository instance that owns it (see namespaces.py)."""
+CREATIONS = b"graveler_creations"
+"""`<repository name>/<instance uid>` -> "": a creation that may still be `initial`, so the
+cleaner's search for crashed creations reads these, not every repository record."""
 ORPHANS = b"graveler_orphans"
 """`<partition name>` -> when the cleaner first found that partition orphaned (see orphans.py)."""
 
@@ -39,6 +42,16 @@ UPLOAD_PART_PREFIX = b"upload_parts/"
 STAGING_PREFIX = b"staging/"
 
 _INSTANCE_NAME = re.compile(r"[a-z0-9][a-z0-9-]*")
+
+
+def creation_key(name: str, instance_uid: str) -> bytes:
+    return f"{name}/{instance_uid}".encode()
+
+
+def parse_creation_key(key: bytes) -> tuple[str, str]:
+    """(repository name, instance uid) of a `creation_key`."""
+    name, _, uid = key.decode().rpartition("/")
+    return name, uid
 
 
 def parse_staging_partition(partition: bytes) -> tuple[str, str] | None:

@@ -7,7 +7,8 @@ Two races leave keys where no record points any more:
 - a repository creation that stalled past the abandonment timeout writes its
   commit and branch into an instance partition the cleaner already removed.
 
-So the cleaner lists every partition now and then and finds orphans: a staging
+So the cleaner lists the partitions now and then, a slice of `SWEEP_SLICE` a
+sweep going on where the last one stopped, and finds orphans: a staging
 partition of a live instance that no branch references and no drop is queued
 for, a staging partition of an instance that is neither live nor queued for
 cleaning, and an instance partition of such an instance. An orphan is only
@@ -21,6 +22,7 @@ entries are logged like those of any dropped token.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Final, Protocol
@@ -33,6 +35,14 @@ from kvlake.kv import Store
 
 SWEEP_GRACE: Final = 3600.0
 """Seconds a partition must stay orphaned between two passes before it is dropped."""
+
+SWEEP_SLICE: Final = 10_000
+"""Partitions one sweep looks at; the next sweep goes on after the last, and wraps around.
+
+Listing every partition, and scanning the branches of every repository with
+staged data, on every sweep made a sweep cost the whole store (issue 33). A
+partition is still looked at once per (partitions / slice) sweeps, and an orphan
+noted on one visit is dropped on a later one at least `grace` seconds on."""
 
 _BATCH: Final = 1000
 
@@ -59,12 +69,15 @@ class OrphanSweep:
         clock: Callable[[], float],
         before_token_drop: TokenDropHook | None = None,
         grace: float = SWEEP_GRACE,
+        slice_size: int = SWEEP_SLICE,
     ) -> None:
         self._store = store
         self._refs = refs
         self._clock = clock
         self._before_token_drop = before_token_drop
         self._grace = grace
+        self._slice = slice_size
+        self._after = b""  # the last partition the previous slice looked at
 
     def run(self) -> SweepReport:
         report = SweepReport()
@@ -73,7 +86,11 @@ class OrphanSweep:
         queued = self._queued_tokens()
         referenced: dict[str, set[str]] = {}
         orphans: set[bytes] = set()
-        for batch in _batches(self._store.partitions()):
+        first, last, looked = self._after, b"", 0
+        listed = itertools.islice(self._store.partitions(after=first), self._slice)
+        for batch in _batches(listed):
+            looked += len(batch)
+            last = batch[-1]
             for partition in batch:
                 orphan, owner = self._orphan(partition, live, cleaning, queued, referenced)
                 if not orphan:
@@ -83,7 +100,9 @@ class OrphanSweep:
                     self._note_or_drop(partition, owner, now, report)
                 except KvlakeError as exc:
                     report.failures.append(f"orphan {partition!r}: {exc}")
-        self._forget_notes(orphans)
+        finished = looked < self._slice  # the listing ended: start over next time
+        self._after = b"" if finished else last
+        self._forget_notes(orphans, first, None if finished else last)
         return report
 
     def _instances(self) -> tuple[dict[str, Repository], set[str]]:
@@ -157,10 +176,18 @@ class OrphanSweep:
             return None
         return float(raw)
 
-    def _forget_notes(self, orphans: set[bytes]) -> None:
-        """Drop notes of partitions that are referenced again or gone."""
-        with self._store.scan(keys.ORPHANS) as scan:
-            stale = [key for key, _ in scan if key not in orphans]
+    def _forget_notes(self, orphans: set[bytes], after: bytes, through: bytes | None) -> None:
+        """Drop notes of partitions in the slice looked at (after `after`, through
+        `through` or to the end) that are referenced again or gone."""
+        stale = []
+        start = after + b"\0" if after else b""
+        # Pages no longer than a slice: the notes past it are not read.
+        with self._store.scan(keys.ORPHANS, start, batch_size=min(self._slice, _BATCH) + 1) as scan:
+            for key, _ in scan:
+                if through is not None and key > through:
+                    break
+                if key not in orphans:
+                    stale.append(key)
         self._store.delete_many(keys.ORPHANS, stale)
 
 

@@ -153,6 +153,10 @@ class Repositories:
                 state_changed=now,
             )
             encoded = encode(record)
+            # The marker first: every `initial` record has one, so the cleaner finds a
+            # crashed creation among the markers, not by reading every repository.
+            marker = keys.creation_key(name, record.instance_uid)
+            self._store.set(keys.CREATIONS, marker, b"%.3f" % now)
             try:
                 self._store.set_if(keys.REPOSITORIES, keys.repository_key(name), encoded, expected)
             except PreconditionFailedError:
@@ -176,7 +180,17 @@ class Repositories:
                 f"creating repository {repository.name!r} took longer than "
                 f"{self._initial_timeout:.0f} s and was abandoned; create it again"
             ) from None
+        self._forget_creation(active)
         return active
+
+    def _forget_creation(self, repository: Repository) -> None:
+        """Drop a finished creation's marker. Best effort: the cleaner drops leftovers."""
+        try:
+            self._store.delete(
+                keys.CREATIONS, keys.creation_key(repository.name, repository.instance_uid)
+            )
+        except KvlakeError as exc:
+            log.warning("forgetting creation of %s failed: %s", repository.name, exc)
 
     def release_failed_creation(self, repository: Repository, predicate: Predicate) -> None:
         """Free the name of a creation that failed, at once: abandon its `initial` record.
@@ -251,10 +265,40 @@ class Repositories:
         log.info("repository %s (instance %s) deleted", repository.name, repository.instance_uid)
         return entry
 
-    def stale_creations(self) -> Iterator[tuple[Repository, Predicate]]:
-        """Records left `initial` by crashed creations, for the cleaner."""
-        with self._store.scan(keys.REPOSITORIES, b"repos/") as scan:
-            for _, raw in scan:
-                repository = decode_repository(raw)
-                if repository.state == "initial" and self.is_stale(repository):
-                    yield repository, Predicate(raw)
+    def stale_creations(
+        self, *, every_record: bool = False
+    ) -> Iterator[tuple[Repository, Predicate]]:
+        """Records left `initial` by crashed creations, for the cleaner.
+
+        Read from the creation markers (`keys.CREATIONS`): a pass costs the
+        creations in flight, not every repository record (issue 33). A marker whose
+        creation is over (activated, abandoned, replaced) is dropped on the way; its
+        uid never names an `initial` record again. `every_record` also scans all
+        records, for `initial` records written before markers existed.
+        """
+        if every_record:
+            with self._store.scan(keys.REPOSITORIES, b"repos/") as scan:
+                for _, raw in scan:
+                    repository = decode_repository(raw)
+                    if repository.state == "initial" and self.is_stale(repository):
+                        yield repository, Predicate(raw)
+        with self._store.scan(keys.CREATIONS) as scan:
+            markers = list(scan)  # a handful: creations in flight
+        for marker, written in markers:
+            name, uid = keys.parse_creation_key(marker)
+            found: tuple[Repository, Predicate] | None
+            try:
+                found = self.load(name)
+            except RepositoryNotFoundError:
+                found = None
+            if found is not None and found[0].instance_uid == uid:
+                repository, predicate = found
+                if repository.state != "initial":
+                    self._store.delete(keys.CREATIONS, marker)  # activated or abandoned
+                elif self.is_stale(repository) and not every_record:  # else yielded above
+                    yield repository, predicate
+            elif self._clock() - float(written) > self._initial_timeout:
+                # Its record is not there: the creation lost a race to another, or is
+                # about to write it. Once past the timeout, a record it still writes is
+                # stale from birth (dated before the marker) and the next access abandons it.
+                self._store.delete(keys.CREATIONS, marker)

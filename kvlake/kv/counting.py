@@ -61,9 +61,9 @@ class CountingStore(Store):
         self.rows_read += len(page)
         return page
 
-    def _partitions(self) -> Iterator[bytes]:
+    def _partitions(self, after: bytes) -> Iterator[bytes]:
         self.calls["partitions"] += 1
-        for partition in self.inner._partitions():
+        for partition in self.inner._partitions(after):
             self.rows_read += 1
             yield partition
 

@@ -264,8 +264,8 @@ class FaultyStore(Store):
             lambda: self._inner._scan_page(partition, start, inclusive, limit),
         )
 
-    def _partitions(self) -> Iterator[bytes]:
-        return self._run("partitions", None, None, self._inner._partitions)
+    def _partitions(self, after: bytes) -> Iterator[bytes]:
+        return self._run("partitions", None, None, lambda: self._inner._partitions(after))
 
     def _get_many(self, partition: bytes, keys: list[bytes]) -> dict[bytes, bytes]:
         return self._run(

@@ -117,10 +117,10 @@ class MemoryStore(Store):
             first = find(keys, start)
             return [(key, part.values[key]) for key in keys[first : first + limit]]
 
-    def _partitions(self) -> Iterator[bytes]:
+    def _partitions(self, after: bytes) -> Iterator[bytes]:
         with self._lock:
             self._check_open()
-            names = sorted(self._partitions_by_name)
+            names = sorted(name for name in self._partitions_by_name if name > after)
         return iter(names)
 
     def _drop_partition(self, partition: bytes) -> None:

@@ -63,8 +63,13 @@ class MeteredStore(Store):
             "scan", lambda: self._inner._scan_page(partition, start, inclusive, limit)
         )
 
-    def _partitions(self) -> Iterator[bytes]:
-        return self._timed("partitions", self._inner._partitions)
+    def _partitions(self, after: bytes) -> Iterator[bytes]:
+        return self._timed("partitions", lambda: self._inner._partitions(after))
+
+    def _get_across(
+        self, partitions: list[bytes], keys: list[bytes]
+    ) -> dict[bytes, dict[bytes, bytes]]:
+        return self._timed("get_across", lambda: self._inner._get_across(partitions, keys))
 
     def _get_many(self, partition: bytes, keys: list[bytes]) -> dict[bytes, bytes]:
         return self._timed("get_many", lambda: self._inner._get_many(partition, keys))

@@ -333,9 +333,9 @@ class PostgresStore(Store):
         )
         return page
 
-    def _partitions(self) -> Iterator[bytes]:
+    def _partitions(self, after: bytes) -> Iterator[bytes]:
         # Skip-scan the primary key: one index probe per partition, however many keys each holds.
-        last = b""
+        last = after
         while True:
             row = self._run("list partitions", self._next_partition_sql, (last,), _fetch_one)
             if row is None:

@@ -318,9 +318,9 @@ class SqliteStore(Store):
             raise self._failed("scan a partition", exc) from exc
         return page
 
-    def _partitions(self) -> Iterator[bytes]:
+    def _partitions(self, after: bytes) -> Iterator[bytes]:
         # Skip-scan the primary key: one index seek per partition, however many keys each holds.
-        last = b""
+        last = after
         while True:
             try:
                 (found,) = self._cursor().execute(_NEXT_PARTITION, (last,)).fetchone()

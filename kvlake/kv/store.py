@@ -250,9 +250,10 @@ class Store(Closing, ABC):
 
         return Scan(read_page, start, batch_size)
 
-    def partitions(self) -> Iterator[bytes]:
-        """Iterate the names of all non-empty partitions in ascending byte order."""
-        return self._partitions()
+    def partitions(self, *, after: bytes = b"") -> Iterator[bytes]:
+        """Iterate the names of all non-empty partitions in ascending byte order, those
+        after `after` only if given (a sweep goes on where its last slice stopped)."""
+        return self._partitions(after)
 
     # -- batch helpers: correct defaults, overridden to be faster --------------
 
@@ -383,5 +384,5 @@ class Store(Closing, ABC):
         """Return up to `limit` entries with key >= start (> start if not inclusive), ascending."""
 
     @abstractmethod
-    def _partitions(self) -> Iterator[bytes]:
-        """Iterate the names of non-empty partitions, ascending."""
+    def _partitions(self, after: bytes) -> Iterator[bytes]:
+        """Iterate the names of non-empty partitions greater than `after`, ascending."""

@@ -86,6 +86,29 @@ def test_listing_pages_carry_all_pagination_fields(server: Server, http: httpx.C
     assert seen == names
 
 
+def test_a_search_finds_the_names_holding_it_across_pages(
+    server: Server, http: httpx.Client
+) -> None:
+    marker = uuid.uuid4().hex[:8]
+    names = [f"s{i}-{marker}-x" for i in range(3)]
+    for name in names:
+        http.post(
+            "/repositories",
+            json={"name": name, "storage_namespace": server.storage.namespace(name)},
+        )
+    seen: list[str] = []
+    after = ""
+    while True:
+        body = http.get(
+            "/repositories", params={"search": marker, "amount": 2, "after": after}
+        ).json()
+        seen += [r["id"] for r in body["results"]]
+        if not body["pagination"]["has_more"]:
+            break
+        after = body["pagination"]["next_offset"]
+    assert seen == names
+
+
 def test_high_level_listing_walks_every_page(server: Server, http: httpx.Client) -> None:
     prefix = f"hl-{uuid.uuid4().hex[:8]}"
     for i in range(3):

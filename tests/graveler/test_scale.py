@@ -10,10 +10,14 @@ from __future__ import annotations
 import msgspec
 
 from kvlake.blockstore.memory import MemoryBlockStore
+from kvlake.graveler import keys
+from kvlake.graveler.cleaner import Cleaner, CleanerReport
 from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.mergebase import find_merge_base
+from kvlake.graveler.orphans import OrphanSweep
 from kvlake.graveler.records import Repository
+from kvlake.graveler.repositories import INITIAL_TIMEOUT
 from kvlake.kv import CountingStore
 from kvlake.kv.memory import MemoryStore
 from tests.graveler.helpers import make_graveler
@@ -139,3 +143,88 @@ def test_a_merge_base_of_long_forks_found_again_reads_no_commit() -> None:
         assert find_merge_base(graveler._refs, repository, left, right) == fork
         rows.append(store.rows_read)
     assert rows[0] == rows[1]
+
+
+def test_an_idle_cleaner_pass_reads_no_repository_record() -> None:
+    rows = []
+    for size in SIZES:
+        graveler, store = counted_graveler()
+        for n in range(size):
+            graveler.create_bare_repository(f"aaa{n:04d}", storage_namespace=f"mem://b/a{n}")
+            if n % 2:
+                graveler.delete_repository(f"aaa{n:04d}")  # a tombstone stays
+        cleaner = Cleaner(graveler)
+        cleaner.clean_once()  # the first pass sweeps and reads every record once
+        store.reset()
+        assert cleaner.clean_once() == CleanerReport()
+        rows.append(store.rows_read)
+    assert rows[0] == rows[1]
+
+
+def test_the_cleaner_finds_a_crashed_creation_through_its_marker_and_drops_the_marker() -> None:
+    clock = FakeClock()
+    store = CountingStore(MemoryStore())
+    graveler = make_graveler(store, clock, MemoryBlockStore())
+    cleaner = Cleaner(graveler)
+    cleaner.clean_once()
+    crashed, _ = graveler._repositories.begin_create(
+        "crashed", storage_namespace="mem://b/crashed", default_branch="main"
+    )
+    graveler.create_bare_repository("done", storage_namespace="mem://b/done")
+    assert [k for k, _ in store.scan(keys.CREATIONS)] == [
+        keys.creation_key("crashed", crashed.instance_uid)
+    ]
+    assert cleaner.clean_once().abandoned_creations == 0  # not stale yet
+    clock.advance(INITIAL_TIMEOUT + 1)
+    assert cleaner.clean_once().abandoned_creations == 1
+    assert graveler._repositories.load("crashed")[0].state == "deleted"
+    cleaner.clean_once()
+    assert list(store.scan(keys.CREATIONS)) == []
+
+
+def test_a_marker_whose_record_is_not_written_yet_is_kept_until_the_timeout() -> None:
+    clock = FakeClock()
+    store = CountingStore(MemoryStore())
+    graveler = make_graveler(store, clock, MemoryBlockStore())
+    cleaner = Cleaner(graveler)
+    marker = keys.creation_key("inflight", "0" * 26)
+    store.set(keys.CREATIONS, marker, b"%.3f" % clock())  # a creation about to write its record
+    cleaner.clean_once()
+    cleaner.clean_once()
+    assert [k for k, _ in store.scan(keys.CREATIONS)] == [marker]
+    clock.advance(INITIAL_TIMEOUT + 1)
+    cleaner.clean_once()
+    assert list(store.scan(keys.CREATIONS)) == []
+
+
+def test_an_orphan_sweep_looks_at_one_slice_of_partitions_whatever_the_store_holds() -> None:
+    rows, noted = [], []
+    for strays in (30, 300):
+        graveler, store = counted_graveler()
+        repository = graveler.create_repository("repo", storage_namespace="mem://b/repo")
+        for _ in range(strays):  # staging partitions no branch names: orphans to note
+            token = keys.new_staging_token(repository.instance_uid)
+            store.set(keys.staging_partition(token), b"k", b"v")
+        sweep = OrphanSweep(store, graveler._refs, clock=graveler.clock, slice_size=20)
+        store.reset()
+        noted.append(sweep.run().noted)
+        rows.append(store.rows_read)
+    assert noted[0] == noted[1] > 0 and rows[0] == rows[1]
+
+
+def test_orphan_sweeps_in_slices_note_then_drop_every_orphan() -> None:
+    clock = FakeClock()
+    store = CountingStore(MemoryStore())
+    graveler = make_graveler(store, clock, MemoryBlockStore())
+    repository = graveler.create_repository("repo", storage_namespace="mem://b/repo")
+    strays = {
+        keys.staging_partition(keys.new_staging_token(repository.instance_uid)) for _ in range(45)
+    }
+    for partition in strays:
+        store.set(partition, b"k", b"v")
+    sweep = OrphanSweep(store, graveler._refs, clock=clock, grace=10, slice_size=20)
+    assert sum(sweep.run().noted for _ in range(4)) == 45  # 20 + 20 + the last 5, then wraps
+    clock.advance(11)
+    assert sum(sweep.run().dropped for _ in range(4)) == 45
+    assert not strays & set(store.partitions())
+    assert list(store.scan(keys.ORPHANS)) == []

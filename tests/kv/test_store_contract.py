@@ -373,6 +373,9 @@ def test_partitions_lists_the_non_empty_ones_in_ascending_order(store: Store) ->
     store.delete(b"graveler", b"k")
     store.drop_partition(b"operations")
     assert list(store.partitions()) == [b"\x01", b"deletion/0", b"repo-1"]
+    assert list(store.partitions(after=b"deletion/0")) == [b"repo-1"]
+    assert list(store.partitions(after=b"d")) == [b"deletion/0", b"repo-1"]
+    assert list(store.partitions(after=b"repo-1")) == []
 
 
 # -- bad input and closed stores ---------------------------------------------------------

@@ -10,7 +10,7 @@ from starlette.responses import Response
 
 from kvlake.api import params
 from kvlake.api.needs import on_all, on_repository
-from kvlake.api.pages import page
+from kvlake.api.pages import page, search_page
 from kvlake.api.routing import Call, Operation, json_response, no_content
 from kvlake.api.wire import refs as wire
 from kvlake.auth import Permission, repository_arn
@@ -38,10 +38,13 @@ def list_repositories(call: Call[None]) -> Response:
     )
     search = query.text("search")
     if search:
-        repositories = (r for r in repositories if search in r.name)
-    results, pagination = page(
-        repositories, query.amount(), lambda r: r.name, prefix=query.text("prefix")
-    )
+        results, pagination = search_page(
+            repositories, query.amount(), lambda r: r.name, lambda r: search in r.name
+        )
+    else:
+        results, pagination = page(
+            repositories, query.amount(), lambda r: r.name, prefix=query.text("prefix")
+        )
     return json_response(
         wire.RepositoryList(pagination=pagination, results=[to_wire(r) for r in results])
     )

@@ -141,6 +141,7 @@ class Lake(Closing):
             owner=owner or f"{socket.gethostname()}:{os.getpid()}:{ids.new_uid()}",
             clock=self.clock,
             lake_settings=self.settings,
+            lake=self,
         )
 
     # -- background jobs -------------------------------------------------------------

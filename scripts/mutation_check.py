@@ -2537,6 +2537,54 @@ MUTATIONS = (
             "test_a_blob_replaced_through_its_presigned_url_after_the_link_is_refused_on_read",
         ),
     ),
+    # -- operations: one record and one driver for every kind of long-running work (issue 26)
+    Mutation(
+        "ops26-driver-claim-respects-a-live-lease",
+        "issue 26: one process at a time works on an operation of any kind (its lease)",
+        "kvlake/operations/driver.py",
+        '            if current.owner not in ("", self.owner) and current.lease_expires > now:\n'
+        "                return None\n",
+        "",
+        (
+            "tests/operations/test_driver.py::"
+            "test_one_holder_at_a_time_and_a_lapsed_lease_is_taken_over",
+            "tests/operations/test_crash_resume.py::"
+            "test_a_killed_bulk_delete_resumes_and_completes_exactly[enumerating-local]",
+        ),
+    ),
+    Mutation(
+        "ops26-driver-only-the-holder-writes",
+        "issue 26 / invariant 5: a process whose lease was taken over writes nothing more",
+        "kvlake/operations/driver.py",
+        "        if updated.owner != self.owner:\n            raise LostLeaseError\n",
+        "",
+        (
+            "tests/operations/test_driver.py::"
+            "test_one_holder_at_a_time_and_a_lapsed_lease_is_taken_over",
+        ),
+    ),
+    Mutation(
+        "ops26-driver-first-end-wins",
+        "issue 26: a finished operation keeps its final status",
+        "kvlake/operations/driver.py",
+        "            if current.finished:\n                return None\n"
+        "            return msgspec.structs.replace(\n                current,\n"
+        "                status=status,\n",
+        "            return msgspec.structs.replace(\n                current,\n"
+        "                status=status,\n",
+        ("tests/operations/test_driver.py::test_finish_lets_the_lease_go_and_the_first_end_wins",),
+    ),
+    Mutation(
+        "ops26-gc-runner-adopts-only-its-own-runs-lease",
+        "issue 26 (issue 22 #8 kept): a GC run's runner never takes another run's live lease",
+        "kvlake/pipelines/gc_lease.py",
+        "        if loaded is None or loaded[0].run_id != run_id or loaded[0].expires <= now:\n",
+        "        if loaded is None or loaded[0].expires <= now:\n",
+        (
+            "tests/pipelines/test_gc_lease.py::"
+            "test_the_runner_adopts_its_own_runs_lease_and_never_another_runs",
+        ),
+    ),
 )
 
 

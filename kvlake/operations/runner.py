@@ -1,4 +1,5 @@
-"""The background runner: every server resumes every unfinished operation it can lease.
+"""The background runner: every server resumes every unfinished operation it can lease,
+of every kind (bulk deletes, GC runs), each through its kind's engine.
 
 A pass lists the operation records and hands each unfinished one to its
 engine; the engine's lease decides who works on it, so any number of servers
@@ -12,7 +13,7 @@ import logging
 import threading
 
 from kvlake.errors import KvlakeError
-from kvlake.operations.engines import Engine, EngineContext, open_engine
+from kvlake.operations.engines import Engine, EngineContext, open_engine_for
 from kvlake.operations.records import Operation
 
 log = logging.getLogger(__name__)
@@ -26,10 +27,13 @@ class OperationRunner:
         self._engines: dict[str, Engine] = {}
         self._wake = threading.Event()
 
-    def engine(self, name: str) -> Engine:
-        if name not in self._engines:
-            self._engines[name] = open_engine(name, self.context)
-        return self._engines[name]
+    def engine(self, operation: Operation) -> Engine:
+        """The engine of `operation` (its kind's, or a bulk delete's chosen one), built once."""
+        name = operation.options.engine if operation.kind == "bulk-delete" else operation.kind
+        key = f"{operation.kind}/{name}"
+        if key not in self._engines:
+            self._engines[key] = open_engine_for(operation, self.context)
+        return self._engines[key]
 
     def run_once(self, stop: threading.Event | None = None) -> list[Operation]:
         """One pass: run every unfinished operation this process can lease, to its end."""
@@ -41,7 +45,7 @@ class OperationRunner:
                 break
             operation = self.context.ledger.load(operation_id)[0]
             try:
-                ran.append(self.engine(operation.options.engine).run(operation_id, halt))
+                ran.append(self.engine(operation).run(operation_id, halt))
             except KvlakeError as exc:  # the store is down: the next pass resumes it
                 log.warning("operation %s paused: %s", operation_id, exc)
         return ran

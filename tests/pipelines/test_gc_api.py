@@ -24,13 +24,16 @@ UNKNOWN_RUN = "01m8a1b2c3d4e5f6g7h8j9k0m1"
 
 @asynccontextmanager
 async def _served(
-    tmp_path: Path, blockstore_url: str = ""
+    tmp_path: Path, blockstore_url: str = "", *, background: bool = True
 ) -> AsyncIterator[tuple[httpx.AsyncClient, Lake]]:
-    """The API over a lake in `tmp_path`, on `blockstore_url` ("": the data dir's folder)."""
+    """The API over a lake in `tmp_path`, on `blockstore_url` ("": the data dir's folder),
+    its runner running operations in the background unless `background` is false."""
     blocks = {"KVLAKE_BLOCKSTORE_URL": blockstore_url} if blockstore_url else {}
     lake = Lake.open(settings_in(tmp_path, **blocks))
     services = Services(lake)
     services.install()
+    if background:
+        services.start_background_jobs()
     repo = lake.graveler.create_repository("repo1", storage_namespace=namespace_of(lake))
     lake.graveler.retention.set_rules(repo, make_rules(7))
     lake.catalog.upload(repo, "main", "kept", io.BytesIO(b"referenced"))
@@ -78,6 +81,62 @@ async def _run_through_the_api(tmp_path: Path, blockstore_url: str) -> None:
         assert summary["counts"]["deleted"] == 1 and summary["counts"]["bytes_freed"] == 6
         namespace = lake.graveler.get_repository("repo1").storage_namespace
         assert not lake.blockstore.exists(namespace, ORPHAN)
+
+        # One record for every kind: the run is an operation, listed and read as one.
+        listed = await client.get("/operations", params={"kind": "gc-run"})
+        assert listed.status_code == 200, listed.text
+        (record,) = listed.json()["results"]
+        assert record["operation_id"] == run_id and record["kind"] == "gc-run"
+        assert record["status"] == "completed" and record["path"] == "lakefs://repo1/"
+        assert record["created_by"] == "admin"
+        finished = await client.delete(f"/operations/{run_id}")
+        assert finished.status_code == 409 and "'completed'" in finished.text
+
+
+def test_a_run_started_on_one_server_is_run_by_another_processs_runner(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """The API server runs no background work; a second lake on the same store (a worker)
+    claims the record, takes over the lease its start took, and runs it."""
+    anyio.run(_run_elsewhere, tmp_path)
+
+
+async def _run_elsewhere(tmp_path: Path) -> None:
+    async with _served(tmp_path, background=False) as (client, lake):
+        started = await client.post("/repositories/repo1/gc/runs", json={})
+        assert started.status_code == 202, started.text
+        run_id = started.json()["run_id"]
+        queued = await client.get(f"/repositories/repo1/gc/runs/{run_id}")
+        assert queued.json()["status"] == "running"  # recorded, not started: still "running"
+        worker = Lake.open(lake.settings)
+        try:
+            (ran,) = worker.operations.run_once()
+        finally:
+            worker.close()
+        assert ran.id == run_id and ran.status == "completed", ran
+        status = await _finished(client, run_id)
+        assert status["status"] == "swept", status
+        namespace = lake.graveler.get_repository("repo1").storage_namespace
+        assert not lake.blockstore.exists(namespace, ORPHAN)
+
+
+def test_a_run_cancelled_before_a_runner_claims_it_deletes_nothing(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    anyio.run(_cancel_queued, tmp_path)
+
+
+async def _cancel_queued(tmp_path: Path) -> None:
+    async with _served(tmp_path, background=False) as (client, lake):
+        started = await client.post("/repositories/repo1/gc/runs", json={})
+        run_id = started.json()["run_id"]
+        cancelled = await client.delete(f"/operations/{run_id}")
+        assert cancelled.status_code == 202 and cancelled.json()["status"] == "cancelled"
+        assert lake.operations.run_once() == []  # finished: no runner takes it up
+        status = await client.get(f"/repositories/repo1/gc/runs/{run_id}")
+        assert status.json()["status"] == "cancelled", status.text
+        namespace = lake.graveler.get_repository("repo1").storage_namespace
+        assert lake.blockstore.exists(namespace, ORPHAN)
 
 
 def test_bad_requests_are_refused_before_anything_starts(

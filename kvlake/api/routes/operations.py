@@ -80,12 +80,18 @@ def _options(body: wire.BulkDeleteCreation | None) -> BulkDeleteOptions:
 
 
 def status_of(progress: Progress) -> wire.OperationStatus:
+    """The one status shape of every kind (a GC run names its repository as its path)."""
     op = progress.operation
     counters = op.counters
+    if op.gc is not None:
+        path, dry_run, engine = f"lakefs://{op.repository}/", op.gc.dry_run, "spark"
+    else:
+        path = f"lakefs://{op.repository}/{op.branch}/{op.prefix}"
+        dry_run, engine = op.options.dry_run, op.options.engine
     return wire.OperationStatus(
         operation_id=op.id,
         kind=op.kind,
-        path=f"lakefs://{op.repository}/{op.branch}/{op.prefix}",
+        path=path,
         status=op.status,
         created_at=op.created_at,
         created_by=op.created_by,
@@ -97,8 +103,8 @@ def status_of(progress: Progress) -> wire.OperationStatus:
         skipped_count=counters.skipped,
         rate_per_second=progress.rate_per_second,
         eta_seconds=progress.eta_seconds,
-        dry_run=op.options.dry_run,
-        engine=op.options.engine,
+        dry_run=dry_run,
+        engine=engine,
         cancel_requested=op.cancel_requested,
         commit_id=op.commit_id if op.options.commit else None,
         error=op.error or None,
@@ -213,7 +219,7 @@ OPERATIONS: Final = (
         summary="the caller's operations (an admin's: all), oldest first",
         params=(
             params.text("status", "only operations in this status"),
-            params.text("kind", "only operations of this kind (bulk-delete)"),
+            params.text("kind", "only operations of this kind (bulk-delete, gc-run)"),
             params.text("after", "return operations after this id"),
             params.Param("amount", "int", minimum=-1, maximum=1000, description="how many"),
         ),

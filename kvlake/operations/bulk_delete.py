@@ -196,9 +196,21 @@ class BulkDeletes:
         return operation
 
     def list(
-        self, *, user: str, admin: bool, status: str = "", kind: str = ""
+        self,
+        *,
+        user: str,
+        admin: bool,
+        status: str = "",
+        kind: str = "",
+        repository: str = "",
+        creator: str = "",
     ) -> Iterator[Operation]:
-        """Operations `user` may see, newest last, filtered by status and kind."""
+        """Operations of every kind `user` may see, oldest first, filtered by status, kind,
+        repository and creator (a user id); an empty filter takes all.
+
+        Raises:
+            InvalidInputError: an unknown status or kind (before anything is listed).
+        """
         if status and status not in STATUSES:
             raise InvalidInputError(
                 f"status {status!r} is unknown; use one of {', '.join(STATUSES)}"
@@ -211,6 +223,10 @@ class BulkDeletes:
             if status and operation.status != status:
                 continue
             if kind and operation.kind != kind:
+                continue
+            if repository and operation.repository != repository:
+                continue
+            if creator and operation.created_by != creator:
                 continue
             yield operation
 

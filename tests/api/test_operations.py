@@ -70,6 +70,19 @@ def test_bulk_delete_runs_to_completion_and_reports(http: httpx.Client, repo: st
     assert [(f["path"], f["outcome"]) for f in failures["results"]] == [("data/3", "skipped")]
     listed = http.get("/operations", params={"status": "completed_with_errors"}).json()
     assert operation_id in [op["operation_id"] for op in listed["results"]]
+    # The one status route of every kind shows what the bulk-delete view shows.
+    one = http.get(f"/operations/{operation_id}")
+    assert one.status_code == 200, one.text
+    assert one.json() == status
+    for query, found in (
+        ({"repository": repo, "kind": "bulk-delete"}, True),
+        ({"repository": f"{repo}-other"}, False),
+        ({"creator": "admin", "repository": repo}, True),
+        ({"creator": "someone-else"}, False),
+        ({"kind": "gc-run", "repository": repo}, False),
+    ):
+        results = http.get("/operations", params=query).json()["results"]
+        assert (operation_id in [op["operation_id"] for op in results]) is found, query
 
 
 def test_bad_requests_are_refused_and_record_nothing(http: httpx.Client, repo: str) -> None:
@@ -90,6 +103,10 @@ def test_bad_requests_are_refused_and_record_nothing(http: httpx.Client, repo: s
         assert response.status_code == status, (query, body, response.text)
     assert http.get("/operations").json()["results"] == before
     assert http.get(f"{BULK}/status/01aaaaaaaaaaaaaaaaaaaaaaaa").status_code == 404
+    assert http.get("/operations/01aaaaaaaaaaaaaaaaaaaaaaaa").status_code == 404
+    for bad, named in (({"kind": "purge"}, "kind 'purge' is unknown"), ({"status": "done"}, "")):
+        refused = http.get("/operations", params=bad)
+        assert refused.status_code == 400 and named in refused.text, refused.text
     assert _paths(http, repo) == ["a/1"]
 
 
@@ -108,6 +125,7 @@ def _cannot_see(
     assert created.status_code == 202, created.text
     operation_id = created.json()["operation_id"]
     assert other.get(f"{BULK}/status/{operation_id}").status_code == 404
+    assert other.get(f"/operations/{operation_id}").status_code == 404
     assert other.get(f"{BULK}/status/{operation_id}/failures").status_code == 404
     assert other.delete(f"/operations/{operation_id}").status_code == 404
     assert operation_id not in [

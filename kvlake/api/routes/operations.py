@@ -156,6 +156,8 @@ def list_operations(call: Call[None]) -> Response:
         admin=is_admin(call),
         status=query.text("status"),
         kind=query.text("kind"),
+        repository=query.text("repository"),
+        creator=query.text("creator"),
     )
     page = list(itertools.islice((op for op in visible if op.id > after), amount + 1))
     more = len(page) > amount
@@ -163,6 +165,14 @@ def list_operations(call: Call[None]) -> Response:
     results = [_status(call, op) for op in page]
     meta = pagination(len(results), has_more=more, next_offset=page[-1].id if more else "")
     return json_response(wire.OperationList(pagination=meta, results=results))
+
+
+def get_operation(call: Call[None]) -> Response:
+    """Any kind's status, in the one shape (the bulk-delete status route is a view of it)."""
+    operation = call.services.lake.bulk_deletes.get(
+        call.path["operation_id"], user=call.principal, admin=is_admin(call)
+    )
+    return json_response(_status(call, operation))
 
 
 def cancel_operation(call: Call[None]) -> Response:
@@ -216,14 +226,25 @@ OPERATIONS: Final = (
         "/operations",
         list_operations,
         API_GROUP,
-        summary="the caller's operations (an admin's: all), oldest first",
+        summary="the caller's operations of every kind (an admin's: all), oldest first",
         params=(
             params.text("status", "only operations in this status"),
             params.text("kind", "only operations of this kind (bulk-delete, gc-run)"),
+            params.text("repository", "only operations on this repository"),
+            params.text("creator", "only operations this user (id) created"),
             params.text("after", "return operations after this id"),
             params.Param("amount", "int", minimum=-1, maximum=1000, description="how many"),
         ),
         responses={200: wire.OperationList, 400: None},
+    ),
+    Operation(
+        "getOperation",
+        "GET",
+        "/operations/{operation_id}",
+        get_operation,
+        API_GROUP,
+        summary="an operation's status, counters, rate and ETA, whatever its kind",
+        responses={200: wire.OperationStatus, 404: None},
     ),
     Operation(
         "cancelOperation",
@@ -232,6 +253,6 @@ OPERATIONS: Final = (
         cancel_operation,
         API_GROUP,
         summary="cancel at the next batch boundary; what is done stays done",
-        responses={202: wire.OperationStatus, 404: None},
+        responses={202: wire.OperationStatus, 404: None, 409: None},
     ),
 )

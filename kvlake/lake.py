@@ -92,7 +92,9 @@ class Lake(Closing):
             spark_threshold=operations.spark_threshold,
             clock=clock,
         )
-        self.operations = OperationRunner(self.engine_context())
+        self.operations = OperationRunner(
+            self.engine_context(), concurrency=settings.operations.concurrency
+        )
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
 

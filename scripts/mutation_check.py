@@ -2585,6 +2585,42 @@ MUTATIONS = (
             "test_the_runner_adopts_its_own_runs_lease_and_never_another_runs",
         ),
     ),
+    Mutation(
+        "ops26-runner-fair-between-creators",
+        "issue 26: free threads go to the creator with the fewest operations running",
+        "kvlake/operations/runner.py",
+        "        creator = min(queues, key=lambda name: (load[name], queues[name][0].id))\n",
+        "        creator = min(queues, key=lambda name: queues[name][0].id)\n",
+        (
+            "tests/operations/test_runner.py::"
+            "test_free_threads_go_round_robin_the_least_busy_creator_first",
+            "tests/operations/test_runner.py::"
+            "test_a_runner_runs_up_to_its_concurrency_at_once_fairly",
+        ),
+    ),
+    Mutation(
+        "ops26-runner-bounded-by-its-concurrency",
+        "issue 26: a process runs at most KVLAKE_OPERATIONS_CONCURRENCY operations at once",
+        "kvlake/operations/runner.py",
+        "        for operation in fair_order(pending, Counter(running.values()))"
+        "[: max(free, 0)]:\n",
+        "        for operation in fair_order(pending, Counter(running.values())):\n",
+        (
+            "tests/operations/test_runner.py::"
+            "test_a_runner_runs_up_to_its_concurrency_at_once_fairly",
+        ),
+    ),
+    Mutation(
+        "ops26-server-background-off",
+        "issue 26: KVLAKE_SERVER_BACKGROUND=false leaves the work to `kvlake worker` processes",
+        "kvlake/api/app.py",
+        "            if background_jobs and settings.server.background:\n",
+        "            if background_jobs:\n",
+        (
+            "tests/api/test_worker_processes.py::"
+            "test_a_worker_killed_mid_operation_leaves_it_to_the_other",
+        ),
+    ),
 )
 
 

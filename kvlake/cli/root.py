@@ -23,6 +23,7 @@ from kvlake.cli.kv import kv
 from kvlake.cli.operations import delete, lock, operations
 from kvlake.cli.repo import repo
 from kvlake.cli.serve import serve
+from kvlake.cli.worker import worker
 from kvlake.errors import KvlakeError
 
 
@@ -47,6 +48,6 @@ def main() -> None:
     """
 
 
-for _command in (config, deletion, delete, gc, kv, lock, operations, repo, serve):
+for _command in (config, deletion, delete, gc, kv, lock, operations, repo, serve, worker):
     main.add_command(_command)
 gc.add_command(gc_run)

@@ -191,6 +191,11 @@ class _Cancelled(Exception):
     """The record asks to stop: leave before the next phase."""
 
 
+class _Stopped(Exception):
+    """This process is stopping: leave before the next phase; the lease lapses and another
+    process runs the run again."""
+
+
 class GcRunEngine:
     """Runs `gc-run` operations (the engine of that kind, kvlake/operations/engines.py)."""
 
@@ -207,7 +212,7 @@ class GcRunEngine:
         self._leases = GcLeases(context.lake.store, clock=context.clock, holder=context.owner)
 
     def run(self, operation_id: str, stop: threading.Event) -> Operation:
-        """Run the GC run to its end (phases are not cut short; `stop` is read by none).
+        """Run the GC run to its end, a cancel, or `stop` (read between phases).
 
         Returns the record as last seen; one another live process holds is left alone.
         """
@@ -219,7 +224,9 @@ class GcRunEngine:
         if operation.cancel_requested:
             return self._driver.finish(operation_id, "cancelled")
         try:
-            self._run(operation, request)
+            self._run(operation, request, stop)
+        except _Stopped:
+            return self._lake.ledger.load(operation_id)[0]
         except _Cancelled:
             return self._driver.finish(operation_id, "cancelled")
         except LostLeaseError:
@@ -232,7 +239,7 @@ class GcRunEngine:
             return self._failed(operation, request, exc)
         return self._driver.finish(operation_id, "completed")
 
-    def _run(self, operation: Operation, request: GcRunRequest) -> None:
+    def _run(self, operation: Operation, request: GcRunRequest, stop: threading.Event) -> None:
         from kvlake.pipelines.gc import GarbageCollector
         from kvlake.pipelines.session import open_spark
 
@@ -240,6 +247,8 @@ class GcRunEngine:
             record = self._driver.checkpoint(operation.id, phase=phase)
             if record.cancel_requested:
                 raise _Cancelled
+            if stop.is_set():
+                raise _Stopped
 
         name, run_id, lake = operation.repository, request.run_id, self._lake
         with self._leases.adopt(name, run_id) as held:

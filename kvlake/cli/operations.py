@@ -17,6 +17,7 @@ import time
 
 import click
 
+from kvlake.cli.operations_api import COMMANDS
 from kvlake.config import load_settings
 from kvlake.lake import Lake
 from kvlake.operations import (
@@ -148,16 +149,18 @@ def _bar(operation: Operation, now: float) -> str:
     else:
         head = f"[{'?' * BAR_WIDTH}] {done:,}/{counters.enumerated:,}+ (listing)"
     eta = "" if progress.eta_seconds is None else f" ETA {progress.eta_seconds:,.0f}s"
+    deleted = "would delete" if operation.options.dry_run else "deleted"
     return (
-        f"{head} deleted {counters.deleted:,} failed {counters.failed:,}"
+        f"{head} {deleted} {counters.deleted:,} failed {counters.failed:,}"
         f" skipped {counters.skipped:,} {progress.rate_per_second:,.0f}/s{eta}   "
     )
 
 
 def _summary(operation: Operation) -> str:
     c = operation.counters
+    deleted = "would be deleted (dry run)" if operation.options.dry_run else "deleted"
     line = (
-        f"{operation.id} {operation.status}: {c.deleted:,} deleted, {c.failed:,} failed,"
+        f"{operation.id} {operation.status}: {c.deleted:,} {deleted}, {c.failed:,} failed,"
         f" {c.skipped:,} skipped of {c.enumerated:,}"
     )
     if operation.commit_id:
@@ -169,54 +172,12 @@ def _summary(operation: Operation) -> str:
 
 @click.group()
 def operations() -> None:
-    """Long-running operations: list, status, failures, cancel, run."""
+    """Long-running operations of every kind: list, status, failures, cancel, watch (over
+    the API, as your lakectl user), and run (here, on the lake)."""
 
 
-@operations.command("list")
-@click.option("--status", default="", help="Only operations in this status.")
-@click.option("--kind", default="", help="Only operations of this kind (bulk-delete).")
-def operations_list(status: str, kind: str) -> None:
-    """Every operation, oldest first."""
-    with Lake.open(load_settings()) as lake:
-        for operation in lake.bulk_deletes.list(user="", admin=True, status=status, kind=kind):
-            path = f"lakefs://{operation.repository}/{operation.branch}/{operation.prefix}"
-            click.echo(f"{operation.id}  {operation.status:<22} {path}  by {operation.created_by}")
-
-
-@operations.command("status")
-@click.argument("operation_id")
-def operations_status(operation_id: str) -> None:
-    """An operation's status and counters."""
-    with Lake.open(load_settings()) as lake:
-        operation = lake.bulk_deletes.get(operation_id, user="", admin=True)
-        click.echo(_summary(operation))
-        if not operation.finished:
-            click.echo(_bar(operation, lake.clock()))
-
-
-@operations.command("failures")
-@click.argument("operation_id")
-@click.option("--after", default="", help="Paths after this one.")
-@click.option("--amount", default=100, show_default=True, help="How many.")
-def operations_failures(operation_id: str, after: str, amount: int) -> None:
-    """The paths an operation failed or skipped, and why."""
-    with Lake.open(load_settings()) as lake:
-        page = lake.bulk_deletes.failures(
-            operation_id, user="", admin=True, after=after, amount=amount
-        )
-        for path, failure in page.failures:
-            click.echo(f"{failure.outcome}\t{path}\t{failure.reason}")
-        if page.next:
-            click.echo(f"more: --after {page.next}", err=True)
-
-
-@operations.command("cancel")
-@click.argument("operation_id")
-def operations_cancel(operation_id: str) -> None:
-    """Cancel at the next batch boundary; what is done stays done."""
-    with Lake.open(load_settings()) as lake:
-        operation = lake.bulk_deletes.cancel(operation_id, user="", admin=True)
-        click.echo(f"{operation.id}: cancel requested ({operation.status})")
+for _command in COMMANDS:
+    operations.add_command(_command)
 
 
 @operations.command("run")

@@ -88,6 +88,9 @@ class OperationsSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unkno
     )
     """KVLAKE_OPERATIONS_CONCURRENCY: operations one process runs at once (1 to 256; default:
     twice the CPUs, 2 to 16), shared fairly between their creators."""
+    retention: Annotated[float, msgspec.Meta(gt=0)] = 30 * 86400.0
+    """KVLAKE_OPERATIONS_RETENTION: seconds a finished operation's record (its status and
+    failures) is kept after it ended; then the runners remove it."""
 
 
 def default_operations_concurrency() -> int:

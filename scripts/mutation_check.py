@@ -2621,6 +2621,30 @@ MUTATIONS = (
             "test_a_worker_killed_mid_operation_leaves_it_to_the_other",
         ),
     ),
+    Mutation(
+        "ops26-clean-up-only-finished-operations",
+        "issue 26: the runner's clean-up never drops a running operation's batches",
+        "kvlake/operations/runner.py",
+        "            if operation.finished:\n                self._clean(operation, now)\n"
+        "                continue\n",
+        "            self._clean(operation, now)\n            if operation.finished:\n"
+        "                continue\n",
+        (
+            "tests/operations/test_runner.py::"
+            "test_finished_operations_lose_their_leftover_batches_then_expire",
+        ),
+    ),
+    Mutation(
+        "ops26-finished-records-kept-for-their-retention",
+        "issue 26: a finished operation's record and failures stay for KVLAKE_OPERATIONS_RETENTION",
+        "kvlake/operations/runner.py",
+        "            if operation.last_updated_at + self.context.settings.retention <= now:\n",
+        "            if True:\n",
+        (
+            "tests/operations/test_runner.py::"
+            "test_finished_operations_lose_their_leftover_batches_then_expire",
+        ),
+    ),
 )
 
 

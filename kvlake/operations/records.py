@@ -128,6 +128,9 @@ class Operation(msgspec.Struct, frozen=True, kw_only=True):
     error: str = ""
     phase: str = ""
     """The last phase finished, for kinds that work in phases (a GC run: mark, sweep)."""
+    cleaned: bool = False
+    """Finished, and its work partitions (batches) dropped: set by the runner's clean-up,
+    so batches a crash left behind after the end are dropped exactly once."""
     owner: str = ""
     lease_expires: float = 0.0
     creator: str = ""

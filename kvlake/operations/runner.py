@@ -11,6 +11,10 @@ expired) resumes from the record's checkpoint.
 free threads out fairly between creators (`fair_order`): the creator with the
 fewest operations running here goes first, so one user's 50M-object delete
 takes one thread while everyone else's small ones keep going beside it.
+
+Each pass also cleans up after finished operations (`_clean`): batches a crash
+left behind after the end are dropped, and a record finished longer ago than
+`KVLAKE_OPERATIONS_RETENTION` (30 days) is removed with its failures.
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ import logging
 import threading
 from collections import Counter, defaultdict, deque
 from collections.abc import Iterable
+
+import msgspec
 
 from kvlake.errors import KvlakeError
 from kvlake.operations.engines import Engine, EngineContext, open_engine_for
@@ -48,6 +54,12 @@ def fair_order(pending: Iterable[Operation], running: Counter[str]) -> list[Oper
         if not queues[creator]:
             del queues[creator]
     return ordered
+
+
+def _mark_cleaned(current: Operation) -> Operation | None:
+    if not current.finished or current.cleaned:
+        return None
+    return msgspec.structs.replace(current, cleaned=True)
 
 
 class OperationRunner:
@@ -117,7 +129,10 @@ class OperationRunner:
         pending: list[Operation] = []
         wait = interval
         for operation in self.context.ledger.list():
-            if operation.finished or operation.id in running:
+            if operation.finished:
+                self._clean(operation, now)
+                continue
+            if operation.id in running:
                 continue
             held_elsewhere = operation.owner not in ("", self.context.owner)
             if held_elsewhere and operation.lease_expires > now:
@@ -139,6 +154,20 @@ class OperationRunner:
             thread.start()
             started.append(thread)
         return started
+
+    def _clean(self, operation: Operation, now: float) -> None:
+        """Drop what a finished operation left: its batches once (a crash between its end
+        and their drop leaves them), and the whole operation once its retention is over."""
+        ledger = self.context.ledger
+        try:
+            if operation.last_updated_at + self.context.settings.retention <= now:
+                ledger.remove(operation.id)
+                log.info("operation %s removed: finished past its retention", operation.id)
+            elif not operation.cleaned:
+                ledger.drop_work(operation.id)
+                ledger.update(operation.id, _mark_cleaned)
+        except KvlakeError as exc:  # the store is down a moment: the next pass does it
+            log.warning("cleaning operation %s failed: %s", operation.id, exc)
 
     def _run_and_release(self, operation_id: str, stop: threading.Event) -> None:
         ran: Operation | None = None

@@ -6,15 +6,18 @@ import threading
 from collections import Counter
 from collections.abc import Iterator
 
+import msgspec
 import pytest
 
 from kvlake import ids
 from kvlake.config import load_settings
-from kvlake.errors import ConfigError
+from kvlake.errors import ConfigError, KeyNotFoundError
 from kvlake.kv.memory import MemoryStore
 from kvlake.operations import (
+    Batch,
     BulkDeleteOptions,
     EngineContext,
+    Failure,
     Ledger,
     Operation,
     OperationRunner,
@@ -124,3 +127,51 @@ def test_a_runner_runs_up_to_its_concurrency_at_once_fairly(kv: MemoryStore) -> 
 def test_a_concurrency_out_of_range_is_refused_naming_the_setting(value: str) -> None:
     with pytest.raises(ConfigError, match="KVLAKE_OPERATIONS_CONCURRENCY"):
         load_settings({"KVLAKE_OPERATIONS_CONCURRENCY": value})
+
+
+def test_finished_operations_lose_their_leftover_batches_then_expire(kv: MemoryStore) -> None:
+    """A crash between an operation's end and its batches' drop leaves them: the next pass
+    drops them (and never a running operation's); past the retention the record and its
+    failures go too."""
+    ledger = Ledger(kv)
+    clock = FakeClock()
+    settings = load_settings({"KVLAKE_OPERATIONS_RETENTION": "100"}).operations
+    finished, running = _operation("alice"), _operation("bob")
+    ledger.create(msgspec.structs.replace(finished, status="completed", last_updated_at=clock()))
+    ledger.create(running)
+    for operation in (finished, running):
+        ledger.write_batch(operation.id, 0, Batch(paths=["a/1"]))
+        ledger.write_failures(operation.id, [("a/2", Failure(outcome="skipped", reason="locked"))])
+    context = EngineContext(
+        graveler=None,  # type: ignore[arg-type]  # cleaning reads only the ledger
+        ledger=ledger,
+        locks=None,  # type: ignore[arg-type]
+        deletion=None,
+        describe=None,  # type: ignore[arg-type]
+        settings=settings,
+        owner="runner-1",
+        clock=clock,
+    )
+    runner = OperationRunner(context, concurrency=1)
+    runner.concurrency = 0  # clean only: start nothing
+
+    clock.advance(99)
+    runner.dispatch(threading.Event(), 60)
+    with pytest.raises(KeyNotFoundError):
+        ledger.read_batch(finished.id, 0)
+    assert ledger.load(finished.id)[0].cleaned
+    assert ledger.failures(finished.id).failures  # kept: the report, within its retention
+    assert ledger.read_batch(running.id, 0).paths == ["a/1"]  # running: untouched
+
+    clock.advance(1)
+    runner.dispatch(threading.Event(), 60)
+    assert [op.id for op in ledger.list()] == [running.id]
+    assert not ledger.failures(finished.id).failures
+    assert ledger.read_batch(running.id, 0).paths == ["a/1"]
+    assert ledger.failures(running.id).failures
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "soon"])
+def test_a_retention_that_is_not_a_positive_time_is_refused(value: str) -> None:
+    with pytest.raises(ConfigError, match="KVLAKE_OPERATIONS_RETENTION"):
+        load_settings({"KVLAKE_OPERATIONS_RETENTION": value})

@@ -2645,6 +2645,17 @@ MUTATIONS = (
             "test_finished_operations_lose_their_leftover_batches_then_expire",
         ),
     ),
+    Mutation(
+        "ops26-metadata-filter-all-pairs-match",
+        "issue 26: a metadata filter deletes only objects holding every pair",
+        "kvlake/operations/bulk_delete.py",
+        "    return all(info.metadata.get(key) == value for key, value in wanted.items())\n",
+        "    return True\n",
+        (
+            "tests/operations/test_bulk_delete.py::"
+            "test_a_metadata_filter_takes_only_objects_holding_every_pair",
+        ),
+    ),
 )
 
 

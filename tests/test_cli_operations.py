@@ -91,4 +91,6 @@ def test_bad_input_is_one_line_and_records_nothing(namespace: str) -> None:
     _lake_with(namespace, ["a/1"])
     result = run("delete", "repo1/main/a/")
     assert result.exit_code == 2 and "is not a lakefs:// URI" in result.stderr
+    bad_pair = run("delete", "lakefs://repo1/main/a/", "--metadata", "color")
+    assert bad_pair.exit_code == 2 and "'color' is not KEY=VALUE" in bad_pair.stderr
     assert _operations() == []

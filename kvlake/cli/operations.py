@@ -19,6 +19,7 @@ import click
 
 from kvlake.cli.operations_api import COMMANDS
 from kvlake.config import load_settings
+from kvlake.errors import InvalidInputError
 from kvlake.lake import Lake
 from kvlake.operations import (
     BulkDeleteOptions,
@@ -36,6 +37,17 @@ BAR_WIDTH = 30
 
 def _user() -> str:
     return f"cli:{getpass.getuser()}"
+
+
+def _pairs(values: tuple[str, ...]) -> dict[str, str]:
+    """`--metadata KEY=VALUE` options as a mapping. Raises InvalidInputError."""
+    pairs: dict[str, str] = {}
+    for value in values:
+        key, equals, wanted = value.partition("=")
+        if not equals or not key:
+            raise InvalidInputError(f"--metadata {value!r} is not KEY=VALUE")
+        pairs[key] = wanted
+    return pairs
 
 
 def _when(value: str | None) -> float | None:
@@ -62,6 +74,11 @@ def _when(value: str | None) -> float | None:
 @click.option("--max-size", type=int, default=None, help="Only objects of at most this many bytes.")
 @click.option("--modified-before", default=None, help="ISO time or epoch seconds.")
 @click.option("--modified-after", default=None, help="ISO time or epoch seconds.")
+@click.option(
+    "--metadata",
+    multiple=True,
+    help="KEY=VALUE: only objects whose user metadata holds it (repeat: all must match).",
+)
 @click.option("--engine", default="", help="local, spark or auto (default: the server's).")
 def delete(
     uri: str,
@@ -74,6 +91,7 @@ def delete(
     max_size: int | None,
     modified_before: str | None,
     modified_after: str | None,
+    metadata: tuple[str, ...],
     engine: str,
 ) -> None:
     """Delete every object under URI (lakefs://repo/branch/prefix/), asynchronously."""
@@ -84,6 +102,7 @@ def delete(
             min_size=min_size,
             max_size=max_size,
             glob=glob,
+            metadata=_pairs(metadata),
         ),
         dry_run=dry_run,
         commit=commit_message is not None,

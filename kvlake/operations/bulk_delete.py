@@ -56,6 +56,8 @@ def check_filters(filters: Filters) -> Filters:
         raise InvalidInputError(
             f"glob {filters.glob!r} matches the name (last path segment); drop '/' and NUL"
         )
+    if any(not key for key in filters.metadata):
+        raise InvalidInputError("a metadata filter's keys must not be empty")
     return filters
 
 
@@ -71,7 +73,8 @@ def matches(filters: Filters, path: str, info: ObjectInfo) -> bool:
         return False
     if filters.glob and not fnmatch.fnmatchcase(path.rsplit("/", 1)[-1], filters.glob):
         return False
-    return True
+    wanted = filters.metadata
+    return all(info.metadata.get(key) == value for key, value in wanted.items())
 
 
 @dataclass(frozen=True)

@@ -35,8 +35,9 @@ import importlib
 import importlib.util
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, NamedTuple, Protocol
 
 from kvlake.config import OperationsSettings, Settings
@@ -50,12 +51,17 @@ if TYPE_CHECKING:
     from kvlake.operations.records import Operation
 
 
+_NO_METADATA: Final[Mapping[str, str]] = MappingProxyType({})
+
+
 class ObjectInfo(NamedTuple):
-    """What the filters and purges need of an entry: its blob, size and mtime."""
+    """What the filters and purges need of an entry: its blob, size, mtime and user
+    metadata."""
 
     address: str
     size: int
     mtime: float
+    metadata: Mapping[str, str] = _NO_METADATA
 
 
 Describe = Callable[[Value], ObjectInfo]

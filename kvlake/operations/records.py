@@ -43,6 +43,9 @@ class Filters(msgspec.Struct, frozen=True, kw_only=True):
     """Only objects of at most this many bytes."""
     glob: str = ""
     """Only objects whose name (the last path segment) matches this glob (`*.tmp`)."""
+    metadata: dict[str, str] = {}
+    """Only objects whose user metadata holds every one of these keys with exactly this
+    value (SDMS's tags and labels)."""
 
 
 class BulkDeleteOptions(msgspec.Struct, frozen=True, kw_only=True):

@@ -85,6 +85,26 @@ def test_bulk_delete_runs_to_completion_and_reports(http: httpx.Client, repo: st
         assert (operation_id in [op["operation_id"] for op in results]) is found, query
 
 
+def test_a_metadata_filter_deletes_only_the_tagged_objects(http: httpx.Client, repo: str) -> None:
+    for path, color in (("t/1", "blue"), ("t/2", "red"), ("t/3", "blue")):
+        answer = http.post(
+            f"/repositories/{repo}/branches/main/objects",
+            params={"path": path},
+            content=b"x",
+            headers={"x-lakefs-meta-color": color},
+        )
+        assert answer.status_code == 201, answer.text
+    created = http.put(
+        BULK,
+        params={"path": f"lakefs://{repo}/main/t/"},
+        json={"filters": {"metadata": {"color": "blue"}}},
+    )
+    assert created.status_code == 202, created.text
+    status = _finished(http, created.json()["operation_id"])
+    assert (status["status"], status["deleted_count"]) == ("completed", 2)
+    assert _paths(http, repo) == ["t/2"]
+
+
 def test_bad_requests_are_refused_and_record_nothing(http: httpx.Client, repo: str) -> None:
     _upload(http, repo, "a/1")
     before = http.get("/operations").json()["results"]
@@ -97,6 +117,10 @@ def test_bad_requests_are_refused_and_record_nothing(http: httpx.Client, repo: s
         # Issue 23: past what the record stores, a 400 and not the encoder's 500.
         ({"path": f"lakefs://{repo}/main/a/"}, {"filters": {"min_size": 2**64}}, 400),
         ({"path": f"lakefs://{repo}/main/a/"}, {"filters": {"max_size": 2**63}}, 400),
+        # Issue 26: metadata filters are string maps.
+        ({"path": f"lakefs://{repo}/main/a/"}, {"filters": {"metadata": {"a": 1}}}, 400),
+        ({"path": f"lakefs://{repo}/main/a/"}, {"filters": {"metadata": ["a"]}}, 400),
+        ({"path": f"lakefs://{repo}/main/a/"}, {"filters": {"metadata": "a=b"}}, 400),
     ]
     for query, body, status in cases:
         response = http.put(BULK, params=query, json=body)

@@ -69,6 +69,7 @@ def _options(body: wire.BulkDeleteCreation | None) -> BulkDeleteOptions:
             min_size=given.min_size,
             max_size=given.max_size,
             glob=given.glob,
+            metadata=dict(given.metadata),
         ),
         dry_run=body.dry_run,
         commit=body.commit is not None,

@@ -19,6 +19,8 @@ class BulkDeleteFilters(Request):
     min_size: Count | None = None
     max_size: Count | None = None
     glob: Glob = ""
+    metadata: Metadata = {}
+    """User metadata every deleted object must hold (all pairs, exact values)."""
 
 
 class BulkDeleteCommit(Request):

@@ -102,6 +102,7 @@ def test_a_metadata_filter_deletes_only_the_tagged_objects(http: httpx.Client, r
     assert created.status_code == 202, created.text
     status = _finished(http, created.json()["operation_id"])
     assert (status["status"], status["deleted_count"]) == ("completed", 2)
+    assert status["summary"] == "deleted 2 of 2, 0 failed, 0 skipped"
     assert _paths(http, repo) == ["t/2"]
 
 

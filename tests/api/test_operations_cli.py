@@ -47,6 +47,7 @@ def test_watch_list_status_and_cancel_over_the_api(http: httpx.Client, repo: str
     final = json.loads(watched.stdout)
     assert (final["status"], final["deleted_count"], final["dry_run"]) == ("completed", 4, True)
     assert "would delete 4" in watched.stderr  # the bar says what a dry run does
+    assert final["summary"] == "would delete 4 of 4, 0 failed, 0 skipped (dry run: nothing changed)"
 
     real = _bulk_delete(http, repo, {})
     assert run("watch", real).exit_code == 0

@@ -88,7 +88,8 @@ async def _run_through_the_api(tmp_path: Path, blockstore_url: str) -> None:
         (record,) = listed.json()["results"]
         assert record["operation_id"] == run_id and record["kind"] == "gc-run"
         assert record["status"] == "completed" and record["path"] == "lakefs://repo1/"
-        assert record["created_by"] == "admin"
+        assert record["created_by"] == "admin" and record["phase"] == "sweep"
+        assert record["summary"] == "garbage collection completed: last phase sweep"
         finished = await client.delete(f"/operations/{run_id}")
         assert finished.status_code == 409 and "'completed'" in finished.text
 

@@ -109,7 +109,21 @@ def status_of(progress: Progress) -> wire.OperationStatus:
         cancel_requested=op.cancel_requested,
         commit_id=op.commit_id if op.options.commit else None,
         error=op.error or None,
+        summary=_summary(op, progress.total_count, dry_run=dry_run),
+        phase=(op.phase or None) if op.gc is not None else None,
     )
+
+
+def _summary(op: Record, total: int | None, *, dry_run: bool) -> str:
+    """The status in words, as the CLI prints it: a dry run never says "deleted"."""
+    if op.gc is not None:
+        done = f"last phase {op.phase}" if op.phase else "no phase finished"
+        return f"garbage collection {op.status}{' (dry run)' if dry_run else ''}: {done}"
+    c = op.counters
+    verb = "would delete" if dry_run else "deleted"
+    of = "?" if total is None else f"{total:,}"
+    text = f"{verb} {c.deleted:,} of {of}, {c.failed:,} failed, {c.skipped:,} skipped"
+    return f"{text} (dry run: nothing changed)" if dry_run else text
 
 
 def _status(call: Call[Any], operation: Record) -> wire.OperationStatus:

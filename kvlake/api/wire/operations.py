@@ -72,6 +72,11 @@ class OperationStatus(msgspec.Struct, frozen=True, kw_only=True):
     cancel_requested: bool
     commit_id: str | None = None
     error: str | None = None
+    summary: str = ""
+    """What it did, in words: a dry run says "would delete", never "deleted"; a GC run
+    names its last phase."""
+    phase: str | None = None
+    """A GC run's last phase finished (null for kinds without phases)."""
 
 
 class OperationList(msgspec.Struct, frozen=True, kw_only=True):

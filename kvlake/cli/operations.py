@@ -1,10 +1,11 @@
 """`kvlake delete`, `kvlake operations` and `kvlake lock`: bulk deletes and object locks.
 
-They run on the lake directly, as `kvlake repo` does: `delete` records the
-operation, which any running server picks up; with `--wait` this process
-runs it too (leases decide who works on it) and draws a progress bar until
-it ends. The CLI acts with the store's own rights, so it sees every
-operation, as an admin does over HTTP.
+`delete`, `operations run` and `lock` run on the lake directly, as `kvlake repo`
+does: `delete` records the operation, which any running server or worker picks
+up; with `--wait` this process runs it too (leases decide who works on it) and
+draws a progress bar until it ends. They act with the store's own rights. The
+other `kvlake operations` commands (list, status, watch, cancel, failures) go
+over the HTTP API as the lakectl user: kvlake/cli/operations_api.py.
 """
 
 from __future__ import annotations

@@ -2656,6 +2656,18 @@ MUTATIONS = (
             "test_a_metadata_filter_takes_only_objects_holding_every_pair",
         ),
     ),
+    Mutation(
+        "ops26-free-storage-only-after-completion",
+        "issue 26: free_storage collects garbage only after a completed bulk delete, once",
+        "kvlake/operations/runner.py",
+        "        if not wanted or operation.status not in"
+        ' ("completed", "completed_with_errors"):\n',
+        "        if not wanted:\n",
+        (
+            "tests/operations/test_runner.py::"
+            "test_a_completed_bulk_delete_with_free_storage_starts_one_garbage_collection",
+        ),
+    ),
 )
 
 

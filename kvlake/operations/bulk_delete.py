@@ -10,6 +10,7 @@ resumes it from its checkpoint after a crash (invariant 5).
 from __future__ import annotations
 
 import fnmatch
+import importlib.util
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -59,6 +60,24 @@ def check_filters(filters: Filters) -> Filters:
     if any(not key for key in filters.metadata):
         raise InvalidInputError("a metadata filter's keys must not be empty")
     return filters
+
+
+def _check_free_storage(graveler: Graveler, repository: Repository) -> None:
+    """`free_storage` runs the repository's garbage collection afterwards: refuse it now,
+    not after the delete, where that cannot run (no rules, or no Spark here)."""
+    try:
+        graveler.retention.get_rules(repository)
+    except NotFoundError:
+        raise InvalidInputError(
+            f"free_storage runs garbage collection, and repository {repository.name!r} has no"
+            " garbage collection rules; set them (setGCRules, `kvlake gc rules set`) or drop"
+            " free_storage"
+        ) from None
+    if importlib.util.find_spec("pyspark") is None:
+        raise InvalidInputError(
+            "free_storage runs garbage collection on Spark, which is not installed here;"
+            " install kvlake's spark extra or drop free_storage"
+        )
 
 
 def matches(filters: Filters, path: str, info: ObjectInfo) -> bool:
@@ -139,6 +158,8 @@ class BulkDeletes:
             self.graveler.protection.check(repository, path.branch, "staging_write")
             if options.commit:
                 self.graveler.protection.check(repository, path.branch, "commit")
+        if options.free_storage:
+            _check_free_storage(self.graveler, repository)
         requested = options.engine or self.default_engine
         estimate = self.estimate(repository, path) if requested == "auto" else None
         engine = select_engine(requested, threshold=self.spark_threshold, estimate=estimate)

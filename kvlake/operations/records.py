@@ -63,6 +63,10 @@ class BulkDeleteOptions(msgspec.Struct, frozen=True, kw_only=True):
     them to garbage collection)."""
     engine: str = "local"
     """The engine chosen at creation (`local`, `spark`; `auto` is resolved then)."""
+    free_storage: bool = False
+    """Run the repository's garbage collection once the operation completed (a `gc-run`
+    operation, `Operation.follow_up`), so committed blobs no retained commit references
+    are deleted; without it they wait for the next GC."""
 
 
 class GcRunRequest(msgspec.Struct, frozen=True, kw_only=True):
@@ -72,7 +76,9 @@ class GcRunRequest(msgspec.Struct, frozen=True, kw_only=True):
     """The run's id: its folder in the storage namespace (`_lakefs/retention/gc/<id>/`).
     The operation's own id for a run or a mark; the mark's for a sweep."""
     mode: Literal["run", "mark", "sweep"] = "run"
-    grace_period: float = 0.0
+    grace_period: float | None = None
+    """Seconds a blob's hour folder must be over before it is collected (None: GC's
+    default, kvlake/pipelines/gc.py)."""
     dry_run: bool = False
 
 
@@ -131,6 +137,8 @@ class Operation(msgspec.Struct, frozen=True, kw_only=True):
     error: str = ""
     phase: str = ""
     """The last phase finished, for kinds that work in phases (a GC run: mark, sweep)."""
+    follow_up: str = ""
+    """The `gc-run` operation a completed bulk delete with `free_storage` started."""
     cleaned: bool = False
     """Finished, and its work partitions (batches) dropped: set by the runner's clean-up,
     so batches a crash left behind after the end are dropped exactly once."""

@@ -26,9 +26,10 @@ from collections.abc import Iterable
 
 import msgspec
 
-from kvlake.errors import KvlakeError
+from kvlake import ids
+from kvlake.errors import KvlakeError, PreconditionFailedError
 from kvlake.operations.engines import Engine, EngineContext, open_engine_for
-from kvlake.operations.records import Operation
+from kvlake.operations.records import GcRunRequest, Operation
 
 log = logging.getLogger(__name__)
 
@@ -165,9 +166,42 @@ class OperationRunner:
                 log.info("operation %s removed: finished past its retention", operation.id)
             elif not operation.cleaned:
                 ledger.drop_work(operation.id)
+                self._follow_up(operation)
                 ledger.update(operation.id, _mark_cleaned)
         except KvlakeError as exc:  # the store is down a moment: the next pass does it
             log.warning("cleaning operation %s failed: %s", operation.id, exc)
+
+    def _follow_up(self, operation: Operation) -> None:
+        """Start the garbage collection a completed bulk delete with `free_storage` asked
+        for: the run's id is written into the bulk delete first, then its record, so a
+        crash in between (or two runners at once) still starts exactly one run."""
+        wanted = operation.kind == "bulk-delete" and operation.options.free_storage
+        if not wanted or operation.status not in ("completed", "completed_with_errors"):
+            return
+        ledger, run_id = self.context.ledger, ids.new_uid()
+
+        def name_it(current: Operation) -> Operation | None:
+            return None if current.follow_up else msgspec.structs.replace(current, follow_up=run_id)
+
+        named = ledger.update(operation.id, name_it)
+        now = self.context.clock()
+        follow_up = Operation(
+            id=named.follow_up,
+            kind="gc-run",
+            repository=named.repository,
+            instance_uid=named.instance_uid,
+            gc=GcRunRequest(run_id=named.follow_up, dry_run=named.options.dry_run),
+            created_by=named.created_by,
+            creator=named.creator,
+            created_at=now,
+            last_updated_at=now,
+        )
+        try:
+            ledger.create(follow_up)
+        except PreconditionFailedError:
+            return  # another runner created it
+        log.info("operation %s: garbage collection %s frees its storage", named.id, run_id)
+        self._wake.set()
 
     def _run_and_release(self, operation_id: str, stop: threading.Event) -> None:
         ran: Operation | None = None

@@ -240,7 +240,7 @@ class GcRunEngine:
         return self._driver.finish(operation_id, "completed")
 
     def _run(self, operation: Operation, request: GcRunRequest, stop: threading.Event) -> None:
-        from kvlake.pipelines.gc import GarbageCollector
+        from kvlake.pipelines.gc import DEFAULT_GRACE_PERIOD, GarbageCollector
         from kvlake.pipelines.session import open_spark
 
         def progress(phase: str, summary: GcSummary) -> None:
@@ -256,7 +256,8 @@ class GcRunEngine:
             self._clear_error(name, run_id)
             spark = open_spark(lake.settings.spark, app_name=f"kvlake-gc-{name}")
             collector = GarbageCollector(spark, lake, progress=progress)
-            grace, dry = request.grace_period, request.dry_run
+            dry = request.dry_run
+            grace = DEFAULT_GRACE_PERIOD if request.grace_period is None else request.grace_period
             if request.mode == "sweep":
                 collector.sweep(name, run_id, dry_run=dry, lease=held)
             elif request.mode == "mark":

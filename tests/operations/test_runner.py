@@ -175,3 +175,47 @@ def test_finished_operations_lose_their_leftover_batches_then_expire(kv: MemoryS
 def test_a_retention_that_is_not_a_positive_time_is_refused(value: str) -> None:
     with pytest.raises(ConfigError, match="KVLAKE_OPERATIONS_RETENTION"):
         load_settings({"KVLAKE_OPERATIONS_RETENTION": value})
+
+
+def test_a_completed_bulk_delete_with_free_storage_starts_one_garbage_collection(
+    kv: MemoryStore,
+) -> None:
+    """Only a completed one (not a cancelled or failed one, not one without the option),
+    once, whatever the passes."""
+    ledger = Ledger(kv)
+    clock = FakeClock()
+    settings = load_settings({}).operations
+    freeing, cancelled, plain = _operation("alice"), _operation("alice"), _operation("bob")
+    for operation, status, free in (
+        (freeing, "completed_with_errors", True),
+        (cancelled, "cancelled", True),
+        (plain, "completed", False),
+    ):
+        options = msgspec.structs.replace(operation.options, free_storage=free)
+        ledger.create(
+            msgspec.structs.replace(
+                operation, status=status, options=options, last_updated_at=clock()
+            )
+        )
+    context = EngineContext(
+        graveler=None,  # type: ignore[arg-type]  # cleaning reads only the ledger
+        ledger=ledger,
+        locks=None,  # type: ignore[arg-type]
+        deletion=None,
+        describe=None,  # type: ignore[arg-type]
+        settings=settings,
+        owner="runner-1",
+        clock=clock,
+    )
+    runner = OperationRunner(context, concurrency=1)
+    runner.concurrency = 0  # clean only: start nothing
+    for _ in range(2):
+        runner.dispatch(threading.Event(), 60)
+    runs = [op for op in ledger.list() if op.kind == "gc-run"]
+    assert len(runs) == 1
+    (run,) = runs
+    assert ledger.load(freeing.id)[0].follow_up == run.id
+    assert run.gc is not None and run.gc.run_id == run.id and run.status == "not_started"
+    assert (run.repository, run.created_by) == ("repo1", "alice")
+    assert not ledger.load(cancelled.id)[0].follow_up
+    assert not ledger.load(plain.id)[0].follow_up

@@ -94,6 +94,52 @@ async def _run_through_the_api(tmp_path: Path, blockstore_url: str) -> None:
         assert finished.status_code == 409 and "'completed'" in finished.text
 
 
+def test_free_storage_runs_garbage_collection_after_the_delete_and_reports_bytes(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    anyio.run(_free_storage, tmp_path)
+
+
+async def _free_storage(tmp_path: Path) -> None:
+    async with _served(tmp_path) as (client, lake):
+        for path in ("t/1", "t/2"):
+            answer = await client.post(
+                "/repositories/repo1/branches/main/objects",
+                params={"path": path},
+                content=b"deleted",
+            )
+            assert answer.status_code == 201, answer.text
+        created = await client.put(
+            "/operations/bulk-delete",
+            params={"path": "lakefs://repo1/main/t/"},
+            json={"commit": {"message": "gone"}, "free_storage": True},
+        )
+        assert created.status_code == 202, created.text
+        operation_id = created.json()["operation_id"]
+        status: dict[str, object] = {}
+        for _ in range(600):
+            status = (await client.get(f"/operations/{operation_id}")).json()
+            if status["bytes_freed"] is not None:
+                break
+            await anyio.sleep(0.5)
+        # The delete's commit and GC after it: the orphan in an old hour folder is freed;
+        # the objects just deleted stay, referenced by a commit the rules (7 days) retain.
+        assert (status["status"], status["deleted_count"]) == ("completed", 2), status
+        assert status["free_storage"] is True and status["bytes_freed"] == 6, status
+        run = await _finished(client, str(status["gc_run_id"]))
+        assert run["status"] == "swept", run
+        namespace = lake.graveler.get_repository("repo1").storage_namespace
+        assert not lake.blockstore.exists(namespace, ORPHAN)
+        repo = lake.graveler.get_repository("repo1")
+        lake.graveler.retention.delete_rules(repo)
+        refused = await client.put(
+            "/operations/bulk-delete",
+            params={"path": "lakefs://repo1/main/t/"},
+            json={"free_storage": True},
+        )
+        assert refused.status_code == 400 and "no garbage collection rules" in refused.text
+
+
 def test_a_run_started_on_one_server_is_run_by_another_processs_runner(
     spark: SparkSession, tmp_path: Path
 ) -> None:

@@ -16,6 +16,7 @@ import itertools
 from collections.abc import Sequence
 from typing import Any, Final
 
+import msgspec
 from starlette.responses import Response
 
 from kvlake.api import params
@@ -23,7 +24,7 @@ from kvlake.api.routing import Call, Operation, json_response
 from kvlake.api.wire import operations as wire
 from kvlake.api.wire.common import pagination
 from kvlake.auth import Permission, branch_arn, object_arn
-from kvlake.errors import PermissionDeniedError
+from kvlake.errors import NotFoundError, PermissionDeniedError
 from kvlake.operations import (
     BulkDeleteOptions,
     Filters,
@@ -77,6 +78,7 @@ def _options(body: wire.BulkDeleteCreation | None) -> BulkDeleteOptions:
         commit_metadata=dict(body.commit.metadata) if body.commit else {},
         purge=body.purge,
         engine=body.engine,
+        free_storage=body.free_storage,
     )
 
 
@@ -127,7 +129,28 @@ def _summary(op: Record, total: int | None, *, dry_run: bool) -> str:
 
 
 def _status(call: Call[Any], operation: Record) -> wire.OperationStatus:
-    return status_of(progress_of(operation, call.services.lake.clock()))
+    status = status_of(progress_of(operation, call.services.lake.clock()))
+    if not operation.options.free_storage:
+        return status
+    return msgspec.structs.replace(
+        status,
+        free_storage=True,
+        gc_run_id=operation.follow_up or None,
+        bytes_freed=_bytes_freed(call, operation),
+    )
+
+
+def _bytes_freed(call: Call[Any], operation: Record) -> int | None:
+    """What the follow-up garbage collection deleted, once its run has a summary."""
+    if not operation.follow_up:
+        return None
+    try:
+        run = call.services.gc_runs.status(operation.repository, operation.follow_up)
+    except NotFoundError:
+        return None  # recorded, not started yet
+    if run.status == "running" or run.summary is None:
+        return None
+    return run.summary.counts.bytes_freed
 
 
 def create_bulk_delete(call: Call[wire.BulkDeleteCreation | None]) -> Response:

@@ -38,6 +38,9 @@ class BulkDeleteCreation(Request):
     purge: bool = True
     engine: Name = ""
     """`local`, `spark` or `auto` (empty: the server's default)."""
+    free_storage: bool = False
+    """Run the repository's garbage collection once the delete (and its commit) completed,
+    and report the bytes it freed."""
 
 
 class OperationCreated(msgspec.Struct, frozen=True, kw_only=True):
@@ -72,6 +75,12 @@ class OperationStatus(msgspec.Struct, frozen=True, kw_only=True):
     cancel_requested: bool
     commit_id: str | None = None
     error: str | None = None
+    free_storage: bool = False
+    """Whether garbage collection runs once the bulk delete completed."""
+    gc_run_id: str | None = None
+    """That garbage collection's run (an operation of kind `gc-run`), once started."""
+    bytes_freed: int | None = None
+    """Bytes that run deleted, once it finished (a dry run's: would delete)."""
     summary: str = ""
     """What it did, in words: a dry run says "would delete", never "deleted"; a GC run
     names its last phase."""

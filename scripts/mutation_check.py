@@ -2668,6 +2668,17 @@ MUTATIONS = (
             "test_a_completed_bulk_delete_with_free_storage_starts_one_garbage_collection",
         ),
     ),
+    Mutation(
+        "ops26-gc-run-cancel-at-phase-boundary",
+        "issue 26: a cancelled GC run starts no further phase (what is done stays done)",
+        "kvlake/pipelines/gc_runs.py",
+        "            if record.cancel_requested:\n                raise _Cancelled\n",
+        "",
+        (
+            "tests/pipelines/test_gc_api.py::"
+            "test_a_run_cancelled_mid_run_stops_at_the_next_phase_boundary",
+        ),
+    ),
 )
 
 

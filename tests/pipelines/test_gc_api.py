@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -15,6 +16,8 @@ from kvlake.api.services import Services
 from kvlake.config import Settings
 from kvlake.graveler import make_rules
 from kvlake.lake import Lake
+from kvlake.operations import Operation
+from kvlake.pipelines.gc_runs import GcRunEngine
 from tests.api.inprocess import app_over, client_of, settings_in
 from tests.pipelines.test_gc import namespace_of
 
@@ -165,6 +168,39 @@ async def _run_elsewhere(tmp_path: Path) -> None:
         assert status["status"] == "swept", status
         namespace = lake.graveler.get_repository("repo1").storage_namespace
         assert not lake.blockstore.exists(namespace, ORPHAN)
+
+
+def test_a_run_cancelled_mid_run_stops_at_the_next_phase_boundary(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    anyio.run(_cancel_mid_run, tmp_path)
+
+
+async def _cancel_mid_run(tmp_path: Path) -> None:
+    """The cancel lands while the first phase runs (asked from inside its checkpoint, so
+    exactly there): the run ends `cancelled` before its sweep, the orphan kept."""
+    async with _served(tmp_path, background=False) as (client, lake):
+        started = await client.post("/repositories/repo1/gc/runs", json={})
+        run_id = started.json()["run_id"]
+        engine = GcRunEngine(lake.engine_context())
+        checkpoint = engine._driver.checkpoint
+        phases: list[object] = []
+
+        def cancel_then_checkpoint(operation_id: str, **changes: object) -> Operation:
+            if "phase" in changes:
+                if not phases:
+                    lake.bulk_deletes.cancel(operation_id, user="", admin=True)
+                phases.append(changes["phase"])
+            return checkpoint(operation_id, **changes)
+
+        engine._driver.checkpoint = cancel_then_checkpoint  # type: ignore[method-assign]
+        ended = engine.run(run_id, threading.Event())
+        assert ended.status == "cancelled" and ended.phase == "staged", ended
+        assert phases == ["staged"]  # no phase after the cancel
+        status = await client.get(f"/repositories/repo1/gc/runs/{run_id}")
+        assert status.json()["status"] == "cancelled", status.text
+        namespace = lake.graveler.get_repository("repo1").storage_namespace
+        assert lake.blockstore.exists(namespace, ORPHAN)
 
 
 def test_a_run_cancelled_before_a_runner_claims_it_deletes_nothing(

@@ -11,6 +11,8 @@ same store in the same run (the metadata write limit a tombstone per object is b
 
     .venv/bin/python benchmarks/bulk_delete_bench.py --quick   # 20,000 objects, seconds
     .venv/bin/python benchmarks/bulk_delete_bench.py           # 100,000 and 1,000,000
+    .venv/bin/python benchmarks/bulk_delete_bench.py --staged-only --sizes 200000
+        # objects only staged (issue 26: one tombstone each, no whole ranges to hide)
 """
 
 from __future__ import annotations
@@ -72,8 +74,9 @@ def entry(i: int) -> bytes:
     return encode(to_value(value))
 
 
-def fill(store: Store, blocks_url: str, n: int) -> tuple[float, float]:
-    """Stage N objects under big/ and commit them; return (stage s, commit s)."""
+def fill(store: Store, blocks_url: str, n: int, *, commit: bool = True) -> tuple[float, float]:
+    """Stage N objects under big/ and commit them (unless `commit` is false: staged-only
+    objects, a tombstone each); return (stage s, commit s)."""
     with open_blockstore(blocks_url) as blocks:
         lake = Lake(settings(), store, blocks)
         repo = lake.graveler.create_repository("repo1", storage_namespace=NAMESPACE)
@@ -83,6 +86,8 @@ def fill(store: Store, blocks_url: str, n: int) -> tuple[float, float]:
         store.set_many(keys.staging_partition(token), items)
         store.set_many(keys.staging_partition(token), ((p.encode(), entry(0)) for p in OUTSIDE))
         staged = time.perf_counter() - started
+        if not commit:
+            return staged, 0.0
         started = time.perf_counter()
         lake.graveler.commit(repo, "main", committer="bench", message="data")
         return staged, time.perf_counter() - started
@@ -150,11 +155,18 @@ def set_many_seconds(store: Store, n: int) -> float:
 
 
 def run_one(
-    name: str, kv_url: str, folder: str, n: int, engines: list[str], commit: bool = False
+    name: str,
+    kv_url: str,
+    folder: str,
+    n: int,
+    engines: list[str],
+    commit: bool = False,
+    *,
+    staged_only: bool = False,
 ) -> None:
     blocks_url = f"local://{folder}/blocks-{n}"
     with open_store(kv_url) as store:
-        staged, committed = fill(store, blocks_url, n)
+        staged, committed = fill(store, blocks_url, n, commit=not staged_only)
         baseline = set_many_seconds(store, n)
     for engine in engines:
         if engine != engines[0]:  # the same committed objects again: reset the branch
@@ -164,7 +176,15 @@ def run_one(
         payload = _delete_in_child(kv_url, blocks_url, engine, commit)
         assert payload["status"] == "completed" and payload["deleted"] == n, payload
         assert payload["left"] == sorted(OUTSIDE), payload["left"][:5]
-        _report(name, engine, n, payload, baseline, staged, committed)
+        _report(
+            f"{name}{' staged-only' if staged_only else ''}",
+            engine,
+            n,
+            payload,
+            baseline,
+            staged,
+            committed,
+        )
 
 
 def _delete_in_child(kv_url: str, blocks_url: str, engine: str, commit: bool) -> dict[str, Any]:
@@ -229,6 +249,11 @@ def main() -> None:
     parser.add_argument(
         "--commit", action="store_true", help="time a commit after the delete (one engine)"
     )
+    parser.add_argument(
+        "--staged-only",
+        action="store_true",
+        help="objects only staged, never committed (one tombstone each; no whole ranges)",
+    )
     args = parser.parse_args()
     sizes = [20_000] if args.quick else [int(s) for s in args.sizes.split(",")]
     dsn = os.environ.get("KVLAKE_TEST_POSTGRES_DSN", DEFAULT_DSN)
@@ -239,14 +264,24 @@ def main() -> None:
         for n in sizes:
             with tempfile.TemporaryDirectory(prefix="bulk-bench-") as folder:
                 if driver == "sqlite":
-                    run_one(driver, f"sqlite://{folder}/kv.db", folder, n, engines, args.commit)
+                    run_one(
+                        driver,
+                        f"sqlite://{folder}/kv.db",
+                        folder,
+                        n,
+                        engines,
+                        args.commit,
+                        staged_only=args.staged_only,
+                    )
                     continue
                 table = f"bulk_bench_{uuid.uuid4().hex[:12]}"
                 url = postgres_url(dsn, table)
                 if url is None:
                     break
                 try:
-                    run_one(driver, url, folder, n, engines, args.commit)
+                    run_one(
+                        driver, url, folder, n, engines, args.commit, staged_only=args.staged_only
+                    )
                 finally:
                     with psycopg.connect(dsn, autocommit=True) as conn:
                         conn.execute(

@@ -83,6 +83,19 @@ class OperationsSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unkno
     """KVLAKE_OPERATIONS_ENGINE: the default engine, `local`, `spark` or `auto`."""
     spark_threshold: Annotated[int, msgspec.Meta(ge=0)] = 10_000_000
     """KVLAKE_OPERATIONS_SPARK_THRESHOLD: objects above which `auto` picks Spark."""
+    concurrency: Annotated[int, msgspec.Meta(ge=1, le=256)] = msgspec.field(
+        default_factory=lambda: default_operations_concurrency()
+    )
+    """KVLAKE_OPERATIONS_CONCURRENCY: operations one process runs at once (1 to 256; default:
+    twice the CPUs, 2 to 16), shared fairly between their creators."""
+    retention: Annotated[float, msgspec.Meta(gt=0)] = 30 * 86400.0
+    """KVLAKE_OPERATIONS_RETENTION: seconds a finished operation's record (its status and
+    failures) is kept after it ended; then the runners remove it."""
+
+
+def default_operations_concurrency() -> int:
+    """Twice the CPUs, 2 to 16: operations mostly wait on the KV and the blockstore."""
+    return max(2, min(16, 2 * (os.cpu_count() or 1)))
 
 
 class ImportSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -188,6 +201,9 @@ class ServerSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     is valid (1 to 3600). S3 checks it when an upload starts, so it need only cover the
     hop from the answer to the PUT; the URL still works after the link until then, and
     reads refuse a blob replaced through it."""
+    background: bool = True
+    """KVLAKE_SERVER_BACKGROUND: run the background work (operations, the deletion workers,
+    the cleaner) in the API server; false leaves it to `kvlake worker` processes."""
     job_interval: Annotated[float, msgspec.Meta(gt=0, le=3600)] = 10.0
     """KVLAKE_SERVER_JOB_INTERVAL: seconds the background jobs (cleaner, deletion worker, bulk
     operations) wait after a pass that found nothing to do: lower sees deletes sooner, for

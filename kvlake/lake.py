@@ -92,7 +92,9 @@ class Lake(Closing):
             spark_threshold=operations.spark_threshold,
             clock=clock,
         )
-        self.operations = OperationRunner(self.engine_context())
+        self.operations = OperationRunner(
+            self.engine_context(), concurrency=settings.operations.concurrency
+        )
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
 
@@ -144,6 +146,7 @@ class Lake(Closing):
             owner=owner or f"{socket.gethostname()}:{os.getpid()}:{ids.new_uid()}",
             clock=self.clock,
             lake_settings=self.settings,
+            lake=self,
         )
 
     # -- background jobs -------------------------------------------------------------

@@ -3090,6 +3090,148 @@ MUTATIONS = (
         "                if False:\n",
         ("tests/graveler/test_scale.py::test_orphan_sweeps_in_slices_note_then_drop_every_orphan",),
     ),
+    # -- operations: one record and one driver for every kind of long-running work (issue 26)
+    Mutation(
+        "ops26-driver-claim-respects-a-live-lease",
+        "issue 26: one process at a time works on an operation of any kind (its lease)",
+        "kvlake/operations/driver.py",
+        '            if current.owner not in ("", self.owner) and current.lease_expires > now:\n'
+        "                return None\n",
+        "",
+        (
+            "tests/operations/test_driver.py::"
+            "test_one_holder_at_a_time_and_a_lapsed_lease_is_taken_over",
+            "tests/operations/test_crash_resume.py::"
+            "test_a_killed_bulk_delete_resumes_and_completes_exactly[enumerating-local]",
+        ),
+    ),
+    Mutation(
+        "ops26-driver-only-the-holder-writes",
+        "issue 26 / invariant 5: a process whose lease was taken over writes nothing more",
+        "kvlake/operations/driver.py",
+        "        if updated.owner != self.owner:\n            raise LostLeaseError\n",
+        "",
+        (
+            "tests/operations/test_driver.py::"
+            "test_one_holder_at_a_time_and_a_lapsed_lease_is_taken_over",
+        ),
+    ),
+    Mutation(
+        "ops26-driver-first-end-wins",
+        "issue 26: a finished operation keeps its final status",
+        "kvlake/operations/driver.py",
+        "            if current.finished:\n                return None\n"
+        "            return msgspec.structs.replace(\n                current,\n"
+        "                status=status,\n",
+        "            return msgspec.structs.replace(\n                current,\n"
+        "                status=status,\n",
+        ("tests/operations/test_driver.py::test_finish_lets_the_lease_go_and_the_first_end_wins",),
+    ),
+    Mutation(
+        "ops26-gc-runner-adopts-only-its-own-runs-lease",
+        "issue 26 (issue 22 #8 kept): a GC run's runner never takes another run's live lease",
+        "kvlake/pipelines/gc_lease.py",
+        "        if loaded is None or loaded[0].run_id != run_id or loaded[0].expires <= now:\n",
+        "        if loaded is None or loaded[0].expires <= now:\n",
+        (
+            "tests/pipelines/test_gc_lease.py::"
+            "test_the_runner_adopts_its_own_runs_lease_and_never_another_runs",
+        ),
+    ),
+    Mutation(
+        "ops26-runner-fair-between-creators",
+        "issue 26: free threads go to the creator with the fewest operations running",
+        "kvlake/operations/runner.py",
+        "        creator = min(queues, key=lambda name: (load[name], queues[name][0].id))\n",
+        "        creator = min(queues, key=lambda name: queues[name][0].id)\n",
+        (
+            "tests/operations/test_runner.py::"
+            "test_free_threads_go_round_robin_the_least_busy_creator_first",
+            "tests/operations/test_runner.py::"
+            "test_a_runner_runs_up_to_its_concurrency_at_once_fairly",
+        ),
+    ),
+    Mutation(
+        "ops26-runner-bounded-by-its-concurrency",
+        "issue 26: a process runs at most KVLAKE_OPERATIONS_CONCURRENCY operations at once",
+        "kvlake/operations/runner.py",
+        "        for operation in fair_order(pending, Counter(running.values()))"
+        "[: max(free, 0)]:\n",
+        "        for operation in fair_order(pending, Counter(running.values())):\n",
+        (
+            "tests/operations/test_runner.py::"
+            "test_a_runner_runs_up_to_its_concurrency_at_once_fairly",
+        ),
+    ),
+    Mutation(
+        "ops26-server-background-off",
+        "issue 26: KVLAKE_SERVER_BACKGROUND=false leaves the work to `kvlake worker` processes",
+        "kvlake/api/app.py",
+        "            if background_jobs and settings.server.background:\n",
+        "            if background_jobs:\n",
+        (
+            "tests/api/test_worker_processes.py::"
+            "test_a_worker_killed_mid_operation_leaves_it_to_the_other",
+        ),
+    ),
+    Mutation(
+        "ops26-clean-up-only-finished-operations",
+        "issue 26: the runner's clean-up never drops a running operation's batches",
+        "kvlake/operations/runner.py",
+        "            if operation.finished:\n                self._clean(operation, now)\n"
+        "                continue\n",
+        "            self._clean(operation, now)\n            if operation.finished:\n"
+        "                continue\n",
+        (
+            "tests/operations/test_runner.py::"
+            "test_finished_operations_lose_their_leftover_batches_then_expire",
+        ),
+    ),
+    Mutation(
+        "ops26-finished-records-kept-for-their-retention",
+        "issue 26: a finished operation's record and failures stay for KVLAKE_OPERATIONS_RETENTION",
+        "kvlake/operations/runner.py",
+        "            if operation.last_updated_at + self.context.settings.retention <= now:\n",
+        "            if True:\n",
+        (
+            "tests/operations/test_runner.py::"
+            "test_finished_operations_lose_their_leftover_batches_then_expire",
+        ),
+    ),
+    Mutation(
+        "ops26-metadata-filter-all-pairs-match",
+        "issue 26: a metadata filter deletes only objects holding every pair",
+        "kvlake/operations/bulk_delete.py",
+        "    return all(info.metadata.get(key) == value for key, value in wanted.items())\n",
+        "    return True\n",
+        (
+            "tests/operations/test_bulk_delete.py::"
+            "test_a_metadata_filter_takes_only_objects_holding_every_pair",
+        ),
+    ),
+    Mutation(
+        "ops26-free-storage-only-after-completion",
+        "issue 26: free_storage collects garbage only after a completed bulk delete, once",
+        "kvlake/operations/runner.py",
+        "        if not wanted or operation.status not in"
+        ' ("completed", "completed_with_errors"):\n',
+        "        if not wanted:\n",
+        (
+            "tests/operations/test_runner.py::"
+            "test_a_completed_bulk_delete_with_free_storage_starts_one_garbage_collection",
+        ),
+    ),
+    Mutation(
+        "ops26-gc-run-cancel-at-phase-boundary",
+        "issue 26: a cancelled GC run starts no further phase (what is done stays done)",
+        "kvlake/pipelines/gc_runs.py",
+        "            if record.cancel_requested:\n                raise _Cancelled\n",
+        "",
+        (
+            "tests/pipelines/test_gc_api.py::"
+            "test_a_run_cancelled_mid_run_stops_at_the_next_phase_boundary",
+        ),
+    ),
 )
 
 

@@ -1,5 +1,6 @@
-"""`kvlake delete` and `kvlake operations` on a lake in a temporary data dir,
-over its folder and over S3."""
+"""`kvlake delete` and `kvlake operations run` on a lake in a temporary data
+dir, over its folder and over S3 (the other `kvlake operations` commands go over the API:
+tests/api/test_operations_cli.py)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from click.testing import CliRunner, Result
 from kvlake.cli import main
 from kvlake.config import load_settings
 from kvlake.lake import Lake
+from kvlake.operations import Operation
 from tests.test_cli import namespace as namespace  # fixture: a local folder, then S3
 
 
@@ -43,6 +45,11 @@ def _listed() -> list[str]:
         return [key.decode() for key, _ in lake.graveler.list(repo, "main")]
 
 
+def _operations() -> list[Operation]:
+    with Lake.open(load_settings()) as lake:
+        return list(lake.ledger.list())
+
+
 def test_delete_wait_deletes_and_draws_progress(namespace: str) -> None:
     _lake_with(namespace, [f"a/{i}" for i in range(7)] + ["b/1"])
     result = run("delete", "lakefs://repo1/main/a/", "--wait", "--commit", "gone")
@@ -50,8 +57,7 @@ def test_delete_wait_deletes_and_draws_progress(namespace: str) -> None:
     assert "completed: 7 deleted, 0 failed, 0 skipped of 7; commit " in result.stdout
     assert "7/7" in result.stderr and "ETA" in result.stderr
     assert _listed() == ["b/1"]
-    listed = run("operations", "list", "--status", "completed")
-    assert "lakefs://repo1/main/a/" in listed.stdout
+    assert [(op.prefix, op.status) for op in _operations()] == [("a/", "completed")]
 
 
 def test_delete_without_wait_records_it_and_run_finishes_it(namespace: str) -> None:
@@ -59,9 +65,10 @@ def test_delete_without_wait_records_it_and_run_finishes_it(namespace: str) -> N
     created = run("delete", "lakefs://repo1/main/a/")
     assert created.exit_code == 0, created.output
     operation_id = created.stdout.split()[1].rstrip(":")
-    assert "not_started" in run("operations", "list").stdout
-    assert run("operations", "run").exit_code == 0
-    assert "completed" in run("operations", "status", operation_id).stdout
+    assert [(op.id, op.status) for op in _operations()] == [(operation_id, "not_started")]
+    ran = run("operations", "run")
+    assert ran.exit_code == 0 and f"{operation_id} completed: 2 deleted" in ran.stdout
+    assert [op.status for op in _operations()] == ["completed"]
     assert _listed() == []
 
 
@@ -73,16 +80,19 @@ def test_a_locked_path_is_skipped_and_listed_as_a_failure(namespace: str) -> Non
     result = run("delete", "lakefs://repo1/main/a/", "--wait")
     assert result.exit_code == 1 and "completed_with_errors" in result.stdout
     operation_id = result.stdout.split()[1].rstrip(":")
-    failures = run("operations", "failures", operation_id)
-    assert failures.stdout.startswith("skipped\ta/2\twrite-locked by 'bob'")
+    with Lake.open(load_settings()) as lake:
+        ((path, failure),) = lake.ledger.failures(operation_id).failures
+    assert (failure.outcome, path) == ("skipped", "a/2")
+    assert failure.reason.startswith("write-locked by 'bob'")
 
 
 def test_bad_input_is_one_line_and_records_nothing(namespace: str) -> None:
     _lake_with(namespace, ["a/1"])
     result = run("delete", "repo1/main/a/")
     assert result.exit_code == 2 and "is not a lakefs:// URI" in result.stderr
-    assert run("operations", "cancel", "nope").exit_code == 2
-    assert run("operations", "list").stdout == ""
+    bad_pair = run("delete", "lakefs://repo1/main/a/", "--metadata", "color")
+    assert bad_pair.exit_code == 2 and "'color' is not KEY=VALUE" in bad_pair.stderr
+    assert _operations() == []
 
 
 def test_a_dry_run_says_what_it_would_delete(namespace: str) -> None:

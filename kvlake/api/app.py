@@ -127,7 +127,9 @@ def create_app(
     background_jobs: bool = True,
 ) -> Starlette:
     """The kvlake HTTP application over the stores `settings` names; it runs the background
-    jobs every `settings.server.job_interval` seconds unless `background_jobs` is false."""
+    jobs every `settings.server.job_interval` seconds unless `background_jobs` or
+    `settings.server.background` (KVLAKE_SERVER_BACKGROUND) is false: `kvlake worker`
+    processes then run them."""
     spec = msgspec.json.encode(openapi.document(operations))
 
     async def openapi_json(request: Request) -> Response:
@@ -139,7 +141,7 @@ def create_app(
         executors = Executors(settings.server.max_connections)
         try:
             print_installation(services)
-            if background_jobs:
+            if background_jobs and settings.server.background:
                 services.start_background_jobs(settings.server.job_interval)
             app.state.services = services
             app.state.executors = executors

@@ -121,7 +121,8 @@ def blob_key_in(namespace: str, value: Value) -> str:
 
 
 def describe_entry(value: Value) -> ObjectInfo:
-    """A value's blob address, size and mtime, for bulk deletes' filters and purges.
+    """A value's blob address, size, mtime and user metadata, for bulk deletes' filters and
+    purges.
 
     A value that is not a catalog entry references no blob: address "", its data's size.
     """
@@ -129,7 +130,7 @@ def describe_entry(value: Value) -> ObjectInfo:
         stat = from_value("", value)
     except ValueError:
         return ObjectInfo("", len(value.data), 0.0)
-    return ObjectInfo(stat.address, stat.size, stat.mtime)
+    return ObjectInfo(stat.address, stat.size, stat.mtime, stat.metadata)
 
 
 class _HashingReader:

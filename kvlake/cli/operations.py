@@ -1,10 +1,11 @@
 """`kvlake delete` and `kvlake operations`: bulk deletes (`kvlake lock` is in locks.py).
 
-They run on the lake directly, as `kvlake repo` does: `delete` records the
-operation, which any running server picks up; with `--wait` this process
-runs it too (leases decide who works on it) and draws a progress bar until
-it ends. The CLI acts with the store's own rights, so it sees every
-operation, as an admin does over HTTP.
+`delete` and `operations run` run on the lake directly, as `kvlake repo`
+does: `delete` records the operation, which any running server or worker picks
+up; with `--wait` this process runs it too (leases decide who works on it) and
+draws a progress bar until it ends. They act with the store's own rights. The
+other `kvlake operations` commands (list, status, watch, cancel, failures) go
+over the HTTP API as the lakectl user: kvlake/cli/operations_api.py.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ import threading
 
 import click
 
+from kvlake.cli.operations_api import COMMANDS
 from kvlake.config import load_settings
+from kvlake.errors import InvalidInputError
 from kvlake.lake import Lake
 from kvlake.operations import (
     BulkDeleteOptions,
@@ -34,6 +37,17 @@ BAR_WIDTH = 30
 
 def _user() -> str:
     return f"cli:{getpass.getuser()}"
+
+
+def _pairs(values: tuple[str, ...]) -> dict[str, str]:
+    """`--metadata KEY=VALUE` options as a mapping. Raises InvalidInputError."""
+    pairs: dict[str, str] = {}
+    for value in values:
+        key, equals, wanted = value.partition("=")
+        if not equals or not key:
+            raise InvalidInputError(f"--metadata {value!r} is not KEY=VALUE")
+        pairs[key] = wanted
+    return pairs
 
 
 def _when(value: str | None) -> float | None:
@@ -60,6 +74,11 @@ def _when(value: str | None) -> float | None:
 @click.option("--max-size", type=int, default=None, help="Only objects of at most this many bytes.")
 @click.option("--modified-before", default=None, help="ISO time or epoch seconds.")
 @click.option("--modified-after", default=None, help="ISO time or epoch seconds.")
+@click.option(
+    "--metadata",
+    multiple=True,
+    help="KEY=VALUE: only objects whose user metadata holds it (repeat: all must match).",
+)
 @click.option("--engine", default="", help="local, spark or auto (default: the server's).")
 def delete(
     uri: str,
@@ -72,6 +91,7 @@ def delete(
     max_size: int | None,
     modified_before: str | None,
     modified_after: str | None,
+    metadata: tuple[str, ...],
     engine: str,
 ) -> None:
     """Delete every object under URI (lakefs://repo/branch/prefix/), asynchronously."""
@@ -82,6 +102,7 @@ def delete(
             min_size=min_size,
             max_size=max_size,
             glob=glob,
+            metadata=_pairs(metadata),
         ),
         dry_run=dry_run,
         commit=commit_message is not None,
@@ -147,8 +168,9 @@ def _bar(operation: Operation, now: float) -> str:
     else:
         head = f"[{'?' * BAR_WIDTH}] {done:,}/{counters.enumerated:,}+ (listing)"
     eta = "" if progress.eta_seconds is None else f" ETA {progress.eta_seconds:,.0f}s"
+    deleted = "would delete" if operation.options.dry_run else "deleted"
     return (
-        f"{head} deleted {counters.deleted:,} failed {counters.failed:,}"
+        f"{head} {deleted} {counters.deleted:,} failed {counters.failed:,}"
         f" skipped {counters.skipped:,} {progress.rate_per_second:,.0f}/s{eta}   "
     )
 
@@ -172,54 +194,12 @@ def _summary(operation: Operation) -> str:
 
 @click.group()
 def operations() -> None:
-    """Long-running operations: list, status, failures, cancel, run."""
+    """Long-running operations of every kind: list, status, failures, cancel, watch (over
+    the API, as your lakectl user), and run (here, on the lake)."""
 
 
-@operations.command("list")
-@click.option("--status", default="", help="Only operations in this status.")
-@click.option("--kind", default="", help="Only operations of this kind (bulk-delete).")
-def operations_list(status: str, kind: str) -> None:
-    """Every operation, oldest first."""
-    with Lake.open(load_settings()) as lake:
-        for operation in lake.bulk_deletes.list(user="", admin=True, status=status, kind=kind):
-            path = f"lakefs://{operation.repository}/{operation.branch}/{operation.prefix}"
-            click.echo(f"{operation.id}  {operation.status:<22} {path}  by {operation.created_by}")
-
-
-@operations.command("status")
-@click.argument("operation_id")
-def operations_status(operation_id: str) -> None:
-    """An operation's status and counters."""
-    with Lake.open(load_settings()) as lake:
-        operation = lake.bulk_deletes.get(operation_id, user="", admin=True)
-        click.echo(_summary(operation))
-        if not operation.finished:
-            click.echo(_bar(operation, lake.clock()))
-
-
-@operations.command("failures")
-@click.argument("operation_id")
-@click.option("--after", default="", help="Paths after this one.")
-@click.option("--amount", default=100, show_default=True, help="How many.")
-def operations_failures(operation_id: str, after: str, amount: int) -> None:
-    """The paths an operation failed or skipped, and why."""
-    with Lake.open(load_settings()) as lake:
-        page = lake.bulk_deletes.failures(
-            operation_id, user="", admin=True, after=after, amount=amount
-        )
-        for path, failure in page.failures:
-            click.echo(f"{failure.outcome}\t{path}\t{failure.reason}")
-        if page.next:
-            click.echo(f"more: --after {page.next}", err=True)
-
-
-@operations.command("cancel")
-@click.argument("operation_id")
-def operations_cancel(operation_id: str) -> None:
-    """Cancel at the next batch boundary; what is done stays done."""
-    with Lake.open(load_settings()) as lake:
-        operation = lake.bulk_deletes.cancel(operation_id, user="", admin=True)
-        click.echo(f"{operation.id}: cancel requested ({operation.status})")
+for _command in COMMANDS:
+    operations.add_command(_command)
 
 
 @operations.command("run")

@@ -43,6 +43,7 @@ _COMMANDS: Final = {
     "serve": "kvlake.cli.serve:serve",
     "superuser": "kvlake.cli.superuser:superuser",
     "tag": "kvlake.cli.refs:tag",
+    "worker": "kvlake.cli.worker:worker",
 }
 """Command name -> where it lives, imported on first use: a user command over the API
 starts without loading the lake, the server or Spark (seconds on a busy machine)."""

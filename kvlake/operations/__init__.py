@@ -1,7 +1,9 @@
-"""Long-running operations (bulk deletes) and object locks, resumable from the KV."""
+"""Long-running operations of every kind (bulk deletes, GC runs) and object locks,
+resumable from the KV."""
 
 from kvlake.operations.batches import BatchProcessor
 from kvlake.operations.bulk_delete import BulkDeletes, Progress, check_filters, progress_of
+from kvlake.operations.driver import Driver, LostLeaseError
 from kvlake.operations.engines import (
     ENGINE_NAMES,
     Describe,
@@ -11,6 +13,7 @@ from kvlake.operations.engines import (
     engine_available,
     load_dotted,
     open_engine,
+    open_engine_for,
     register_engine,
     select_engine,
 )
@@ -27,6 +30,7 @@ from kvlake.operations.records import (
     Counters,
     Failure,
     Filters,
+    GcRunRequest,
     Lock,
     Operation,
     OperationStatus,
@@ -47,14 +51,17 @@ __all__ = [
     "BulkDeletes",
     "Counters",
     "Describe",
+    "Driver",
     "Engine",
     "EngineContext",
     "Failure",
     "FailurePage",
     "Filters",
+    "GcRunRequest",
     "Ledger",
     "LocalEngine",
     "Lock",
+    "LostLeaseError",
     "ObjectInfo",
     "ObjectLocks",
     "Operation",
@@ -67,6 +74,7 @@ __all__ = [
     "engine_available",
     "load_dotted",
     "open_engine",
+    "open_engine_for",
     "parse_branch_path",
     "parse_ref_path",
     "progress_of",

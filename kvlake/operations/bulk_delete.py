@@ -10,6 +10,7 @@ resumes it from its checkpoint after a crash (invariant 5).
 from __future__ import annotations
 
 import fnmatch
+import importlib.util
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -56,7 +57,27 @@ def check_filters(filters: Filters) -> Filters:
         raise InvalidInputError(
             f"glob {filters.glob!r} matches the name (last path segment); drop '/' and NUL"
         )
+    if any(not key for key in filters.metadata):
+        raise InvalidInputError("a metadata filter's keys must not be empty")
     return filters
+
+
+def _check_free_storage(graveler: Graveler, repository: Repository) -> None:
+    """`free_storage` runs the repository's garbage collection afterwards: refuse it now,
+    not after the delete, where that cannot run (no rules, or no Spark here)."""
+    try:
+        graveler.retention.get_rules(repository)
+    except NotFoundError:
+        raise InvalidInputError(
+            f"free_storage runs garbage collection, and repository {repository.name!r} has no"
+            " garbage collection rules; set them (setGCRules, `kvlake gc rules set`) or drop"
+            " free_storage"
+        ) from None
+    if importlib.util.find_spec("pyspark") is None:
+        raise InvalidInputError(
+            "free_storage runs garbage collection on Spark, which is not installed here;"
+            " install kvlake's spark extra or drop free_storage"
+        )
 
 
 def matches(filters: Filters, path: str, info: ObjectInfo) -> bool:
@@ -71,7 +92,8 @@ def matches(filters: Filters, path: str, info: ObjectInfo) -> bool:
         return False
     if filters.glob and not fnmatch.fnmatchcase(path.rsplit("/", 1)[-1], filters.glob):
         return False
-    return True
+    wanted = filters.metadata
+    return all(info.metadata.get(key) == value for key, value in wanted.items())
 
 
 @dataclass(frozen=True)
@@ -136,6 +158,8 @@ class BulkDeletes:
             self.graveler.protection.check(repository, path.branch, "staging_write")
             if options.commit:
                 self.graveler.protection.check(repository, path.branch, "commit")
+        if options.free_storage:
+            _check_free_storage(self.graveler, repository)
         requested = options.engine or self.default_engine
         estimate = self.estimate(repository, path) if requested == "auto" else None
         engine = select_engine(requested, threshold=self.spark_threshold, estimate=estimate)
@@ -196,9 +220,21 @@ class BulkDeletes:
         return operation
 
     def list(
-        self, *, user: str, admin: bool, status: str = "", kind: str = ""
+        self,
+        *,
+        user: str,
+        admin: bool,
+        status: str = "",
+        kind: str = "",
+        repository: str = "",
+        creator: str = "",
     ) -> Iterator[Operation]:
-        """Operations `user` may see, newest last, filtered by status and kind."""
+        """Operations of every kind `user` may see, oldest first, filtered by status, kind,
+        repository and creator (a user id); an empty filter takes all.
+
+        Raises:
+            InvalidInputError: an unknown status or kind (before anything is listed).
+        """
         if status and status not in STATUSES:
             raise InvalidInputError(
                 f"status {status!r} is unknown; use one of {', '.join(STATUSES)}"
@@ -211,6 +247,10 @@ class BulkDeletes:
             if status and operation.status != status:
                 continue
             if kind and operation.kind != kind:
+                continue
+            if repository and operation.repository != repository:
+                continue
+            if creator and operation.created_by != creator:
                 continue
             yield operation
 

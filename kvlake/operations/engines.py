@@ -1,4 +1,9 @@
-"""Engines run bulk deletes; this is the seam where each one plugs in, by name.
+"""Engines run operations; this is the seam where each one plugs in, by name or by kind.
+
+A bulk delete names its engine (`local`, `spark`); every other kind has one
+engine, named in `_KINDS` (a GC run: kvlake/pipelines/gc_runs.py). All share
+the one small interface, `run(operation_id, stop)`, and claim, renew and end
+their records through `Driver` (kvlake/operations/driver.py).
 
 An engine gets an `EngineContext` (the lake's parts the work needs) and runs
 one operation with `run(operation_id, stop)` until it is finished or `stop`
@@ -30,8 +35,9 @@ import importlib
 import importlib.util
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, NamedTuple, Protocol
 
 from kvlake.config import OperationsSettings, Settings
@@ -45,12 +51,17 @@ if TYPE_CHECKING:
     from kvlake.operations.records import Operation
 
 
+_NO_METADATA: Final[Mapping[str, str]] = MappingProxyType({})
+
+
 class ObjectInfo(NamedTuple):
-    """What the filters and purges need of an entry: its blob, size and mtime."""
+    """What the filters and purges need of an entry: its blob, size, mtime and user
+    metadata."""
 
     address: str
     size: int
     mtime: float
+    metadata: Mapping[str, str] = _NO_METADATA
 
 
 Describe = Callable[[Value], ObjectInfo]
@@ -72,6 +83,9 @@ class EngineContext:
     clock: Callable[[], float] = time.time
     lake_settings: Settings | None = None
     """The whole lake's settings, for engines whose workers open the lake themselves (Spark)."""
+    lake: object | None = None
+    """The `kvlake.lake.Lake` that built this context, for engines of upper layers that drive
+    the lake's own jobs (a GC run); None where an engine is built without one (tests)."""
 
 
 class Engine(Protocol):
@@ -88,6 +102,10 @@ _ENGINES: Final = {
 }
 ENGINE_NAMES: Final = ("auto", "local", "spark")
 """The names a request may give; engines registered later are accepted by name too."""
+_KINDS: Final = {
+    "gc-run": "kvlake.pipelines.gc_runs:GcRunEngine",
+}
+"""The engine of each kind other than `bulk-delete` (whose request names its engine)."""
 
 
 def register_engine(name: str, dotted_path: str) -> None:
@@ -133,6 +151,23 @@ def select_engine(name: str, *, threshold: int, estimate: int | None = None) -> 
             " install kvlake with its spark extra, or use engine=local"
         )
     return name
+
+
+def open_engine_for(operation: Operation, context: EngineContext) -> Engine:
+    """The engine that runs `operation`: a bulk delete's chosen one, else its kind's.
+
+    Raises:
+        ConfigError: a record of a kind this kvlake does not know (written by a newer one).
+    """
+    if operation.kind == "bulk-delete":
+        return open_engine(operation.options.engine, context)
+    if operation.kind not in _KINDS:
+        raise ConfigError(
+            f"operation {operation.id} is of kind {operation.kind!r}, which this kvlake cannot"
+            " run; upgrade it, or run the operation where it was created"
+        )
+    factory: EngineFactory = load_dotted(_KINDS[operation.kind])
+    return factory(context)
 
 
 def open_engine(name: str, context: EngineContext) -> Engine:

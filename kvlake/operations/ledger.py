@@ -162,3 +162,10 @@ class Ledger:
     def drop_work(self, operation_id: str) -> None:
         """Drop the batches of a finished operation (its failures stay: they are its report)."""
         self.store.drop_partition(keys.batches_partition(operation_id))
+
+    def remove(self, operation_id: str) -> None:
+        """Remove a finished operation past its retention: its batches and failures, then
+        its record (last, so a removal cut short is found and done again)."""
+        self.drop_work(operation_id)
+        self.store.drop_partition(keys.failures_partition(operation_id))
+        self.store.delete(keys.OPERATIONS, keys.operation_key(operation_id))

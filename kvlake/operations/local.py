@@ -47,6 +47,7 @@ from kvlake.graveler import RangeInfo, Repository, ResolvedRef, prefix_end
 from kvlake.operations import keys
 from kvlake.operations.batches import BatchProcessor
 from kvlake.operations.bulk_delete import matches
+from kvlake.operations.driver import Driver, LostLeaseError
 from kvlake.operations.engines import EngineContext
 from kvlake.operations.records import (
     Batch,
@@ -72,10 +73,6 @@ writes, so taking several makes those writes rare, while a batch stays a few sec
 of work: the boundary where a cancel lands and progress is recorded."""
 
 
-class _LostLease(Exception):
-    """Another server holds the operation now: stop quietly, it carries on."""
-
-
 @dataclass
 class HeldOperation:
     """An operation record as its holder last wrote it, and its repository: what engines
@@ -95,6 +92,12 @@ class LocalEngine:
     def __init__(self, context: EngineContext) -> None:
         self.context = context
         self.batches = BatchProcessor(context)
+        self.driver = Driver(
+            context.ledger,
+            owner=context.owner,
+            lease_time=context.settings.lease_time,
+            clock=context.clock,
+        )
 
     def run(self, operation_id: str, stop: threading.Event) -> Operation:
         """Run the operation until it is finished, cancelled, or `stop` is set.
@@ -121,7 +124,7 @@ class LocalEngine:
             if held.operation.options.commit and not held.operation.options.dry_run:
                 self._commit(held)
             return self.finish(held.operation, _final_status(held.operation))
-        except _LostLease:
+        except LostLeaseError:
             return self.context.ledger.load(operation_id)[0]
         except (RepositoryNotFoundError, BranchNotFoundError, ProtectedBranchError) as exc:
             return self.finish(self.context.ledger.load(operation_id)[0], "failed", str(exc))
@@ -129,43 +132,13 @@ class LocalEngine:
     # -- lease ------------------------------------------------------------------------
 
     def claim(self, operation_id: str) -> Operation:
-        """Take the operation's lease if it is free, expired or already ours."""
-        context = self.context
-        now = context.clock()
-
-        def change(current: Operation) -> Operation | None:
-            if current.finished:
-                return None
-            if current.owner not in ("", context.owner) and current.lease_expires > now:
-                return None
-            return msgspec.structs.replace(
-                current,
-                owner=context.owner,
-                lease_expires=now + context.settings.lease_time,
-                status="started" if current.status == "not_started" else current.status,
-                processing_started_at=now,
-                processed_at_start=current.processed,
-                last_updated_at=now,
-            )
-
-        return context.ledger.update(operation_id, change)
+        """Take the operation's lease if it is free, expired or already ours (`Driver.claim`)."""
+        return self.driver.claim(operation_id)
 
     def _checkpoint(self, held: HeldOperation, **changes: object) -> None:
         """Change the record (and renew the lease) by compare-and-swap, if still ours."""
-        now = self.context.clock()
-
-        def change(current: Operation) -> Operation:
-            if current.owner != self.context.owner:
-                raise _LostLease
-            return msgspec.structs.replace(
-                current,
-                **changes,
-                lease_expires=now + self.context.settings.lease_time,
-                last_updated_at=now,
-            )
-
-        held.operation = self.context.ledger.update(held.operation.id, change)
-        held.renewed = now
+        held.operation = self.driver.checkpoint(held.operation.id, **changes)
+        held.renewed = self.context.clock()
         if not held.operation.options.dry_run:
             self._lock(held)  # the lock lives as long as the lease: see kvlake/operations/locks.py
 
@@ -370,7 +343,7 @@ class LocalEngine:
             try:
                 return decode_batch(self.context.ledger.store.get(partition, key)[0])
             except KeyNotFoundError:  # dropped meanwhile: the operation finished elsewhere
-                raise _LostLease from None
+                raise LostLeaseError from None
 
     # -- processing -------------------------------------------------------------------
 
@@ -386,12 +359,7 @@ class LocalEngine:
 
     def _renew(self, updated: Operation) -> Operation:
         """Renew the lease in the swap that counts a batch; only its holder may count."""
-        if updated.owner != self.context.owner:
-            raise _LostLease
-        now = self.context.clock()
-        return msgspec.structs.replace(
-            updated, lease_expires=now + self.context.settings.lease_time, last_updated_at=now
-        )
+        return self.driver.renewed(updated)
 
     def _ends(self, operation: Operation) -> bool:
         done = operation.enumerated and operation.done == operation.batches
@@ -433,21 +401,7 @@ class LocalEngine:
     def finish(self, operation: Operation, status: OperationStatus, error: str = "") -> Operation:
         """Record the final status, then release the delete lock and drop the batches."""
         context = self.context
-        now = context.clock()
-
-        def change(current: Operation) -> Operation | None:
-            if current.finished:
-                return None
-            return msgspec.structs.replace(
-                current,
-                status=status,
-                error=error,
-                owner="",
-                lease_expires=0.0,
-                last_updated_at=now,
-            )
-
-        finished = context.ledger.update(operation.id, change)
+        finished = self.driver.finish(operation.id, status, error)
         context.locks.release_delete_lock(operation.instance_uid, operation.id)
         context.ledger.drop_work(operation.id)
         log.info("bulk delete %s %s: %s", operation.id, finished.status, finished.counters)

@@ -25,7 +25,7 @@ OperationStatus = Literal[
 ]
 STATUSES: Final[tuple[OperationStatus, ...]] = get_args(OperationStatus)
 FINISHED: Final = frozenset({"completed", "completed_with_errors", "failed", "cancelled"})
-OperationKind = Literal["bulk-delete"]
+OperationKind = Literal["bulk-delete", "gc-run"]
 KINDS: Final[tuple[OperationKind, ...]] = get_args(OperationKind)
 LockKind = Literal["write", "delete"]
 
@@ -43,6 +43,9 @@ class Filters(msgspec.Struct, frozen=True, kw_only=True):
     """Only objects of at most this many bytes."""
     glob: str = ""
     """Only objects whose name (the last path segment) matches this glob (`*.tmp`)."""
+    metadata: dict[str, str] = {}
+    """Only objects whose user metadata holds every one of these keys with exactly this
+    value (SDMS's tags and labels)."""
 
 
 class BulkDeleteOptions(msgspec.Struct, frozen=True, kw_only=True):
@@ -60,6 +63,23 @@ class BulkDeleteOptions(msgspec.Struct, frozen=True, kw_only=True):
     them to garbage collection)."""
     engine: str = "local"
     """The engine chosen at creation (`local`, `spark`; `auto` is resolved then)."""
+    free_storage: bool = False
+    """Run the repository's garbage collection once the operation completed (a `gc-run`
+    operation, `Operation.follow_up`), so committed blobs no retained commit references
+    are deleted; without it they wait for the next GC."""
+
+
+class GcRunRequest(msgspec.Struct, frozen=True, kw_only=True):
+    """What a garbage-collection run was asked to do (kvlake/pipelines/gc_runs.py)."""
+
+    run_id: str
+    """The run's id: its folder in the storage namespace (`_lakefs/retention/gc/<id>/`).
+    The operation's own id for a run or a mark; the mark's for a sweep."""
+    mode: Literal["run", "mark", "sweep"] = "run"
+    grace_period: float | None = None
+    """Seconds a blob's hour folder must be over before it is collected (None: GC's
+    default, kvlake/pipelines/gc.py)."""
+    dry_run: bool = False
 
 
 class Counters(msgspec.Struct, frozen=True, kw_only=True):
@@ -72,7 +92,12 @@ class Counters(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Operation(msgspec.Struct, frozen=True, kw_only=True):
-    """A long-running operation, under `op/<id>` in the `operations` partition.
+    """A long-running operation of any kind, under `op/<id>` in the `operations` partition.
+
+    One record for every kind (`kind`): who created it and when, its status,
+    counters, checkpoint, lease and error; a kind's request in its own field
+    (`options` for a bulk delete, `gc` for a GC run). Changed only through
+    `Ledger.update` (compare-and-swap), by `Driver` and the kind's engine.
 
     `batches` work batches have been written (numbers 0 .. batches-1), of which
     the first `done` are processed; `cursor` is the last path enumerated, so a
@@ -84,9 +109,13 @@ class Operation(msgspec.Struct, frozen=True, kw_only=True):
     kind: OperationKind
     repository: str
     instance_uid: str
-    branch: str
-    prefix: str
-    options: BulkDeleteOptions
+    branch: str = ""
+    """A bulk delete's branch and prefix (empty for kinds that work on a whole repository)."""
+    prefix: str = ""
+    options: BulkDeleteOptions = BulkDeleteOptions()
+    """A bulk delete's request (the defaults, unused, for other kinds)."""
+    gc: GcRunRequest | None = None
+    """A garbage-collection run's request (kind `gc-run`)."""
     created_by: str
     created_at: float
     last_updated_at: float
@@ -106,6 +135,13 @@ class Operation(msgspec.Struct, frozen=True, kw_only=True):
     committing: bool = False
     commit_id: str = ""
     error: str = ""
+    phase: str = ""
+    """The last phase finished, for kinds that work in phases (a GC run: mark, sweep)."""
+    follow_up: str = ""
+    """The `gc-run` operation a completed bulk delete with `free_storage` started."""
+    cleaned: bool = False
+    """Finished, and its work partitions (batches) dropped: set by the runner's clean-up,
+    so batches a crash left behind after the end are dropped exactly once."""
     owner: str = ""
     lease_expires: float = 0.0
     creator: str = ""

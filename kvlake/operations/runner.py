@@ -1,35 +1,90 @@
-"""The background runner: every server resumes every unfinished operation it can lease.
+"""The background runner: every process resumes every unfinished operation it can lease,
+of every kind (bulk deletes, GC runs), each through its kind's engine.
 
 A pass lists the operation records and hands each unfinished one to its
-engine; the engine's lease decides who works on it, so any number of servers
-can run passes over one store. After a crash the restarted server (or another
-one, once the lease expired) resumes from the record's checkpoint.
+engine; the engine's lease (`Driver.claim`) decides who works on it, so any
+number of API servers and `kvlake worker` processes can run passes over one
+store. After a crash the restarted process (or another one, once the lease
+expired) resumes from the record's checkpoint.
+
+`run` works on up to `concurrency` operations at once (daemon threads), and hands
+free threads out fairly between creators (`fair_order`): the creator with the
+fewest operations running here goes first, so one user's 50M-object delete
+takes one thread while everyone else's small ones keep going beside it.
+
+Each pass also cleans up after finished operations (`_clean`): batches a crash
+left behind after the end are dropped, and a record finished longer ago than
+`KVLAKE_OPERATIONS_RETENTION` (30 days) is removed with its failures.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+from collections import Counter, defaultdict, deque
+from collections.abc import Iterable
 
-from kvlake.errors import KvlakeError
-from kvlake.operations.engines import Engine, EngineContext, open_engine
-from kvlake.operations.records import Operation
+import msgspec
+
+from kvlake import ids
+from kvlake.errors import KvlakeError, PreconditionFailedError
+from kvlake.operations.engines import Engine, EngineContext, open_engine_for
+from kvlake.operations.records import GcRunRequest, Operation
 
 log = logging.getLogger(__name__)
 
 
-class OperationRunner:
-    """Runs operations in the calling thread, one at a time. `wake` starts a pass early."""
+def creator_of(operation: Operation) -> str:
+    """Whose work it is, for fairness: the user as created (`creator`), else its id."""
+    return operation.creator or operation.created_by
 
-    def __init__(self, context: EngineContext) -> None:
+
+def fair_order(pending: Iterable[Operation], running: Counter[str]) -> list[Operation]:
+    """`pending` in the order free threads take them: round-robin between creators, the
+    creator with the fewest operations `running` first (then the oldest operation), each
+    creator's operations oldest first."""
+    queues: defaultdict[str, deque[Operation]] = defaultdict(deque)
+    for operation in sorted(pending, key=lambda op: op.id):
+        queues[creator_of(operation)].append(operation)
+    load = Counter(running)
+    ordered: list[Operation] = []
+    while queues:
+        creator = min(queues, key=lambda name: (load[name], queues[name][0].id))
+        ordered.append(queues[creator].popleft())
+        load[creator] += 1
+        if not queues[creator]:
+            del queues[creator]
+    return ordered
+
+
+def _mark_cleaned(current: Operation) -> Operation | None:
+    if not current.finished or current.cleaned:
+        return None
+    return msgspec.structs.replace(current, cleaned=True)
+
+
+class OperationRunner:
+    """Runs operations: `run_once` in the calling thread, one after another; `run` on up to
+    `concurrency` threads until stopped. `wake` starts a pass early."""
+
+    def __init__(self, context: EngineContext, *, concurrency: int = 1) -> None:
         self.context = context
+        self.concurrency = concurrency
         self._engines: dict[str, Engine] = {}
         self._wake = threading.Event()
+        self._lock = threading.Lock()
+        self._running: dict[str, str] = {}
+        """Operations running in this process: id -> creator."""
+        self._wait = 0.0
 
-    def engine(self, name: str) -> Engine:
-        if name not in self._engines:
-            self._engines[name] = open_engine(name, self.context)
-        return self._engines[name]
+    def engine(self, operation: Operation) -> Engine:
+        """The engine of `operation` (its kind's, or a bulk delete's chosen one), built once."""
+        name = operation.options.engine if operation.kind == "bulk-delete" else operation.kind
+        key = f"{operation.kind}/{name}"
+        with self._lock:
+            if key not in self._engines:
+                self._engines[key] = open_engine_for(operation, self.context)
+            return self._engines[key]
 
     def run_once(self, stop: threading.Event | None = None) -> list[Operation]:
         """One pass: run every unfinished operation this process can lease, to its end."""
@@ -39,30 +94,131 @@ class OperationRunner:
         for operation_id in pending:
             if halt.is_set():
                 break
-            operation = self.context.ledger.load(operation_id)[0]
-            try:
-                ran.append(self.engine(operation.options.engine).run(operation_id, halt))
-            except KvlakeError as exc:  # the store is down: the next pass resumes it
-                log.warning("operation %s paused: %s", operation_id, exc)
+            done = self._run_one(operation_id, halt)
+            if done is not None:
+                ran.append(done)
         return ran
 
     def wake(self) -> None:
-        """Start the next pass now (a new operation was created)."""
+        """Start the next pass now (a new operation was created, a thread came free)."""
         self._wake.set()
 
     def run(self, stop: threading.Event, *, interval: float) -> None:
-        """Passes until `stop`, every `interval` seconds or when woken."""
+        """Passes until `stop`, every `interval` seconds or when woken; returns once the
+        operations it started have stopped (at their next batch or phase boundary), or
+        after a lease time (their daemon threads end with the process; their leases
+        expire and another process resumes them)."""
+        threads: list[threading.Thread] = []
         while not stop.is_set():
             self._wake.clear()
-            ran = self.run_once(stop)
+            threads = [thread for thread in threads if thread.is_alive()]
+            threads += self.dispatch(stop, interval)
             if stop.is_set():
-                return
-            self._wake.wait(self._next_pass(ran, interval))
+                break
+            self._wake.wait(self._wait)
+        deadline = self.context.clock() + self.context.settings.lease_time
+        for thread in threads:
+            thread.join(max(deadline - self.context.clock(), 0.0))
 
-    def _next_pass(self, ran: list[Operation], interval: float) -> float:
-        """Seconds to the next pass: `interval`, or sooner when another holder's lease on
-        an unfinished operation ends (a restarted server resumes its predecessor's work as
-        soon as that one's lease has expired, not a whole interval later)."""
+    def dispatch(self, stop: threading.Event, interval: float) -> list[threading.Thread]:
+        """Start what free threads can take, fairly, and set the seconds until the next
+        pass: `interval`, or sooner when another holder's lease on an unfinished operation
+        ends (a restarted process resumes its predecessor's work as soon as it expired)."""
         now = self.context.clock()
-        expiries = [op.lease_expires for op in ran if not op.finished and op.lease_expires > now]
-        return min([interval, *(expiry - now + 0.01 for expiry in expiries)])
+        with self._lock:
+            running = dict(self._running)
+        pending: list[Operation] = []
+        wait = interval
+        for operation in self.context.ledger.list():
+            if operation.finished:
+                self._clean(operation, now)
+                continue
+            if operation.id in running:
+                continue
+            held_elsewhere = operation.owner not in ("", self.context.owner)
+            if held_elsewhere and operation.lease_expires > now:
+                wait = min(wait, operation.lease_expires - now + 0.01)
+                continue
+            pending.append(operation)
+        self._wait = wait
+        free = self.concurrency - len(running)
+        started: list[threading.Thread] = []
+        for operation in fair_order(pending, Counter(running.values()))[: max(free, 0)]:
+            with self._lock:
+                self._running[operation.id] = creator_of(operation)
+            thread = threading.Thread(
+                target=self._run_and_release,
+                args=(operation.id, stop),
+                name=f"kvlake-operation-{operation.id}",
+                daemon=True,
+            )
+            thread.start()
+            started.append(thread)
+        return started
+
+    def _clean(self, operation: Operation, now: float) -> None:
+        """Drop what a finished operation left: its batches once (a crash between its end
+        and their drop leaves them), and the whole operation once its retention is over."""
+        ledger = self.context.ledger
+        try:
+            if operation.last_updated_at + self.context.settings.retention <= now:
+                ledger.remove(operation.id)
+                log.info("operation %s removed: finished past its retention", operation.id)
+            elif not operation.cleaned:
+                ledger.drop_work(operation.id)
+                self._follow_up(operation)
+                ledger.update(operation.id, _mark_cleaned)
+        except KvlakeError as exc:  # the store is down a moment: the next pass does it
+            log.warning("cleaning operation %s failed: %s", operation.id, exc)
+
+    def _follow_up(self, operation: Operation) -> None:
+        """Start the garbage collection a completed bulk delete with `free_storage` asked
+        for: the run's id is written into the bulk delete first, then its record, so a
+        crash in between (or two runners at once) still starts exactly one run."""
+        wanted = operation.kind == "bulk-delete" and operation.options.free_storage
+        if not wanted or operation.status not in ("completed", "completed_with_errors"):
+            return
+        ledger, run_id = self.context.ledger, ids.new_uid()
+
+        def name_it(current: Operation) -> Operation | None:
+            return None if current.follow_up else msgspec.structs.replace(current, follow_up=run_id)
+
+        named = ledger.update(operation.id, name_it)
+        now = self.context.clock()
+        follow_up = Operation(
+            id=named.follow_up,
+            kind="gc-run",
+            repository=named.repository,
+            instance_uid=named.instance_uid,
+            gc=GcRunRequest(run_id=named.follow_up, dry_run=named.options.dry_run),
+            created_by=named.created_by,
+            creator=named.creator,
+            created_at=now,
+            last_updated_at=now,
+        )
+        try:
+            ledger.create(follow_up)
+        except PreconditionFailedError:
+            return  # another runner created it
+        log.info("operation %s: garbage collection %s frees its storage", named.id, run_id)
+        self._wake.set()
+
+    def _run_and_release(self, operation_id: str, stop: threading.Event) -> None:
+        ran: Operation | None = None
+        try:
+            ran = self._run_one(operation_id, stop)
+        except Exception:  # a bug in one operation must not stop the others: logged, retried
+            log.exception("operation %s stopped unexpectedly", operation_id)
+        finally:
+            with self._lock:
+                self._running.pop(operation_id, None)
+        if ran is not None:
+            self._wake.set()  # a thread came free: the next pass may give it work at once
+
+    def _run_one(self, operation_id: str, stop: threading.Event) -> Operation | None:
+        operation = self.context.ledger.load(operation_id)[0]
+        try:
+            return self.engine(operation).run(operation_id, stop)
+        except KvlakeError as exc:  # the store is down: the next pass resumes it
+            log.warning("operation %s paused: %s", operation_id, exc)
+            return None

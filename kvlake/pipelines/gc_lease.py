@@ -121,6 +121,29 @@ class GcLeases:
             " other runs; retry"
         )
 
+    def adopt(self, repository: str, run_id: str) -> HeldGcLease:
+        """Take over the lease a start took for `run_id` (in whatever process), or take a
+        free or expired one as `acquire` does: how the process that runs a server's GC run
+        (kvlake/pipelines/gc_runs.py) holds the lease its start took.
+
+        Raises:
+            ConflictError: another run holds the lease; the message names it.
+        """
+        loaded = self._load(repository)
+        now = self._clock()
+        if loaded is None or loaded[0].run_id != run_id or loaded[0].expires <= now:
+            return self.acquire(repository, run_id)
+        current, predicate = loaded
+        lease = msgspec.structs.replace(
+            current, holder=self._holder, started=now, expires=now + self._lease_seconds
+        )
+        encoded = _encode(lease)
+        try:
+            self._store.set_if(GC_LEASES, repository.encode(), encoded, predicate)
+        except PreconditionFailedError:  # taken meanwhile: a live holder is refused
+            return self.acquire(repository, run_id)
+        return HeldGcLease(self, lease, Predicate(encoded))
+
     def renew(self, held: HeldGcLease) -> None:
         """Extend the held lease by `lease_seconds` from now.
 

@@ -70,6 +70,40 @@ def test_bulk_delete_runs_to_completion_and_reports(http: httpx.Client, repo: st
     assert [(f["path"], f["outcome"]) for f in failures["results"]] == [("data/3", "skipped")]
     listed = http.get("/operations", params={"status": "completed_with_errors"}).json()
     assert operation_id in [op["operation_id"] for op in listed["results"]]
+    # The one status route of every kind shows what the bulk-delete view shows.
+    one = http.get(f"/operations/{operation_id}")
+    assert one.status_code == 200, one.text
+    assert one.json() == status
+    for query, found in (
+        ({"repository": repo, "kind": "bulk-delete"}, True),
+        ({"repository": f"{repo}-other"}, False),
+        ({"creator": "admin", "repository": repo}, True),
+        ({"creator": "someone-else"}, False),
+        ({"kind": "gc-run", "repository": repo}, False),
+    ):
+        results = http.get("/operations", params=query).json()["results"]
+        assert (operation_id in [op["operation_id"] for op in results]) is found, query
+
+
+def test_a_metadata_filter_deletes_only_the_tagged_objects(http: httpx.Client, repo: str) -> None:
+    for path, color in (("t/1", "blue"), ("t/2", "red"), ("t/3", "blue")):
+        answer = http.post(
+            f"/repositories/{repo}/branches/main/objects",
+            params={"path": path},
+            content=b"x",
+            headers={"x-lakefs-meta-color": color},
+        )
+        assert answer.status_code == 201, answer.text
+    created = http.put(
+        BULK,
+        params={"path": f"lakefs://{repo}/main/t/"},
+        json={"filters": {"metadata": {"color": "blue"}}},
+    )
+    assert created.status_code == 202, created.text
+    status = _finished(http, created.json()["operation_id"])
+    assert (status["status"], status["deleted_count"]) == ("completed", 2)
+    assert status["summary"] == "deleted 2 of 2, 0 failed, 0 skipped"
+    assert _paths(http, repo) == ["t/2"]
 
 
 def test_bad_requests_are_refused_and_record_nothing(http: httpx.Client, repo: str) -> None:
@@ -84,12 +118,20 @@ def test_bad_requests_are_refused_and_record_nothing(http: httpx.Client, repo: s
         # Issue 23: past what the record stores, a 400 and not the encoder's 500.
         ({"path": f"lakefs://{repo}/main/a/"}, {"filters": {"min_size": 2**64}}, 400),
         ({"path": f"lakefs://{repo}/main/a/"}, {"filters": {"max_size": 2**63}}, 400),
+        # Issue 26: metadata filters are string maps.
+        ({"path": f"lakefs://{repo}/main/a/"}, {"filters": {"metadata": {"a": 1}}}, 400),
+        ({"path": f"lakefs://{repo}/main/a/"}, {"filters": {"metadata": ["a"]}}, 400),
+        ({"path": f"lakefs://{repo}/main/a/"}, {"filters": {"metadata": "a=b"}}, 400),
     ]
     for query, body, status in cases:
         response = http.put(BULK, params=query, json=body)
         assert response.status_code == status, (query, body, response.text)
     assert http.get("/operations").json()["results"] == before
     assert http.get(f"{BULK}/status/01aaaaaaaaaaaaaaaaaaaaaaaa").status_code == 404
+    assert http.get("/operations/01aaaaaaaaaaaaaaaaaaaaaaaa").status_code == 404
+    for bad, named in (({"kind": "purge"}, "kind 'purge' is unknown"), ({"status": "done"}, "")):
+        refused = http.get("/operations", params=bad)
+        assert refused.status_code == 400 and named in refused.text, refused.text
     assert _paths(http, repo) == ["a/1"]
 
 
@@ -108,6 +150,7 @@ def _cannot_see(
     assert created.status_code == 202, created.text
     operation_id = created.json()["operation_id"]
     assert other.get(f"{BULK}/status/{operation_id}").status_code == 404
+    assert other.get(f"/operations/{operation_id}").status_code == 404
     assert other.get(f"{BULK}/status/{operation_id}/failures").status_code == 404
     assert other.delete(f"/operations/{operation_id}").status_code == 404
     assert operation_id not in [

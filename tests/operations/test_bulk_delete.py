@@ -97,6 +97,35 @@ def test_filters_select_by_name_size_and_time(lake: Lake) -> None:
     assert listed(lake, repo) == ["a/big.tmp", "a/new.tmp", "a/old.csv"]
 
 
+def test_a_metadata_filter_takes_only_objects_holding_every_pair(lake: Lake) -> None:
+    """Committed and staged objects alike (a filter lists every object, whole ranges too)."""
+    repo = populate(lake, [])
+    tags = {
+        "a/1": {"survey": "north", "label": "raw"},
+        "a/2": {"survey": "north", "label": "final"},
+        "a/3": {"survey": "south", "label": "raw"},
+        "a/4": {},
+        "a/5": {"survey": "north", "label": "raw", "extra": "x"},
+    }
+    for path, metadata in tags.items():
+        lake.catalog.upload(repo, "main", path, io.BytesIO(b"x"), metadata=metadata)
+        if path == "a/3":
+            lake.graveler.commit(repo, "main", committer="t", message="some committed")
+    wanted = Filters(metadata={"survey": "north", "label": "raw"})
+    dry = run(
+        lake,
+        start(
+            lake, "lakefs://repo1/main/a/", options=BulkDeleteOptions(filters=wanted, dry_run=True)
+        ),
+    )
+    assert dry.counters.deleted == 2 and listed(lake, repo) == sorted(tags)
+    operation = run(
+        lake, start(lake, "lakefs://repo1/main/a/", options=BulkDeleteOptions(filters=wanted))
+    )
+    assert (operation.counters.enumerated, operation.counters.deleted) == (2, 2)
+    assert listed(lake, repo) == ["a/2", "a/3", "a/4"]
+
+
 @pytest.mark.parametrize(
     ("uri", "options", "error"),
     [
@@ -115,6 +144,11 @@ def test_filters_select_by_name_size_and_time(lake: Lake) -> None:
             InvalidInputError,
         ),
         ("lakefs://repo1/main/a", BulkDeleteOptions(engine="warp"), InvalidInputError),
+        (
+            "lakefs://repo1/main/a",
+            BulkDeleteOptions(filters=Filters(metadata={"": "x"})),
+            InvalidInputError,
+        ),
     ],
 )
 def test_bad_input_is_refused_and_records_nothing(

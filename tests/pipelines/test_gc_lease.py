@@ -92,6 +92,32 @@ def test_a_renewed_lease_holds_and_a_lapsed_one_is_taken_over(
     command.release(taken)
 
 
+@pytest.mark.parametrize("store_url", SQL_DRIVERS, indirect=True)
+def test_the_runner_adopts_its_own_runs_lease_and_never_another_runs(
+    two_stores: tuple[Store, Store], clock: FakeClock
+) -> None:
+    """A server's start takes the lease; the worker whose runner claims that run's record
+    takes it over (and the start's holder can no longer renew it). A live lease of another
+    run is refused to it, as to any start."""
+    server, worker = (
+        leases(two_stores[0], clock, "server:1"),
+        leases(two_stores[1], clock, "worker:2"),
+    )
+    started = server.acquire("repo1", "run-a")
+    clock.advance(5)
+    adopted = worker.adopt("repo1", "run-a")
+    current = worker.current("repo1")
+    assert current is not None and (current.run_id, current.holder) == ("run-a", "worker:2")
+    assert current.expires == clock() + LEASE_SECONDS
+    with pytest.raises(ConflictError, match="lost its lease"):
+        server.renew(started)
+    with pytest.raises(ConflictError, match="run 'run-a' going \\(held by worker:2"):
+        server.adopt("repo1", "run-b")
+    worker.release(adopted)
+    clock.advance(1)
+    worker.release(worker.adopt("repo1", "run-b"))  # a free lease: taken as `acquire` would
+
+
 class _Ticks:
     """A stop event for `HeldGcLease.keep`: each wait moves the clock; stop after `times`."""
 

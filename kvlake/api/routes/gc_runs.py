@@ -32,6 +32,8 @@ def start_run(call: Call[wire.GcRunCreation]) -> Response:
         run_id=body.run_id,
         grace_period=body.grace_period_seconds,
         dry_run=body.dry_run,
+        created_by=call.user_id,
+        creator=call.principal,
     )
     return json_response(wire.GcRunStarted(run_id=run_id), status=202)
 

@@ -16,6 +16,7 @@ import itertools
 from collections.abc import Sequence
 from typing import Any, Final
 
+import msgspec
 from starlette.responses import Response
 
 from kvlake.api import params
@@ -23,7 +24,7 @@ from kvlake.api.routing import Call, Operation, json_response
 from kvlake.api.wire import operations as wire
 from kvlake.api.wire.common import pagination
 from kvlake.auth import Permission, branch_arn, object_arn
-from kvlake.errors import PermissionDeniedError
+from kvlake.errors import NotFoundError, PermissionDeniedError
 from kvlake.operations import (
     BulkDeleteOptions,
     Filters,
@@ -69,6 +70,7 @@ def _options(body: wire.BulkDeleteCreation | None) -> BulkDeleteOptions:
             min_size=given.min_size,
             max_size=given.max_size,
             glob=given.glob,
+            metadata=dict(given.metadata),
         ),
         dry_run=body.dry_run,
         commit=body.commit is not None,
@@ -76,16 +78,23 @@ def _options(body: wire.BulkDeleteCreation | None) -> BulkDeleteOptions:
         commit_metadata=dict(body.commit.metadata) if body.commit else {},
         purge=body.purge,
         engine=body.engine,
+        free_storage=body.free_storage,
     )
 
 
 def status_of(progress: Progress) -> wire.OperationStatus:
+    """The one status shape of every kind (a GC run names its repository as its path)."""
     op = progress.operation
     counters = op.counters
+    if op.gc is not None:
+        path, dry_run, engine = f"lakefs://{op.repository}/", op.gc.dry_run, "spark"
+    else:
+        path = f"lakefs://{op.repository}/{op.branch}/{op.prefix}"
+        dry_run, engine = op.options.dry_run, op.options.engine
     return wire.OperationStatus(
         operation_id=op.id,
         kind=op.kind,
-        path=f"lakefs://{op.repository}/{op.branch}/{op.prefix}",
+        path=path,
         status=op.status,
         created_at=op.created_at,
         created_by=op.created_by,
@@ -97,16 +106,51 @@ def status_of(progress: Progress) -> wire.OperationStatus:
         skipped_count=counters.skipped,
         rate_per_second=progress.rate_per_second,
         eta_seconds=progress.eta_seconds,
-        dry_run=op.options.dry_run,
-        engine=op.options.engine,
+        dry_run=dry_run,
+        engine=engine,
         cancel_requested=op.cancel_requested,
         commit_id=op.commit_id if op.options.commit else None,
         error=op.error or None,
+        summary=_summary(op, progress.total_count, dry_run=dry_run),
+        phase=(op.phase or None) if op.gc is not None else None,
     )
 
 
+def _summary(op: Record, total: int | None, *, dry_run: bool) -> str:
+    """The status in words, as the CLI prints it: a dry run never says "deleted"."""
+    if op.gc is not None:
+        done = f"last phase {op.phase}" if op.phase else "no phase finished"
+        return f"garbage collection {op.status}{' (dry run)' if dry_run else ''}: {done}"
+    c = op.counters
+    verb = "would delete" if dry_run else "deleted"
+    of = "?" if total is None else f"{total:,}"
+    text = f"{verb} {c.deleted:,} of {of}, {c.failed:,} failed, {c.skipped:,} skipped"
+    return f"{text} (dry run: nothing changed)" if dry_run else text
+
+
 def _status(call: Call[Any], operation: Record) -> wire.OperationStatus:
-    return status_of(progress_of(operation, call.services.lake.clock()))
+    status = status_of(progress_of(operation, call.services.lake.clock()))
+    if not operation.options.free_storage:
+        return status
+    return msgspec.structs.replace(
+        status,
+        free_storage=True,
+        gc_run_id=operation.follow_up or None,
+        bytes_freed=_bytes_freed(call, operation),
+    )
+
+
+def _bytes_freed(call: Call[Any], operation: Record) -> int | None:
+    """What the follow-up garbage collection deleted, once its run has a summary."""
+    if not operation.follow_up:
+        return None
+    try:
+        run = call.services.gc_runs.status(operation.repository, operation.follow_up)
+    except NotFoundError:
+        return None  # recorded, not started yet
+    if run.status == "running" or run.summary is None:
+        return None
+    return run.summary.counts.bytes_freed
 
 
 def create_bulk_delete(call: Call[wire.BulkDeleteCreation | None]) -> Response:
@@ -150,6 +194,8 @@ def list_operations(call: Call[None]) -> Response:
         admin=is_admin(call),
         status=query.text("status"),
         kind=query.text("kind"),
+        repository=query.text("repository"),
+        creator=query.text("creator"),
     )
     page = list(itertools.islice((op for op in visible if op.id > after), amount + 1))
     more = len(page) > amount
@@ -157,6 +203,14 @@ def list_operations(call: Call[None]) -> Response:
     results = [_status(call, op) for op in page]
     meta = pagination(len(results), has_more=more, next_offset=page[-1].id if more else "")
     return json_response(wire.OperationList(pagination=meta, results=results))
+
+
+def get_operation(call: Call[None]) -> Response:
+    """Any kind's status, in the one shape (the bulk-delete status route is a view of it)."""
+    operation = call.services.lake.bulk_deletes.get(
+        call.path["operation_id"], user=call.principal, admin=is_admin(call)
+    )
+    return json_response(_status(call, operation))
 
 
 def cancel_operation(call: Call[None]) -> Response:
@@ -211,14 +265,25 @@ OPERATIONS: Final = (
         "/operations",
         list_operations,
         API_GROUP,
-        summary="the caller's operations (an admin's: all), oldest first",
+        summary="the caller's operations of every kind (an admin's: all), oldest first",
         params=(
             params.text("status", "only operations in this status"),
-            params.text("kind", "only operations of this kind (bulk-delete)"),
+            params.text("kind", "only operations of this kind (bulk-delete, gc-run)"),
+            params.text("repository", "only operations on this repository"),
+            params.text("creator", "only operations this user (id) created"),
             params.text("after", "return operations after this id"),
             params.Param("amount", "int", minimum=-1, maximum=1000, description="how many"),
         ),
         responses={200: wire.OperationList, 400: None},
+    ),
+    Operation(
+        "getOperation",
+        "GET",
+        "/operations/{operation_id}",
+        get_operation,
+        API_GROUP,
+        summary="an operation's status, counters, rate and ETA, whatever its kind",
+        responses={200: wire.OperationStatus, 404: None},
     ),
     Operation(
         "cancelOperation",
@@ -227,6 +292,6 @@ OPERATIONS: Final = (
         cancel_operation,
         API_GROUP,
         summary="cancel at the next batch boundary; what is done stays done",
-        responses={202: wire.OperationStatus, 404: None},
+        responses={202: wire.OperationStatus, 404: None, 409: None},
     ),
 )

@@ -19,6 +19,8 @@ class BulkDeleteFilters(Request):
     min_size: Count | None = None
     max_size: Count | None = None
     glob: Glob = ""
+    metadata: Metadata = {}
+    """User metadata every deleted object must hold (all pairs, exact values)."""
 
 
 class BulkDeleteCommit(Request):
@@ -36,6 +38,9 @@ class BulkDeleteCreation(Request):
     purge: bool = True
     engine: Name = ""
     """`local`, `spark` or `auto` (empty: the server's default)."""
+    free_storage: bool = False
+    """Run the repository's garbage collection once the delete (and its commit) completed,
+    and report the bytes it freed."""
 
 
 class OperationCreated(msgspec.Struct, frozen=True, kw_only=True):
@@ -70,6 +75,17 @@ class OperationStatus(msgspec.Struct, frozen=True, kw_only=True):
     cancel_requested: bool
     commit_id: str | None = None
     error: str | None = None
+    free_storage: bool = False
+    """Whether garbage collection runs once the bulk delete completed."""
+    gc_run_id: str | None = None
+    """That garbage collection's run (an operation of kind `gc-run`), once started."""
+    bytes_freed: int | None = None
+    """Bytes that run deleted, once it finished (a dry run's: would delete)."""
+    summary: str = ""
+    """What it did, in words: a dry run says "would delete", never "deleted"; a GC run
+    names its last phase."""
+    phase: str | None = None
+    """A GC run's last phase finished (null for kinds without phases)."""
 
 
 class OperationList(msgspec.Struct, frozen=True, kw_only=True):

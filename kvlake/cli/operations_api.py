@@ -2,11 +2,8 @@
 over the HTTP API with the user's own credentials (the server's policies decide what they
 see: their own operations, or all of them for an admin).
 
-Where the server is and who the user is come from lakectl's settings:
-`LAKECTL_SERVER_ENDPOINT_URL`, `LAKECTL_CREDENTIALS_ACCESS_KEY_ID`,
-`LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY`, else `~/.lakectl.yaml` (or the file
-`LAKECTL_CONFIG_FILE` names). `open_api` is this module's own small reader of
-them; the CLI's shared client (issue 27) reads the same ones.
+Where the server is and who the user is come from lakectl's settings, read by the
+CLI's one client (kvlake/cli/client.py), whose errors carry the documented exit codes.
 
 Every command prints text, or the API's JSON with `--json`; `watch` draws a
 tqdm progress bar on stderr until the operation ends, and exits 1 if it failed
@@ -16,91 +13,19 @@ or completed with errors (as `kvlake delete --wait` does).
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any, Final
 
 import click
-import httpx
-import yaml
 from tqdm import tqdm
 
-from kvlake.errors import (
-    ConfigError,
-    ConflictError,
-    InvalidInputError,
-    KvlakeError,
-    NotFoundError,
-    PermissionDeniedError,
-    UnavailableError,
-)
+from kvlake.cli.client import ApiClient
 
-ENDPOINT_ENV: Final = "LAKECTL_SERVER_ENDPOINT_URL"
-ACCESS_KEY_ENV: Final = "LAKECTL_CREDENTIALS_ACCESS_KEY_ID"
-SECRET_KEY_ENV: Final = "LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY"
-CONFIG_FILE_ENV: Final = "LAKECTL_CONFIG_FILE"
-DEFAULT_ENDPOINT: Final = "http://127.0.0.1:8000"
 FINISHED: Final = frozenset({"completed", "completed_with_errors", "failed", "cancelled"})
 REFRESH: Final = 0.5
 """Seconds between two status reads of `watch`."""
-_ERRORS: Final[Mapping[int, type[KvlakeError]]] = {
-    400: InvalidInputError,
-    401: PermissionDeniedError,
-    403: PermissionDeniedError,
-    404: NotFoundError,
-    409: ConflictError,
-    503: UnavailableError,
-}
-
-
-def open_api(env: Mapping[str, str] | None = None) -> httpx.Client:
-    """An HTTP client on the server's `/api/v1` as the configured user.
-
-    Raises:
-        ConfigError: no credentials configured, or a malformed file or endpoint.
-    """
-    env = os.environ if env is None else env
-    named = env.get(CONFIG_FILE_ENV, "")
-    path = Path(named) if named else Path(env.get("HOME", "~")).expanduser() / ".lakectl.yaml"
-    document: dict[str, Any] = {}
-    if path.is_file():
-        try:
-            loaded = yaml.safe_load(path.read_text())
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"{path} is not valid YAML: {exc}") from None
-        document = loaded if isinstance(loaded, dict) else {}
-    server, credentials = document.get("server") or {}, document.get("credentials") or {}
-    endpoint = env.get(ENDPOINT_ENV) or str(server.get("endpoint_url") or DEFAULT_ENDPOINT)
-    key = env.get(ACCESS_KEY_ENV) or str(credentials.get("access_key_id") or "")
-    secret = env.get(SECRET_KEY_ENV) or str(credentials.get("secret_access_key") or "")
-    if not endpoint.startswith(("http://", "https://")):
-        raise ConfigError(f"server endpoint {endpoint!r} is not an http(s) URL; set {ENDPOINT_ENV}")
-    if not key or not secret:
-        raise ConfigError(
-            f"no credentials: set {ACCESS_KEY_ENV} and {SECRET_KEY_ENV}, or"
-            f" credentials.access_key_id and credentials.secret_access_key in {path}"
-        )
-    base = endpoint.rstrip("/")
-    base = base if base.endswith("/api/v1") else f"{base}/api/v1"
-    return httpx.Client(base_url=base, auth=(key, secret), timeout=httpx.Timeout(60, connect=10))
-
-
-def call(api: httpx.Client, method: str, path: str, **query: str) -> Any:
-    """The decoded JSON answer, or the server's message raised as the matching error."""
-    try:
-        answer = api.request(method, path, params={k: v for k, v in query.items() if v})
-    except httpx.TransportError as exc:
-        raise UnavailableError(f"the server at {api.base_url} cannot be reached: {exc}") from None
-    if answer.is_success:
-        return answer.json()
-    try:
-        message = str(answer.json().get("message") or answer.text)
-    except ValueError:
-        message = answer.text
-    raise _ERRORS.get(answer.status_code, KvlakeError)(message)
 
 
 def describe(status: Mapping[str, Any]) -> str:
@@ -137,19 +62,20 @@ def list_operations(status: str, kind: str, repository: str, creator: str, as_js
     """Your operations of every kind (an admin's: everyone's), oldest first."""
     results: list[Any] = []
     after = ""
-    with open_api() as api:
+    with ApiClient.open() as api:
         while True:
-            page = call(
-                api,
+            page = api.request(
                 "GET",
                 "/operations",
-                status=status,
-                kind=kind,
-                repository=repository,
-                creator=creator,
-                after=after,
-                amount="1000",
-            )
+                params={
+                    "status": status or None,
+                    "kind": kind or None,
+                    "repository": repository or None,
+                    "creator": creator or None,
+                    "after": after or None,
+                    "amount": 1000,
+                },
+            ).json()
             results += page["results"]
             if not page["pagination"]["has_more"]:
                 break
@@ -162,8 +88,8 @@ def list_operations(status: str, kind: str, repository: str, creator: str, as_js
 @_JSON
 def operation_status(operation_id: str, as_json: bool) -> None:
     """An operation's status, counters, rate and ETA, whatever its kind."""
-    with open_api() as api:
-        status = call(api, "GET", f"/operations/{operation_id}")
+    with ApiClient.open() as api:
+        status = api.request("GET", f"/operations/{operation_id}").json()
     _echo(status, as_json, describe(status))
 
 
@@ -174,14 +100,12 @@ def operation_status(operation_id: str, as_json: bool) -> None:
 @_JSON
 def operation_failures(operation_id: str, after: str, amount: int, as_json: bool) -> None:
     """The paths a bulk delete failed or skipped, and why."""
-    with open_api() as api:
-        page = call(
-            api,
+    with ApiClient.open() as api:
+        page = api.request(
             "GET",
             f"/operations/bulk-delete/status/{operation_id}/failures",
-            after=after,
-            amount=str(amount),
-        )
+            params={"after": after or None, "amount": amount},
+        ).json()
     rows = page["results"]
     _echo(page, as_json, "\n".join(f"{r['outcome']}\t{r['path']}\t{r['reason']}" for r in rows))
     if page["pagination"]["has_more"] and not as_json:
@@ -194,8 +118,8 @@ def operation_failures(operation_id: str, after: str, amount: int, as_json: bool
 def cancel_operation(operation_id: str, as_json: bool) -> None:
     """Cancel at the next batch boundary; what is done stays done. A finished operation
     cannot be cancelled: the error names its final status."""
-    with open_api() as api:
-        status = call(api, "DELETE", f"/operations/{operation_id}")
+    with ApiClient.open() as api:
+        status = api.request("DELETE", f"/operations/{operation_id}").json()
     _echo(status, as_json, f"{operation_id}: cancel requested ({status['status']})")
 
 
@@ -204,15 +128,15 @@ def cancel_operation(operation_id: str, as_json: bool) -> None:
 @_JSON
 def watch_operation(operation_id: str, as_json: bool) -> None:
     """Draw the operation's progress until it ends; exit 1 if it failed or had errors."""
-    with open_api() as api:
-        status = call(api, "GET", f"/operations/{operation_id}")
+    with ApiClient.open() as api:
+        status = api.request("GET", f"/operations/{operation_id}").json()
         with tqdm(desc=str(status["kind"]), unit=" obj", file=sys.stderr) as bar:
             while True:
                 _draw(bar, status)
                 if status["status"] in FINISHED:
                     break
                 time.sleep(REFRESH)
-                status = call(api, "GET", f"/operations/{operation_id}")
+                status = api.request("GET", f"/operations/{operation_id}").json()
     _echo(status, as_json, describe(status))
     if status["status"] in ("failed", "completed_with_errors"):
         raise SystemExit(1)

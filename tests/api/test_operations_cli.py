@@ -62,7 +62,7 @@ def test_watch_list_status_and_cancel_over_the_api(http: httpx.Client, repo: str
     assert (status["kind"], status["path"]) == ("bulk-delete", f"lakefs://{repo}/main/a/")
 
     finished = run("cancel", real)
-    assert finished.exit_code == 2
+    assert finished.exit_code == 5  # a conflict, in docs/cli.md's table
     assert "already finished with status 'completed'" in finished.stderr
 
 
@@ -72,7 +72,7 @@ def test_bad_input_and_missing_credentials_are_one_line_errors(
     unknown = run("list", "--kind", "purge")
     assert unknown.exit_code == 2 and "kind 'purge' is unknown" in unknown.stderr
     missing = run("status", "01aaaaaaaaaaaaaaaaaaaaaaaa")
-    assert missing.exit_code == 2 and "not found" in missing.stderr
+    assert missing.exit_code == 4 and "not found" in missing.stderr
     monkeypatch.delenv("LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY")
     unconfigured = run("list")
-    assert unconfigured.exit_code == 2 and "no credentials" in unconfigured.stderr
+    assert unconfigured.exit_code == 3 and "no credentials" in unconfigured.stderr

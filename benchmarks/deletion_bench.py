@@ -34,65 +34,12 @@ from kvlake.deletion import DeletionLog, PendingDelete
 from kvlake.graveler import keys
 from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.graveler import Graveler
-from kvlake.kv import KeyValue, Predicate, Store, open_store
+from kvlake.kv import CountingStore, open_store
 from kvlake.lake import Lake
 
 GOAL: Final = 20_000
 PER_FOLDER: Final = 10_000
 NAMESPACE: Final = "local://bench/repo"
-
-
-class CountingStore(Store):
-    """Counts driver calls and the bytes written through them; delegates everything."""
-
-    def __init__(self, inner: Store) -> None:
-        self.inner = inner
-        self.calls: Counter[str] = Counter()
-        self.written = 0
-
-    def _get(self, partition: bytes, key: bytes) -> bytes:
-        self.calls["get"] += 1
-        return self.inner._get(partition, key)
-
-    def _set(self, partition: bytes, key: bytes, value: bytes) -> None:
-        self.calls["set"] += 1
-        self.written += len(key) + len(value)
-        self.inner._set(partition, key, value)
-
-    def _set_if(
-        self, partition: bytes, key: bytes, value: bytes, predicate: Predicate | None
-    ) -> None:
-        self.calls["set_if"] += 1
-        self.inner._set_if(partition, key, value, predicate)
-
-    def _delete(self, partition: bytes, key: bytes) -> None:
-        self.calls["delete"] += 1
-        self.inner._delete(partition, key)
-
-    def _scan_page(
-        self, partition: bytes, start: bytes, inclusive: bool, limit: int
-    ) -> list[KeyValue]:
-        self.calls["scan"] += 1
-        return self.inner._scan_page(partition, start, inclusive, limit)
-
-    def _partitions(self, after: bytes) -> Iterator[bytes]:
-        return self.inner._partitions(after)
-
-    def _get_many(self, partition: bytes, keys: list[bytes]) -> dict[bytes, bytes]:
-        self.calls["get_many"] += 1
-        return self.inner._get_many(partition, keys)
-
-    def _set_many(self, partition: bytes, items: list[KeyValue]) -> None:
-        self.calls["set_many"] += 1
-        self.written += sum(len(k) + len(v) for k, v in items)
-        self.inner._set_many(partition, items)
-
-    def _delete_many(self, partition: bytes, keys_: list[bytes]) -> None:
-        self.calls["delete_many"] += 1
-        self.inner._delete_many(partition, keys_)
-
-    def close(self) -> None:
-        self.inner.close()
 
 
 def make_files(root: Path, count: int, hour: int) -> list[str]:
@@ -181,7 +128,7 @@ def run(scratch: Path, count: int, workers: int) -> None:
         append_calls = sum(store.calls.values())
         print(
             f"  logged {count:,} records in {appended:.1f} s ({count / appended:,.0f}/s):"
-            f" {store.written / count:.0f} KV bytes and {append_calls / count:.4f} KV calls"
+            f" {store.bytes_written / count:.0f} KV bytes and {append_calls / count:.4f} KV calls"
             " per blob"
         )
     started = time.perf_counter()

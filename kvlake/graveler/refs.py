@@ -324,15 +324,19 @@ class Refs:
         cached = self._commits.get(cache_key)
         if cached is not None:
             return cached
+        commit = self._read_commit(repository, identifier)
+        self._commits.put(cache_key, commit)
+        return commit
+
+    def _read_commit(self, repository: Repository, identifier: str) -> Commit:
+        """One KV read of a commit record. Raises CommitNotFoundError."""
         try:
             raw, _ = self._store.get(partition_of(repository), keys.commit_key(identifier))
         except KeyNotFoundError:
             raise CommitNotFoundError(
                 f"commit {identifier!r} not found in repository {repository.name!r}"
             ) from None
-        commit = decode_commit(raw)
-        self._commits.put(cache_key, commit)
-        return commit
+        return decode_commit(raw)
 
     def get_lineage(self, repository: Repository, identifier: str) -> Lineage:
         """A commit's parents, generation and date, for walks: from the lineage cache, else
@@ -348,13 +352,7 @@ class Refs:
             return lineage
         commit = self._commits.get(cache_key)
         if commit is None:
-            try:
-                raw, _ = self._store.get(partition_of(repository), keys.commit_key(identifier))
-            except KeyNotFoundError:
-                raise CommitNotFoundError(
-                    f"commit {identifier!r} not found in repository {repository.name!r}"
-                ) from None
-            commit = decode_commit(raw)
+            commit = self._read_commit(repository, identifier)
         lineage = Lineage(commit.parents, commit.generation, commit.creation_date)
         self._lineages.put(cache_key, lineage)
         return lineage

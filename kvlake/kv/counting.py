@@ -1,4 +1,5 @@
-"""CountingStore: wraps any Store and counts its round trips and the rows they read.
+"""CountingStore: wraps any Store and counts its round trips, the rows they read and the
+bytes they write.
 
 Costs that must not grow with data an operation does not touch are asserted in
 tests as rows read, which, unlike time, are deterministic; benchmarks print the
@@ -22,11 +23,14 @@ class CountingStore(Store):
         self.inner = inner
         self.calls: Counter[str] = Counter()
         self.rows_read = 0
+        self.bytes_written = 0
+        """Key and value bytes of every write (set, set_if, set_many)."""
 
     def reset(self) -> None:
         """Start counting again from zero."""
         self.calls.clear()
         self.rows_read = 0
+        self.bytes_written = 0
 
     @property
     def round_trips(self) -> int:
@@ -41,12 +45,14 @@ class CountingStore(Store):
 
     def _set(self, partition: bytes, key: bytes, value: bytes) -> None:
         self.calls["set"] += 1
+        self.bytes_written += len(key) + len(value)
         self.inner._set(partition, key, value)
 
     def _set_if(
         self, partition: bytes, key: bytes, value: bytes, predicate: Predicate | None
     ) -> None:
         self.calls["set_if"] += 1
+        self.bytes_written += len(key) + len(value)
         self.inner._set_if(partition, key, value, predicate)
 
     def _delete(self, partition: bytes, key: bytes) -> None:
@@ -83,6 +89,7 @@ class CountingStore(Store):
 
     def _set_many(self, partition: bytes, items: list[KeyValue]) -> None:
         self.calls["set_many"] += 1
+        self.bytes_written += sum(len(k) + len(v) for k, v in items)
         self.inner._set_many(partition, items)
 
     def _delete_many(self, partition: bytes, keys: list[bytes]) -> None:

@@ -7,6 +7,7 @@ for `DOMAIN` too. Each test gets a repository of its own with a `main` branch.
 
 from __future__ import annotations
 
+import importlib.resources
 import os
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from typing import Any
 
 import boto3
 import botocore.config
+import duckdb
 import httpx
 import pytest
 
@@ -96,3 +98,34 @@ def aws(server: Server, tmp_path: Path) -> Any:
         return done
 
     return run
+
+
+@pytest.fixture
+def duck(server: Server) -> Iterator[duckdb.DuckDBPyConnection]:
+    """DuckDB with httpfs loaded from its PyPI package (no download at run time) and a
+    SECRET for the server's S3."""
+    connection = duckdb_with_httpfs()
+    try:
+        connection.execute(
+            "CREATE SECRET gateway (TYPE s3, KEY_ID ?, SECRET ?, REGION 'us-east-1', "
+            "ENDPOINT ?, URL_STYLE 'path', USE_SSL false)",
+            [ACCESS_KEY_ID, SECRET_ACCESS_KEY, server.url.removeprefix("http://")],
+        )
+        yield connection
+    finally:
+        connection.close()
+
+
+def duckdb_with_httpfs() -> duckdb.DuckDBPyConnection:
+    """A DuckDB connection with the httpfs extension of the `duckdb-extension-httpfs` package."""
+    extension = (
+        importlib.resources.files("duckdb_extension_httpfs")
+        / "extensions"
+        / f"v{duckdb.__version__}"
+        / "httpfs.duckdb_extension"
+    )
+    connection = duckdb.connect(
+        config={"autoinstall_known_extensions": False, "autoload_known_extensions": False}
+    )
+    connection.execute(f"LOAD '{extension}'")
+    return connection

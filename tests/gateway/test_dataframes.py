@@ -8,8 +8,6 @@ through the REST API, and read back at the commit id.
 
 from __future__ import annotations
 
-import importlib.resources
-from collections.abc import Iterator
 from typing import Any
 
 import duckdb
@@ -74,30 +72,6 @@ def test_s3fs_writes_a_partitioned_dataset_that_pandas_and_pyarrow_read_at_a_com
     table = dataset.to_table(filter=ds.field("year") == 2025, columns=["id"])
     assert sorted(table.column("id").to_pylist()) == [i for i in range(600) if i % 3 == 1]
     assert dataset.count_rows() == 600
-
-
-@pytest.fixture
-def duck(server: Server) -> Iterator[duckdb.DuckDBPyConnection]:
-    """DuckDB with httpfs loaded from its PyPI package, a SECRET for the server's S3."""
-    extension = (
-        importlib.resources.files("duckdb_extension_httpfs")
-        / "extensions"
-        / f"v{duckdb.__version__}"
-        / "httpfs.duckdb_extension"
-    )
-    connection = duckdb.connect(
-        config={"autoinstall_known_extensions": False, "autoload_known_extensions": False}
-    )
-    try:
-        connection.execute(f"LOAD '{extension}'")
-        connection.execute(
-            "CREATE SECRET gateway (TYPE s3, KEY_ID ?, SECRET ?, REGION 'us-east-1', "
-            "ENDPOINT ?, URL_STYLE 'path', USE_SSL false)",
-            [ACCESS_KEY_ID, SECRET_ACCESS_KEY, server.url.removeprefix("http://")],
-        )
-        yield connection
-    finally:
-        connection.close()
 
 
 def _put_parquet(s3: Any, repo: str, key: str, table: pa.Table) -> None:

@@ -22,6 +22,7 @@ from kvlake.blockstore.store import (
     BlobHead,
     BlockStore,
     UploadedPart,
+    blob_replaced,
     check_key,
     multipart_etag,
 )
@@ -40,6 +41,7 @@ __all__ = [
     "ChunkReader",
     "StorageAddress",
     "UploadedPart",
+    "blob_replaced",
     "canonical_address",
     "canonical_prefix",
     "check_key",

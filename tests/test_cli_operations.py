@@ -1,6 +1,6 @@
-"""`kvlake delete` and `kvlake operations run` on a lake in a temporary data
-dir, over its folder and over S3 (the other `kvlake operations` commands go over the API:
-tests/api/test_operations_cli.py)."""
+"""`kvlake operations run`, the operator's command that runs recorded operations on the lake
+directly, in a temporary data dir over its folder and over S3 (`kvlake delete` and the other
+`kvlake operations` commands go over the API: tests/api/test_operations_cli.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from click.testing import CliRunner, Result
 from kvlake.cli import main
 from kvlake.config import load_settings
 from kvlake.lake import Lake
-from kvlake.operations import Operation
+from kvlake.operations import BulkDeleteOptions, Operation, parse_branch_path
 from tests.test_cli import namespace as namespace  # fixture: a local folder, then S3
 
 
@@ -50,54 +50,28 @@ def _operations() -> list[Operation]:
         return list(lake.ledger.list())
 
 
-def test_delete_wait_deletes_and_draws_progress(namespace: str) -> None:
-    _lake_with(namespace, [f"a/{i}" for i in range(7)] + ["b/1"])
-    result = run("delete", "lakefs://repo1/main/a/", "--wait", "--commit", "gone")
-    assert result.exit_code == 0, result.output
-    assert "completed: 7 deleted, 0 failed, 0 skipped of 7; commit " in result.stdout
-    assert "7/7" in result.stderr and "ETA" in result.stderr
-    assert _listed() == ["b/1"]
-    assert [(op.prefix, op.status) for op in _operations()] == [("a/", "completed")]
-
-
-def test_delete_without_wait_records_it_and_run_finishes_it(namespace: str) -> None:
-    _lake_with(namespace, ["a/1", "a/2"])
-    created = run("delete", "lakefs://repo1/main/a/")
-    assert created.exit_code == 0, created.output
-    operation_id = created.stdout.split()[1].rstrip(":")
-    assert [(op.id, op.status) for op in _operations()] == [(operation_id, "not_started")]
+def test_operations_run_finishes_what_was_recorded_here(namespace: str) -> None:
+    _lake_with(namespace, ["a/1", "a/2", "b/1"])
+    with Lake.open(load_settings()) as lake:
+        created = lake.bulk_deletes.create(
+            parse_branch_path("lakefs://repo1/main/a/"), BulkDeleteOptions(), created_by="t"
+        )
     ran = run("operations", "run")
-    assert ran.exit_code == 0 and f"{operation_id} completed: 2 deleted" in ran.stdout
+    assert ran.exit_code == 0, ran.output
+    assert f"{created.id} completed: 2 deleted, 0 failed, 0 skipped of 2" in ran.stdout
     assert [op.status for op in _operations()] == ["completed"]
-    assert _listed() == []
+    assert _listed() == ["b/1"]
 
 
-def test_a_locked_path_is_skipped_and_listed_as_a_failure(namespace: str) -> None:
+def test_operations_run_of_a_dry_run_says_what_it_would_delete(namespace: str) -> None:
     _lake_with(namespace, ["a/1", "a/2"])
-    # `kvlake lock` goes through the API (tests/cli/test_locks.py): here bob locks in the lake.
     with Lake.open(load_settings()) as lake:
-        lake.locks.acquire(lake.graveler.get_repository("repo1"), "a/2", owner="bob", ttl=600)
-    result = run("delete", "lakefs://repo1/main/a/", "--wait")
-    assert result.exit_code == 1 and "completed_with_errors" in result.stdout
-    operation_id = result.stdout.split()[1].rstrip(":")
-    with Lake.open(load_settings()) as lake:
-        ((path, failure),) = lake.ledger.failures(operation_id).failures
-    assert (failure.outcome, path) == ("skipped", "a/2")
-    assert failure.reason.startswith("write-locked by 'bob'")
-
-
-def test_bad_input_is_one_line_and_records_nothing(namespace: str) -> None:
-    _lake_with(namespace, ["a/1"])
-    result = run("delete", "repo1/main/a/")
-    assert result.exit_code == 2 and "is not a lakefs:// URI" in result.stderr
-    bad_pair = run("delete", "lakefs://repo1/main/a/", "--metadata", "color")
-    assert bad_pair.exit_code == 2 and "'color' is not KEY=VALUE" in bad_pair.stderr
-    assert _operations() == []
-
-
-def test_a_dry_run_says_what_it_would_delete(namespace: str) -> None:
-    _lake_with(namespace, ["a/1", "a/2"])
-    result = run("delete", "lakefs://repo1/main/a/", "--wait", "--dry-run")
-    assert result.exit_code == 0, result.output
-    assert "would delete 2, 0 failed" in result.stdout and " deleted," not in result.stdout
+        lake.bulk_deletes.create(
+            parse_branch_path("lakefs://repo1/main/a/"),
+            BulkDeleteOptions(dry_run=True),
+            created_by="t",
+        )
+    ran = run("operations", "run")
+    assert ran.exit_code == 0, ran.output
+    assert "would delete 2, 0 failed" in ran.stdout and " deleted," not in ran.stdout
     assert _listed() == ["a/1", "a/2"]

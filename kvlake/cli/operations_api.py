@@ -1,13 +1,14 @@
-"""`kvlake operations list|status|failures|cancel|watch`: long-running work of every kind,
-over the HTTP API with the user's own credentials (the server's policies decide what they
-see: their own operations, or all of them for an admin).
+"""`kvlake delete` and `kvlake operations list|status|failures|cancel|watch`: long-running
+work of every kind, over the HTTP API with the user's own credentials (the server's
+policies decide what they may do and see: their own operations, or all for an admin).
 
 Where the server is and who the user is come from lakectl's settings, read by the
 CLI's one client (kvlake/cli/client.py), whose errors carry the documented exit codes.
 
 Every command prints text, or the API's JSON with `--json`; `watch` draws a
 tqdm progress bar on stderr until the operation ends, and exits 1 if it failed
-or completed with errors (as `kvlake delete --wait` does).
+or completed with errors (as `kvlake delete --wait` does, which follows the bulk delete
+it created the same way).
 """
 
 from __future__ import annotations
@@ -22,8 +23,11 @@ import click
 from tqdm import tqdm
 
 from kvlake.cli.client import ApiClient
+from kvlake.cli.times import FORMS, parse_time
+from kvlake.errors import InvalidInputError
 
 FINISHED: Final = frozenset({"completed", "completed_with_errors", "failed", "cancelled"})
+BULK_DELETE: Final = "/operations/bulk-delete"
 REFRESH: Final = 0.5
 """Seconds between two status reads of `watch`."""
 
@@ -129,17 +133,116 @@ def cancel_operation(operation_id: str, as_json: bool) -> None:
 def watch_operation(operation_id: str, as_json: bool) -> None:
     """Draw the operation's progress until it ends; exit 1 if it failed or had errors."""
     with ApiClient.open() as api:
-        status = api.request("GET", f"/operations/{operation_id}").json()
-        with tqdm(desc=str(status["kind"]), unit=" obj", file=sys.stderr) as bar:
-            while True:
-                _draw(bar, status)
-                if status["status"] in FINISHED:
-                    break
-                time.sleep(REFRESH)
-                status = api.request("GET", f"/operations/{operation_id}").json()
+        status = _follow(api, operation_id)
     _echo(status, as_json, describe(status))
+    _exit_for(status)
+
+
+def _follow(api: ApiClient, operation_id: str) -> Any:
+    """Draw the operation's progress bar on stderr until it ends; its final status."""
+    status = api.get(f"/operations/{operation_id}")
+    with tqdm(desc=str(status["kind"]), unit=" obj", file=sys.stderr) as bar:
+        while True:
+            _draw(bar, status)
+            if status["status"] in FINISHED:
+                return status
+            time.sleep(REFRESH)
+            status = api.get(f"/operations/{operation_id}")
+
+
+def _exit_for(status: Mapping[str, Any]) -> None:
     if status["status"] in ("failed", "completed_with_errors"):
         raise SystemExit(1)
+
+
+@click.command("delete")
+@click.argument("uri")
+@click.option("--wait", is_flag=True, help="Show its progress until it ends.")
+@click.option("--dry-run", is_flag=True, help="Count what would be deleted; change nothing.")
+@click.option(
+    "--commit", "commit_message", default=None, help="Commit when done, with this message."
+)
+@click.option("--no-purge", is_flag=True, help="Leave uncommitted objects' blobs to GC.")
+@click.option("--glob", default="", help="Only names (last path segment) matching this glob.")
+@click.option(
+    "--min-size", type=int, default=None, help="Only objects of at least this many bytes."
+)
+@click.option("--max-size", type=int, default=None, help="Only objects of at most this many bytes.")
+@click.option("--modified-before", default=None, help=f"Only objects older: {FORMS}.")
+@click.option("--modified-after", default=None, help=f"Only objects newer: {FORMS}.")
+@click.option(
+    "--metadata",
+    multiple=True,
+    help="KEY=VALUE: only objects whose user metadata holds it (repeat: all must match).",
+)
+@click.option("--engine", default="", help="local, spark or auto (default: the server's).")
+@_JSON
+def delete(
+    uri: str,
+    wait: bool,
+    dry_run: bool,
+    commit_message: str | None,
+    no_purge: bool,
+    glob: str,
+    min_size: int | None,
+    max_size: int | None,
+    modified_before: str | None,
+    modified_after: str | None,
+    metadata: tuple[str, ...],
+    engine: str,
+    as_json: bool,
+) -> None:
+    """Delete every object under URI (lakefs://repo/branch/prefix/), asynchronously: the
+    server (or a `kvlake worker`) runs it; --wait follows it to the end."""
+    filters: dict[str, Any] = {"glob": glob, "metadata": _pairs(metadata)}
+    filters |= {"min_size": min_size, "max_size": max_size}
+    for name, value in (("modified_before", modified_before), ("modified_after", modified_after)):
+        if value is not None:
+            filters[name] = parse_time(value, option=f"--{name.replace('_', '-')}").timestamp()
+    body: dict[str, Any] = {
+        "filters": {k: v for k, v in filters.items() if v is not None},
+        "dry_run": dry_run,
+        "purge": not no_purge,
+        "engine": engine,
+    }
+    if commit_message is not None:
+        body["commit"] = {"message": commit_message}
+    with ApiClient.open() as api:
+        created = api.request("PUT", BULK_DELETE, params={"path": uri}, json=body).json()
+        operation_id = created["operation_id"]
+        if not wait:
+            _echo(
+                created,
+                as_json,
+                f"operation {operation_id}: bulk delete of {uri}\n"
+                f"follow it with `kvlake operations watch {operation_id}`",
+            )
+            return
+        click.echo(f"operation {operation_id}: bulk delete of {uri}", err=True)
+        status = _follow(api, operation_id)
+    _echo(status, as_json, _summary(status))
+    _exit_for(status)
+
+
+def _pairs(values: tuple[str, ...]) -> dict[str, str]:
+    """`--metadata KEY=VALUE` options as a mapping. Raises InvalidInputError."""
+    pairs: dict[str, str] = {}
+    for value in values:
+        key, equals, wanted = value.partition("=")
+        if not equals or not key:
+            raise InvalidInputError(f"--metadata {value!r} is not KEY=VALUE")
+        pairs[key] = wanted
+    return pairs
+
+
+def _summary(status: Mapping[str, Any]) -> str:
+    """The final line of `delete --wait`: id, status and the server's summary of it."""
+    line = f"{status['operation_id']} {status['status']}: {status['summary']}"
+    if status.get("commit_id"):
+        line += f"; commit {status['commit_id']}"
+    if status.get("error"):
+        line += f"; {status['error']}"
+    return line
 
 
 def _draw(bar: tqdm[Any], status: Mapping[str, Any]) -> None:

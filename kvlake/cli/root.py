@@ -27,7 +27,7 @@ _COMMANDS: Final = {
     "cherry-pick": "kvlake.cli.history:cherry_pick",
     "commit": "kvlake.cli.history:commit",
     "config": "kvlake.cli.config:config",
-    "delete": "kvlake.cli.operations:delete",
+    "delete": "kvlake.cli.operations_api:delete",
     "deletion": "kvlake.cli.deletion:deletion",
     "diff": "kvlake.cli.history:diff",
     "fs": "kvlake.cli.fs:fs",

@@ -133,7 +133,7 @@ class DatasetWriter(DataSourceArrowWriter):
         self._job = dict(job)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
-        """Publish every task's files in one commit (all or none)."""
+        """Publish every task's files in one step (a commit, or one staging swap)."""
         if self._skip:
             return
         commit_job(
@@ -145,7 +145,7 @@ class DatasetWriter(DataSourceArrowWriter):
         )
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
-        """Nothing was staged; every blob written has its deletion record, due later."""
+        """Nothing was published; every blob written has its deletion record, due later."""
         log.warning(
             "Spark job %s writing %s/%s failed: its files are left to the deletion log",
             self._job.get("kvlake.job_id", "?"),
@@ -221,15 +221,19 @@ def _store(
     data.seek(0)
     now = lake.clock()
     address = new_address(now)
-    # Invariant 4: the intent is durable before the blob exists; the job's commit marks
-    # the address shared, and a job that never commits leaves the record to delete it.
-    lake.deletion_log.append([unlinked_record(lake.deletion_log, repository, address, now)])
-    size = lake.blockstore.put(repository.storage_namespace, address, cast(BinaryIO, data))
     folders = "".join(
         f"{quote(name, safe='')}={value}/"
         for name, value in zip(target.partition_by, values, strict=True)
     )
     path = f"{target.root}{folders}part-{address.rsplit('/', 1)[-1]}.snappy.parquet"
+    # Invariant 4: the intent is durable before the blob exists; a committing job marks
+    # the address shared, a staging job's token and path keep it while staged, and a
+    # job that never publishes leaves the record to delete it.
+    record = unlinked_record(
+        lake.deletion_log, repository, address, now, token=target.token, path=path
+    )
+    lake.deletion_log.append([record])
+    size = lake.blockstore.put(repository.storage_namespace, address, cast(BinaryIO, data))
     return WrittenFile(path, address, size, md5.hexdigest(), now)
 
 

@@ -2537,6 +2537,84 @@ MUTATIONS = (
             "test_a_blob_replaced_through_its_presigned_url_after_the_link_is_refused_on_read",
         ),
     ),
+    # sparkdata (issue 25, second session): staged jobs and overwrites of staged entries.
+    Mutation(
+        "sparkdata-batch-published-above-staged",
+        "issue 25: a staged job's token is published above what the branch staged before",
+        "kvlake/graveler/commits.py",
+        "                sealed_tokens = (above, branch.staging_token, *branch.sealed_tokens)\n",
+        "                sealed_tokens = (branch.staging_token, above, *branch.sealed_tokens)\n",
+        (
+            "tests/graveler/test_batches.py"
+            "::test_a_published_batch_appears_in_one_swap_above_what_was_staged",
+        ),
+    ),
+    Mutation(
+        "sparkdata-batch-rotates-the-staging-token",
+        "invariant 2 (issue 25): publishing a batch seals the staging token under it",
+        "kvlake/graveler/commits.py",
+        "                staging_token = keys.new_staging_token(repository.instance_uid)\n",
+        "",
+        (
+            "tests/graveler/test_batches.py"
+            "::test_a_published_batch_appears_in_one_swap_above_what_was_staged",
+        ),
+    ),
+    Mutation(
+        "sparkdata-shadowed-staged-blobs-logged",
+        "invariant 4 (issue 25): an overwrite logs the staged blobs it hides before hiding them",
+        "kvlake/graveler/batches.py",
+        "            hooks.before_unstage(repository, staged_token, page, None)\n",
+        "            pass\n",
+        (
+            "tests/pipelines/test_dataset_staging.py::"
+            "test_overwrite_replaces_staged_entries_too_and_logs_their_blobs[local-staged]",
+        ),
+    ),
+    Mutation(
+        "sparkdata-committed-overwrite-unstages-the-path",
+        "issue 25: an overwrite with a commit also replaces what is staged under the path",
+        "kvlake/pipelines/dataset_commit.py",
+        "            above = shadows\n",
+        "            pass\n",
+        (
+            "tests/pipelines/test_dataset_staging.py::"
+            "test_overwrite_replaces_staged_entries_too_and_logs_their_blobs[local-committed]",
+        ),
+    ),
+    Mutation(
+        "sparkdata-staged-overwrite-hides-committed",
+        "issue 25: a staged overwrite hides the committed entries under the path",
+        "kvlake/pipelines/dataset_commit.py",
+        "        batches.fill(target.token, ((key, None) for key, _ in committed))\n",
+        "",
+        (
+            "tests/pipelines/test_dataset_staging.py::"
+            "test_overwrite_replaces_staged_entries_too_and_logs_their_blobs[local-staged]",
+        ),
+    ),
+    Mutation(
+        "sparkdata-staged-job-records-name-its-token",
+        "invariant 4 (issue 25): a staged job's blobs are kept while staged, deleted if dropped",
+        "kvlake/pipelines/dataset_writer.py",
+        "        lake.deletion_log, repository, address, now, token=target.token, path=path\n",
+        '        lake.deletion_log, repository, address, now, token="", path=""\n',
+        (
+            "tests/pipelines/test_dataset_staging.py::"
+            "test_a_job_without_a_commit_message_stages_its_files_in_one_swap[local]",
+        ),
+    ),
+    Mutation(
+        "sparkdata-staged-job-checks-staging-rules",
+        "issue 25: a job without a commit obeys the branch's staging_write protection",
+        "kvlake/pipelines/dataset_commit.py",
+        '    return "commit" if message else "staging_write"\n',
+        '    return "commit"\n',
+        (
+            "tests/pipelines/test_dataset_writes.py"
+            "::test_bad_writes_are_refused_before_any_task[local]",
+        ),
+    ),
 )
 
 

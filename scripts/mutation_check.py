@@ -2615,6 +2615,17 @@ MUTATIONS = (
             "::test_bad_writes_are_refused_before_any_task[local]",
         ),
     ),
+    Mutation(
+        "sparkdata-merge-schema-merges-nested-structs",
+        "issue 25: mergeSchema merges struct fields that differ between files, at any depth",
+        "kvlake/pipelines/datasets.py",
+        "    if isinstance(known, StructType) and isinstance(new, StructType):\n",
+        "    if False:\n",
+        (
+            "tests/pipelines/test_datasets.py"
+            "::test_merge_schema_merges_struct_fields_at_any_depth[local]",
+        ),
+    ),
 )
 
 

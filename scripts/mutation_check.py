@@ -2626,6 +2626,17 @@ MUTATIONS = (
             "::test_merge_schema_merges_struct_fields_at_any_depth[local]",
         ),
     ),
+    Mutation(
+        "sparkdata-read-uses-its-planned-snapshot",
+        "issue 25: a read's tasks read the files it listed, whatever the branch does meanwhile",
+        "kvlake/pipelines/source.py",
+        "        plan = self._plan if self._plan is not None else self._plan_read()\n",
+        "        plan = self._plan_read()\n",
+        (
+            "tests/pipelines/test_dataset_races.py"
+            "::test_a_read_planned_before_an_overwrite_returns_the_old_rows_only[local-committed]",
+        ),
+    ),
 )
 
 

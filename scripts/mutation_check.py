@@ -2637,6 +2637,28 @@ MUTATIONS = (
             "::test_a_read_planned_before_an_overwrite_returns_the_old_rows_only[local-committed]",
         ),
     ),
+    Mutation(
+        "sparkdata-reads-spread-over-the-cores",
+        "issue 25 (benchmark): a small dataset's files spread over the cores, as Spark's do",
+        "kvlake/pipelines/datasets.py",
+        "    return min(max_bytes, max(OPEN_COST_BYTES, total // max(parallelism, 1)))\n",
+        "    return min(max_bytes, max(OPEN_COST_BYTES, total))\n",
+        (
+            "tests/pipelines/test_datasets.py"
+            "::test_a_small_dataset_is_spread_over_the_cores_as_spark_spreads_it",
+        ),
+    ),
+    Mutation(
+        "sparkdata-small-batches-one-row-group",
+        "issue 25 (benchmark): a task's small Arrow batches are written as large row groups",
+        "kvlake/pipelines/dataset_writer.py",
+        "        if self._pending_bytes >= ROW_GROUP_BYTES:\n",
+        "        if True:\n",
+        (
+            "tests/pipelines/test_dataset_staging.py"
+            "::test_a_tasks_small_batches_become_one_row_group_per_file[local]",
+        ),
+    ),
 )
 
 

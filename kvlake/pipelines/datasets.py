@@ -118,6 +118,15 @@ def plan_read(lake: Lake, uri: str, options: Mapping[str, str]) -> DatasetPlan:
     )
 
 
+def split_bytes(files: Sequence[DataFile], *, max_bytes: int, parallelism: int) -> int:
+    """The bytes of one task, as Spark's file sources compute it (`maxSplitBytes`): the
+    files' bytes (each counting OPEN_COST_BYTES more) spread over `parallelism` tasks,
+    at least OPEN_COST_BYTES and at most `max_bytes`, so a small dataset still keeps
+    every core busy instead of landing in one task."""
+    total = sum(file.size + OPEN_COST_BYTES for file in files)
+    return min(max_bytes, max(OPEN_COST_BYTES, total // max(parallelism, 1)))
+
+
 def group_files(
     files: Sequence[DataFile], *, max_bytes: int = MAX_PARTITION_BYTES
 ) -> list[list[DataFile]]:

@@ -12,6 +12,7 @@ import io
 import time
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from pyspark.sql.datasource import WriterCommitMessage
 from pyspark.sql.types import IntegerType, StringType, StructField, StructType
@@ -155,3 +156,24 @@ def test_overwrite_replaces_staged_entries_too_and_logs_their_blobs(
     blobs = _blobs(lake, repo)
     assert staged not in blobs  # the unstaged blob went through the deletion log
     assert committed <= blobs and new <= blobs  # committed blobs are garbage collection's
+
+
+def test_a_tasks_small_batches_become_one_row_group_per_file(
+    lake: Lake, repo: Repository, settings: object
+) -> None:
+    writer = open_writer(
+        {"path": "lakefs://repo1/main/t/", "commit_message": "m"},
+        SCHEMA,
+        overwrite=False,
+        settings=encode_settings(settings),  # type: ignore[arg-type]
+    )
+    batches = [
+        pa.record_batch([pa.array([n] * 100, pa.int32()), pa.array(["a"] * 100)], ["id", "part"])
+        for n in range(30)
+    ]  # as Spark hands them: many small Arrow batches
+    writer.commit([writer.write(iter(batches))])
+
+    (path,) = _paths(lake, repo, "main", "t/")
+    body = lake.blockstore.get(repo.storage_namespace, _address(lake, repo, "main", path))
+    parquet = pq.ParquetFile(io.BytesIO(body))
+    assert parquet.metadata.num_rows == 3000 and parquet.metadata.num_row_groups == 1

@@ -23,7 +23,7 @@ from kvlake.errors import InvalidInputError, RefNotFoundError, RepositoryNotFoun
 from kvlake.graveler import Repository
 from kvlake.lake import Lake
 from kvlake.pipelines.dataset_reader import DatasetReader
-from kvlake.pipelines.datasets import DataFile, group_files, plan_read
+from kvlake.pipelines.datasets import DataFile, group_files, plan_read, split_bytes
 from kvlake.pipelines.executors import encode_settings
 from tests.pipelines.test_gc import namespace_of
 
@@ -242,3 +242,16 @@ def test_files_are_grouped_into_tasks_by_size() -> None:
         ["f1", "f2", "f3", "f4", "f5"],
     ]
     assert len(group_files(files[3:], max_bytes=5 * mb)) == 3  # each tiny file costs 4 MiB to open
+
+
+def test_a_small_dataset_is_spread_over_the_cores_as_spark_spreads_it() -> None:
+    mb = 1 << 20
+    files = [DataFile(f"f{n}", "local://x", f"k{n}", mb, ()) for n in range(20)]
+
+    size = split_bytes(files, max_bytes=128 * mb, parallelism=2)
+
+    assert size == 50 * mb  # 20 files of 1 MiB, each costing 4 MiB more, over 2 cores
+    assert [len(group) for group in group_files(files, max_bytes=size)] == [10, 10]
+    assert split_bytes(files, max_bytes=128 * mb, parallelism=1) == 100 * mb
+    assert split_bytes(files[:1], max_bytes=128 * mb, parallelism=64) == 4 * mb  # the floor
+    assert split_bytes(files * 20, max_bytes=128 * mb, parallelism=2) == 128 * mb  # the cap

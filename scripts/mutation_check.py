@@ -2017,8 +2017,7 @@ MUTATIONS = (
         "sparkdata-task-logs-blob-before-writing",
         "invariant 4 (issue 25): a task's blob has its deletion record before it exists",
         "kvlake/pipelines/dataset_writer.py",
-        "    lake.deletion_log.append([unlinked_record(lake.deletion_log, repository, address,"
-        " now)])\n",
+        "    lake.deletion_log.append([record])\n",
         "",
         (
             "tests/pipelines/test_dataset_writes.py::test_a_job_failing_at_its_commit_leaves_nothing_and_logs_every_blob[local]",
@@ -2048,7 +2047,8 @@ MUTATIONS = (
         "sparkdata-commit-checks-protection",
         "issue 25: a rule forbidding commits that appears during the job stops its commit",
         "kvlake/pipelines/dataset_commit.py",
-        '    lake.graveler.protection.check(repository, target.branch, "commit")\n'
+        "    lake.graveler.protection.check(repository, target.branch,"
+        " _action(target.message))\n"
         "    check_unlocked(lake, repository, target.branch, target.root)\n",
         "",
         (
@@ -2069,8 +2069,8 @@ MUTATIONS = (
         "sparkdata-keep-staged-keeps-sealed-tokens",
         "invariant 2 (issue 25): a job's commit keeps the tokens a running commit sealed",
         "kvlake/graveler/commits.py",
-        "                sealed_tokens=branch.sealed_tokens,\n",
-        "",
+        "            staging_token, sealed_tokens = branch.staging_token, branch.sealed_tokens\n",
+        "            staging_token, sealed_tokens = branch.staging_token, ()\n",
         (
             "tests/graveler/test_imports.py::"
             "test_a_commit_racing_a_keep_staged_commit_at_any_call_loses_nothing",
@@ -3230,6 +3230,128 @@ MUTATIONS = (
         (
             "tests/pipelines/test_gc_api.py::"
             "test_a_run_cancelled_mid_run_stops_at_the_next_phase_boundary",
+        ),
+    ),
+    # sparkdata (issue 25, second session): staged jobs and overwrites of staged entries.
+    Mutation(
+        "sparkdata-batch-published-above-staged",
+        "issue 25: a staged job's token is published above what the branch staged before",
+        "kvlake/graveler/commits.py",
+        "                sealed_tokens = (above, branch.staging_token, *branch.sealed_tokens)\n",
+        "                sealed_tokens = (branch.staging_token, above, *branch.sealed_tokens)\n",
+        (
+            "tests/graveler/test_batches.py"
+            "::test_a_published_batch_appears_in_one_swap_above_what_was_staged",
+        ),
+    ),
+    Mutation(
+        "sparkdata-batch-rotates-the-staging-token",
+        "invariant 2 (issue 25): publishing a batch seals the staging token under it",
+        "kvlake/graveler/commits.py",
+        "                staging_token = keys.new_staging_token(repository.instance_uid)\n",
+        "",
+        (
+            "tests/graveler/test_batches.py"
+            "::test_a_published_batch_appears_in_one_swap_above_what_was_staged",
+        ),
+    ),
+    Mutation(
+        "sparkdata-shadowed-staged-blobs-logged",
+        "invariant 4 (issue 25): an overwrite logs the staged blobs it hides before hiding them",
+        "kvlake/graveler/batches.py",
+        "            hooks.before_unstage(repository, staged_token, page, None)\n",
+        "            pass\n",
+        (
+            "tests/pipelines/test_dataset_staging.py::"
+            "test_overwrite_replaces_staged_entries_too_and_logs_their_blobs[local-staged]",
+        ),
+    ),
+    Mutation(
+        "sparkdata-committed-overwrite-unstages-the-path",
+        "issue 25: an overwrite with a commit also replaces what is staged under the path",
+        "kvlake/pipelines/dataset_commit.py",
+        "            above = shadows\n",
+        "            pass\n",
+        (
+            "tests/pipelines/test_dataset_staging.py::"
+            "test_overwrite_replaces_staged_entries_too_and_logs_their_blobs[local-committed]",
+        ),
+    ),
+    Mutation(
+        "sparkdata-staged-overwrite-hides-committed",
+        "issue 25: a staged overwrite hides the committed entries under the path",
+        "kvlake/pipelines/dataset_commit.py",
+        "        batches.fill(target.token, ((key, None) for key, _ in committed))\n",
+        "",
+        (
+            "tests/pipelines/test_dataset_staging.py::"
+            "test_overwrite_replaces_staged_entries_too_and_logs_their_blobs[local-staged]",
+        ),
+    ),
+    Mutation(
+        "sparkdata-staged-job-records-name-its-token",
+        "invariant 4 (issue 25): a staged job's blobs are kept while staged, deleted if dropped",
+        "kvlake/pipelines/dataset_writer.py",
+        "        lake.deletion_log, repository, address, now, token=target.token, path=path\n",
+        '        lake.deletion_log, repository, address, now, token="", path=""\n',
+        (
+            "tests/pipelines/test_dataset_staging.py::"
+            "test_a_job_without_a_commit_message_stages_its_files_in_one_swap[local]",
+        ),
+    ),
+    Mutation(
+        "sparkdata-staged-job-checks-staging-rules",
+        "issue 25: a job without a commit obeys the branch's staging_write protection",
+        "kvlake/pipelines/dataset_commit.py",
+        '    return "commit" if message else "staging_write"\n',
+        '    return "commit"\n',
+        (
+            "tests/pipelines/test_dataset_writes.py"
+            "::test_bad_writes_are_refused_before_any_task[local]",
+        ),
+    ),
+    Mutation(
+        "sparkdata-merge-schema-merges-nested-structs",
+        "issue 25: mergeSchema merges struct fields that differ between files, at any depth",
+        "kvlake/pipelines/datasets.py",
+        "    if isinstance(known, StructType) and isinstance(new, StructType):\n",
+        "    if False:\n",
+        (
+            "tests/pipelines/test_datasets.py"
+            "::test_merge_schema_merges_struct_fields_at_any_depth[local]",
+        ),
+    ),
+    Mutation(
+        "sparkdata-read-uses-its-planned-snapshot",
+        "issue 25: a read's tasks read the files it listed, whatever the branch does meanwhile",
+        "kvlake/pipelines/source.py",
+        "        plan = self._plan if self._plan is not None else self._plan_read()\n",
+        "        plan = self._plan_read()\n",
+        (
+            "tests/pipelines/test_dataset_races.py"
+            "::test_a_read_planned_before_an_overwrite_returns_the_old_rows_only[local-committed]",
+        ),
+    ),
+    Mutation(
+        "sparkdata-reads-spread-over-the-cores",
+        "issue 25 (benchmark): a small dataset's files spread over the cores, as Spark's do",
+        "kvlake/pipelines/datasets.py",
+        "    return min(max_bytes, max(OPEN_COST_BYTES, total // max(parallelism, 1)))\n",
+        "    return min(max_bytes, max(OPEN_COST_BYTES, total))\n",
+        (
+            "tests/pipelines/test_datasets.py"
+            "::test_a_small_dataset_is_spread_over_the_cores_as_spark_spreads_it",
+        ),
+    ),
+    Mutation(
+        "sparkdata-small-batches-one-row-group",
+        "issue 25 (benchmark): a task's small Arrow batches are written as large row groups",
+        "kvlake/pipelines/dataset_writer.py",
+        "        if self._pending_bytes >= ROW_GROUP_BYTES:\n",
+        "        if True:\n",
+        (
+            "tests/pipelines/test_dataset_staging.py"
+            "::test_a_tasks_small_batches_become_one_row_group_per_file[local]",
         ),
     ),
 )

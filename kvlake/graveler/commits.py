@@ -267,22 +267,59 @@ class Committer:
         """
         return self._publish_on_head(repository, branch_name, build, clean=False)
 
+    def publish_token(
+        self,
+        repository: Repository,
+        branch_name: str,
+        token: str,
+        build: BuildCommit | None = None,
+    ) -> str:
+        """Make a filled staging token visible on the branch in one swap; return the head.
+
+        The token becomes the newest sealed token, above everything staged so
+        far, and the branch gets a fresh staging token, as a seal does: writers
+        racing the swap write again to the fresh token (invariant 2), so their
+        writes win over the token's, and what was staged before loses to it. A
+        reader sees all of the token's entries or none. With `build`, the same
+        swap also moves the head to the commit `build` makes (as
+        `commit_under_staged`), so a commit and staged changes land together.
+        The token stays sealed until the branch's next commit takes it.
+
+        Raises:
+            BranchNotFoundError: no such branch.
+            TooManyTriesError: racing commits kept winning.
+            Whatever `build` raises (nothing is published then).
+        """
+        return self._publish_on_head(repository, branch_name, build, clean=False, above=token)
+
     def _publish_on_head(
-        self, repository: Repository, branch_name: str, build: BuildCommit, *, clean: bool
+        self,
+        repository: Repository,
+        branch_name: str,
+        build: BuildCommit | None,
+        *,
+        clean: bool,
+        above: str = "",
     ) -> str:
         for _ in range(MAX_TRIES):
             branch, predicate = self._refs.load_branch(repository, branch_name)
             if clean:
                 self.check_clean(branch_name, branch)
-            head = self._refs.get_commit(repository, branch.commit_id)
-            commit_id = self._refs.add_commit(repository, build(branch.commit_id, head))
+            commit_id = branch.commit_id
+            if build is not None:
+                head = self._refs.get_commit(repository, branch.commit_id)
+                commit_id = self._refs.add_commit(repository, build(branch.commit_id, head))
             # A clean branch has no sealed tokens; a dirty one keeps them for the commit
             # that sealed them (it rebuilds on our commit when its swap loses).
-            kept = (branch.staging_token, *branch.sealed_tokens)
+            staging_token, sealed_tokens = branch.staging_token, branch.sealed_tokens
+            if above:  # a seal with the token on top: only prepends, as any seal
+                staging_token = keys.new_staging_token(repository.instance_uid)
+                sealed_tokens = (above, branch.staging_token, *branch.sealed_tokens)
+            kept = (staging_token, *sealed_tokens)
             published = Branch(
                 commit_id=commit_id,
-                staging_token=branch.staging_token,
-                sealed_tokens=branch.sealed_tokens,
+                staging_token=staging_token,
+                sealed_tokens=sealed_tokens,
                 hidden=branch.hidden,
                 hiding=branch.hiding_among(kept),
             )

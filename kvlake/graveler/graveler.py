@@ -22,6 +22,7 @@ from kvlake.errors import (
     KeyNotFoundError,
 )
 from kvlake.graveler import keys
+from kvlake.graveler.batches import Batches
 from kvlake.graveler.commits import Committer
 from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.diff import Differ
@@ -191,6 +192,14 @@ class Graveler:
         """`commit_metarange` (an import's one commit) and import statuses."""
         self.uploads = MultipartUploads(store)
         """S3 multipart uploads in progress: `add`, `remove`, `scan`."""
+        self.batches = Batches(
+            refs=self._refs,
+            staging=self._staging,
+            committer=committer,
+            protection=protection,
+            writer=self._writer,
+        )
+        """Staged batches: `fill` a fresh token, `shadow_staged`, `publish` it in one swap."""
 
     @property
     def dumps(self) -> RefsDumper:

@@ -64,6 +64,7 @@ class Imports:
         metadata: dict[str, str] | None = None,
         keep_staged: bool = False,
         precondition: Callable[[str, Commit], None] | None = None,
+        above: str = "",
     ) -> str:
         """Publish one commit on the clean branch: its head with the destinations replaced.
 
@@ -77,6 +78,9 @@ class Imports:
         `precondition(head_id, head)` runs before each build, on the head the
         commit will be swapped onto; what it raises aborts the commit (a
         streaming micro-batch that the branch's history already holds).
+        `above` (with `keep_staged`) names a filled staging token published in
+        the same swap, above what is staged (`Committer.publish_token`): the
+        tombstones that unstage what the commit replaces.
 
         Raises:
             DirtyBranchError: the branch has uncommitted changes (without `keep_staged`).
@@ -104,6 +108,8 @@ class Imports:
                 generation=head.generation + 1,
             )
 
+        if keep_staged and above:
+            return self._committer.publish_token(repository, branch, above, build)
         if keep_staged:
             return self._committer.commit_under_staged(repository, branch, build)
         return self._committer.commit_on_clean_head(repository, branch, build)

@@ -67,6 +67,14 @@ class Staging:
     def set_tombstone(self, token: str, key: bytes) -> None:
         self._store.set(keys.staging_partition(token), key, TOMBSTONE)
 
+    def set_many(self, token: str, entries: Iterable[tuple[bytes, Value | None]]) -> None:
+        """Write many entries (None: a tombstone) in batches, not atomically: for a token
+        no branch references yet, which becomes visible later in one swap."""
+        self._store.set_many(
+            keys.staging_partition(token),
+            ((key, TOMBSTONE if value is None else encode(value)) for key, value in entries),
+        )
+
     def get(
         self, tokens: Sequence[str], key: bytes, hidden: HiddenKeys | None = None
     ) -> Value | None:

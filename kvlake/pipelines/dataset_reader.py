@@ -9,6 +9,7 @@ names, and adds the partition columns from the file's folders.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -20,7 +21,13 @@ from pyspark.sql.types import StructType
 
 from kvlake.errors import BlobNotFoundError, BlobReplacedError, InvalidInputError, StaleReadError
 from kvlake.pipelines.blobfile import open_blob_file
-from kvlake.pipelines.datasets import MAX_PARTITION_BYTES, DataFile, DatasetPlan, group_files
+from kvlake.pipelines.datasets import (
+    MAX_PARTITION_BYTES,
+    DataFile,
+    DatasetPlan,
+    group_files,
+    split_bytes,
+)
 from kvlake.pipelines.executors import task_lake
 from kvlake.pipelines.formats import BATCH_ROWS, conform, file_format
 from kvlake.pipelines.partitions import PartitionValue, may_match, parse_value
@@ -45,6 +52,9 @@ class DatasetReader(DataSourceReader):
         self._settings = settings
         self._filters: list[Any] = []
         self._max_bytes = int(options.get("maxpartitionbytes", MAX_PARTITION_BYTES))
+        # Spark's default parallelism is the cores of a local master; the planner runs on
+        # the driver, which has no SparkContext here: its cores, or the option.
+        self._parallelism = int(options.get("minpartitions", os.cpu_count() or 1))
 
     def pushFilters(self, filters: list[Filter]) -> Iterable[Filter]:  # noqa: N802 - Spark's name
         self._filters = list(filters)  # may_match ignores what is not on a partition column
@@ -52,7 +62,8 @@ class DatasetReader(DataSourceReader):
 
     def partitions(self) -> list[InputPartition]:
         files = [file for file in self._plan.files if self._may_match(file)]
-        return [FilesPartition(group) for group in group_files(files, max_bytes=self._max_bytes)]
+        size = split_bytes(files, max_bytes=self._max_bytes, parallelism=self._parallelism)
+        return [FilesPartition(group) for group in group_files(files, max_bytes=size)]
 
     def _may_match(self, file: DataFile) -> bool:
         values = self._values(file)
@@ -103,7 +114,8 @@ def _with_partitions(
     columns = []
     for field in target:
         if field.name in values:
-            columns.append(pa.array([values[field.name]] * table.num_rows, type=field.type))
+            value = pa.scalar(values[field.name], type=field.type)
+            columns.append(pa.repeat(value, table.num_rows))
         else:
             columns.append(table.column(field.name))
     return pa.Table.from_arrays(columns, schema=target)

@@ -48,6 +48,8 @@ log = logging.getLogger(__name__)
 
 SPOOL_BYTES: Final = 8 << 20
 """A file being written stays in memory up to this size, then moves to local disk."""
+ROW_GROUP_BYTES: Final = 16 << 20
+"""Arrow bytes of rows buffered per file before they are written as one row group."""
 
 
 @dataclass
@@ -133,7 +135,7 @@ class DatasetWriter(DataSourceArrowWriter):
         self._job = dict(job)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
-        """Publish every task's files in one commit (all or none)."""
+        """Publish every task's files in one step (a commit, or one staging swap)."""
         if self._skip:
             return
         commit_job(
@@ -145,7 +147,7 @@ class DatasetWriter(DataSourceArrowWriter):
         )
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
-        """Nothing was staged; every blob written has its deletion record, due later."""
+        """Nothing was published; every blob written has its deletion record, due later."""
         log.warning(
             "Spark job %s writing %s/%s failed: its files are left to the deletion log",
             self._job.get("kvlake.job_id", "?"),
@@ -179,7 +181,13 @@ def write_files(lake: Lake, target: WriteTarget, batches: Iterator[pa.RecordBatc
 
 
 class _OpenFile:
-    """A Parquet file being written to a spooled temporary file."""
+    """A Parquet file being written to a spooled temporary file.
+
+    Spark hands a task its rows in Arrow batches of 10,000 rows (fewer per
+    partition value); each written alone would be a row group of its own, and
+    thousands of tiny row groups make both the write and every later read slow.
+    Rows are buffered up to ROW_GROUP_BYTES and written as one row group.
+    """
 
     def __init__(self, schema: pa.Schema, spark_schema: str) -> None:
         self.spool: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)  # noqa: SIM115
@@ -188,12 +196,24 @@ class _OpenFile:
             self.spool, schema.with_metadata(metadata), compression="snappy"
         )
         self._open = True
+        self._pending: list[pa.Table] = []
+        self._pending_bytes = 0
 
     def write(self, rows: pa.Table) -> None:
-        self._writer.write_table(rows)
+        self._pending.append(rows)
+        self._pending_bytes += rows.nbytes
+        if self._pending_bytes >= ROW_GROUP_BYTES:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._pending:
+            table = pa.concat_tables(self._pending)
+            self._writer.write_table(table, row_group_size=max(table.num_rows, 1))
+        self._pending, self._pending_bytes = [], 0
 
     def finish(self) -> IO[bytes]:
         if self._open:
+            self._flush()
             self._writer.close()
             self._open = False
         self.spool.seek(0)
@@ -221,15 +241,19 @@ def _store(
     data.seek(0)
     now = lake.clock()
     address = new_address(now)
-    # Invariant 4: the intent is durable before the blob exists; the job's commit marks
-    # the address shared, and a job that never commits leaves the record to delete it.
-    lake.deletion_log.append([unlinked_record(lake.deletion_log, repository, address, now)])
-    size = lake.blockstore.put(repository.storage_namespace, address, cast(BinaryIO, data))
     folders = "".join(
         f"{quote(name, safe='')}={value}/"
         for name, value in zip(target.partition_by, values, strict=True)
     )
     path = f"{target.root}{folders}part-{address.rsplit('/', 1)[-1]}.snappy.parquet"
+    # Invariant 4: the intent is durable before the blob exists; a committing job marks
+    # the address shared, a staging job's token and path keep it while staged, and a
+    # job that never publishes leaves the record to delete it.
+    record = unlinked_record(
+        lake.deletion_log, repository, address, now, token=target.token, path=path
+    )
+    lake.deletion_log.append([record])
+    size = lake.blockstore.put(repository.storage_namespace, address, cast(BinaryIO, data))
     return WrittenFile(path, address, size, md5.hexdigest(), now)
 
 

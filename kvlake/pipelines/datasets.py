@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Final
 
 import msgspec
-from pyspark.sql.types import StructField, StructType
+from pyspark.sql.types import ArrayType, DataType, MapType, StructField, StructType
 
 from kvlake.catalog import blob_location
 from kvlake.catalog.records import from_value
@@ -122,6 +122,15 @@ def plan_read(lake: Lake, uri: str, options: Mapping[str, str]) -> DatasetPlan:
     )
 
 
+def split_bytes(files: Sequence[DataFile], *, max_bytes: int, parallelism: int) -> int:
+    """The bytes of one task, as Spark's file sources compute it (`maxSplitBytes`): the
+    files' bytes (each counting OPEN_COST_BYTES more) spread over `parallelism` tasks,
+    at least OPEN_COST_BYTES and at most `max_bytes`, so a small dataset still keeps
+    every core busy instead of landing in one task."""
+    total = sum(file.size + OPEN_COST_BYTES for file in files)
+    return min(max_bytes, max(OPEN_COST_BYTES, total // max(parallelism, 1)))
+
+
 def group_files(
     files: Sequence[DataFile], *, max_bytes: int = MAX_PARTITION_BYTES
 ) -> list[list[DataFile]]:
@@ -164,24 +173,52 @@ def _infer(lake: Lake, fmt: FileFormat, file: DataFile, options: Mapping[str, st
 
 
 def _merge(schemas: Sequence[StructType], uri: str) -> StructType:
-    """One schema of many files: fields by name in order of first appearance.
+    """One schema of many files: fields by name in order of first appearance, struct fields
+    merged the same way at any depth (inside arrays and map values too), as Spark's
+    `mergeSchema` does.
 
     Raises:
-        InvalidInputError: one field name has two types.
+        InvalidInputError: one column (or nested field) has two types.
     """
-    merged: dict[str, StructField] = {}
+    merged = StructType([])
     for schema in schemas:
-        for field in schema.fields:
-            known = merged.get(field.name)
-            if known is None:
-                merged[field.name] = field
-            elif known.dataType != field.dataType:
-                raise InvalidInputError(
-                    f"column {field.name!r} of the files under {uri!r} is"
-                    f" {known.dataType.simpleString()} in one file and"
-                    f" {field.dataType.simpleString()} in another; rewrite the files with one type"
-                )
-    return StructType(list(merged.values()))
+        merged = _merge_struct(merged, schema, uri, prefix="")
+    return merged
+
+
+def _merge_struct(known: StructType, new: StructType, uri: str, *, prefix: str) -> StructType:
+    fields = {field.name: field for field in known.fields}
+    for field in new.fields:
+        before = fields.get(field.name)
+        if before is None:
+            fields[field.name] = field
+        else:
+            name = prefix + field.name
+            kind = _merge_type(before.dataType, field.dataType, uri, name=name)
+            fields[field.name] = StructField(field.name, kind, True, before.metadata)
+    return StructType(list(fields.values()))
+
+
+def _merge_type(known: DataType, new: DataType, uri: str, *, name: str) -> DataType:
+    """Two files' types of one column, merged: equal, or structs (in arrays, maps) whose
+    fields merge.
+
+    Raises:
+        InvalidInputError: naming the column (dotted for a nested field) and both types.
+    """
+    if known == new:
+        return known
+    if isinstance(known, StructType) and isinstance(new, StructType):
+        return _merge_struct(known, new, uri, prefix=name + ".")
+    if isinstance(known, ArrayType) and isinstance(new, ArrayType):
+        return ArrayType(_merge_type(known.elementType, new.elementType, uri, name=name), True)
+    if isinstance(known, MapType) and isinstance(new, MapType) and known.keyType == new.keyType:
+        value = _merge_type(known.valueType, new.valueType, uri, name=name)
+        return MapType(known.keyType, value, True)
+    raise InvalidInputError(
+        f"column {name!r} of the files under {uri!r} is {known.simpleString()} in one file"
+        f" and {new.simpleString()} in another; rewrite the files with one type"
+    )
 
 
 def _field(name: str, kind: str) -> StructField:

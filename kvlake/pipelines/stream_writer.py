@@ -62,13 +62,19 @@ def open_stream_writer(
     query's `checkpointLocation`, which Spark ties to one query.
 
     Raises:
-        InvalidInputError: as `plan_write`, or no `stream_id` nor `checkpointLocation`.
+        InvalidInputError: as `plan_write`, no `commit_message`, or no `stream_id` nor
+            `checkpointLocation`.
     """
     stream_id = options.get("stream_id") or options.get("checkpointlocation", "")
     if not stream_id:
         raise InvalidInputError(
             "a kvlake streaming sink needs option('stream_id', ...) (or a checkpointLocation"
             " option): it recognises replayed micro-batches by it in the branch's history"
+        )
+    if not options.get("commit_message"):
+        raise InvalidInputError(
+            "a kvlake streaming sink needs option('commit_message', ...): each micro-batch"
+            " lands as one commit, which is how a replayed batch is recognised"
         )
     spelled = options.get("partition_by", options.get("partitionby", ""))
     partition_by = {name.strip() for name in spelled.split(",") if name.strip()}

@@ -250,8 +250,13 @@ def test_bad_writes_are_refused_before_any_task(
         refused("lakefs://repo1/main/t/", format="csv")
     with pytest.raises(InvalidInputError, match="partition_by names 'day'"):
         refused("lakefs://repo1/main/t/", partition_by="day")
-    with pytest.raises(InvalidInputError, match="needs option\\('commit_message'"):
-        open_writer({"path": "lakefs://repo1/main/t/"}, schema, overwrite=False, settings=json)
+    with pytest.raises(InvalidInputError, match="with commit_metadata needs option"):
+        open_writer(
+            {"path": "lakefs://repo1/main/t/", "commit_metadata": '{"a": "b"}'},
+            schema,
+            overwrite=False,
+            settings=json,
+        )
     with pytest.raises(InvalidInputError, match="commit_metadata .* is not a JSON object"):
         refused("lakefs://repo1/main/t/", commit_metadata="a=b")
     with pytest.raises(InvalidInputError, match="save_mode 'never' is not one of"):
@@ -262,4 +267,7 @@ def test_bad_writes_are_refused_before_any_task(
     lake.graveler.protection.set_rule(repo, "main", ["commit"])
     with pytest.raises(ProtectedBranchError):
         refused("lakefs://repo1/main/u/")
+    lake.graveler.protection.set_rule(repo, "main", ["staging_write"])
+    with pytest.raises(ProtectedBranchError):  # a job without a commit stages its files
+        open_writer({"path": "lakefs://repo1/main/u/"}, schema, overwrite=False, settings=json)
     assert _unreferenced_blobs(lake, repo) == set()

@@ -30,7 +30,7 @@ from kvlake.errors import (
 from kvlake.graveler import Repository
 from kvlake.lake import Lake
 from kvlake.pipelines.dataset_reader import DatasetReader
-from kvlake.pipelines.datasets import DataFile, group_files, plan_read
+from kvlake.pipelines.datasets import DataFile, group_files, plan_read, split_bytes
 from kvlake.pipelines.executors import encode_settings
 from tests.pipelines.test_gc import namespace_of
 
@@ -226,6 +226,42 @@ def test_differing_schemas_need_merge_schema(
         _read(spark, uri, settings, format="parquet").collect()
 
 
+def test_merge_schema_merges_struct_fields_at_any_depth(
+    spark: SparkSession, lake: Lake, repo: Repository, settings: Settings, tmp_path: Path
+) -> None:
+    first = (
+        "id int, st struct<a:int,b:string>, xs array<struct<x:int>>, m map<string,struct<p:int>>"
+    )
+    second = (
+        "id int, st struct<a:int,c:double>, xs array<struct<x:int,y:string>>,"
+        " m map<string,struct<q:string>>"
+    )
+    rows_1 = [(1, (1, "b"), [(10,)], {"k": (5,)})]
+    rows_2 = [(2, (2, 2.5), [(20, "y")], {"k": ("q",)})]
+    spark.createDataFrame(rows_1, first).write.parquet(str(tmp_path / "1"))
+    spark.createDataFrame(rows_2, second).write.parquet(str(tmp_path / "2"))
+    spark.createDataFrame([(3, (3,))], "id int, st struct<a:string>").write.parquet(
+        str(tmp_path / "3")
+    )
+    _upload_folder(lake, repo, tmp_path / "1", "t/p1")
+    _upload_folder(lake, repo, tmp_path / "2", "t/p2")
+    _upload_folder(lake, repo, tmp_path / "3", "bad/p3")
+    _upload_folder(lake, repo, tmp_path / "1", "bad/p1")
+
+    merged = _read(spark, "lakefs://repo1/main/t/", settings, format="parquet", mergeSchema="true")
+
+    assert merged.schema.simpleString() == (
+        "struct<id:int,st:struct<a:int,b:string,c:double>,xs:array<struct<x:int,y:string>>,"
+        "m:map<string,struct<p:int,q:string>>>"
+    )
+    assert _sorted(merged) == [
+        (1, (1, "b", None), [(10, None)], {"k": (5, None)}),
+        (2, (2, None, 2.5), [(20, "y")], {"k": (None, "q")}),
+    ]
+    with pytest.raises(InvalidInputError, match="column 'st.a' .* is int in one file and string"):
+        plan_read(lake, "lakefs://repo1/main/bad/", {"format": "parquet", "mergeschema": "true"})
+
+
 def test_bad_input_is_refused_on_the_driver(lake: Lake, repo: Repository) -> None:
     lake.catalog.upload(repo, "main", "t/a.parquet", io.BytesIO(b"PAR1 not really"))
     csv = {"format": "csv"}
@@ -257,3 +293,16 @@ def test_files_are_grouped_into_tasks_by_size() -> None:
         ["f1", "f2", "f3", "f4", "f5"],
     ]
     assert len(group_files(files[3:], max_bytes=5 * mb)) == 3  # each tiny file costs 4 MiB to open
+
+
+def test_a_small_dataset_is_spread_over_the_cores_as_spark_spreads_it() -> None:
+    mb = 1 << 20
+    files = [DataFile(f"f{n}", "local://x", f"k{n}", mb, ()) for n in range(20)]
+
+    size = split_bytes(files, max_bytes=128 * mb, parallelism=2)
+
+    assert size == 50 * mb  # 20 files of 1 MiB, each costing 4 MiB more, over 2 cores
+    assert [len(group) for group in group_files(files, max_bytes=size)] == [10, 10]
+    assert split_bytes(files, max_bytes=128 * mb, parallelism=1) == 100 * mb
+    assert split_bytes(files[:1], max_bytes=128 * mb, parallelism=64) == 4 * mb  # the floor
+    assert split_bytes(files * 20, max_bytes=128 * mb, parallelism=2) == 128 * mb  # the cap

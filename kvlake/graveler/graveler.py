@@ -196,12 +196,14 @@ class Graveler:
         """S3 multipart uploads in progress: `add`, `remove`, `scan`."""
         self.events: EventHooks | None = None
         """The actions run around commits, merges, branches and tags (kvlake/graveler/events.py);
-        None runs none. Set it with `set_event_hooks` so merges see it too."""
+        None runs none. Set it with `set_event_hooks` so merges, reverts and cherry-picks see
+        it too."""
 
     def set_event_hooks(self, hooks: EventHooks | None) -> None:
         """Call `hooks` around every commit, merge, branch and tag creation and deletion."""
         self.events = hooks
         self.merges.events = hooks
+        self.changes.events = hooks
 
     def _pre(self, repository: Repository, event: Event) -> None:
         if self.events is not None:

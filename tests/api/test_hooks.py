@@ -318,3 +318,65 @@ hooks:
     assert "webhook host '169.254.169.254' is not allowed" in deleted.json()["message"]
     assert http.get(f"/repositories/{repo}/branches/b1").status_code == 200
     assert len(receiver.events) == 1  # the hanging call only; nothing reached the other host
+
+
+def test_runs_endpoints_answer_recorded_runs(
+    server: Server, http: httpx.Client, repo: str, receiver: Receiver
+) -> None:
+    _action(
+        http,
+        repo,
+        "main",
+        "audit",
+        f"""name: audit
+on:
+  pre-commit:
+  post-commit:
+  pre-revert:
+hooks:
+  - id: first
+    type: webhook
+    properties:
+      url: {receiver.url}/a
+  - id: second
+    type: webhook
+    properties:
+      url: {receiver.url}/b
+""",
+    )
+    receiver.answer = lambda event, path: 500 if event["event_type"] == "pre-revert" else 200
+    commit_id = _commit(http, repo, "main", "with audit").json()["id"]
+    reverted = http.post(
+        f"/repositories/{repo}/branches/main/revert", json={"ref": commit_id, "parent_number": 1}
+    )
+    assert reverted.status_code == 412
+    assert reverted.json()["message"].startswith("pre-revert hook aborted")
+    sdk = server.sdk()
+    runs = sdk.actions_api.list_repository_runs(repo).results
+    # Newest first: the refused revert, then the commit's post and pre runs.
+    assert [(r.event_type, r.status) for r in runs] == [
+        ("pre-revert", "failed"),
+        ("post-commit", "completed"),
+        ("pre-commit", "completed"),
+    ]
+    assert runs[1].commit_id == commit_id and runs[1].branch == "main"
+    by_commit = sdk.actions_api.list_repository_runs(repo, commit=commit_id).results
+    assert [r.event_type for r in by_commit] == ["post-commit"]
+    assert sdk.actions_api.list_repository_runs(repo, branch="other").results == []
+    page = sdk.actions_api.list_repository_runs(repo, amount=1)
+    assert page.pagination.has_more and page.results[0].run_id == runs[0].run_id
+    after = sdk.actions_api.list_repository_runs(repo, after=page.pagination.next_offset)
+    assert [r.run_id for r in after.results] == [r.run_id for r in runs[1:]]
+
+    run = sdk.actions_api.get_run(repo, runs[0].run_id)
+    assert run.event_type == "pre-revert" and run.status == "failed"
+    hooks = sdk.actions_api.list_run_hooks(repo, runs[0].run_id).results
+    # lakeFS stops an action at its first failing hook.
+    assert [(h.hook_run_id, h.hook_id, h.status) for h in hooks] == [
+        ("0000_0000", "first", "failed")
+    ]
+    output = sdk.actions_api.get_run_hook_output(repo, runs[0].run_id, "0000_0000")
+    assert b"webhook request failed (status code: 500)" in bytes(output)
+    keys = server.storage.keys(server.storage.namespace(repo))
+    assert f"_lakefs/actions/log/{runs[0].run_id}/0000_0000.log" in keys
+    assert f"_lakefs/actions/log/{runs[0].run_id}/run.manifest" in keys

@@ -3010,7 +3010,9 @@ MUTATIONS = (
         "kvlake/actions/service.py",
         "        if errors:\n            listed",
         "        if False:\n            listed",
-        ("tests/api/test_hooks.py::test_invalid_action_file_fails_the_commit_naming_file_and_line",),
+        (
+            "tests/api/test_hooks.py::test_invalid_action_file_fails_the_commit_naming_file_and_line",
+        ),
     ),
 )
 

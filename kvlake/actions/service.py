@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -29,13 +30,16 @@ from kvlake.actions.runs import RunStore, new_run_id
 from kvlake.actions.webhook import HookFailedError, call_webhook
 from kvlake.catalog import Catalog, ObjectStat
 from kvlake.config import ActionsSettings
-from kvlake.errors import HookAbortedError
+from kvlake.errors import HookAbortedError, KvlakeError
 from kvlake.graveler import Event, Repository
 
 log = logging.getLogger(__name__)
 
 ACTIONS_FOLDER: Final = "_lakefs_actions/"
 """Where lakeFS reads action files: the files directly in this folder of the source ref."""
+_COMMIT_ID: Final = re.compile(r"^[0-9a-f]{64}\Z")
+_COMMIT_CACHE_SIZE: Final = 1024
+"""(repository instance, commit id) entries of parsed actions kept per process."""
 MAX_ACTION_FILE: Final = 1024 * 1024
 """Bytes an action file may have; a larger one fails validation (it is not a real action)."""
 
@@ -107,9 +111,27 @@ class Actions:
         """Recorded runs and their hooks' output (listRepositoryRuns and the rest)."""
         self._clock = clock
         self._allowed = settings.allowed_hosts()
+        self._at_commit: dict[tuple[str, str], list[Action]] = {}
+        """Actions at a commit id, per repository instance: a commit never changes, so its
+        action files are read once (creating branches and tags costs no more KV calls)."""
+        self._at_commit_lock = threading.Lock()
 
     def load_actions(self, repository: Repository, ref: str) -> list[Action]:
         """The action files at `ref`, parsed. Raises ActionFileError for the first bad one."""
+        if not _COMMIT_ID.match(ref):
+            return self._read_actions(repository, ref)
+        key = (repository.instance_uid, ref)
+        with self._at_commit_lock:
+            cached = self._at_commit.get(key)
+        if cached is None:
+            cached = self._read_actions(repository, ref)
+            with self._at_commit_lock:
+                if len(self._at_commit) >= _COMMIT_CACHE_SIZE:
+                    self._at_commit.pop(next(iter(self._at_commit)))
+                self._at_commit[key] = cached
+        return list(cached)
+
+    def _read_actions(self, repository: Repository, ref: str) -> list[Action]:
         actions: list[Action] = []
         after = ""
         while True:
@@ -148,7 +170,13 @@ class Actions:
 
     def post(self, repository: Repository, event: Event) -> None:
         """Run the post-event's hooks; failures are logged and recorded, never raised."""
-        run_id, errors = self._run(repository, event)
+        try:
+            run_id, errors = self._run(repository, event)
+        except KvlakeError as exc:  # the operation is done: a store hiccup must not undo it
+            log.warning(
+                "%s hooks in repository %r not run: %s", event.event_type, repository.name, exc
+            )
+            return
         for error in errors:
             log.warning(
                 "%s run %s in repository %r failed: %s",

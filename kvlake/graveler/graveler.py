@@ -378,7 +378,6 @@ class Graveler:
                 f"branch {name!r} is the default branch of {repository.name!r};"
                 " make another branch the default before deleting it"
             )
-        branch, _ = self._refs.load_branch(repository, name)
         event = Event(
             event_type="pre-delete-branch",
             repository_id=repository.name,
@@ -386,10 +385,14 @@ class Graveler:
             branch_id=name,
         )
         self._pre(repository, event)
-        branch, _ = self._refs.load_branch(repository, name)  # as it is after the hooks
+        # Read after the hooks: a commit while they ran moved the staging token.
+        branch, _ = self._refs.load_branch(repository, name)
         self.queue_token_drops(repository, (branch.staging_token, *branch.sealed_tokens))
         self._refs.delete_branch_record(repository, name)
-        self._post(repository, msgspec.structs.replace(event, event_type="post-delete-branch"))
+        post = msgspec.structs.replace(
+            event, event_type="post-delete-branch", source_ref=branch.commit_id
+        )
+        self._post(repository, post)
 
     def create_tag(self, repository: Repository, name: str, ref: str) -> str:
         check_tag_name(name)

@@ -380,3 +380,44 @@ hooks:
     keys = server.storage.keys(server.storage.namespace(repo))
     assert f"_lakefs/actions/log/{runs[0].run_id}/0000_0000.log" in keys
     assert f"_lakefs/actions/log/{runs[0].run_id}/run.manifest" in keys
+
+
+def test_a_pre_commit_hook_holds_no_branch_lock(
+    server: Server, http: httpx.Client, repo: str, receiver: Receiver
+) -> None:
+    """The webhook writes to the branch being committed while the commit waits for it: a
+    hook run under a branch lock or inside the commit's compare-and-swap would deadlock
+    here (the write waits for the commit, the commit for the hook)."""
+    _action(
+        http,
+        repo,
+        "main",
+        "writer",
+        f"""name: writer
+on:
+  pre-commit:
+hooks:
+  - id: writes
+    type: webhook
+    properties:
+      url: {receiver.url}/w
+      timeout: 20s
+""",
+    )
+    statuses: list[int] = []
+
+    def write_meanwhile(event: dict[str, Any], path: str) -> int:
+        with server.http() as client:
+            response = client.post(
+                f"/repositories/{event['repository_id']}/branches/main/objects",
+                params={"path": "written-by-hook.txt"},
+                files={"content": ("file", b"hook")},
+            )
+        statuses.append(response.status_code)
+        return 200
+
+    receiver.answer = write_meanwhile
+    assert _commit(http, repo, "main").status_code == 201
+    assert statuses == [201]
+    listed = http.get(f"/repositories/{repo}/refs/main/objects/ls").json()["results"]
+    assert "written-by-hook.txt" in [entry["path"] for entry in listed]

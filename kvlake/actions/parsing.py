@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from typing import Final
+from urllib.parse import urlsplit
 
 import yaml
 
@@ -97,6 +98,14 @@ def _string_map(
     return tuple(pairs)
 
 
+def _valid_port(url: str) -> bool:
+    try:
+        urlsplit(url).port  # noqa: B018 -- read for its ValueError
+    except ValueError:
+        return False
+    return True
+
+
 def _webhook(path: str, node: yaml.Node | None, index: int) -> Webhook:
     what = f"hook[{index}] properties"
     if node is None:
@@ -106,9 +115,11 @@ def _webhook(path: str, node: yaml.Node | None, index: int) -> Webhook:
         raise _fail(path, node, f"{what}: a webhook needs 'url'")
     url_node = fields["url"][1]
     url = _text(path, url_node, "'url'")
-    if not re.match(r"^https?://[^/?#]+", url, re.IGNORECASE):
+    if not re.match(r"^https?://[^/?#]+", url, re.IGNORECASE) or not _valid_port(url):
         raise _fail(
-            path, url_node, f"webhook url {url!r} is not http(s); write http(s)://host/path"
+            path,
+            url_node,
+            f"webhook url {url!r} is not http(s) with a valid port; write http(s)://host[:port]/path",
         )
     timeout = DEFAULT_TIMEOUT
     if "timeout" in fields:

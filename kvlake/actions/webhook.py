@@ -58,6 +58,10 @@ def call_webhook(hook: Webhook, payload: bytes, *, allowed: Collection[str]) -> 
     """
     parts = urlsplit(hook.url)
     host = parts.hostname or ""
+    try:
+        port = parts.port
+    except ValueError:
+        raise HookFailedError(f"webhook url {hook.url!r} has an invalid port") from None
     if not host_allowed(host, allowed):
         raise HookFailedError(
             f"webhook host {host!r} is not allowed; an administrator may add it to"
@@ -71,7 +75,7 @@ def call_webhook(hook: Webhook, payload: bytes, *, allowed: Collection[str]) -> 
         if parts.scheme.lower() == "https"
         else http.client.HTTPConnection
     )
-    connection = connection_type(host, parts.port, timeout=hook.timeout)
+    connection = connection_type(host, port, timeout=hook.timeout)
     log = [f"Request: POST {parts.scheme}://{parts.netloc}{target}"]
     try:
         headers = {"Content-Type": "application/json", **dict(hook.headers)}

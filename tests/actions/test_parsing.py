@@ -62,6 +62,12 @@ def test_lakefs_format_is_parsed() -> None:
         ),
         (
             "name: ab\non:\n  pre-commit:\nhooks:\n  - id: h1\n    type: webhook\n"
+            "    properties:\n      url: http://x:99999/y\n",
+            8,
+            "is not http(s)",
+        ),
+        (
+            "name: ab\non:\n  pre-commit:\nhooks:\n  - id: h1\n    type: webhook\n"
             "    properties:\n      url: http://x/y\n      timeout: soon\n",
             9,
             "'timeout'",

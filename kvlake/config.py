@@ -266,6 +266,23 @@ class GatewaySettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
     """KVLAKE_GATEWAY_REGION: the region clients sign for and GetBucketLocation answers."""
 
 
+class ActionsSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """lakeFS-style actions: hooks around commits, merges, branches and tags (docs/actions.md)."""
+
+    enabled: bool = True
+    """KVLAKE_ACTIONS_ENABLED: run the hooks of `_lakefs_actions/` files; false runs none."""
+    webhook_allowed_hosts: str = ""
+    """KVLAKE_ACTIONS_WEBHOOK_ALLOWED_HOSTS: host names or addresses webhooks and airflow hooks
+    may call, separated by commas (`*` allows any); loopback is always allowed, so a
+    repository writer cannot make the server call internal addresses until configured."""
+
+    def allowed_hosts(self) -> frozenset[str]:
+        """The configured hosts, lower-cased, without blanks."""
+        return frozenset(
+            part.strip().lower() for part in self.webhook_allowed_hosts.split(",") if part.strip()
+        )
+
+
 class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """Everything kvlake reads from its environment. Build it with `load_settings`.
 
@@ -305,6 +322,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     """KVLAKE_IMPORTS_*: zero-copy imports; see `ImportSettings`."""
     gateway: GatewaySettings = msgspec.field(default_factory=GatewaySettings)
     """KVLAKE_GATEWAY_*: the S3 gateway; see `GatewaySettings`."""
+    actions: ActionsSettings = msgspec.field(default_factory=ActionsSettings)
+    """KVLAKE_ACTIONS_*: hooks and who webhooks may call; see `ActionsSettings`."""
 
     def __post_init__(self) -> None:
         data_dir = Path(self.data_dir).expanduser().absolute()

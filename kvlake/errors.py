@@ -28,6 +28,7 @@ codes in one table, so a new specific error needs no API change.
     │   ├── MergeConflictError               both sides changed the same paths differently
     │   └── LockedError                      another holder's lock covers the path
     ├── PreconditionFailedError              changed underneath you: re-read, retry
+    │   ├── HookAbortedError                 a pre-event hook refused the operation
     │   └── TooManyTriesError                kept losing races: retry later
     ├── InvalidInputError (ValueError)       fix the request; nothing was changed
     │   ├── MissingArgumentError             a required argument was empty or None
@@ -133,6 +134,11 @@ class PreconditionFailedError(KvlakeError):
 
 class TooManyTriesError(PreconditionFailedError):
     """An operation kept losing races with concurrent writers; retry later."""
+
+
+class HookAbortedError(PreconditionFailedError):
+    """A pre-event hook (lakeFS action) refused the operation, or its action files are
+    invalid; nothing was changed. The message names the run, action, hook and cause."""
 
 
 class InvalidInputError(KvlakeError, ValueError):

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Final, Self
 
 from kvlake import ids
+from kvlake.actions import Actions
 from kvlake.blockstore import BlockStore, open_blockstore
 from kvlake.catalog import Catalog, check_outside_import_folders, describe_entry, entry_ref
 from kvlake.catalog.records import from_value
@@ -83,6 +84,9 @@ class Lake(Closing):
             locks=self.locks,
             settings=settings,
         )
+        self.actions = Actions(self.catalog, settings.actions, clock=clock)
+        """Hooks of `_lakefs_actions/` files, run by graveler around its events, and their runs."""
+        self.graveler.set_event_hooks(self.actions)
         self.purges = Purges(self.deletion_log, self.graveler, blockstore)
         self.ledger = Ledger(store)
         self.bulk_deletes = BulkDeletes(

@@ -3354,6 +3354,24 @@ MUTATIONS = (
             "::test_a_tasks_small_batches_become_one_row_group_per_file[local]",
         ),
     ),
+    Mutation(
+        "actions-webhook-allowed-hosts",
+        "issue 30: a webhook reaches only loopback or the hosts an administrator allows",
+        "kvlake/actions/webhook.py",
+        "    if not host_allowed(host, allowed):\n",
+        "    if False:\n",
+        ("tests/actions/test_webhook.py::test_a_host_not_allowed_is_never_called",),
+    ),
+    Mutation(
+        "actions-pre-hook-aborts",
+        "issue 30: a failing pre-event hook (or invalid action file) refuses the operation",
+        "kvlake/actions/service.py",
+        "        if errors:\n            listed",
+        "        if False:\n            listed",
+        (
+            "tests/api/test_hooks.py::test_invalid_action_file_fails_the_commit_naming_file_and_line",
+        ),
+    ),
 )
 
 

@@ -102,7 +102,7 @@ def test_yaml_text_value_must_be_text(tmp_path: Path) -> None:
 
 def test_unknown_yaml_key_is_refused_with_the_known_ones(tmp_path: Path) -> None:
     path = write(tmp_path, "port: 1\nprot: 2\n")
-    known = "known keys are auth, blockstore_url"
+    known = "known keys are actions, auth, blockstore_url"
     with pytest.raises(ConfigError, match=f"key 'prot' is unknown; {known}"):
         load_settings({"KVLAKE_CONFIG": path})
 

@@ -120,6 +120,8 @@ def status_of(exc: BaseException) -> int:
 
 def lakefs_message(exc: errors.KvlakeError) -> str | None:
     """lakeFS's text for the error, or None where lakeFS has no fixed one."""
+    if isinstance(exc, errors.HookAbortedError):
+        return str(exc)  # lakeFS answers the run's error text itself
     for cls in type(exc).__mro__:
         message = LAKEFS_MESSAGES.get(cls)
         if message is not None:

@@ -7,6 +7,7 @@ and storage engines are private to it (tests/test_layers.py checks that).
 from kvlake.graveler.cleaner import Cleaner, CleanerHooks, CleanerReport
 from kvlake.graveler.committed import CommittedManager, Piece, RangeInfo
 from kvlake.graveler.diff import prefix_end
+from kvlake.graveler.events import EVENT_TYPES, Event, EventHooks
 from kvlake.graveler.gcrules import MAX_DAYS, make_rules
 from kvlake.graveler.graveler import TOKEN_DROP_DELAY, Graveler, data_size
 from kvlake.graveler.hiding import HiddenRange
@@ -48,6 +49,7 @@ from kvlake.graveler.writer import StagingHooks
 
 __all__ = [
     "DAY",
+    "EVENT_TYPES",
     "INITIAL_TIMEOUT",
     "MAX_DAYS",
     "TOKEN_DROP_DELAY",
@@ -61,6 +63,8 @@ __all__ = [
     "DeletedRepository",
     "DiffEntry",
     "DiffPage",
+    "Event",
+    "EventHooks",
     "GarbageCollectionRules",
     "Graveler",
     "HiddenRange",

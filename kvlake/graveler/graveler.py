@@ -14,6 +14,8 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Final
 
+import msgspec
+
 from kvlake.blockstore.store import BlockStore
 from kvlake.errors import (
     ConfigError,
@@ -27,6 +29,7 @@ from kvlake.graveler.commits import Committer
 from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.diff import Differ
 from kvlake.graveler.dump import RefsDumper
+from kvlake.graveler.events import Event, EventHooks
 from kvlake.graveler.hiding import HiddenRange
 from kvlake.graveler.imports import Imports
 from kvlake.graveler.log import CommitLog
@@ -200,6 +203,24 @@ class Graveler:
             writer=self._writer,
         )
         """Staged batches: `fill` a fresh token, `shadow_staged`, `publish` it in one swap."""
+        self.events: EventHooks | None = None
+        """The actions run around commits, merges, branches and tags (kvlake/graveler/events.py);
+        None runs none. Set it with `set_event_hooks` so merges, reverts and cherry-picks see
+        it too."""
+
+    def set_event_hooks(self, hooks: EventHooks | None) -> None:
+        """Call `hooks` around every commit, merge, branch and tag creation and deletion."""
+        self.events = hooks
+        self.merges.events = hooks
+        self.changes.events = hooks
+
+    def _pre(self, repository: Repository, event: Event) -> None:
+        if self.events is not None:
+            self.events.pre(repository, event)
+
+    def _post(self, repository: Repository, event: Event) -> None:
+        if self.events is not None:
+            self.events.post(repository, event)
 
     @property
     def dumps(self) -> RefsDumper:
@@ -331,12 +352,21 @@ class Graveler:
         branches) is an ordinary branch that listings leave out unless asked."""
         check_branch_name(name)
         resolved = self.resolve_ref(repository, source)
+        event = Event(
+            event_type="pre-create-branch",
+            repository_id=repository.name,
+            source_ref=resolved.commit_id,
+            branch_id=name,
+            commit_id=resolved.commit_id,
+        )
+        self._pre(repository, event)
         branch = Branch(
             commit_id=resolved.commit_id,
             staging_token=keys.new_staging_token(repository.instance_uid),
             hidden=hidden,
         )
         self._refs.create_branch(repository, name, branch)
+        self._post(repository, msgspec.structs.replace(event, event_type="post-create-branch"))
         return branch
 
     def get_branch(self, repository: Repository, name: str) -> Branch:
@@ -357,14 +387,35 @@ class Graveler:
                 f"branch {name!r} is the default branch of {repository.name!r};"
                 " make another branch the default before deleting it"
             )
+        event = Event(
+            event_type="pre-delete-branch",
+            repository_id=repository.name,
+            source_ref=name,
+            branch_id=name,
+        )
+        self._pre(repository, event)
+        # Read after the hooks: a commit while they ran moved the staging token.
         branch, _ = self._refs.load_branch(repository, name)
         self.queue_token_drops(repository, (branch.staging_token, *branch.sealed_tokens))
         self._refs.delete_branch_record(repository, name)
+        post = msgspec.structs.replace(
+            event, event_type="post-delete-branch", source_ref=branch.commit_id
+        )
+        self._post(repository, post)
 
     def create_tag(self, repository: Repository, name: str, ref: str) -> str:
         check_tag_name(name)
         commit_id = self.resolve_ref(repository, ref).commit_id
+        event = Event(
+            event_type="pre-create-tag",
+            repository_id=repository.name,
+            source_ref=commit_id,
+            tag_id=name,
+            commit_id=commit_id,
+        )
+        self._pre(repository, event)
         self._refs.create_tag(repository, name, Tag(commit_id=commit_id))
+        self._post(repository, msgspec.structs.replace(event, event_type="post-create-tag"))
         return commit_id
 
     def get_tag(self, repository: Repository, name: str) -> str:
@@ -379,7 +430,17 @@ class Graveler:
 
     def delete_tag(self, repository: Repository, name: str) -> None:
         check_tag_name(name)
+        commit_id = self._refs.get_tag(repository, name).commit_id
+        event = Event(
+            event_type="pre-delete-tag",
+            repository_id=repository.name,
+            source_ref=commit_id,
+            tag_id=name,
+            commit_id=commit_id,
+        )
+        self._pre(repository, event)
         self._refs.delete_tag(repository, name)
+        self._post(repository, msgspec.structs.replace(event, event_type="post-delete-tag"))
 
     # -- refs and commits -------------------------------------------------------------
 
@@ -411,6 +472,49 @@ class Graveler:
         on a clean branch (see `Committer.commit` and `commit_metarange`)."""
         check_branch_name(branch)
         self.protection.check(repository, branch, "commit")
+        event = Event(
+            event_type="pre-commit",
+            repository_id=repository.name,
+            source_ref=branch,
+            branch_id=branch,
+            commit_message=message,
+            committer=committer,
+            commit_metadata=dict(metadata or {}),
+        )
+        # Hooks run before the commit seals the staging token and after it moved the
+        # branch: outside its compare-and-swap, so writers never wait for a hook.
+        self._pre(repository, msgspec.structs.replace(event, event_type="prepare-commit"))
+        self._pre(repository, event)
+        commit_id = self._commit(
+            repository,
+            branch,
+            committer=committer,
+            message=message,
+            metadata=metadata,
+            allow_empty=allow_empty,
+            date=date,
+            source_metarange=source_metarange,
+        )
+        self._post(
+            repository,
+            msgspec.structs.replace(
+                event, event_type="post-commit", source_ref=commit_id, commit_id=commit_id
+            ),
+        )
+        return commit_id
+
+    def _commit(
+        self,
+        repository: Repository,
+        branch: str,
+        *,
+        committer: str,
+        message: str,
+        metadata: dict[str, str] | None,
+        allow_empty: bool,
+        date: int | None,
+        source_metarange: str | None,
+    ) -> str:
         if source_metarange is not None:
             return self._committer.commit_metarange(
                 repository,

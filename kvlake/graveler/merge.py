@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Final, Literal
 
+import msgspec
+
 from kvlake.errors import (
     BranchNotFoundError,
     InvalidInputError,
@@ -28,6 +30,7 @@ from kvlake.errors import (
 from kvlake.graveler.commits import Committer
 from kvlake.graveler.committed import Change, CommittedManager
 from kvlake.graveler.compare import Difference, SortedLookup, compare, identity_of
+from kvlake.graveler.events import Event, EventHooks
 from kvlake.graveler.mergebase import find_merge_base
 from kvlake.graveler.records import Commit, Repository, Value
 from kvlake.graveler.refexpr import RefResolver
@@ -148,6 +151,8 @@ class Merger:
         self._committed = committed
         self._committer = committer
         self._clock = clock
+        self.events: EventHooks | None = None
+        """The actions run around merges (set by `Graveler.set_event_hooks`)."""
 
     def merge_base(self, repository: Repository, left: str, right: str) -> str | None:
         """The best common ancestor of two refs' commits, or None when they are unrelated."""
@@ -187,6 +192,18 @@ class Merger:
         resolved = self._resolver.resolve(repository, source)
         source_id, source_commit = resolved.commit_id, resolved.commit
         namespace = repository.storage_namespace
+        event = Event(
+            event_type="pre-merge",
+            repository_id=repository.name,
+            source_ref=source_id,
+            branch_id=destination,
+            commit_message=message,
+            committer=committer,
+            commit_metadata=dict(metadata or {}),
+            merge_source=source,
+        )
+        if self.events is not None:  # outside the commit's compare-and-swap: no lock held
+            self.events.pre(repository, event)
 
         def build(head_id: str, head: Commit) -> Commit:
             base_id = find_merge_base(self._refs, repository, head_id, source_id)
@@ -224,7 +241,13 @@ class Merger:
                 generation=generation + 1,
             )
 
-        return self._committer.commit_on_clean_head(repository, destination, build)
+        commit_id = self._committer.commit_on_clean_head(repository, destination, build)
+        if self.events is not None:
+            post = msgspec.structs.replace(
+                event, event_type="post-merge", source_ref=commit_id, commit_id=commit_id
+            )
+            self.events.post(repository, post)
+        return commit_id
 
     def check_destination(self, repository: Repository, destination: str) -> None:
         """Refuse, before any work, a destination that is a tag or commit rather than a branch.

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import msgspec
+
 from kvlake.errors import InvalidInputError, NoChangesError
 from kvlake.graveler.commits import Committer
 from kvlake.graveler.committed import CommittedManager
+from kvlake.graveler.events import Event, EventHooks
 from kvlake.graveler.merge import merge_metaranges
 from kvlake.graveler.protection import BranchProtectionRules
 from kvlake.graveler.records import Commit, Repository
@@ -47,6 +50,8 @@ class ChangeApplier:
         self._committed = committed
         self._committer = committer
         self._clock = clock
+        self.events: EventHooks | None = None
+        """The actions run around reverts and cherry-picks (set by `Graveler.set_event_hooks`)."""
 
     def revert(
         self,
@@ -81,6 +86,7 @@ class ChangeApplier:
             metadata=dict(metadata or {}),
             allow_empty=allow_empty,
             what=f"reverting {ref!r}",
+            event_name="revert",
         )
 
     def cherry_pick(
@@ -118,6 +124,7 @@ class ChangeApplier:
             metadata=metadata,
             allow_empty=allow_empty,
             what=f"cherry-picking {ref!r}",
+            event_name="cherry-pick",
         )
 
     def _change_of(
@@ -160,7 +167,20 @@ class ChangeApplier:
         metadata: dict[str, str],
         allow_empty: bool,
         what: str,
+        event_name: str,
     ) -> str:
+        event = Event(
+            event_type=f"pre-{event_name}",
+            repository_id=repository.name,
+            source_ref=branch,
+            branch_id=branch,
+            commit_message=message,
+            committer=committer,
+            commit_metadata=metadata,
+        )
+        if self.events is not None:  # outside the commit's compare-and-swap: no lock held
+            self.events.pre(repository, event)
+
         def build(head_id: str, head: Commit) -> Commit:
             metarange_id = merge_metaranges(
                 self._committed,
@@ -184,4 +204,10 @@ class ChangeApplier:
                 generation=head.generation + 1,
             )
 
-        return self._committer.commit_on_clean_head(repository, branch, build)
+        commit_id = self._committer.commit_on_clean_head(repository, branch, build)
+        if self.events is not None:
+            post = msgspec.structs.replace(
+                event, event_type=f"post-{event_name}", source_ref=commit_id, commit_id=commit_id
+            )
+            self.events.post(repository, post)
+        return commit_id

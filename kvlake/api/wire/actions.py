@@ -1,4 +1,4 @@
-"""Wire models of action runs and hook runs (kvlake defines no actions, so lists are empty)."""
+"""Wire models of action runs and hook runs (lakeFS's ActionRun and HookRun)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,9 @@ import msgspec
 
 from kvlake.api.wire.common import Pagination
 
+Status = Literal["failed", "completed"]
+"""lakeFS's two statuses of a finished run or hook run."""
+
 
 class ActionRun(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     run_id: str
@@ -15,7 +18,7 @@ class ActionRun(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     start_time: str
     end_time: str | None = None
     event_type: str
-    status: Literal["failed", "completed"]
+    status: Status
     commit_id: str
 
 
@@ -30,7 +33,7 @@ class HookRun(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     hook_id: str
     start_time: str
     end_time: str | None = None
-    status: Literal["failed", "completed"]  # lakeFS's two values (kvlake runs no hooks)
+    status: Status
 
 
 class HookRunList(msgspec.Struct, frozen=True, kw_only=True):

@@ -13,22 +13,12 @@ import click
 
 from kvlake.cli.client import ApiClient
 from kvlake.cli.output import emit_json, json_option
+from kvlake.cli.pairs import parse_pairs
 from kvlake.cli.refs import ref_path
 from kvlake.cli.repo import created
 from kvlake.cli.times import parse_time
 from kvlake.cli.uri import parse_uri
 from kvlake.errors import InvalidInputError
-
-
-def parse_meta(pairs: tuple[str, ...]) -> dict[str, str]:
-    """`--meta k=v` options as a mapping; a pair without `=` is bad input."""
-    meta: dict[str, str] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise InvalidInputError(f"--meta {pair!r} is not KEY=VALUE; write e.g. --meta team=a")
-        meta[key] = value
-    return meta
 
 
 def _echo_commit(commit: dict[str, Any]) -> None:
@@ -58,7 +48,7 @@ def commit(
     target = parse_uri(uri)
     body = {
         "message": message,
-        "metadata": parse_meta(meta),
+        "metadata": parse_pairs(meta, option="--meta"),
         "allow_empty": allow_empty_commit,
     }
     with ApiClient.open() as client:
@@ -163,7 +153,7 @@ def merge(
     src, dst = parse_uri(source), parse_uri(destination)
     if src.repository != dst.repository:
         raise InvalidInputError(f"{source} and {destination} are in different repositories")
-    body: dict[str, Any] = {"message": message, "metadata": parse_meta(meta)}
+    body: dict[str, Any] = {"message": message, "metadata": parse_pairs(meta, option="--meta")}
     if strategy:
         body["strategy"] = strategy
     path = f"{ref_path(src, 'refs')}/merge/{quote(dst.ref, safe='')}"

@@ -30,7 +30,7 @@ def import_(source: str, target: str, message: str, meta: tuple[str, ...], as_js
 
     A --from ending in `/` imports everything below it (a prefix); otherwise one object.
     """
-    from kvlake.cli.history import parse_meta
+    from kvlake.cli.pairs import parse_pairs
 
     to = parse_uri(target, path=True)
     kind = "common_prefix" if source.endswith("/") else "object"
@@ -38,7 +38,7 @@ def import_(source: str, target: str, message: str, meta: tuple[str, ...], as_js
         "paths": [{"type": kind, "path": source, "destination": to.path}],
         "commit": {
             "message": message or f"Import from {source}",
-            "metadata": parse_meta(meta),
+            "metadata": parse_pairs(meta, option="--meta"),
         },
     }
     with ApiClient.open() as client:

@@ -22,8 +22,8 @@ import click
 import yaml
 
 from kvlake.cli.client import EXIT_CONFLICT, ApiClient, ApiError
-from kvlake.cli.history import parse_meta
 from kvlake.cli.output import emit_json, json_option
+from kvlake.cli.pairs import parse_pairs
 from kvlake.cli.refs import ref_path
 from kvlake.cli.uri import LakeUri, parse_uri
 from kvlake.errors import InvalidInputError
@@ -225,7 +225,7 @@ def local_commit(folder: Path, message: str, meta: tuple[str, ...], as_json: boo
         made = client.request(
             "POST",
             f"{ref_path(src)}/commits",
-            json={"message": message, "metadata": parse_meta(meta)},
+            json={"message": message, "metadata": parse_pairs(meta, option="--meta")},
         ).json()
     tracked.save(made["id"], scan(folder))
     if as_json:

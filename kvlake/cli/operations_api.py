@@ -23,8 +23,8 @@ import click
 from tqdm import tqdm
 
 from kvlake.cli.client import ApiClient
+from kvlake.cli.pairs import parse_pairs
 from kvlake.cli.times import FORMS, parse_time
-from kvlake.errors import InvalidInputError
 
 FINISHED: Final = frozenset({"completed", "completed_with_errors", "failed", "cancelled"})
 BULK_DELETE: Final = "/operations/bulk-delete"
@@ -194,7 +194,7 @@ def delete(
 ) -> None:
     """Delete every object under URI (lakefs://repo/branch/prefix/), asynchronously: the
     server (or a `kvlake worker`) runs it; --wait follows it to the end."""
-    filters: dict[str, Any] = {"glob": glob, "metadata": _pairs(metadata)}
+    filters: dict[str, Any] = {"glob": glob, "metadata": parse_pairs(metadata, option="--metadata")}
     filters |= {"min_size": min_size, "max_size": max_size}
     for name, value in (("modified_before", modified_before), ("modified_after", modified_after)):
         if value is not None:
@@ -222,17 +222,6 @@ def delete(
         status = _follow(api, operation_id)
     _echo(status, as_json, _summary(status))
     _exit_for(status)
-
-
-def _pairs(values: tuple[str, ...]) -> dict[str, str]:
-    """`--metadata KEY=VALUE` options as a mapping. Raises InvalidInputError."""
-    pairs: dict[str, str] = {}
-    for value in values:
-        key, equals, wanted = value.partition("=")
-        if not equals or not key:
-            raise InvalidInputError(f"--metadata {value!r} is not KEY=VALUE")
-        pairs[key] = wanted
-    return pairs
 
 
 def _summary(status: Mapping[str, Any]) -> str:

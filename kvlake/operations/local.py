@@ -404,7 +404,17 @@ class LocalEngine:
         finished = self.driver.finish(operation.id, status, error)
         context.locks.release_delete_lock(operation.instance_uid, operation.id)
         context.ledger.drop_work(operation.id)
-        log.info("bulk delete %s %s: %s", operation.id, finished.status, finished.counters)
+        c = finished.counters
+        log.info(
+            "bulk delete %s %s: %s %d of %d, %d failed, %d skipped",
+            operation.id,
+            finished.status,
+            "would delete (dry run)" if finished.options.dry_run else "deleted",
+            c.deleted,
+            c.enumerated,
+            c.failed,
+            c.skipped,
+        )
         return finished
 
 

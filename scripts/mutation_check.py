@@ -3372,6 +3372,17 @@ MUTATIONS = (
             "tests/api/test_hooks.py::test_invalid_action_file_fails_the_commit_naming_file_and_line",
         ),
     ),
+    Mutation(
+        "lead-metrics-folders-of-dead-servers-removed",
+        "issue 27: a SIGKILLed server's metrics folder does not pile up (one per killed server)",
+        "kvlake/cli/serve.py",
+        "        if left.name.isdigit() and not _alive(int(left.name)):\n",
+        "        if False:\n",
+        (
+            "tests/cli/test_observability.py::"
+            "test_a_killed_servers_metrics_folder_is_removed_by_the_next_start",
+        ),
+    ),
 )
 
 

@@ -4,6 +4,8 @@ a known workload on two worker processes, the access log's lines, and a busy por
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,6 +14,7 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from kvlake.cli.serve import METRICS_FOLDER, MULTIPROCESS_ENV, metrics_folder
 from tests.api.server import Server
 from tests.cli.conftest import Cli
 from tests.support import wait_until
@@ -135,3 +138,21 @@ def test_operations_are_counted_by_kind_and_status(two_workers: Server) -> None:
     found = samples(two_workers)
     assert count(found, "kvlake_operations", kind=kind, status="completed") >= 1
     assert ("kvlake_operations_running_items", (("counter", "deleted"),)) in found
+
+
+def test_a_killed_servers_metrics_folder_is_removed_by_the_next_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(MULTIPROCESS_ENV, raising=False)
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # reaped: its pid names no process now
+    left = tmp_path / METRICS_FOLDER / str(gone.pid)
+    left.mkdir(parents=True)
+    (left / "counter_123.db").write_bytes(b"samples of a SIGKILLed server")
+    alive = tmp_path / METRICS_FOLDER / "1"  # init: another server that still runs
+    alive.mkdir()
+    with metrics_folder(tmp_path):
+        own = Path(os.environ[MULTIPROCESS_ENV])
+        assert own == tmp_path / METRICS_FOLDER / str(os.getpid()) and own.is_dir()
+        assert not left.exists() and alive.is_dir()
+    assert not own.exists() and MULTIPROCESS_ENV not in os.environ

@@ -161,3 +161,32 @@ def postgres_table(postgres_dsn: str) -> Iterator[str]:
 def postgres_url(postgres_dsn: str, postgres_table: str) -> str:
     """A KV URL on the test server whose table is this test's alone."""
     return f"{postgres_dsn}{'&' if '?' in postgres_dsn else '?'}table={postgres_table}"
+
+
+# A worker process that dies (a signal from outside, the kernel's OOM killer on a shared
+# machine) takes the test it was running with it, whatever that test does. Its test runs
+# once more on another worker: a crash that repeats fails the run as before; one that does
+# not is still named in the summary, so it is seen and not mistaken for a pass.
+_CRASHED: list[str] = []
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_handlecrashitem(crashitem: str, report: pytest.TestReport, sched: object) -> None:
+    if crashitem in _CRASHED:
+        return
+    _CRASHED.append(crashitem)
+    sched.mark_test_pending(crashitem)  # type: ignore[attr-defined]
+    report.outcome = "rerun"  # type: ignore[assignment]
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    for nodeid in _CRASHED:
+        terminalreporter.write_line(
+            f"CRASHED: a worker died running {nodeid}; it was run once more", yellow=True
+        )
+
+
+def pytest_report_teststatus(report: pytest.TestReport) -> tuple[str, str, str] | None:
+    if report.outcome == "rerun":  # type: ignore[comparison-overlap]
+        return "rerun", "R", "RERUN"
+    return None

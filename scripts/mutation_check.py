@@ -3445,6 +3445,10 @@ def main() -> int:
     if not Path(python).exists():
         python = sys.executable
     chosen = [m for m in MUTATIONS if args.k in m.name]
+    if not chosen:
+        # With no entry, the control run would get no test paths: pytest would run everything.
+        print(f"no mutation's name contains {args.k!r}: see the names in MUTATIONS")
+        return 2
     if not control(chosen, python):
         print("the named tests fail on the unmutated tree: fix them first")
         return 1

@@ -3383,6 +3383,22 @@ MUTATIONS = (
             "test_a_killed_servers_metrics_folder_is_removed_by_the_next_start",
         ),
     ),
+    Mutation(
+        "compat32-log-orders-by-nanoseconds",
+        "issue 32: commits made in one second log in the order they were made, as on lakeFS",
+        "kvlake/graveler/log.py",
+        "        -commit.creation_nanos,\n",
+        "",
+        ("tests/graveler/test_log.py",),
+    ),
+    Mutation(
+        "compat32-commits-record-nanoseconds",
+        "issue 32: a commit records the sub-second part of its creation time",
+        "kvlake/graveler/commits.py",
+        "        seconds, nanos = commit_time(self._clock()) if date is None else (date, 0)\n",
+        "        seconds, nanos = (int(self._clock()) if date is None else date), 0\n",
+        ("tests/graveler/test_log.py",),
+    ),
 )
 
 

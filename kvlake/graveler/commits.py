@@ -46,7 +46,7 @@ from kvlake.errors import (
 )
 from kvlake.graveler import keys
 from kvlake.graveler.committed import CommittedManager
-from kvlake.graveler.records import Branch, Commit, Repository
+from kvlake.graveler.records import Branch, Commit, Repository, commit_time
 from kvlake.graveler.refs import Refs
 from kvlake.graveler.staging import Staging
 from kvlake.kv import Predicate
@@ -213,12 +213,15 @@ class Committer:
         metadata: dict[str, str] | None,
         date: int | None,
     ) -> Commit:
-        """The commit after `parent` (one parent, the next generation), dated now or `date`."""
+        """The commit after `parent` (one parent, the next generation), dated now or `date`
+        (a caller's date is whole seconds)."""
+        seconds, nanos = commit_time(self._clock()) if date is None else (date, 0)
         return Commit(
             committer=committer,
             message=message,
             metarange_id=metarange_id,
-            creation_date=int(self._clock()) if date is None else date,
+            creation_date=seconds,
+            creation_nanos=nanos,
             parents=(parent_id,),
             metadata=dict(metadata or {}),
             generation=parent.generation + 1,

@@ -45,6 +45,7 @@ from kvlake.graveler.records import (
     Tag,
     TokenState,
     Value,
+    commit_time,
 )
 from kvlake.graveler.references import References
 from kvlake.graveler.refexpr import RefResolver, ResolvedRef
@@ -290,11 +291,13 @@ class Graveler:
             raise
 
     def _populate(self, repository: Repository, namespace: str, default_branch: str) -> None:
+        seconds, nanos = commit_time(repository.creation_date)
         first = Commit(
             committer="",
             message="Repository created",
             metarange_id=self.committed.empty_metarange(namespace),
-            creation_date=int(repository.creation_date),
+            creation_date=seconds,
+            creation_nanos=nanos,
             parents=(),
             metadata={},
             generation=1,

@@ -28,6 +28,7 @@ from kvlake.graveler.records import (
     ImportStatus,
     Repository,
     Value,
+    commit_time,
     decode_import_status,
     encode,
 )
@@ -98,11 +99,13 @@ class Imports:
                 self._committed.scan(namespace, metarange_id),
                 self._existing(namespace, head.metarange_id, sorted(prefixes)),
             )
+            seconds, nanos = commit_time(self._clock())
             return Commit(
                 committer=committer,
                 message=message,
                 metarange_id=self._committed.apply(namespace, head.metarange_id, changes),
-                creation_date=int(self._clock()),
+                creation_date=seconds,
+                creation_nanos=nanos,
                 parents=(head_id,),
                 metadata=dict(metadata or {}),
                 generation=head.generation + 1,

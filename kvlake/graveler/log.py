@@ -1,10 +1,13 @@
 """Commit logs: the history reachable from a ref, newest first, one page at a time.
 
 The walk is a priority queue ordered by creation time (newest first), then by
-generation (highest first), then by commit id (highest first). Creation times
-are whole seconds, so ties are common; the generation tie-break keeps a commit
-ahead of its parents when they share a second, so the walk yields exactly the
-reachable commits sorted by that key (unless clocks went backwards). The order
+generation (highest first), then by commit id (highest first), as lakeFS orders
+its logs. Creation times count nanoseconds (`Commit.creation_nanos`), so commits
+made in one second log in the order they were made, as on lakeFS; whole-second
+times remain where a caller dated a commit or a record came from a restore or
+an older kvlake, and there the generation tie-break keeps a commit ahead of its
+parents, so the walk yields exactly the reachable commits sorted by that key
+(unless clocks went backwards). The order
 is total, so a page boundary named by a commit id (`after`) always lands in the
 same place.
 
@@ -47,10 +50,15 @@ MAX_CURSOR_FRONTIER: Final = 16
 _REVERSE_HEX = str.maketrans("0123456789abcdef", "fedcba9876543210")
 
 
-def _order(record: CommitRecord) -> tuple[int, int, str]:
-    """Heap order: newest first, then highest generation, then highest id."""
+def _order(record: CommitRecord) -> tuple[int, int, int, str]:
+    """Heap order: newest first (to the nanosecond), then highest generation, then highest id."""
     commit = record.commit
-    return (-commit.creation_date, -commit.generation, record.id.translate(_REVERSE_HEX))
+    return (
+        -commit.creation_date,
+        -commit.creation_nanos,
+        -commit.generation,
+        record.id.translate(_REVERSE_HEX),
+    )
 
 
 class CommitLog:
@@ -182,7 +190,7 @@ class _Walk:
         self._repository = repository
         self._first_parent = first_parent
         self._since = since
-        self._queue: list[tuple[tuple[int, int, str], CommitRecord]] = []
+        self._queue: list[tuple[tuple[int, int, int, str], CommitRecord]] = []
         self._seen: set[str] = set()
         for commit_id in starts:
             self._push(commit_id)

@@ -32,7 +32,7 @@ from kvlake.graveler.committed import Change, CommittedManager
 from kvlake.graveler.compare import Difference, SortedLookup, compare, identity_of
 from kvlake.graveler.events import Event, EventHooks
 from kvlake.graveler.mergebase import find_merge_base
-from kvlake.graveler.records import Commit, Repository, Value
+from kvlake.graveler.records import Commit, Repository, Value, commit_time
 from kvlake.graveler.refexpr import RefResolver
 from kvlake.graveler.refs import Refs
 from kvlake.graveler.validation import check_branch_name, is_branch_name
@@ -231,11 +231,13 @@ class Merger:
             )
             parents = (head_id,) if squash else (head_id, source_id)
             generation = max(head.generation, 0 if squash else source_commit.generation)
+            seconds, nanos = commit_time(self._clock())
             return Commit(
                 committer=committer,
                 message=message or f"Merge '{source}' into '{destination}'",
                 metarange_id=metarange_id,
-                creation_date=int(self._clock()),
+                creation_date=seconds,
+                creation_nanos=nanos,
                 parents=parents,
                 metadata=dict(metadata or {}),
                 generation=generation + 1,

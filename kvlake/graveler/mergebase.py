@@ -26,9 +26,10 @@ _STALE = 4
 _BOTH = _LEFT | _RIGHT
 
 
-def _order(commit_id: str, commit: Lineage) -> tuple[int, int, str]:
-    """Heap order: highest generation first, then newest, then highest id (all negated)."""
-    return (-commit.generation, -commit.creation_date, _negate(commit_id))
+def _order(commit_id: str, commit: Lineage) -> tuple[int, int, int, str]:
+    """Heap order: highest generation first, then newest (to the nanosecond), then highest
+    id (all negated)."""
+    return (-commit.generation, -commit.creation_date, -commit.creation_nanos, _negate(commit_id))
 
 
 def _negate(commit_id: str) -> str:
@@ -57,7 +58,7 @@ def find_merge_base(refs: Refs, repository: Repository, left: str, right: str) -
 
 def _paint_down_to_common(refs: Refs, repository: Repository, left: str, right: str) -> list[str]:
     flags = {left: _LEFT, right: _RIGHT}
-    queue: list[tuple[tuple[int, int, str], str]] = []
+    queue: list[tuple[tuple[int, int, int, str], str]] = []
     for commit_id in (left, right):
         commit = refs.get_lineage(repository, commit_id)
         heapq.heappush(queue, (_order(commit_id, commit), commit_id))

@@ -71,7 +71,16 @@ class Branch(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Commit(msgspec.Struct, frozen=True, kw_only=True):
-    """An immutable commit; its id is the hash of these fields (see `commit_id`)."""
+    """An immutable commit; its id is the hash of these fields (see `commit_id`), but
+    `creation_nanos`.
+
+    `creation_date` is in whole seconds, as lakeFS's API carries it; `creation_nanos`
+    (the nanoseconds past that second, 0 for commits dated by a caller or stored
+    before it existed) only orders commits made in one second, as lakeFS's own
+    sub-second commit times do. It stays out of the id, so the ids of commits, old
+    and new, and of restored commit records (whose dates are whole seconds) are what
+    their whole-second fields make them.
+    """
 
     committer: str
     message: str
@@ -80,6 +89,13 @@ class Commit(msgspec.Struct, frozen=True, kw_only=True):
     parents: tuple[str, ...]
     metadata: dict[str, str]
     generation: int
+    creation_nanos: int = 0
+
+
+def commit_time(now: float) -> tuple[int, int]:
+    """A clock reading as a commit's (`creation_date`, `creation_nanos`)."""
+    seconds = int(now)
+    return seconds, min(int((now - seconds) * 1_000_000_000), 999_999_999)
 
 
 class Tag(msgspec.Struct, frozen=True, kw_only=True):

@@ -127,6 +127,7 @@ class Lineage(NamedTuple):
     parents: tuple[str, ...]
     generation: int
     creation_date: int
+    creation_nanos: int
 
 
 class Refs:
@@ -353,7 +354,9 @@ class Refs:
         commit = self._commits.get(cache_key)
         if commit is None:
             commit = self._read_commit(repository, identifier)
-        lineage = Lineage(commit.parents, commit.generation, commit.creation_date)
+        lineage = Lineage(
+            commit.parents, commit.generation, commit.creation_date, commit.creation_nanos
+        )
         self._lineages.put(cache_key, lineage)
         return lineage
 

@@ -20,7 +20,7 @@ from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.events import Event, EventHooks
 from kvlake.graveler.merge import merge_metaranges
 from kvlake.graveler.protection import BranchProtectionRules
-from kvlake.graveler.records import Commit, Repository
+from kvlake.graveler.records import Commit, Repository, commit_time
 from kvlake.graveler.refexpr import RefResolver
 from kvlake.graveler.refs import Refs
 
@@ -194,11 +194,13 @@ class ChangeApplier:
                     f"{what} onto branch {branch!r} changes nothing; "
                     f"pass allow_empty to commit anyway"
                 )
+            seconds, nanos = commit_time(self._clock())
             return Commit(
                 committer=committer,
                 message=message,
                 metarange_id=metarange_id,
-                creation_date=int(self._clock()),
+                creation_date=seconds,
+                creation_nanos=nanos,
                 parents=(head_id,),
                 metadata=metadata,
                 generation=head.generation + 1,

@@ -244,3 +244,25 @@ def test_each_page_reads_its_own_commits_not_the_history_before_it(
         reads.append(_commit_reads(store) - before)
         after = page.next_offset
     assert max(reads) <= 50 + 3, reads  # the page, its frontier and the previous last
+
+
+@pytest.mark.parametrize("later", ["left", "right"])
+def test_commits_made_in_one_second_log_in_the_order_they_were_made(
+    graveler: Graveler, repo: Repository, clock: FakeClock, later: str
+) -> None:
+    """lakeFS orders a log by sub-second commit times: two branches' commits made in one
+    second and then merged log newest first, whichever id sorts higher. Both orders are
+    tried with the same contents (so the same ids): whole seconds would log one wrongly."""
+    for name in ("left", "right"):
+        graveler.create_branch(repo, name, "main")
+    clock.now = 1_750_000_100.0
+    made = {}
+    for name in ("right", "left") if later == "left" else ("left", "right"):
+        clock.advance(0.25)
+        graveler.set(repo, name, name.encode(), value(name))
+        made[name] = graveler.commit(repo, name, committer="t", message=name)
+    clock.advance(0.25)
+    merge = graveler.merges.merge(repo, "right", "left", committer="t")
+    earlier = "right" if later == "left" else "left"
+    logged = [record.id for record in graveler.history.log(repo, "left").commits]
+    assert logged[:3] == [merge, made[later], made[earlier]]

@@ -3399,6 +3399,28 @@ MUTATIONS = (
         "        seconds, nanos = (int(self._clock()) if date is None else date), 0\n",
         ("tests/graveler/test_log.py",),
     ),
+    Mutation(
+        "lead-range-puts-done-before-finish",
+        "invariant 4 / issue 28: a metarange is written only after every range file is stored",
+        "kvlake/graveler/committed/writer.py",
+        "            self._flush()\n        self._wait_for_puts(0)\n        return self._ranges\n",
+        "            self._flush()\n        return self._ranges\n",
+        (
+            "tests/graveler/committed/test_writer.py::"
+            "test_finish_returns_only_once_every_range_file_is_stored",
+        ),
+    ),
+    Mutation(
+        "lead-range-put-pool-per-forked-child",
+        "issue 28: a forked Spark worker's range puts run (the parent's threads are not there)",
+        "kvlake/graveler/committed/writer.py",
+        "os.register_at_fork(after_in_child=_forget_pool_in_child)\n",
+        "",
+        (
+            "tests/graveler/committed/test_writer.py::"
+            "test_a_forked_child_stores_ranges_with_threads_of_its_own",
+        ),
+    ),
 )
 
 

@@ -8,12 +8,18 @@ strictly ascending, or nothing is returned), and a range is only ever passed by
 reference at a boundary, so every range ends where the chunking rule would have
 ended it and an unchanged region is cut exactly as before. Files are put only
 when absent: content addressing makes a second put of the same id redundant.
+Puts run in background threads while the next ranges are cut (`PUTS_IN_FLIGHT`);
+`finish` waits for all of them, so a metarange never names a file not yet durable.
 """
 
 from __future__ import annotations
 
+import os
+import threading
 from bisect import bisect_left
+from collections import deque
 from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from itertools import accumulate, islice
 from operator import add, attrgetter, itemgetter, lt
 from typing import Any, Final, cast
@@ -29,6 +35,14 @@ from kvlake.graveler.records import Value
 
 BATCH: Final = 4096
 """`add_all` turns its input into columns this many entries at a time."""
+PUTS_IN_FLIGHT: Final = 4
+"""Range files one writer stores at a time in background threads while it goes on cutting
+and encoding the next ranges. A put is mostly writes and fsyncs, which release the GIL, so a
+big commit's CPU work no longer waits for the disk, and puts into one folder share its fsync.
+"""
+_POOL_THREADS: Final = 8
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
 
 _first, _second = itemgetter(0), itemgetter(1)
 _identity, _data = attrgetter("identity"), attrgetter("data")
@@ -43,13 +57,38 @@ def store_file(
     same id write the same bytes, and a put is atomic, so the race is harmless.
     """
     new_id = file_id(data)
+    return new_id, _store(blockstore, namespace, new_id, data, stats)
+
+
+def _store(
+    blockstore: BlockStore, namespace: str, new_id: str, data: bytes, stats: CommittedStats
+) -> bool:
     key = FILE_PREFIX + new_id
     if blockstore.exists(namespace, key):
         stats.count("files_already_present")
-        return new_id, False
+        return False
     blockstore.put(namespace, key, data)
     stats.count("files_written")
-    return new_id, True
+    return True
+
+
+def _put_pool() -> ThreadPoolExecutor:
+    """The process's threads for range puts, started on first use."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(_POOL_THREADS, thread_name_prefix="kvlake-range-put")
+        return _pool
+
+
+def _forget_pool_in_child() -> None:
+    """A forked child (a Spark Python worker) has none of the parent's threads: an inherited
+    executor would queue puts that never run, so the child starts a pool of its own."""
+    global _pool, _pool_lock
+    _pool, _pool_lock = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_pool_in_child)
 
 
 def store_metarange(
@@ -63,11 +102,20 @@ def store_metarange(
 class RangeWriter:
     """Accumulates ascending entries and stores a range each time the chunking rule says.
 
-    Not thread-safe: one writer serves one metarange being built.
+    Not thread-safe: one writer serves one metarange being built. Range files are stored
+    in the background (`PUTS_IN_FLIGHT`, 0 to store each in the caller's thread), and
+    `finish`/`finish_open` return only once every one is durable (or raise the first
+    failure): a metarange is never written before the ranges it names.
     """
 
     def __init__(
-        self, blockstore: BlockStore, namespace: str, chunking: Chunking, stats: CommittedStats
+        self,
+        blockstore: BlockStore,
+        namespace: str,
+        chunking: Chunking,
+        stats: CommittedStats,
+        *,
+        puts_in_flight: int = PUTS_IN_FLIGHT,
     ) -> None:
         self._blockstore = blockstore
         self._namespace = namespace
@@ -86,6 +134,8 @@ class RangeWriter:
         # (strictly ascending) is what keeps every range sorted and disjoint.
         self._last_key = b""
         self._ranges: list[RangeInfo] = []
+        self._puts_in_flight = puts_in_flight
+        self._puts: deque[Future[bool]] = deque()
 
     @property
     def at_boundary(self) -> bool:
@@ -210,9 +260,10 @@ class RangeWriter:
         self._stats.count("ranges_reused")
 
     def finish(self) -> list[RangeInfo]:
-        """Store the last, partial range and return all ranges in key order."""
+        """Store the last, partial range and return all ranges in key order, all stored."""
         if self._count:
             self._flush()
+        self._wait_for_puts(0)
         return self._ranges
 
     def finish_open(self) -> tuple[list[RangeInfo], list[tuple[bytes, bytes, bytes]]]:
@@ -226,6 +277,7 @@ class RangeWriter:
             if not isinstance(piece, tuple):
                 raise RuntimeError("finish_open takes entries added as values, not rows read")
             tail.extend(zip(*piece, strict=True))
+        self._wait_for_puts(0)
         return self._ranges, tail
 
     def _extend_lists(self, keys: list[bytes], identities: list[bytes], datas: list[bytes]) -> None:
@@ -302,7 +354,15 @@ class RangeWriter:
 
     def _flush(self) -> None:
         data = encode_range_pieces(self._pieces)
-        range_id, _ = store_file(self._blockstore, self._namespace, data, self._stats)
+        range_id = file_id(data)
+        if self._puts_in_flight:
+            self._wait_for_puts(self._puts_in_flight - 1)
+            put = _put_pool().submit(
+                _store, self._blockstore, self._namespace, range_id, data, self._stats
+            )
+            self._puts.append(put)
+        else:
+            _store(self._blockstore, self._namespace, range_id, data, self._stats)
         self._ranges.append(
             RangeInfo(
                 id=range_id,
@@ -314,6 +374,12 @@ class RangeWriter:
         )
         self._pieces, self._lists = [], None
         self._count = self._bytes = 0
+
+    def _wait_for_puts(self, at_most: int) -> None:
+        """Wait until at most `at_most` puts are in flight, oldest first; raise a failed one's
+        error (the rest still finish in the background: content-addressed files are harmless)."""
+        while len(self._puts) > at_most:
+            self._puts.popleft().result()
 
 
 def _unsorted(key: bytes, previous: bytes) -> InvalidInputError:

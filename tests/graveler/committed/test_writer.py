@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import multiprocessing
+import time
+from collections.abc import Iterator
 from zlib import crc32
 
 import pytest
 
 from kvlake.blockstore import BlockStore
-from kvlake.errors import InvalidInputError
+from kvlake.blockstore.memory import MemoryBlockStore
+from kvlake.errors import InvalidInputError, UnavailableError
 from kvlake.graveler.committed import CommittedManager, CommittedStats
+from kvlake.graveler.committed.records import FILE_PREFIX
 from kvlake.graveler.committed.writer import RangeWriter
 from kvlake.graveler.records import Value
 
@@ -102,3 +107,59 @@ def test_a_value_of_none_is_refused_outside_apply(
 ) -> None:
     with pytest.raises(InvalidInputError, match="no value"):
         manager.write_metarange(namespace, [(b"a", None)])  # type: ignore[list-item]
+
+
+class _SlowPuts(MemoryBlockStore):
+    """Puts that take a while (or fail), as a disk's fsyncs do, to show when a writer waits."""
+
+    def __init__(self, *, fail: bool = False) -> None:
+        super().__init__()
+        self.fail = fail
+
+    def _put(self, namespace: str, key: str, chunks: Iterator[bytes]) -> int:
+        time.sleep(0.02)
+        if self.fail:
+            raise UnavailableError("the disk is gone")
+        return super()._put(namespace, key, chunks)
+
+
+def test_finish_returns_only_once_every_range_file_is_stored() -> None:
+    """Puts run in the background while the next ranges are cut: a metarange written
+    before its ranges were stored could name files a crash has not kept."""
+    blockstore = _SlowPuts()
+    writer = RangeWriter(blockstore, "mem://lake", SMALL, CommittedStats())
+    writer.add_all(entries(600), deletions=False)
+    ranges = writer.finish()
+    assert len(ranges) > 8
+    assert all(blockstore.exists("mem://lake", FILE_PREFIX + r.id) for r in ranges)
+
+
+def test_a_failed_background_put_fails_the_write() -> None:
+    writer = RangeWriter(_SlowPuts(fail=True), "mem://lake", SMALL, CommittedStats())
+    with pytest.raises(UnavailableError, match="the disk is gone"):
+        writer.add_all(entries(600), deletions=False)
+        writer.finish()
+
+
+def _write_in_a_forked_child(queue: multiprocessing.Queue[int]) -> None:
+    writer = RangeWriter(MemoryBlockStore(), "mem://lake", SMALL, CommittedStats())
+    writer.add_all(entries(300), deletions=False)
+    queue.put(len(writer.finish()))
+
+
+def test_a_forked_child_stores_ranges_with_threads_of_its_own() -> None:
+    """Spark's Python workers are forked: the parent's put threads do not exist there."""
+    parent = RangeWriter(MemoryBlockStore(), "mem://lake", SMALL, CommittedStats())
+    parent.add_all(entries(300), deletions=False)
+    expected = len(parent.finish())  # the parent's pool is started and has idle threads
+    context = multiprocessing.get_context("fork")
+    queue: multiprocessing.Queue[int] = context.Queue()
+    child = context.Process(target=_write_in_a_forked_child, args=(queue,))
+    child.start()
+    child.join(timeout=60)
+    stuck = child.is_alive()
+    if stuck:
+        child.kill()
+        child.join()
+    assert not stuck, "the child's puts never ran"
+    assert child.exitcode == 0 and queue.get(timeout=5) == expected

@@ -114,6 +114,9 @@ class ImportSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     spark_threshold: Annotated[int, msgspec.Meta(ge=1)] = 100_000
     """KVLAKE_IMPORTS_SPARK_THRESHOLD: objects from which `auto` imports on Spark (`auto`
     lists at most this many to decide)."""
+    progress_every: Annotated[int, msgspec.Meta(ge=1)] = 10_000
+    """KVLAKE_IMPORTS_PROGRESS_EVERY: entries a local import lists between progress
+    checkpoints of its operation record (where a cancel or a stop is read)."""
 
     def __post_init__(self) -> None:
         self.folders()  # refuse malformed prefixes at load time, not at the first import

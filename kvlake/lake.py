@@ -76,6 +76,7 @@ class Lake(Closing):
         )
         operations = settings.operations
         self.locks = ObjectLocks(store, clock=clock, upload_ttl=operations.upload_lock_ttl)
+        self.ledger = Ledger(store)
         self.catalog = Catalog(
             self.graveler,
             blockstore,
@@ -83,12 +84,12 @@ class Lake(Closing):
             deletion=self.deletion_log,
             locks=self.locks,
             settings=settings,
+            ledger=self.ledger,
         )
         self.actions = Actions(self.catalog, settings.actions, clock=clock)
         """Hooks of `_lakefs_actions/` files, run by graveler around its events, and their runs."""
         self.graveler.set_event_hooks(self.actions)
         self.purges = Purges(self.deletion_log, self.graveler, blockstore)
-        self.ledger = Ledger(store)
         self.bulk_deletes = BulkDeletes(
             self.graveler,
             self.ledger,

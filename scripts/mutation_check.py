@@ -947,8 +947,8 @@ MUTATIONS = (
     Mutation(
         "import-cancel-stops",
         "issue 15: a canceled import commits nothing",
-        "kvlake/catalog/imports.py",
-        "            if status.error:\n                raise _Canceled\n",
+        "kvlake/catalog/import_runs.py",
+        "                if record.cancel_requested:\n                    raise _Canceled\n",
         "",
         ("tests/catalog/test_imports.py",),
     ),
@@ -971,10 +971,9 @@ MUTATIONS = (
     Mutation(
         "import-rereads-repository",
         "invariant 1 (issue 15): an import commits only into the instance it started in",
-        "kvlake/catalog/imports.py",
-        "            current = self._graveler.get_repository(repository.name)\n"
-        "            if current.instance_uid != repository.instance_uid:\n",
-        "            if False:\n",
+        "kvlake/catalog/import_runs.py",
+        "        self._repository(operation)  # invariant 1: it may have been deleted meanwhile\n",
+        "",
         ("tests/catalog/test_imports.py",),
     ),
     Mutation(
@@ -2755,8 +2754,8 @@ MUTATIONS = (
         "safety2-import-rechecks-locks-before-publishing",
         "issue 22 (b): an import re-checks the locks right before it publishes (both engines)",
         "kvlake/catalog/imports.py",
-        "                precondition=unlocked,\n",
-        "                precondition=None,\n",
+        "            precondition=unlocked,\n",
+        "            precondition=None,\n",
         (
             "tests/catalog/test_import_locks.py::test_a_bulk_delete_started_while_the_sources_are_listed_stops_the_import",
             "tests/catalog/test_import_locks.py::test_a_write_lock_taken_while_the_sources_are_listed_stops_the_import",
@@ -3419,6 +3418,70 @@ MUTATIONS = (
         (
             "tests/graveler/committed/test_writer.py::"
             "test_a_forked_child_stores_ranges_with_threads_of_its_own",
+        ),
+    ),
+    # -- imports as operations on the one driver (issue 26, part 1)
+    Mutation(
+        "ops26-import-names-its-head-before-publishing",
+        "issue 26: before a publish attempt the record names the head it builds on",
+        "kvlake/catalog/import_runs.py",
+        "            record = driver.checkpoint("
+        "operation_id, committing=True, base_commit=head_id)\n",
+        "            record = self._ledger.load(operation_id)[0]\n",
+        (
+            "tests/catalog/test_imports.py::"
+            "test_a_resumed_import_whose_commit_landed_completes_with_it_and_commits_nothing_more",
+        ),
+    ),
+    Mutation(
+        "ops26-import-resume-finds-its-landed-commit",
+        "issue 26: a resumed import whose commit landed completes with it, never commits twice",
+        "kvlake/catalog/import_runs.py",
+        "            if published:\n",
+        "            if False:\n",
+        (
+            "tests/catalog/test_imports.py::"
+            "test_a_resumed_import_whose_commit_landed_completes_with_it_and_commits_nothing_more",
+        ),
+    ),
+    Mutation(
+        "ops26-import-resume-adopts-only-its-own-commit",
+        "issue 26: a resumed import never takes another writer's commit for its own",
+        "kvlake/catalog/import_runs.py",
+        "                wanted = (job.committer, job.message, job.metadata)\n"
+        '                return commit_id if ours == wanted else ""\n',
+        "                return commit_id\n",
+        (
+            "tests/catalog/test_imports.py::"
+            "test_a_resumed_import_whose_commit_never_landed_publishes_its_metarange",
+        ),
+    ),
+    Mutation(
+        "ops26-import-status-is-its-repositorys",
+        "issue 26: importStatus answers only for an import record of that repository instance",
+        "kvlake/catalog/imports.py",
+        "            or (operation.repository, operation.instance_uid)\n"
+        "            != (repository.name, repository.instance_uid)\n",
+        "",
+        ("tests/catalog/test_imports.py::test_an_import_is_an_operation_listed_with_every_kind",),
+    ),
+    Mutation(
+        "ops26-import-cancel-refuses-a-completed-one",
+        "issue 26: a completed import's cancel is a 409 naming its commit",
+        "kvlake/catalog/imports.py",
+        '            if current.status == "completed":\n',
+        "            if False:\n",
+        ("tests/catalog/test_imports.py::test_a_canceled_import_commits_nothing",),
+    ),
+    Mutation(
+        "ops26-heartbeat-renews",
+        "issue 26: a long step with no checkpoint keeps its operation's lease",
+        "kvlake/operations/heartbeat.py",
+        "                self._driver.checkpoint(self._operation_id)\n",
+        "                pass\n",
+        (
+            "tests/operations/test_driver.py::"
+            "test_a_heartbeat_renews_the_lease_while_its_holder_is_busy_and_stops_once_lost",
         ),
     ),
 )

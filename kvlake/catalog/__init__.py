@@ -25,6 +25,7 @@ from kvlake.catalog.imports import (
     IMPORT_SCHEMES,
     Importer,
     ImportJob,
+    ImportStatus,
     PieceWriter,
     check_outside_import_folders,
 )
@@ -53,6 +54,7 @@ __all__ = [
     "GcPreparation",
     "ImportJob",
     "ImportSource",
+    "ImportStatus",
     "ImportUnit",
     "Importer",
     "Links",

@@ -68,7 +68,7 @@ from kvlake.graveler import (
     check_branch_name,
     check_path,
 )
-from kvlake.operations import ObjectInfo, ObjectLocks
+from kvlake.operations import Ledger, ObjectInfo, ObjectLocks
 
 log = logging.getLogger(__name__)
 
@@ -188,6 +188,7 @@ class Catalog:
         deletion: DeletionLog | None = None,
         locks: ObjectLocks | None = None,
         settings: Settings | None = None,
+        ledger: Ledger | None = None,
     ) -> None:
         if deletion is not None and graveler.staging_hooks is None:
             raise ConfigError(
@@ -204,7 +205,9 @@ class Catalog:
         self._clock = clock
         self._deletion = deletion
         self._locks = locks
-        self.imports = Importer(graveler, blockstore, clock=clock, settings=settings, locks=locks)
+        self.imports = Importer(
+            graveler, blockstore, clock=clock, settings=settings, locks=locks, ledger=ledger
+        )
         """Zero-copy imports of external locations (importStart, importStatus, importCancel)."""
 
     def direct_uploads(self, key: bytes) -> PhysicalLinks:

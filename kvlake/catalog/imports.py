@@ -13,9 +13,13 @@ branch in one commit (`Imports.commit_metarange`): the branch must be clean, and
 each destination is replaced by what was imported there. A destination that a
 bulk delete on the branch covers, or another owner's write lock holds, refuses
 the import when it starts and again right before it publishes (issue 22: every
-write respects the object locks). Progress and the
-outcome are the import's status record; a cancel marks it, and the importing
-thread stops at its next progress update without committing.
+write respects the object locks).
+
+An import is an `import` operation (kvlake/operations): `prepare` checks the
+request and writes the record; a runner of any process (a server's, a `kvlake
+worker`'s) claims it and runs it through the import engine
+(kvlake/catalog/import_runs.py), which counts progress, reads a cancel at each
+progress update and publishes; importStatus is a view of the record (`status`).
 
 The listing and range writing run in this thread (`local`) or on Spark
 (`spark`, kvlake/pipelines/imports.py): the sources are split into parts
@@ -57,23 +61,25 @@ from kvlake.catalog.import_listing import (
     whole,
 )
 from kvlake.config import ImportSettings, Settings
-from kvlake.errors import (
-    ConflictError,
-    InvalidInputError,
-    KvlakeError,
-    PreconditionFailedError,
-    TooManyTriesError,
-)
+from kvlake.errors import ConflictError, ImportNotFoundError, InvalidInputError, NotFoundError
 from kvlake.graveler import (
     Graveler,
-    ImportStatus,
     Piece,
     Repository,
     Value,
     check_branch_name,
     check_path,
 )
-from kvlake.operations import ObjectLocks, engine_available, load_dotted, select_engine
+from kvlake.operations import (
+    ImportLocation,
+    ImportRequest,
+    Ledger,
+    ObjectLocks,
+    Operation,
+    engine_available,
+    load_dotted,
+    select_engine,
+)
 
 log = logging.getLogger(__name__)
 
@@ -82,12 +88,10 @@ IMPORT_SCHEMES: Final = frozenset({"s3"})
 a local one also may with `KVLAKE_IMPORTS_LOCAL_ENABLED`."""
 LOCAL_SCHEME: Final = "local"
 PROGRESS_EVERY: Final = 10_000
-"""Entries between progress updates (and cancel checks)."""
-STALE_SECONDS: Final = 3600.0
-"""An import without progress this long is reported failed: its process has ended."""
+"""Entries between a Spark listing task's cancel checks (a local import checkpoints every
+KVLAKE_IMPORTS_PROGRESS_EVERY)."""
 MAX_SOURCES: Final = 1000
 CANCELED: Final = "import canceled"
-_MAX_TRIES: Final = 10
 SPARK_IMPORT: Final = "kvlake.pipelines.imports:SparkImport"
 """The class writing an import's pieces on Spark (`PieceWriter`), loaded when one runs."""
 SPARK_PARTS: Final = 256
@@ -117,8 +121,37 @@ class ImportJob(NamedTuple):
     metadata: dict[str, str]
 
 
-class _Canceled(Exception):
-    """The status says canceled: stop without committing."""
+Progress = Callable[[int], None]
+"""Told the objects ingested so far; raises to stop the import (a cancel, a stop)."""
+
+
+class ImportStatus(msgspec.Struct, frozen=True, kw_only=True):
+    """An import as importStatus shows it: a view of its `import` operation record."""
+
+    id: str
+    branch: str
+    created: float
+    updated: float
+    ingested: int = 0
+    completed: bool = False
+    metarange_id: str = ""
+    commit_id: str = ""
+    error: str = ""
+
+
+def job_of(repository: Repository, operation: Operation) -> ImportJob:
+    """What running the `import` operation needs, from its record."""
+    request = operation.imports
+    assert request is not None, "an import record carries its request"
+    return ImportJob(
+        repository=repository,
+        branch=operation.branch,
+        import_id=operation.id,
+        sources=tuple(ImportSource(s.path, s.destination, s.type) for s in request.sources),
+        committer=request.committer,
+        message=request.message,
+        metadata=dict(request.metadata),
+    )
 
 
 class Importer:
@@ -132,8 +165,11 @@ class Importer:
         clock: Callable[[], float] = time.time,
         settings: Settings | None = None,
         locks: ObjectLocks | None = None,
+        ledger: Ledger | None = None,
     ) -> None:
         self._graveler = graveler
+        self._ledger = ledger or Ledger(graveler.store)
+        """Where imports live: one `import` operation record each (kvlake/operations)."""
         self._blockstore = blockstore
         self._clock = clock
         self._locks = locks
@@ -158,8 +194,11 @@ class Importer:
         committer: str,
         message: str = "",
         metadata: dict[str, str] | None = None,
+        creator: str = "",
     ) -> ImportJob:
-        """Check the request and record the import as started; then `run` it (a thread).
+        """Check the request and record the import as an `import` operation, which a runner
+        (kvlake/catalog/import_runs.py's engine) then claims and runs; `creator` is the
+        owner the operations API names (`User.principal`).
 
         Raises:
             InvalidInputError: no sources, an unreadable or overlapping source or
@@ -189,67 +228,110 @@ class Importer:
         self._graveler.check_clean(repository, branch)
         self._refuse_locked(repository, branch, sources, committer)
         now = self._clock()
-        import_id = ids.new_uid()
-        status = ImportStatus(id=import_id, branch=branch, created=now, updated=now)
-        self._graveler.imports.create_status(repository, status)
-        return ImportJob(
-            repository=repository,
-            branch=branch,
-            import_id=import_id,
-            sources=tuple(sorted(sources, key=lambda s: s.destination)),
+        ordered = sorted(sources, key=lambda s: s.destination)
+        request = ImportRequest(
+            sources=[
+                ImportLocation(path=s.path, destination=s.destination, type=s.kind) for s in ordered
+            ],
             committer=committer,
             message=message or "Import objects",
             metadata=dict(metadata or {}),
         )
+        operation = Operation(
+            id=ids.new_uid(),
+            kind="import",
+            repository=repository.name,
+            instance_uid=repository.instance_uid,
+            branch=branch,
+            imports=request,
+            created_by=committer,
+            creator=creator,
+            created_at=now,
+            last_updated_at=now,
+        )
+        self._ledger.create(operation)
+        return job_of(repository, operation)
 
-    def run(self, job: ImportJob) -> None:
-        """Ingest and commit. Never raises a KvlakeError: the outcome is the status's."""
-        repository = job.repository
-        namespace = repository.storage_namespace
-        counter = [0]
+    def status(self, repository: Repository, import_id: str) -> ImportStatus:
+        """The import's status, as importStatus shows it, read from its operation record.
+
+        A cancel asked for reads as canceled at once (lakeFS's answer), though the
+        importing runner stops only at its next progress update.
+
+        Raises:
+            ImportNotFoundError: no such import in the repository.
+        """
+        operation = self.operation(repository, import_id)
+        completed = operation.status == "completed"
+        cancelled = operation.status == "cancelled" or operation.cancel_requested
+        return ImportStatus(
+            id=operation.id,
+            branch=operation.branch,
+            created=operation.created_at,
+            updated=operation.last_updated_at,
+            ingested=operation.counters.enumerated,
+            completed=completed,
+            metarange_id=operation.metarange_id if completed else "",
+            commit_id=operation.commit_id,
+            error="" if completed else CANCELED if cancelled else operation.error,
+        )
+
+    def operation(self, repository: Repository, import_id: str) -> Operation:
+        """The import's operation record, if it is an import into this repository instance.
+
+        Raises:
+            ImportNotFoundError: no such import in the repository.
+        """
         try:
-            committed = self._graveler.committed
-            if self.choose_engine(job) == "spark":
-                metarange_id = committed.join_pieces(namespace, self._pieces(job, counter))
-            else:
-                metarange_id = committed.write_metarange(namespace, self._entries(job, counter))
-            self._progress(job, counter[0])  # the last chance to cancel
-            # Invariant 1: the repository may have been deleted (or recreated) meanwhile.
-            current = self._graveler.get_repository(repository.name)
-            if current.instance_uid != repository.instance_uid:
-                raise InvalidInputError(
-                    f"repository {repository.name!r} was deleted during the import; nothing"
-                    " was committed"
+            operation = self._ledger.load(import_id)[0]
+        except NotFoundError:
+            operation = None
+        if (
+            operation is None
+            or operation.kind != "import"
+            or (operation.repository, operation.instance_uid)
+            != (repository.name, repository.instance_uid)
+        ):
+            raise ImportNotFoundError(
+                f"no import {import_id!r} in repository {repository.name!r}; check the id"
+                " importStart returned"
+            )
+        return operation
+
+    def cancel(self, repository: Repository, import_id: str) -> None:
+        """Ask the import to stop without committing. Canceling twice, or a failed import,
+        is fine.
+
+        Raises:
+            ImportNotFoundError: no such import in the repository.
+            ConflictError: it completed already (its commit stays).
+        """
+        self.operation(repository, import_id)
+        now = self._clock()
+
+        def change(current: Operation) -> Operation | None:
+            if current.status == "completed":
+                raise ConflictError(
+                    f"import {import_id!r} completed already (commit {current.commit_id});"
+                    " revert that commit to undo it"
                 )
-            prefixes, objects = _destinations(job.sources)
-
-            def unlocked(_head_id: str, _head: object) -> None:
-                # Again before each publish attempt: a bulk delete may have started (or
-                # a lock been taken) while the sources were listed.
-                self._refuse_locked(repository, job.branch, job.sources, job.committer)
-
-            commit_id = self._graveler.imports.commit_metarange(
-                repository,
-                job.branch,
-                metarange_id,
-                prefixes=prefixes,
-                objects=objects,
-                committer=job.committer,
-                message=job.message,
-                metadata=job.metadata,
-                precondition=unlocked,
+            if current.finished or current.cancel_requested:
+                return None
+            # Not yet claimed: nothing runs it, so it ends here (as a bulk delete's cancel).
+            status = "cancelled" if current.status == "not_started" else current.status
+            return msgspec.structs.replace(
+                current, status=status, cancel_requested=True, last_updated_at=now
             )
-            commit = self._graveler.get_commit(repository, commit_id)
-            self._finish(
-                job, counter[0], completed=True, metarange_id=commit.metarange_id, commit=commit_id
-            )
-        except _Canceled:
-            log.info("import %s into %s canceled", job.import_id, repository.name)
-        except KvlakeError as exc:
-            self._finish(job, counter[0], error=str(exc))
-        except Exception:  # the thread's last word: recorded for importStatus, then logged
-            log.exception("import %s into %s failed", job.import_id, repository.name)
-            self._finish(job, counter[0], error="internal error; see the server log")
+
+        self._ledger.update(import_id, change)
+
+    def running(self, import_id: str) -> bool:
+        """Whether the import is still to go on: for workers that do not hold its record
+        (Spark tasks), so a cancel stops them too."""
+        operation = self._ledger.load(import_id)[0]
+        return not operation.finished and not operation.cancel_requested
+
+    # -- running (kvlake/catalog/import_runs.py drives these) --------------------------
 
     def _refuse_locked(
         self, repository: Repository, branch: str, sources: Sequence[ImportSource], owner: str
@@ -264,65 +346,47 @@ class Importer:
                 repository, branch, source.destination, owner=owner, prefix=prefix
             )
 
-    def status(self, repository: Repository, import_id: str) -> ImportStatus:
-        """The import's status; one whose process stopped reporting is reported failed.
+    def write_metarange(self, job: ImportJob, progress: Progress) -> str:
+        """List the sources and write their entries as one metarange (here or on Spark);
+        `progress(ingested)` is told the count as it grows, and once at the end, and may
+        raise to stop. Returns the metarange's id."""
+        counter = [0]
+        committed = self._graveler.committed
+        namespace = job.repository.storage_namespace
+        if self.choose_engine(job) == "spark":
+            metarange_id = committed.join_pieces(namespace, self._pieces(job, counter, progress))
+        else:
+            entries = self._entries(job, counter, progress)
+            metarange_id = committed.write_metarange(namespace, entries)
+        progress(counter[0])  # the last chance to cancel
+        return metarange_id
 
-        Raises:
-            ImportNotFoundError: no such import in the repository.
+    def publish(
+        self, job: ImportJob, metarange_id: str, precondition: Callable[[str], None]
+    ) -> str:
+        """Commit the written metarange on the branch in one commit; return its id.
+
+        `precondition(head_id)` runs before each publish attempt, after the lock checks.
         """
-        status, _ = self._graveler.imports.load_status(repository, import_id)
-        if not status.completed and not status.error:
-            if self._clock() - status.updated > STALE_SECONDS:
-                return msgspec.structs.replace(
-                    status,
-                    error=f"the import made no progress for {STALE_SECONDS / 3600:.0f} h: its"
-                    " server process has ended; start the import again",
-                )
-        return status
+        prefixes, objects = _destinations(job.sources)
 
-    def cancel(self, repository: Repository, import_id: str) -> None:
-        """Mark the import canceled: it stops without committing. Canceling twice is fine.
+        def unlocked(head_id: str, _head: object) -> None:
+            # Again before each publish attempt: a bulk delete may have started (or
+            # a lock been taken) while the sources were listed.
+            self._refuse_locked(job.repository, job.branch, job.sources, job.committer)
+            precondition(head_id)
 
-        Raises:
-            ImportNotFoundError: no such import in the repository.
-            ConflictError: it completed already (its commit stays).
-        """
-        for _ in range(_MAX_TRIES):
-            status, predicate = self._graveler.imports.load_status(repository, import_id)
-            if status.completed:
-                raise ConflictError(
-                    f"import {import_id!r} completed already (commit {status.commit_id});"
-                    " revert that commit to undo it"
-                )
-            if status.error:
-                return
-            canceled = msgspec.structs.replace(status, error=CANCELED, updated=self._clock())
-            try:
-                self._graveler.imports.save_status(repository, canceled, predicate)
-            except PreconditionFailedError:
-                continue  # progress was saved meanwhile: look again
-            return
-        raise TooManyTriesError(f"import {import_id!r} kept changing; retry the cancel")
-
-    def keep_alive(self, repository: Repository, import_id: str) -> bool:
-        """Say the import still runs (its update time) for workers that do not count it
-        (Spark tasks), so it never looks stale; False once it was canceled.
-
-        Raises:
-            ImportNotFoundError: no such import in the repository.
-        """
-        imports = self._graveler.imports
-        status, predicate = imports.load_status(repository, import_id)
-        if status.error:
-            return False
-        refreshed = msgspec.structs.replace(status, updated=self._clock())
-        try:
-            imports.save_status(repository, refreshed, predicate)
-        except PreconditionFailedError:
-            pass  # another update (a task's, or a cancel) came first: it is as fresh
-        return True
-
-    # -- running ------------------------------------------------------------------------
+        return self._graveler.imports.commit_metarange(
+            job.repository,
+            job.branch,
+            metarange_id,
+            prefixes=prefixes,
+            objects=objects,
+            committer=job.committer,
+            message=job.message,
+            metadata=job.metadata,
+            precondition=unlocked,
+        )
 
     def _check_engine(self) -> None:
         """Refuse an engine that cannot run here, before anything is recorded."""
@@ -349,7 +413,7 @@ class Importer:
         estimate = sum(1 for _ in islice(chain.from_iterable(listings), settings.spark_threshold))
         return select_engine("auto", threshold=settings.spark_threshold, estimate=estimate)
 
-    def _pieces(self, job: ImportJob, counter: list[int]) -> Iterator[Piece]:
+    def _pieces(self, job: ImportJob, counter: list[int], progress: Progress) -> Iterator[Piece]:
         """The import's pieces from Spark, counted; a cancel stops them at the next piece."""
         for source in job.sources:  # here, not in a task, where it would be a failed job
             folder, _, rest = source.path.rpartition("/")
@@ -359,62 +423,18 @@ class Importer:
         writer: PieceWriter = load_dotted(SPARK_IMPORT)(self._lake_settings)
         for piece in writer.pieces(job, units):
             counter[0] += piece.count
-            self._progress(job, counter[0])
+            progress(counter[0])
             yield piece
 
-    def _entries(self, job: ImportJob, counter: list[int]) -> Iterator[tuple[bytes, Value]]:
+    def _entries(
+        self, job: ImportJob, counter: list[int], progress: Progress
+    ) -> Iterator[tuple[bytes, Value]]:
         for source in job.sources:
             for key, value in unit_entries(self._blockstore, whole(source)):
                 yield key, value
                 counter[0] += 1
-                if counter[0] % PROGRESS_EVERY == 0:
-                    self._progress(job, counter[0])
-
-    def _progress(self, job: ImportJob, ingested: int) -> None:
-        """Save the count; stop if the import was canceled meanwhile."""
-        imports = self._graveler.imports
-        for _ in range(_MAX_TRIES):
-            status, predicate = imports.load_status(job.repository, job.import_id)
-            if status.error:
-                raise _Canceled
-            updated = msgspec.structs.replace(status, ingested=ingested, updated=self._clock())
-            try:
-                imports.save_status(job.repository, updated, predicate)
-            except PreconditionFailedError:
-                continue  # a cancel raced us: look again
-            return
-        raise TooManyTriesError(f"import {job.import_id!r} status kept changing")
-
-    def _finish(
-        self,
-        job: ImportJob,
-        ingested: int,
-        *,
-        completed: bool = False,
-        metarange_id: str = "",
-        commit: str = "",
-        error: str = "",
-    ) -> None:
-        imports = self._graveler.imports
-        try:
-            for _ in range(_MAX_TRIES):
-                status, predicate = imports.load_status(job.repository, job.import_id)
-                final = msgspec.structs.replace(
-                    status,
-                    ingested=ingested,
-                    updated=self._clock(),
-                    completed=completed,
-                    metarange_id=metarange_id,
-                    commit_id=commit,
-                    error=error if not completed else "",
-                )
-                try:
-                    imports.save_status(job.repository, final, predicate)
-                    return
-                except PreconditionFailedError:
-                    continue
-        except KvlakeError as exc:  # the KV is down: the status goes stale, and says so
-            log.warning("import %s: its outcome could not be saved: %s", job.import_id, exc)
+                if counter[0] % self._settings.progress_every == 0:
+                    progress(counter[0])
 
     # -- checks -------------------------------------------------------------------------
 

@@ -19,21 +19,11 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Iterator, Sequence
 
-from kvlake.errors import ImportNotFoundError, InvalidInputError, KeyNotFoundError
-from kvlake.graveler import keys
+from kvlake.errors import InvalidInputError
 from kvlake.graveler.commits import Committer
 from kvlake.graveler.committed import Change, CommittedManager
-from kvlake.graveler.records import (
-    Commit,
-    ImportStatus,
-    Repository,
-    Value,
-    commit_time,
-    decode_import_status,
-    encode,
-)
-from kvlake.graveler.refs import partition_of
-from kvlake.kv import Predicate, Store
+from kvlake.graveler.records import Commit, Repository, Value, commit_time
+from kvlake.kv import Store
 
 
 class Imports:
@@ -141,37 +131,6 @@ class Imports:
                 if not key.startswith(prefix):
                     break
                 yield key
-
-    # -- statuses -----------------------------------------------------------------------
-
-    def create_status(self, repository: Repository, status: ImportStatus) -> None:
-        """Store a new import's status. Raises PreconditionFailedError if the id is taken."""
-        self._store.set_if(
-            partition_of(repository), keys.import_key(status.id), encode(status), None
-        )
-
-    def load_status(self, repository: Repository, import_id: str) -> tuple[ImportStatus, Predicate]:
-        """The status and its predicate, for `save_status`. Raises ImportNotFoundError."""
-        try:
-            raw, predicate = self._store.get(partition_of(repository), keys.import_key(import_id))
-        except KeyNotFoundError:
-            raise ImportNotFoundError(
-                f"no import {import_id!r} in repository {repository.name!r}; check the id"
-                " importStart returned"
-            ) from None
-        return decode_import_status(raw), predicate
-
-    def save_status(
-        self, repository: Repository, status: ImportStatus, predicate: Predicate
-    ) -> Predicate:
-        """Replace the status if unchanged since read; return the new predicate.
-
-        Raises:
-            PreconditionFailedError: it changed (a cancel, or another process).
-        """
-        partition, key = partition_of(repository), keys.import_key(status.id)
-        self._store.set_if(partition, key, encode(status), predicate)
-        return self._store.get(partition, key)[1]
 
 
 def _replacing(

@@ -35,7 +35,6 @@ GC_RULES = SETTING_PREFIX + b"gc_rules"
 """In the instance partition: the repository's garbage collection rules (see gcrules.py)."""
 TASK_PREFIX = b"tasks/"
 PULL_PREFIX = b"pulls/"
-IMPORT_PREFIX = b"imports/"
 UPLOAD_PREFIX = b"uploads/"
 UPLOAD_PART_PREFIX = b"upload_parts/"
 
@@ -123,11 +122,6 @@ def pull_key(pull_id: str) -> bytes:
 
 def task_key(task_id: str) -> bytes:
     return TASK_PREFIX + task_id.encode()
-
-
-def import_key(import_id: str) -> bytes:
-    """`imports/<id>` in the instance partition: an import's status."""
-    return IMPORT_PREFIX + import_id.encode()
 
 
 def upload_key(key: str, uid: str) -> bytes:

@@ -201,24 +201,6 @@ class MultipartUpload(msgspec.Struct, frozen=True, kw_only=True):
     checksum_algorithm: str = ""
 
 
-class ImportStatus(msgspec.Struct, frozen=True, kw_only=True):
-    """An import's progress, under `imports/<id>` in its repository instance's partition.
-
-    Written by the importing thread (progress, then the outcome) and by a cancel,
-    each by compare-and-swap, so a cancel is never overwritten by progress.
-    """
-
-    id: str
-    branch: str
-    created: float
-    updated: float
-    ingested: int = 0
-    completed: bool = False
-    metarange_id: str = ""
-    commit_id: str = ""
-    error: str = ""
-
-
 class DumpedRef(msgspec.Struct, frozen=True, kw_only=True):
     """A branch or tag in a refs dump: its name and commit (staging is not dumped)."""
 
@@ -305,5 +287,4 @@ decode_branch_protection = msgspec.msgpack.Decoder(BranchProtection).decode
 decode_repository_metadata = msgspec.msgpack.Decoder(RepositoryMetadata).decode
 decode_gc_rules = msgspec.msgpack.Decoder(GarbageCollectionRules).decode
 decode_pull_request = msgspec.msgpack.Decoder(PullRequest).decode
-decode_import_status = msgspec.msgpack.Decoder(ImportStatus).decode
 decode_multipart_upload = msgspec.msgpack.Decoder(MultipartUpload).decode

@@ -17,6 +17,7 @@ from kvlake.operations.engines import (
     register_engine,
     select_engine,
 )
+from kvlake.operations.heartbeat import Heartbeat
 from kvlake.operations.ledger import FailurePage, Ledger
 from kvlake.operations.local import OPERATION_METADATA_KEY, LocalEngine
 from kvlake.operations.locks import ObjectLocks, UploadLock
@@ -31,6 +32,8 @@ from kvlake.operations.records import (
     Failure,
     Filters,
     GcRunRequest,
+    ImportLocation,
+    ImportRequest,
     Lock,
     Operation,
     OperationStatus,
@@ -58,6 +61,9 @@ __all__ = [
     "FailurePage",
     "Filters",
     "GcRunRequest",
+    "Heartbeat",
+    "ImportLocation",
+    "ImportRequest",
     "Ledger",
     "LocalEngine",
     "Lock",

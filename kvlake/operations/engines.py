@@ -1,7 +1,8 @@
 """Engines run operations; this is the seam where each one plugs in, by name or by kind.
 
 A bulk delete names its engine (`local`, `spark`); every other kind has one
-engine, named in `_KINDS` (a GC run: kvlake/pipelines/gc_runs.py). All share
+engine, named in `_KINDS` (a GC run: kvlake/pipelines/gc_runs.py; an import:
+kvlake/catalog/import_runs.py). All share
 the one small interface, `run(operation_id, stop)`, and claim, renew and end
 their records through `Driver` (kvlake/operations/driver.py).
 
@@ -43,6 +44,7 @@ from typing import TYPE_CHECKING, Any, Final, NamedTuple, Protocol
 from kvlake.config import OperationsSettings, Settings
 from kvlake.errors import ConfigError, InvalidInputError
 from kvlake.graveler import Graveler, Value
+from kvlake.operations.driver import Driver
 
 if TYPE_CHECKING:
     from kvlake.deletion import DeletionLog
@@ -87,6 +89,13 @@ class EngineContext:
     """The `kvlake.lake.Lake` that built this context, for engines of upper layers that drive
     the lake's own jobs (a GC run); None where an engine is built without one (tests)."""
 
+    def driver(self) -> Driver:
+        """The driver of this context's leases: every engine claims, renews and ends its
+        records through one."""
+        return Driver(
+            self.ledger, owner=self.owner, lease_time=self.settings.lease_time, clock=self.clock
+        )
+
 
 class Engine(Protocol):
     """Runs one operation to its end, or until `stop`; safe to call again to resume."""
@@ -104,6 +113,7 @@ ENGINE_NAMES: Final = ("auto", "local", "spark")
 """The names a request may give; engines registered later are accepted by name too."""
 _KINDS: Final = {
     "gc-run": "kvlake.pipelines.gc_runs:GcRunEngine",
+    "import": "kvlake.catalog.import_runs:ImportEngine",
 }
 """The engine of each kind other than `bulk-delete` (whose request names its engine)."""
 

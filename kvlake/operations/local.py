@@ -47,7 +47,7 @@ from kvlake.graveler import RangeInfo, Repository, ResolvedRef, prefix_end
 from kvlake.operations import keys
 from kvlake.operations.batches import BatchProcessor
 from kvlake.operations.bulk_delete import matches
-from kvlake.operations.driver import Driver, LostLeaseError
+from kvlake.operations.driver import LostLeaseError
 from kvlake.operations.engines import EngineContext
 from kvlake.operations.records import (
     Batch,
@@ -92,12 +92,7 @@ class LocalEngine:
     def __init__(self, context: EngineContext) -> None:
         self.context = context
         self.batches = BatchProcessor(context)
-        self.driver = Driver(
-            context.ledger,
-            owner=context.owner,
-            lease_time=context.settings.lease_time,
-            clock=context.clock,
-        )
+        self.driver = context.driver()
 
     def run(self, operation_id: str, stop: threading.Event) -> Operation:
         """Run the operation until it is finished, cancelled, or `stop` is set.

@@ -25,7 +25,7 @@ OperationStatus = Literal[
 ]
 STATUSES: Final[tuple[OperationStatus, ...]] = get_args(OperationStatus)
 FINISHED: Final = frozenset({"completed", "completed_with_errors", "failed", "cancelled"})
-OperationKind = Literal["bulk-delete", "gc-run"]
+OperationKind = Literal["bulk-delete", "gc-run", "import"]
 KINDS: Final[tuple[OperationKind, ...]] = get_args(OperationKind)
 LockKind = Literal["write", "delete"]
 
@@ -82,6 +82,25 @@ class GcRunRequest(msgspec.Struct, frozen=True, kw_only=True):
     dry_run: bool = False
 
 
+class ImportLocation(msgspec.Struct, frozen=True, kw_only=True):
+    """One source of an import and where it lands (lakeFS's `ImportLocation`), checked and
+    in canonical form (kvlake/catalog/imports.py)."""
+
+    path: str
+    destination: str
+    type: Literal["common_prefix", "object"]
+
+
+class ImportRequest(msgspec.Struct, frozen=True, kw_only=True):
+    """What a zero-copy import was asked to do (kind `import`, kvlake/catalog/imports.py)."""
+
+    sources: list[ImportLocation]
+    """Sorted by destination: the order the import lists and writes them."""
+    committer: str
+    message: str
+    metadata: dict[str, str] = {}
+
+
 class Counters(msgspec.Struct, frozen=True, kw_only=True):
     """What has been done; moves only with the batch that did it."""
 
@@ -96,7 +115,7 @@ class Operation(msgspec.Struct, frozen=True, kw_only=True):
 
     One record for every kind (`kind`): who created it and when, its status,
     counters, checkpoint, lease and error; a kind's request in its own field
-    (`options` for a bulk delete, `gc` for a GC run). Changed only through
+    (`options` for a bulk delete, `gc` for a GC run, `imports` for an import). Changed only through
     `Ledger.update` (compare-and-swap), by `Driver` and the kind's engine.
 
     `batches` work batches have been written (numbers 0 .. batches-1), of which
@@ -116,6 +135,10 @@ class Operation(msgspec.Struct, frozen=True, kw_only=True):
     """A bulk delete's request (the defaults, unused, for other kinds)."""
     gc: GcRunRequest | None = None
     """A garbage-collection run's request (kind `gc-run`)."""
+    imports: ImportRequest | None = None
+    """An import's request (kind `import`): its `enumerated` counter is the objects
+    ingested, `metarange_id` the metarange written, `commit_id` its commit."""
+    metarange_id: str = ""
     created_by: str
     created_at: float
     last_updated_at: float

@@ -39,7 +39,6 @@ from kvlake.errors import (
 )
 from kvlake.lake import Lake
 from kvlake.operations import (
-    Driver,
     EngineContext,
     GcRunRequest,
     LostLeaseError,
@@ -203,12 +202,7 @@ class GcRunEngine:
         if not isinstance(context.lake, Lake):
             raise ConfigError("a GC run's engine needs the lake that built its context")
         self._lake = context.lake
-        self._driver = Driver(
-            context.ledger,
-            owner=context.owner,
-            lease_time=context.settings.lease_time,
-            clock=context.clock,
-        )
+        self._driver = context.driver()
         self._leases = GcLeases(context.lake.store, clock=context.clock, holder=context.owner)
 
     def run(self, operation_id: str, stop: threading.Event) -> Operation:

@@ -11,10 +11,10 @@ joins into the metarange a single writer would make. The driver reads one
 piece at a time (`toLocalIterator`, in range order): it holds counters and
 one piece, never the lake's entries.
 
-Every PROGRESS_EVERY entries a task refreshes the import's status (so a long
-Spark job never looks stale to importStatus) and stops once it is canceled;
-the driver saves the count and checks for a cancel at every piece, and
-commits nothing then. Pieces of a canceled or failed import leave range files
+Every PROGRESS_EVERY entries a task reads the import's operation record and
+stops once it is canceled (the engine's heartbeat keeps the record's lease
+while the job runs); the driver saves the count and checks for a cancel at
+every piece, and commits nothing then. Pieces of a canceled or failed import leave range files
 that no commit references, as an interrupted local import does.
 """
 
@@ -127,8 +127,8 @@ def write_pieces(
 
 
 class _Watch:
-    """Every PROGRESS_EVERY entries of a task: keep the import's status fresh (the driver
-    counts only when pieces come back, which may be hours away), and see a cancel."""
+    """Every PROGRESS_EVERY entries of a task: see a cancel (the driver reads one only when
+    pieces come back, which may be hours away)."""
 
     def __init__(self, lake: Lake, job: ImportJob) -> None:
         self._lake = lake
@@ -139,4 +139,4 @@ class _Watch:
         self._seen += 1
         if self._seen % PROGRESS_EVERY:
             return True
-        return self._lake.catalog.imports.keep_alive(self._job.repository, self._job.import_id)
+        return self._lake.catalog.imports.running(self._job.import_id)

@@ -48,8 +48,9 @@ def _fill(data_dir: Path, kv_url: str) -> None:
         )
 
 
-def _worker(data_dir: Path, kv_url: str) -> subprocess.Popen[bytes]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KVLAKE_")} | ENV
+def _worker(data_dir: Path, kv_url: str, settings: dict[str, str] = ENV) -> subprocess.Popen[bytes]:
+    """A `kvlake worker` process with `settings` (KVLAKE_* variables) and no others."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KVLAKE_")} | settings
     command = [sys.executable, "-m", "kvlake", "worker", "--data-dir", str(data_dir)]
     log = (data_dir / f"worker-{len(list(data_dir.glob('worker-*')))}.log").open("wb")
     with log:

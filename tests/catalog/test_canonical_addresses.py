@@ -21,6 +21,7 @@ from kvlake.deletion.purge import overlaps
 from kvlake.errors import ConfigError, InvalidInputError, StorageNamespaceInUseError
 from kvlake.kv.memory import MemoryStore
 from tests.deletion.helpers import DeletionLake
+from tests.support.imports import run_import
 
 IMPORT_FOLDERS = "local://imports"
 """The local lake's import folder (KVLAKE_IMPORTS_LOCAL_PREFIXES); the S3 lake imports from
@@ -110,14 +111,13 @@ def test_an_import_of_the_own_blobs_never_lets_the_deletion_log_delete_a_committ
     lake.graveler.create_branch(repository, "imported", "main")
     with contextlib.suppress(InvalidInputError):  # refused now; it used to be accepted
         importer = lake.catalog.imports
-        importer.run(
-            importer.prepare(
-                repository,
-                "imported",
-                [ImportSource(f"{scheme}:///lake/repo1/data/", "copy/", "common_prefix")],
-                committer="me",
-            )
+        job = importer.prepare(
+            repository,
+            "imported",
+            [ImportSource(f"{scheme}:///lake/repo1/data/", "copy/", "common_prefix")],
+            committer="me",
         )
+        run_import(lake.lake, job.import_id)
     lake.upload("data/original", b"overwritten")  # the first blob goes to the deletion log
     lake.commit()
     lake.settle()
@@ -138,17 +138,16 @@ def test_an_accepted_source_is_imported_at_its_canonical_address(
     folder = imports_folder(scheme)
     source = spelling.format(folder=folder, scheme=scheme, path=folder.partition("://")[2])
     importer = lake.catalog.imports
-    importer.run(
-        importer.prepare(
-            lake.repository,
-            "main",
-            [
-                ImportSource(source, "data/", "common_prefix"),
-                ImportSource(source.replace("/set/", "//x"), "single", "object"),
-            ],
-            committer="me",
-        )
+    job = importer.prepare(
+        lake.repository,
+        "main",
+        [
+            ImportSource(source, "data/", "common_prefix"),
+            ImportSource(source.replace("/set/", "//x"), "single", "object"),
+        ],
+        committer="me",
     )
+    run_import(lake.lake, job.import_id)
     assert lake.catalog.stat(lake.repository, "main", "data/sub/b.csv").address == (
         f"{folder}/set/sub/b.csv"
     )

@@ -17,6 +17,7 @@ from kvlake.config import ImportSettings, Settings
 from kvlake.errors import LockedError
 from kvlake.kv.memory import MemoryStore
 from tests.deletion.helpers import DeletionLake
+from tests.support.imports import run_import
 
 OPERATION = ids.new_uid()
 FILES = {"set/a.csv": b"a,b", "set/sub/b.csv": b"1,2,3", "x": b"x"}
@@ -67,7 +68,7 @@ def test_a_bulk_delete_elsewhere_leaves_imports_alone(
     bulk_delete(lake, prefix, branch)
     importer = lake.catalog.imports
     job = importer.prepare(lake.repository, "main", sources(lake), committer="me")
-    importer.run(job)
+    run_import(lake.lake, job.import_id)
     assert importer.status(lake.repository, job.import_id).completed
 
 
@@ -79,7 +80,7 @@ def test_a_bulk_delete_started_while_the_sources_are_listed_stops_the_import(
     job = importer.prepare(lake.repository, "main", sources(lake), committer="me")
     bulk_delete(lake, "d/sub/")
 
-    importer.run(job)
+    run_import(lake.lake, job.import_id)
 
     status = importer.status(lake.repository, job.import_id)
     assert not status.completed and f"bulk delete operation {OPERATION}" in status.error
@@ -95,7 +96,7 @@ def test_another_owners_write_lock_under_a_destination_refuses_the_import(
         lake.catalog.imports.prepare(lake.repository, "main", sources(lake), committer="me")
     importer = lake.catalog.imports
     job = importer.prepare(lake.repository, "main", sources(lake), committer="alice")
-    importer.run(job)
+    run_import(lake.lake, job.import_id)
     assert importer.status(lake.repository, job.import_id).completed
 
 
@@ -106,7 +107,7 @@ def test_a_write_lock_taken_while_the_sources_are_listed_stops_the_import(
     job = importer.prepare(lake.repository, "main", sources(lake), committer="me")
     lake.lake.locks.acquire(lake.repository, "single", owner="alice", ttl=600)
 
-    importer.run(job)
+    run_import(lake.lake, job.import_id)
 
     status = importer.status(lake.repository, job.import_id)
     assert not status.completed and "locked by 'alice'" in status.error

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import msgspec
 import pytest
 
 from kvlake.blockstore import BlockStore, open_blockstore
 from kvlake.catalog import Importer, ImportSource
-from kvlake.catalog.imports import CANCELED, STALE_SECONDS
+from kvlake.catalog.imports import CANCELED
 from kvlake.errors import (
     ConflictError,
     DirtyBranchError,
@@ -19,7 +20,9 @@ from kvlake.errors import (
     RepositoryNotFoundError,
 )
 from kvlake.kv.memory import MemoryStore
+from kvlake.operations import Driver
 from tests.deletion.helpers import DeletionLake
+from tests.support.imports import run_import
 from tests.support.s3server import MotoS3
 
 EXTERNAL = {"external/set/a.csv": b"a,b", "external/set/sub/b.csv": b"1,2,3", "external/x": b"x"}
@@ -56,7 +59,7 @@ def test_an_import_is_one_commit_of_entries_that_read_the_external_objects(
     lake.upload("data/old")
     lake.commit()
     job = importer.prepare(lake.repository, "main", SOURCES, committer="me", message="imported")
-    importer.run(job)
+    run_import(lake.lake, job.import_id)
     status = importer.status(lake.repository, job.import_id)
     assert (status.completed, status.error, status.ingested) == (True, "", 3)
     assert lake.graveler.get_branch(lake.repository, "main").commit_id == status.commit_id
@@ -71,7 +74,9 @@ def test_an_import_is_one_commit_of_entries_that_read_the_external_objects(
 
 
 def test_imported_objects_are_never_deleted(lake: DeletionLake, importer: Importer) -> None:
-    importer.run(importer.prepare(lake.repository, "main", SOURCES, committer="me"))
+    run_import(
+        lake.lake, importer.prepare(lake.repository, "main", SOURCES, committer="me").import_id
+    )
     lake.catalog.copy_object(lake.repository, "main", "single", "main", "copy", shallow=False)
     lake.catalog.copy_object(lake.repository, "main", "data/a.csv", "main", "copy2")
     lake.catalog.delete_object(lake.repository, "main", "copy")  # a staged delete
@@ -110,7 +115,7 @@ def test_a_missing_source_object_fails_the_import_with_nothing_committed(
     head = lake.graveler.get_branch(lake.repository, "main").commit_id
     missing = [ImportSource("s3://lake/external/nope", "n", "object")]
     job = importer.prepare(lake.repository, "main", missing, committer="me")
-    importer.run(job)
+    run_import(lake.lake, job.import_id)
     status = importer.status(lake.repository, job.import_id)
     assert not status.completed and "does not exist" in status.error
     assert lake.graveler.get_branch(lake.repository, "main").commit_id == head
@@ -121,24 +126,82 @@ def test_a_canceled_import_commits_nothing(lake: DeletionLake, importer: Importe
     job = importer.prepare(lake.repository, "main", SOURCES, committer="me")
     importer.cancel(lake.repository, job.import_id)
     importer.cancel(lake.repository, job.import_id)  # twice is fine
-    importer.run(job)
+    run_import(lake.lake, job.import_id)
     assert importer.status(lake.repository, job.import_id).error == CANCELED
     assert lake.graveler.get_branch(lake.repository, "main").commit_id == head
     done = importer.prepare(lake.repository, "main", SOURCES, committer="me")
-    importer.run(done)
+    run_import(lake.lake, done.import_id)
     with pytest.raises(ConflictError, match="completed already"):
         importer.cancel(lake.repository, done.import_id)
     with pytest.raises(ImportNotFoundError):
         importer.cancel(lake.repository, "nope")
 
 
-def test_an_import_whose_process_stopped_is_reported_failed(
+def test_an_import_whose_holder_died_is_resumed_by_another_runner_once_its_lease_lapsed(
     lake: DeletionLake, importer: Importer
 ) -> None:
     job = importer.prepare(lake.repository, "main", SOURCES, committer="me")
+    dead = Driver(lake.lake.ledger, owner="dead", lease_time=60, clock=lake.clock)
+    assert dead.claim(job.import_id).owner == "dead"  # claimed, then the process died
+    assert run_import(lake.lake, job.import_id).owner == "dead"  # its lease still holds
     assert importer.status(lake.repository, job.import_id).error == ""
-    lake.clock.advance(STALE_SECONDS + 1)
-    assert "server process has ended" in importer.status(lake.repository, job.import_id).error
+    lake.clock.advance(61)
+    assert run_import(lake.lake, job.import_id).status == "completed"
+    assert read(lake, "single") == b"x"
+
+
+def test_a_resumed_import_whose_commit_landed_completes_with_it_and_commits_nothing_more(
+    lake: DeletionLake, importer: Importer
+) -> None:
+    """A holder that died right after its commit landed (its record says `committing`):
+    the next holder finds the import's commit after the recorded head and completes."""
+    job = importer.prepare(lake.repository, "main", SOURCES, committer="me", message="m")
+    done = run_import(lake.lake, job.import_id)
+    base = lake.graveler.get_commit(lake.repository, done.commit_id).parents[0]
+    ledger = lake.lake.ledger
+    ledger.update(
+        job.import_id,
+        lambda op: msgspec.structs.replace(
+            op, status="in_progress", commit_id="", committing=True, base_commit=base
+        ),
+    )
+    assert (done.base_commit, done.committing) == (base, True)  # named before it landed
+    assert run_import(lake.lake, job.import_id).commit_id == done.commit_id
+    assert lake.graveler.get_branch(lake.repository, "main").commit_id == done.commit_id
+
+
+def test_a_resumed_import_whose_commit_never_landed_publishes_its_metarange(
+    lake: DeletionLake, importer: Importer
+) -> None:
+    """A holder that died after recording `committing` but before its commit landed, and
+    another writer committed since: that commit is not the import's, so the next holder
+    publishes the recorded metarange on top of it (once)."""
+    head = lake.graveler.get_branch(lake.repository, "main").commit_id
+    job = importer.prepare(lake.repository, "main", SOURCES, committer="me")
+    driver = Driver(lake.lake.ledger, owner="dead", lease_time=60, clock=lake.clock)
+    driver.claim(job.import_id)
+    metarange_id = importer.write_metarange(job, lambda _n: None)
+    driver.checkpoint(job.import_id, metarange_id=metarange_id, committing=True, base_commit=head)
+    lake.upload("other")
+    foreign = lake.commit()
+    lake.clock.advance(61)
+    done = run_import(lake.lake, job.import_id)
+    assert done.status == "completed" and done.base_commit == foreign
+    assert lake.graveler.get_commit(lake.repository, done.commit_id).parents == (foreign,)
+    assert read(lake, "data/a.csv") == b"a,b"
+
+
+def test_an_import_is_an_operation_listed_with_every_kind(
+    lake: DeletionLake, importer: Importer
+) -> None:
+    job = importer.prepare(lake.repository, "main", SOURCES, committer="me", creator="me#1")
+    operation = lake.lake.ledger.load(job.import_id)[0]
+    assert (operation.kind, operation.branch, operation.creator) == ("import", "main", "me#1")
+    assert operation.imports is not None
+    assert [s.destination for s in operation.imports.sources] == ["data/", "single"]
+    other = lake.graveler.create_repository("repo2", storage_namespace="s3://lake/repo2")
+    with pytest.raises(ImportNotFoundError):  # another repository's import is not found here
+        importer.status(other, job.import_id)
 
 
 # A local folder: S3 always imports, a local folder only with KVLAKE_IMPORTS_LOCAL_ENABLED.
@@ -157,7 +220,7 @@ def test_an_import_into_a_repository_deleted_meanwhile_commits_nothing(
     head = lake.graveler.get_branch(repository, "main").commit_id
     job = importer.prepare(repository, "main", SOURCES, committer="me")
     lake.graveler.delete_repository("repo1")
-    importer.run(job)
+    run_import(lake.lake, job.import_id)
     with pytest.raises(RepositoryNotFoundError):
         lake.graveler.get_repository("repo1")
     # The instance's refs stay until the cleaner runs: the import added no commit there.

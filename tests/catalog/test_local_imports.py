@@ -15,6 +15,7 @@ from kvlake.config import ImportSettings, Settings, load_settings
 from kvlake.errors import ConfigError, InvalidInputError
 from kvlake.kv.memory import MemoryStore
 from tests.deletion.helpers import DeletionLake
+from tests.support.imports import run_import
 
 FILES = {"imports/set/a.csv": b"a,b", "imports/set/sub/b.csv": b"1,2,3", "imports/x": b"x"}
 SOURCES = [
@@ -67,7 +68,7 @@ def test_a_local_import_commits_entries_that_read_the_files_in_place(lake: Delet
     importer = lake.catalog.imports
     assert importer.supported
     job = importer.prepare(lake.repository, "main", SOURCES, committer="me", message="local")
-    importer.run(job)
+    run_import(lake.lake, job.import_id)
     status = importer.status(lake.repository, job.import_id)
     assert (status.completed, status.error, status.ingested) == (True, "", 3)
     assert read(lake, "data/a.csv") == b"a,b" and read(lake, "data/sub/b.csv") == b"1,2,3"
@@ -80,7 +81,9 @@ def test_a_local_import_commits_entries_that_read_the_files_in_place(lake: Delet
 
 def test_imported_local_files_are_never_deleted(lake: DeletionLake, root: Path) -> None:
     importer = lake.catalog.imports
-    importer.run(importer.prepare(lake.repository, "main", SOURCES, committer="me"))
+    run_import(
+        lake.lake, importer.prepare(lake.repository, "main", SOURCES, committer="me").import_id
+    )
     catalog, repository = lake.catalog, lake.repository
     catalog.copy_object(repository, "main", "single", "main", "copy", shallow=False)
     catalog.copy_object(repository, "main", "data/a.csv", "main", "copy2")
@@ -158,7 +161,7 @@ def test_an_empty_import_folder_replaces_the_destination_with_nothing(
     importer = lake.catalog.imports
     empty = [ImportSource("local://imports/empty/", "data/", "common_prefix")]
     job = importer.prepare(lake.repository, "main", empty, committer="me")
-    importer.run(job)
+    run_import(lake.lake, job.import_id)
     status = importer.status(lake.repository, job.import_id)
     assert (status.completed, status.ingested) == (True, 0)
     assert list(lake.catalog.list_objects(lake.repository, "main").results) == []

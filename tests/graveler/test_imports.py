@@ -7,11 +7,9 @@ import pytest
 from kvlake.blockstore import BlockStore
 from kvlake.errors import (
     DirtyBranchError,
-    ImportNotFoundError,
     InvalidInputError,
-    PreconditionFailedError,
 )
-from kvlake.graveler import Graveler, ImportStatus, Repository
+from kvlake.graveler import Graveler, Repository
 from tests.graveler.helpers import contents, value
 from tests.graveler.stepping import calls_of, paused_graveler, run_paused
 from tests.support import FakeClock
@@ -93,22 +91,6 @@ def test_overlapping_destinations_are_refused(graveler: Graveler, repo: Reposito
                 committer="t",
                 message="",
             )
-
-
-def test_statuses_change_by_compare_and_swap(graveler: Graveler, repo: Repository) -> None:
-    status = ImportStatus(id="i1", branch="main", created=1.0, updated=1.0)
-    graveler.imports.create_status(repo, status)
-    with pytest.raises(PreconditionFailedError):
-        graveler.imports.create_status(repo, status)
-    loaded, predicate = graveler.imports.load_status(repo, "i1")
-    assert loaded == status
-    graveler.imports.save_status(
-        repo, ImportStatus(id="i1", branch="main", created=1, updated=2), predicate
-    )
-    with pytest.raises(PreconditionFailedError):
-        graveler.imports.save_status(repo, status, predicate)
-    with pytest.raises(ImportNotFoundError, match="no import 'nope'"):
-        graveler.imports.load_status(repo, "nope")
 
 
 def test_keep_staged_commits_only_the_metarange_and_leaves_staged_changes_staged(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 
-from kvlake.operations import Driver, EngineContext, Operation
+from kvlake.operations import EngineContext, Operation
 
 STARTED: list[str] = []
 """Operation ids in the order the runner's threads started them."""
@@ -18,12 +18,7 @@ GATE = threading.Event()
 
 class GatedEngine:
     def __init__(self, context: EngineContext) -> None:
-        self.driver = Driver(
-            context.ledger,
-            owner=context.owner,
-            lease_time=context.settings.lease_time,
-            clock=context.clock,
-        )
+        self.driver = context.driver()
 
     def run(self, operation_id: str, stop: threading.Event) -> Operation:
         claimed = self.driver.claim(operation_id)

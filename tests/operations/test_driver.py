@@ -12,11 +12,12 @@ from kvlake.kv import Store
 from kvlake.operations import (
     Driver,
     GcRunRequest,
+    Heartbeat,
     Ledger,
     LostLeaseError,
     Operation,
 )
-from tests.support import FakeClock
+from tests.support import FakeClock, wait_until
 
 LEASE = 30.0
 IDS = {"bulk-delete": "01m8a1b2c3d4e5f6g7h8j9k0m1", "gc-run": "01m8a1b2c3d4e5f6g7h8j9k0m2"}
@@ -97,3 +98,29 @@ def test_finish_lets_the_lease_go_and_the_first_end_wins(
     )
     assert driver.finish(operation.id, "completed").status == "failed"
     assert driver.claim(operation.id).owner == ""  # finished: nobody claims it again
+
+
+def test_a_heartbeat_renews_the_lease_while_its_holder_is_busy_and_stops_once_lost(
+    any_store: Store, clock: FakeClock
+) -> None:
+    """A step that reports nothing for longer than a lease time (a Spark listing, a large
+    commit) keeps its operation: the heartbeat renews the lease from its own thread."""
+    ledger = Ledger(any_store)
+    holder = Driver(ledger, owner="one", lease_time=0.03, clock=clock)
+    operation = record("bulk-delete", clock)
+    ledger.create(operation)
+    claimed = holder.claim(operation.id).lease_expires
+    clock.advance(100)  # the claim's lease has lapsed by the fake clock
+    with Heartbeat(holder, operation.id):
+        wait_until(
+            lambda: ledger.load(operation.id)[0].lease_expires > claimed + 99,
+            timeout=30,
+            message="the heartbeat to renew the lease",
+        )
+    other = Driver(ledger, owner="two", lease_time=LEASE, clock=clock)
+    assert other.claim(operation.id).owner == "one"  # renewed: still held
+    clock.advance(1)
+    assert other.claim(operation.id).owner == "two"
+    with Heartbeat(holder, operation.id):  # lost: it beats once, stops, writes nothing
+        clock.advance(0)
+    assert ledger.load(operation.id)[0].owner == "two"

@@ -25,8 +25,11 @@ ORPHAN = "data/20250101T00/orphan"
 
 SCRIPT = textwrap.dedent(
     """
+    import threading
+
     import msgspec
     from kvlake.catalog import ImportSource
+    from kvlake.catalog.import_runs import ImportEngine
     from kvlake.config import load_settings
     from kvlake.lake import Lake
     from kvlake.pipelines import open_spark, read_lake
@@ -45,7 +48,7 @@ SCRIPT = textwrap.dedent(
         lake.graveler.create_branch(repo, "imported", "main")
         source = ImportSource("local://imports/", "in/", "common_prefix")
         job = lake.catalog.imports.prepare(repo, "imported", [source], committer="c")
-        lake.catalog.imports.run(job)
+        ImportEngine(lake.engine_context()).run(job.import_id, threading.Event())
         status = lake.catalog.imports.status(repo, job.import_id)
         print("import", status.completed, status.ingested, repr(status.error))
 

@@ -1,13 +1,14 @@
 """Zero-copy imports: importStart (202 and an id), importStatus, importCancel.
 
-The import runs in a thread of the process that accepted it and reports through
-its status record in the KV, so any server process answers importStatus. The
-work, and why imported objects are never deleted, is the catalog's `Importer`.
+An import is an `import` operation: its record in the KV is run by whichever
+runner claims it (this server's, another's, a `kvlake worker`'s) and is what
+importStatus answers from, so any server process answers it; `/operations`
+lists and cancels it too. The work, and why imported objects are never deleted,
+is the catalog's `Importer` and its engine (kvlake/catalog/import_runs.py).
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Final
@@ -30,17 +31,17 @@ _ID: Final = params.text("id", "the id importStart returned", required=True)
 
 def import_start(call: Call[wire.ImportCreation]) -> Response:
     body = call.body
-    importer = call.services.catalog.imports
-    job = importer.prepare(
+    lake = call.services.lake
+    job = lake.catalog.imports.prepare(
         call.repository,
         call.path["branch"],
         [ImportSource(p.path, p.destination, p.type) for p in body.paths],
         committer=call.user_id,
         message=body.commit.message,
         metadata=dict(body.commit.metadata or {}),
+        creator=call.principal,
     )
-    # The request ends now; the import goes on in this process and reports in the KV.
-    threading.Thread(target=importer.run, args=(job,), name="kvlake-import", daemon=True).start()
+    lake.operations.wake()  # a runner here (or a worker, at its next pass) runs it
     return json_response(wire.ImportCreationResponse(id=job.import_id), 202)
 
 

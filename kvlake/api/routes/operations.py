@@ -268,7 +268,7 @@ OPERATIONS: Final = (
         summary="the caller's operations of every kind (an admin's: all), oldest first",
         params=(
             params.text("status", "only operations in this status"),
-            params.text("kind", "only operations of this kind (bulk-delete, gc-run)"),
+            params.text("kind", "only operations of this kind (bulk-delete, gc-run, import)"),
             params.text("repository", "only operations on this repository"),
             params.text("creator", "only operations this user (id) created"),
             params.text("after", "return operations after this id"),

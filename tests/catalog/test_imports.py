@@ -3,7 +3,7 @@ which kvlake reads and never deletes."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import msgspec
 import pytest
@@ -224,6 +224,53 @@ def test_an_import_into_a_repository_deleted_meanwhile_commits_nothing(
     with pytest.raises(RepositoryNotFoundError):
         lake.graveler.get_repository("repo1")
     # The instance's refs stay until the cleaner runs: the import added no commit there.
+    assert lake.graveler.get_branch(repository, "main").commit_id == head
+    status = importer.status(repository, job.import_id)
+    assert not status.completed and "repository 'repo1'" in status.error
+
+
+def test_a_cancel_read_at_a_progress_checkpoint_stops_the_listing(
+    lake: DeletionLake, importer: Importer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The engine reads a cancel at each checkpoint of the listing (every
+    KVLAKE_IMPORTS_PROGRESS_EVERY entries): a canceled import lists no further."""
+    head = lake.graveler.get_branch(lake.repository, "main").commit_id
+    job = importer.prepare(lake.repository, "main", SOURCES, committer="me")
+    listed: list[str] = []
+    write_metarange = Importer.write_metarange
+
+    def canceled_at_the_first_checkpoint(
+        self: Importer, job_: object, progress: Callable[[int], None]
+    ) -> str:
+        importer.cancel(lake.repository, job.import_id)
+        progress(1)  # the first checkpoint, after the cancel
+        listed.append("on")
+        return write_metarange(self, job_, progress)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Importer, "write_metarange", canceled_at_the_first_checkpoint)
+    run_import(lake.lake, job.import_id)
+    assert listed == []
+    assert importer.status(lake.repository, job.import_id).error == CANCELED
+    assert lake.graveler.get_branch(lake.repository, "main").commit_id == head
+
+
+def test_a_repository_deleted_while_its_sources_are_listed_gets_no_commit(
+    lake: DeletionLake, importer: Importer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Invariant 1: the engine reads the repository again after the listing; the deleted
+    instance's refs stay until the cleaner runs, and a publish would land there."""
+    repository = lake.repository
+    head = lake.graveler.get_branch(repository, "main").commit_id
+    job = importer.prepare(repository, "main", SOURCES, committer="me")
+    write_metarange = Importer.write_metarange
+
+    def deleted_meanwhile(self: Importer, job_: object, progress: Callable[[int], None]) -> str:
+        metarange_id = write_metarange(self, job_, progress)  # type: ignore[arg-type]
+        lake.graveler.delete_repository("repo1")
+        return metarange_id
+
+    monkeypatch.setattr(Importer, "write_metarange", deleted_meanwhile)
+    run_import(lake.lake, job.import_id)
     assert lake.graveler.get_branch(repository, "main").commit_id == head
     status = importer.status(repository, job.import_id)
     assert not status.completed and "repository 'repo1'" in status.error

@@ -3484,6 +3484,22 @@ MUTATIONS = (
             "test_a_heartbeat_renews_the_lease_while_its_holder_is_busy_and_stops_once_lost",
         ),
     ),
+    Mutation(
+        "actions30-lua-pcall-passes-timeout-on",
+        "issue 30: a lua loop around pcall cannot swallow the timeout and run forever",
+        "kvlake/actions/lua.py",
+        "pcall, xpcall = rethrow_late(pcall), rethrow_late(xpcall)\n",
+        "\n",
+        ("tests/actions/test_lua.py::test_an_endless_loop_stops_at_the_timeout_even_under_pcall",),
+    ),
+    Mutation(
+        "actions30-lua-globals-removed",
+        "issue 30: a lua hook reaches no os/io/load/python (the sandbox)",
+        "kvlake/actions/lua.py",
+        "for _, name in ipairs(removed) do _G[name] = nil end\n",
+        "\n",
+        ("tests/actions/test_lua.py::test_no_way_out_of_the_sandbox",),
+    ),
 )
 
 

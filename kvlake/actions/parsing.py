@@ -17,16 +17,16 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from kvlake.actions.records import Action, Hook, Trigger, Webhook
+from kvlake.actions.records import Action, Hook, LuaHook, Trigger, Webhook
 from kvlake.errors import InvalidInputError
 from kvlake.graveler import EVENT_TYPES
 
-HOOK_TYPES: Final = ("webhook",)
-"""The hook types this kvlake runs; others (lakeFS's `lua`, `airflow`) fail validation."""
+HOOK_TYPES: Final = ("webhook", "lua")
+"""The hook types this kvlake runs; others (lakeFS's `airflow`) fail validation."""
 DEFAULT_TIMEOUT: Final = 60.0
-"""Seconds a webhook may take when its `timeout` property is absent (lakeFS: one minute)."""
+"""Seconds a hook may take when its `timeout` property is absent (lakeFS: one minute)."""
 MAX_TIMEOUT: Final = 600.0
-"""Seconds a webhook may take at most: hooks run inside the request that triggered them."""
+"""Seconds a hook may take at most: hooks run inside the request that triggered them."""
 _NAME: Final = re.compile(r"^\w[\w\-. ]+$")
 _HOOK_ID: Final = re.compile(r"^[_a-zA-Z][\-_a-zA-Z0-9]{1,255}$")
 _DURATION_PART: Final = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
@@ -106,6 +106,48 @@ def _valid_port(url: str) -> bool:
     return True
 
 
+def _timeout(path: str, fields: dict[str, tuple[yaml.Node, yaml.Node]]) -> float:
+    """The hook's `timeout` property in seconds (DEFAULT_TIMEOUT when absent)."""
+    if "timeout" not in fields:
+        return DEFAULT_TIMEOUT
+    timeout_node = fields["timeout"][1]
+    try:
+        timeout = parse_duration(_text(path, timeout_node, "'timeout'"))
+    except ValueError as exc:
+        raise _fail(path, timeout_node, f"'timeout': {exc}") from None
+    if not 0 < timeout <= MAX_TIMEOUT:
+        raise _fail(path, timeout_node, f"'timeout' must be above 0 and at most {MAX_TIMEOUT:.0f}s")
+    return timeout
+
+
+def _lua(path: str, node: yaml.Node | None, index: int) -> LuaHook:
+    """A lua hook's properties: one of `script`, `script_file` (`script_path`), optional `args`."""
+    what = f"hook[{index}] properties"
+    fields = _mapping(path, node, what) if node is not None else {}
+    script = _optional_text(path, fields, "script")
+    script_file = _optional_text(path, fields, "script_file")
+    script_path = _optional_text(path, fields, "script_path")  # lakeFS's newer name
+    if sum(map(bool, (script, script_file, script_path))) != 1:
+        raise _fail(
+            path,
+            node,
+            f"{what}: a lua hook needs exactly one of 'script' and 'script_file' (or"
+            " 'script_path')",
+        )
+    args: tuple[tuple[str, object], ...] = ()
+    if "args" in fields and fields["args"][1].tag != "tag:yaml.org,2002:null":
+        args_node = fields["args"][1]
+        _mapping(path, args_node, "'args'")
+        loaded = yaml.safe_load(yaml.serialize(args_node))
+        args = tuple((str(key), value) for key, value in loaded.items())
+    return LuaHook(
+        script=script,
+        script_file=script_file or script_path,
+        args=args,
+        timeout=_timeout(path, fields),
+    )
+
+
 def _webhook(path: str, node: yaml.Node | None, index: int) -> Webhook:
     what = f"hook[{index}] properties"
     if node is None:
@@ -121,17 +163,7 @@ def _webhook(path: str, node: yaml.Node | None, index: int) -> Webhook:
             url_node,
             f"webhook url {url!r} is not http(s) with a valid port; write http(s)://host[:port]/path",
         )
-    timeout = DEFAULT_TIMEOUT
-    if "timeout" in fields:
-        timeout_node = fields["timeout"][1]
-        try:
-            timeout = parse_duration(_text(path, timeout_node, "'timeout'"))
-        except ValueError as exc:
-            raise _fail(path, timeout_node, f"'timeout': {exc}") from None
-        if not 0 < timeout <= MAX_TIMEOUT:
-            raise _fail(
-                path, timeout_node, f"'timeout' must be above 0 and at most {MAX_TIMEOUT:.0f}s"
-            )
+    timeout = _timeout(path, fields)
     query = fields.get("query_params", (None, None))[1]
     headers = fields.get("headers", (None, None))[1]
     return Webhook(
@@ -190,14 +222,18 @@ def _hooks(path: str, node: yaml.Node | None) -> tuple[Hook, ...]:
                 f"hook[{index}] type '{hook_type}' unknown; use {', '.join(HOOK_TYPES)}",
             )
         properties = fields.get("properties", (None, None))[1]
-        hooks.append(
-            Hook(
-                id=hook_id,
-                type=hook_type,
-                description=_optional_text(path, fields, "description"),
+        description = _optional_text(path, fields, "description")
+        if hook_type == "lua":
+            hook = Hook(
+                id=hook_id, type=hook_type, description=description,
+                lua=_lua(path, properties, index),
+            )  # fmt: skip
+        else:
+            hook = Hook(
+                id=hook_id, type=hook_type, description=description,
                 webhook=_webhook(path, properties, index),
-            )
-        )
+            )  # fmt: skip
+        hooks.append(hook)
     return tuple(hooks)
 
 

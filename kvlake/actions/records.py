@@ -18,13 +18,23 @@ class Webhook(msgspec.Struct, frozen=True, kw_only=True):
     headers: tuple[tuple[str, str], ...] = ()
 
 
+class LuaHook(msgspec.Struct, frozen=True, kw_only=True):
+    """A lua hook's properties: the script inline, or the repository path it is read from."""
+
+    script: str = ""
+    script_file: str = ""
+    args: tuple[tuple[str, object], ...] = ()
+    timeout: float
+
+
 class Hook(msgspec.Struct, frozen=True, kw_only=True):
-    """One hook of an action: its id (unique in the action), type and properties."""
+    """One hook of an action: its id (unique in the action), type and that type's properties."""
 
     id: str
     type: str
     description: str = ""
-    webhook: Webhook
+    webhook: Webhook | None = None
+    lua: LuaHook | None = None
 
 
 class Trigger(msgspec.Struct, frozen=True, kw_only=True):

@@ -24,8 +24,9 @@ from typing import Final
 
 import msgspec
 
+from kvlake.actions.lua import run_lua
 from kvlake.actions.parsing import ActionFileError, check_unique_names, parse_action
-from kvlake.actions.records import Action, HookRun, Run
+from kvlake.actions.records import Action, Hook, HookRun, Run
 from kvlake.actions.runs import RunStore, new_run_id
 from kvlake.actions.webhook import HookFailedError, call_webhook
 from kvlake.catalog import Catalog, ObjectStat
@@ -204,9 +205,8 @@ class Actions:
             for hook_index, hook in enumerate(action.hooks):
                 hook_run_id = f"{action_index:04d}_{hook_index:04d}"
                 began = self._clock()
-                payload = msgspec.json.encode(self._payload(event, action.name, hook.id))
                 try:
-                    output = call_webhook(hook.webhook, payload, allowed=self._allowed)
+                    output = self._call(repository, event, action.name, hook)
                     passed = True
                 except HookFailedError as exc:
                     output = f"Error: {exc}\n{exc.output}"
@@ -242,6 +242,35 @@ class Actions:
             )
             self.runs.save(repository, run, outputs)
         return run_id, errors
+
+    def _call(self, repository: Repository, event: Event, action_name: str, hook: Hook) -> str:
+        """Run one hook of the type it names; return its output or raise HookFailedError."""
+        payload = self._payload(event, action_name, hook.id)
+        if hook.lua is not None:
+            script = hook.lua.script or self._script_file(repository, event, hook.lua.script_file)
+            action = msgspec.to_builtins(payload)
+            action["commit"] = {
+                "message": event.commit_message,
+                "committer": event.committer,
+                "metadata": dict(event.commit_metadata),
+            }
+            return run_lua(hook.lua, script, action)
+        assert hook.webhook is not None  # parsing gives every non-lua hook its webhook
+        return call_webhook(hook.webhook, msgspec.json.encode(payload), allowed=self._allowed)
+
+    def _script_file(self, repository: Repository, event: Event, path: str) -> str:
+        """A lua hook's `script_file`, read at the event's source ref as lakeFS does."""
+        try:
+            _, reader = self.catalog.open_object(repository, event.source_ref, path)
+            with reader:
+                data = reader.read(MAX_ACTION_FILE + 1)
+        except KvlakeError as exc:
+            raise HookFailedError(f"lua script_file {path!r} cannot be read: {exc}") from None
+        if len(data) > MAX_ACTION_FILE:
+            raise HookFailedError(
+                f"lua script_file {path!r} is larger than {MAX_ACTION_FILE} bytes"
+            )
+        return data.decode("utf-8", "replace")
 
     def _payload(self, event: Event, action_name: str, hook_id: str) -> Payload:
         moment = datetime.fromtimestamp(self._clock(), UTC)

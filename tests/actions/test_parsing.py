@@ -39,6 +39,7 @@ def test_lakefs_format_is_parsed() -> None:
     ]
     (hook,) = action.hooks
     assert (hook.id, hook.type, hook.description) == ("check_owner", "webhook", "asks the catalog")
+    assert hook.webhook is not None
     assert hook.webhook.timeout == 90.0
     assert hook.webhook.query_params == (("a", "1"), ("b", "2"), ("b", "3"))
     assert hook.webhook.headers == (("Authorization", "Bearer t"),)
@@ -50,9 +51,9 @@ def test_lakefs_format_is_parsed() -> None:
         ("name: a\non: [\n", 3, "YAML does not parse"),
         ("name: ab\non:\n  pre-push:\nhooks: []\n", 3, "event 'pre-push' is not supported"),
         (
-            "name: ab\non:\n  pre-commit:\nhooks:\n  - id: h1\n    type: lua\n",
+            "name: ab\non:\n  pre-commit:\nhooks:\n  - id: h1\n    type: airflow\n",
             6,
-            "type 'lua' unknown",
+            "type 'airflow' unknown",
         ),
         (
             "name: ab\non:\n  pre-commit:\nhooks:\n  - id: h1\n    type: webhook\n"

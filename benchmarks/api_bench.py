@@ -9,7 +9,10 @@ ratio to the bare endpoint, and the KV calls one warm request makes (counted
 in-process through `FaultyStore`, which logs every driver call).
 
     .venv/bin/python benchmarks/api_bench.py [--seconds 10] [--connections 32]
-        [--backends sqlite,postgres]
+        [--backends sqlite,postgres] [--json PATH]
+
+`--json PATH` also writes the figures as `{scenario: {metric: number}}`, the form
+benchmarks/compare_commits.py reads to compare the current tree with an earlier commit.
 
 Needs wrk (`apt-get install -y wrk`); without it the script says so and exits 0.
 Goals: stat >= 8000 req/s, uploads >= 3000 req/s, p99 < 25 ms.
@@ -266,6 +269,7 @@ def main() -> int:
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--backends", default="sqlite,postgres", help="comma-separated")
+    parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         print("wrk is not installed (apt-get install -y wrk); skipping the API benchmark")
@@ -295,6 +299,11 @@ def main() -> int:
             f"{figures['p50_ms']:>9.2f}{figures['p99_ms']:>9.2f}{figures['errors']:>8}"
             f"{calls.get(name, ''):>10}"
         )
+    if args.json is not None:
+        figures = {name: dict(row) for name, row in results}
+        for name, count in calls.items():
+            figures.setdefault(name, {})["kv_calls"] = count
+        args.json.write_text(json.dumps(figures, indent=1))
     return 0
 
 

@@ -61,8 +61,9 @@ from kvlake.api.routing import BodyLimits, Executors, Operation, routes
 from kvlake.api.services import Services
 from kvlake.config import Settings, load_settings
 from kvlake.errors import KvlakeError
-from kvlake.gateway import Gateway, GatewayRoute
+from kvlake.gateway import Gateway, GatewayRoute, is_virtual_hosted
 from kvlake.http import ClientGoneError
+from kvlake.ui import UIRoute
 
 log = logging.getLogger(__name__)
 
@@ -165,6 +166,11 @@ def create_app(
             routes(operations),
             Route("/api/v1/openapi.json", openapi_json),
             Route("/metrics", observability.metrics_endpoint(store_collectors)),
+            # The web UI (/ui, and / for a browser) over the same operations (docs/ui.md).
+            UIRoute(
+                operations,
+                foreign_host=lambda host: is_virtual_hosted(host, settings.gateway),
+            ),
             # Last: S3 clients reach everything the REST API does not own (docs/gateway.md).
             GatewayRoute(
                 Gateway(settings.gateway, body_read_timeout=settings.server.body_read_timeout)

@@ -123,6 +123,13 @@ class Page:
         """After a form's change: the browser GETs `target` (303), so a reload resends nothing."""
         return RedirectResponse(target, status_code=303)
 
+    def error_page(self, status: int, message: str) -> HTMLResponse:
+        """A page's own refusal (bad form input): its status, what to fix, a way back."""
+        back = self.request.headers.get("referer", "") or url("repositories")
+        if not back.startswith(str(self.request.base_url)):
+            back = url("repositories")
+        return self.render("error.html", status, message=message, detail="", back=back)
+
     def error(self, exc: BaseException) -> HTMLResponse:
         """The error page for `exc`: its status, kvlake's message and a way back."""
         status = status_of(exc)

@@ -114,7 +114,7 @@ class Page:
             csrf_field=CSRF_FIELD,
             csrf_token=self.csrf,
             url=url,
-            path=self.request.url.path,
+            page_path=self.request.url.path,
             **context,
         )
         return HTMLResponse(html, status_code=status)

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Final
 
-from kvlake.ui.pages import repositories, session
+from kvlake.ui.pages import objects, repositories, session
 
-PAGE_MODULES: Final = (session, repositories)
+PAGE_MODULES: Final = (session, repositories, objects)
 
 ROUTES: Final = [route for module in PAGE_MODULES for route in module.ROUTES]
 NAV: Final = [item for module in PAGE_MODULES for item in module.NAV]

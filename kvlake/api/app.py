@@ -63,7 +63,6 @@ from kvlake.config import Settings, load_settings
 from kvlake.errors import KvlakeError
 from kvlake.gateway import Gateway, GatewayRoute, is_virtual_hosted
 from kvlake.http import ClientGoneError
-from kvlake.ui import UIRoute
 
 log = logging.getLogger(__name__)
 
@@ -131,6 +130,10 @@ def create_app(
     jobs every `settings.server.job_interval` seconds unless `background_jobs` or
     `settings.server.background` (KVLAKE_SERVER_BACKGROUND) is false: `kvlake worker`
     processes then run them."""
+    # The UI's pages call these operations (kvlake/ui imports kvlake.api.routing): imported
+    # here, not at the top, so importing kvlake.ui first does not meet a half-built kvlake.api.
+    from kvlake.ui import UIRoute
+
     spec = msgspec.json.encode(openapi.document(operations))
 
     async def openapi_json(request: Request) -> Response:

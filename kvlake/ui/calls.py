@@ -45,6 +45,7 @@ class Operations:
         path: Mapping[str, str] | None = None,
         query: Mapping[str, object] | None = None,
         body: object = None,
+        headers: Mapping[str, str] | None = None,
     ) -> tuple[Operation[Any], Call[Any]]:
         """The operation and its call as its endpoint would build them from a request."""
         operation = self.get(operation_id)
@@ -53,7 +54,7 @@ class Operations:
             for name, value in (query or {}).items()
             if value is not None and value != ""
         ]
-        parsed = params.parse(operation.params, items, {})
+        parsed = params.parse(operation.params, items, headers or {})
         decoded = None
         if body is not None:
             assert operation.body is not None, f"{operation_id} takes no JSON body"

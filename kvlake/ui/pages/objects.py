@@ -14,6 +14,7 @@ from urllib.parse import quote
 
 from starlette.responses import Response
 
+from kvlake.ui import previews
 from kvlake.ui.page import NavItem, Page, page
 
 FOLDER_PAGE: Final = 1000
@@ -62,6 +63,17 @@ def object_page(page: Page) -> Response:
         query={"path": path, "user_metadata": True},
     )
     folder_prefix = path.rsplit("/", 1)[0] + "/" if "/" in path else ""
+
+    def read(start: int, end: int) -> bytes:
+        answer = page.api_response(
+            "getObject",
+            path={"repository": repository, "ref": ref},
+            query={"path": path},
+            headers={"Range": f"bytes={start}-{end - 1}"},
+        )
+        return bytes(answer.body)
+
+    shown = previews.preview(path, stats.get("content_type") or "", stats["size_bytes"], read)
     return page.render(
         "objects/object.html",
         repository=repository,
@@ -69,6 +81,7 @@ def object_page(page: Page) -> Response:
         path=path,
         folder_prefix=folder_prefix,
         stats=stats,
+        preview=shown,
     )
 
 

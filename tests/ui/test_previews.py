@@ -29,6 +29,7 @@ def test_previews_show_tables_schema_and_first_rows(
     base = f"/ui/repositories/{repository}/object?ref=main&path="
     browser.visit(base + "t.csv")
     browser.log_in()
+    assert browser.driver.title == "t.csv · kvlake"
     assert [th.text for th in browser.find_all("#preview-table th")] == ["a", "b"]
     cells = [td.text for td in browser.find_all("#preview-table td")]
     assert cells == ["1", "<b>x</b>", "2", "y"]

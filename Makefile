@@ -6,14 +6,22 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PY_DIRS := kvlake tests benchmarks scripts
 
-.PHONY: serve test lint bench install mutations
+.PHONY: serve test lint bench install mutations browser
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip uv
 	# uv resolves and installs in parallel: 40 s where pip took 2 min 20 s of CI's 15.
 	$(BIN)/uv pip install --quiet --python $(BIN)/python -e '.[dev]'
+	$(MAKE) browser
 	touch $(STAMP)
+
+# The UI's browser tests drive Debian's headless Chromium (tests/ui/conftest.py): installed
+# here when missing (we run as root, CI too), the package lists refreshed first if needed.
+browser:
+	command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+		{ apt-get install -y -q chromium chromium-driver >/dev/null 2>&1 || \
+		  { apt-get update -q >/dev/null && apt-get install -y -q chromium chromium-driver >/dev/null; }; }
 
 install: $(STAMP)
 

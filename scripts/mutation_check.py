@@ -3500,6 +3500,65 @@ MUTATIONS = (
         "\n",
         ("tests/actions/test_lua.py::test_no_way_out_of_the_sandbox",),
     ),
+    Mutation(
+        "ui-csrf-token-checked",
+        "issue 29: a UI form that does not repeat its CSRF cookie changes nothing",
+        "kvlake/ui/page.py",
+        "        if form is not None and not security.token_matches(",
+        "        if False and not security.token_matches(",
+        ("tests/ui/test_security.py::test_a_form_without_its_csrf_token_changes_nothing",),
+    ),
+    Mutation(
+        "ui-login-returns-to-this-site-only",
+        "issue 29: after login the browser goes to a /ui page of this site, never elsewhere",
+        "kvlake/ui/security.py",
+        'and (target == UI_PREFIX or target.startswith(UI_PREFIX + "/"))',
+        "and True",
+        ("tests/ui/test_security.py::test_login_returns_only_to_this_sites_pages",),
+    ),
+    Mutation(
+        "ui-signed-root-stays-the-gateways",
+        "issue 29: a signed GET / is S3's ListBuckets, not the UI's home page",
+        "kvlake/ui/route.py",
+        '    if b"authorization" in headers:',
+        "    if False:",
+        ("tests/ui/test_security.py::test_a_signed_s3_request_to_the_root_stays_the_gateways",),
+    ),
+    Mutation(
+        "ui-no-session-goes-to-login",
+        "issue 29: a page without a live session sends the browser to login, then back",
+        "kvlake/ui/page.py",
+        "            if page.user is None:",
+        "            if False:",
+        ("tests/ui/test_login.py::test_an_expired_session_logs_in_again_and_returns",),
+    ),
+    Mutation(
+        "ui-repository-delete-needs-its-name-typed",
+        "issue 29: the UI deletes a repository only when its name is typed to confirm",
+        "kvlake/ui/pages/repositories.py",
+        '    if page.form.get("confirm", "") != name:',
+        "    if False:",
+        ("tests/ui/test_repositories.py::test_delete_without_the_name_typed_deletes_nothing",),
+    ),
+    Mutation(
+        "ui-repository-delete-hidden-from-readers",
+        "issue 29: a user whose policies refuse deleteRepository is not offered the form",
+        "kvlake/ui/pages/repositories.py",
+        'may_delete=page.may("deleteRepository", path={"repository": name}),',
+        "may_delete=True,",
+        (
+            "tests/ui/test_repositories.py::"
+            "test_a_reader_sees_no_delete_and_an_unknown_repository_says_so",
+        ),
+    ),
+    Mutation(
+        "ui-parquet-preview-bounded",
+        "issue 29: a Parquet preview never reads more than its byte budget of the object",
+        "kvlake/ui/previews.py",
+        "        if end - self._at > self._left:",
+        "        if False:",
+        ("tests/ui/test_preview_bounds.py::test_a_parquet_row_group_over_the_budget_is_not_read",),
+    ),
 )
 
 

@@ -61,7 +61,7 @@ from kvlake.api.routing import BodyLimits, Executors, Operation, routes
 from kvlake.api.services import Services
 from kvlake.config import Settings, load_settings
 from kvlake.errors import KvlakeError
-from kvlake.gateway import Gateway, GatewayRoute
+from kvlake.gateway import Gateway, GatewayRoute, is_virtual_hosted
 from kvlake.http import ClientGoneError
 
 log = logging.getLogger(__name__)
@@ -130,6 +130,10 @@ def create_app(
     jobs every `settings.server.job_interval` seconds unless `background_jobs` or
     `settings.server.background` (KVLAKE_SERVER_BACKGROUND) is false: `kvlake worker`
     processes then run them."""
+    # The UI's pages call these operations (kvlake/ui imports kvlake.api.routing): imported
+    # here, not at the top, so importing kvlake.ui first does not meet a half-built kvlake.api.
+    from kvlake.ui import UIRoute
+
     spec = msgspec.json.encode(openapi.document(operations))
 
     async def openapi_json(request: Request) -> Response:
@@ -165,6 +169,11 @@ def create_app(
             routes(operations),
             Route("/api/v1/openapi.json", openapi_json),
             Route("/metrics", observability.metrics_endpoint(store_collectors)),
+            # The web UI (/ui, and / for a browser) over the same operations (docs/ui.md).
+            UIRoute(
+                operations,
+                foreign_host=lambda host: is_virtual_hosted(host, settings.gateway),
+            ),
             # Last: S3 clients reach everything the REST API does not own (docs/gateway.md).
             GatewayRoute(
                 Gateway(settings.gateway, body_read_timeout=settings.server.body_read_timeout)

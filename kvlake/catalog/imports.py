@@ -104,9 +104,9 @@ class PieceWriter(Protocol):
     def pieces(self, job: ImportJob, units: Sequence[ImportUnit]) -> Iterator[Piece]:
         """The pieces of all the parts' entries, ascending by first key and disjoint.
 
-        Stops early (fewer entries) when the import's status says canceled.
+        Stops early (fewer entries) once the import's operation record asks it to cancel.
         """
-        ...
+        ...  # a Protocol method: the Spark import (kvlake/pipelines/imports.py) implements it
 
 
 class ImportJob(NamedTuple):

@@ -101,7 +101,7 @@ def delete_child(
     commit: bool = False,
 ) -> None:
     """Run one bulk delete of big/ with the engine; report figures (and, with `commit`,
-    the time of committing the branch afterwards, which drops the hidden ranges)."""
+    the time of committing the branch afterwards, which drops the range tombstones)."""
     try:
         with open_store(kv_url) as store, open_blockstore(blocks_url) as blocks:
             lake = Lake(settings(kv_url, blocks_url), store, blocks)

@@ -39,7 +39,7 @@ from kvlake.graveler import DAY, Repository, keys, make_rules
 from kvlake.graveler.records import encode
 from kvlake.lake import Lake
 from kvlake.pipelines import open_spark
-from kvlake.pipelines.gc import GarbageCollector
+from kvlake.pipelines.gc.collector import GarbageCollector
 
 CHUNK: Final = 100_000
 PER_HOUR: Final = 100_000

@@ -35,7 +35,7 @@ from urllib.parse import urlsplit
 from moto.server import ThreadedMotoServer
 
 from kvlake.blockstore.s3 import S3BlockStore
-from kvlake.blockstore.s3_client import S3Location, make_client
+from kvlake.blockstore.s3.client import S3Location, make_client
 from kvlake.blockstore.throttle import AdaptiveRateLimiter
 
 if TYPE_CHECKING:

@@ -11,11 +11,15 @@ creating it is not what is measured.
 
     .venv/bin/python benchmarks/scale_bench.py --quick   # 10x smaller sizes, ~1 minute
     .venv/bin/python benchmarks/scale_bench.py           # the issue's sizes, a few minutes
+    .venv/bin/python benchmarks/scale_bench.py -k cleaner -k orphan   # those rows only
 
 Dimensions: staged entries (GC candidates checked in batches), branches (one
 due record's in-use check; a cleaner pass dropping 5 tokens; listBranches with
-a prefix), repositories (listRepositories with a prefix; an idle cleaner
-pass; an orphan sweep), commits (`tip~N` over the whole history, called again).
+a prefix, and beside hidden branches), repositories (listRepositories with a
+prefix, and beside deleted names; an idle cleaner pass; an orphan sweep), commits
+(`tip~N` over the whole history, called again), finished records (a runner's idle
+pass; listing open pull requests beside closed ones). `-k TEXT` (repeatable) runs
+the operations whose label contains TEXT.
 """
 
 from __future__ import annotations
@@ -27,8 +31,9 @@ import os
 import statistics
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Final
 
@@ -47,6 +52,7 @@ from kvlake.graveler.records import Commit, decode_branch, decode_repository, en
 from kvlake.graveler.refs import commit_id
 from kvlake.kv import CountingStore, open_store
 from kvlake.lake import Lake
+from kvlake.operations import Operation
 
 DEFAULT_DSN: Final = "postgresql://postgres@127.0.0.1:5432/test"
 RUNS: Final = 3
@@ -66,6 +72,7 @@ class Sizes:
     branches: tuple[int, int]
     repositories: tuple[int, int]
     commits: tuple[int, int]
+    finished: tuple[int, int]
 
 
 FULL: Final = Sizes(
@@ -73,9 +80,14 @@ FULL: Final = Sizes(
     branches=(100, 10_000),
     repositories=(1_000, 50_000),
     commits=(1_000, 100_000),
+    finished=(100, 10_000),
 )
 QUICK: Final = Sizes(
-    staged=(100, 10_000), branches=(10, 1_000), repositories=(100, 5_000), commits=(100, 10_000)
+    staged=(100, 10_000),
+    branches=(10, 1_000),
+    repositories=(100, 5_000),
+    commits=(100, 10_000),
+    finished=(10, 1_000),
 )
 
 
@@ -111,6 +123,17 @@ class Bench:
 
     def partition(self) -> bytes:
         return keys.instance_partition(self.repository.name, self.repository.instance_uid)
+
+    def add_repositories(self, records: Iterable[tuple[bytes, bytes]]) -> None:
+        """Repository records as their creations would leave them: each instance not
+        deleted indexed in the live index (liverepos.py)."""
+        items = list(records)
+        self.store.set_many(keys.REPOSITORIES, items)
+        live = (r for r in (decode_repository(raw) for _, raw in items) if r.state != "deleted")
+        self.store.set_many(
+            keys.LIVE_REPOSITORIES,
+            ((keys.live_repository_key(r.name, r.instance_uid), b"") for r in live),
+        )
 
     def add_branches(self, count: int, prefix: str = "b") -> None:
         """`count` branches copied from main's record, each with a staging token of its own."""
@@ -218,6 +241,52 @@ def branch_prefix(bench: Bench, branches: int) -> Figure:
     return measure(bench.store, listing)
 
 
+def hidden_branches(bench: Bench, hidden: int) -> Figure:
+    """listBranches' first page of 100 (hidden ones left out), beside `hidden` hidden
+    branches sorting before the 200 visible ones (written as creations leave them)."""
+    raw, _ = bench.store.get(bench.partition(), keys.branch_key("main"))
+    main = decode_branch(raw)
+    uid = bench.repository.instance_uid
+    bench.store.set_many(
+        bench.partition(),
+        (
+            (keys.branch_key(f"aaa{n:06d}"), encode(msgspec.structs.replace(main, hidden=True)))
+            for n in range(hidden)
+        ),
+    )
+    bench.add_branches(200, prefix="x")
+    index = keys.visible_branches_partition(bench.repository.name, uid)
+    bench.store.set_many(index, ((f"x{n:06d}".encode(), b"") for n in range(200)))
+
+    def listing() -> None:
+        named = (n for n, _ in bench.graveler.list_branches(bench.repository, visible_only=True))
+        page(named, 100, str)
+
+    return measure(bench.store, listing)
+
+
+def closed_pulls(bench: Bench, closed: int) -> Figure:
+    """Listing open pull requests (a first page of 100) beside `closed` closed ones."""
+    graveler, repo = bench.graveler, bench.repository
+    graveler.create_branch(repo, "dev", "main")
+    pulls = graveler.pulls
+
+    def open_one() -> str:
+        return pulls.create(
+            repo, title="t", description="", author="b", source="dev", destination="main"
+        )
+
+    for _ in range(closed):
+        pulls.update(repo, open_one(), status="closed")
+    for _ in range(20):
+        open_one()
+
+    def listing() -> None:
+        page((i for i, _ in pulls.list(repo, status="open")), 100, str)
+
+    return measure(bench.store, listing)
+
+
 def repository_prefix(bench: Bench, repositories: int) -> Figure:
     """listRepositories' first page of 100 with a prefix, beside `repositories` before it."""
     raw, _ = bench.store.get(keys.REPOSITORIES, keys.repository_key("repo1"))
@@ -231,12 +300,39 @@ def repository_prefix(bench: Bench, repositories: int) -> Figure:
             )
             yield keys.repository_key(name), encode(record)
 
-    bench.store.set_many(keys.REPOSITORIES, copies("aaa", repositories))
-    bench.store.set_many(keys.REPOSITORIES, copies("xxx", 200))
+    bench.add_repositories(copies("aaa", repositories))
+    bench.add_repositories(copies("xxx", 200))
 
     def listing() -> None:
         named = bench.graveler.list_repositories(prefix="xxx")
         page(named, 100, lambda r: r.name, prefix="xxx")
+
+    return measure(bench.store, listing)
+
+
+def repository_tombstones(bench: Bench, deleted: int) -> Figure:
+    """listRepositories' first page of 100 (no prefix), beside `deleted` tombstones of
+    deleted names sorting before the 200 live ones."""
+    raw, _ = bench.store.get(keys.REPOSITORIES, keys.repository_key("repo1"))
+    model = decode_repository(raw)
+
+    def copies(prefix: str, count: int, state: str) -> Iterator[tuple[bytes, bytes]]:
+        for n in range(count):
+            name = f"{prefix}{n:06d}"
+            record = msgspec.structs.replace(
+                model,
+                name=name,
+                instance_uid=ids.new_uid(),
+                storage_namespace=f"mem://x/{name}",
+                state=state,
+            )
+            yield keys.repository_key(name), encode(record)
+
+    bench.add_repositories(copies("aaa", deleted, "deleted"))
+    bench.add_repositories(copies("xxx", 200, "active"))
+
+    def listing() -> None:
+        page(bench.graveler.list_repositories(), 100, lambda r: r.name)
 
     return measure(bench.store, listing)
 
@@ -258,7 +354,7 @@ def cleaner_idle(bench: Bench, repositories: int) -> Figure:
             )
             yield keys.repository_key(name), encode(record)
 
-    bench.store.set_many(keys.REPOSITORIES, copies())
+    bench.add_repositories(copies())
     cleaner = bench.lake.cleaner()
     cleaner.clean_once()  # the first pass sweeps and reads every record once
     return measure(bench.store, cleaner.clean_once)
@@ -277,7 +373,7 @@ def orphan_sweep(bench: Bench, repositories: int) -> Figure:
         )
         records.append((keys.repository_key(name), encode(record)))
         strays.append(keys.staging_partition(keys.new_staging_token(uid)))
-    bench.store.set_many(keys.REPOSITORIES, records)
+    bench.add_repositories(records)
     for partition in strays:
         bench.store.set(partition, b"k", b"v")
     sweep = OrphanSweep(bench.store, bench.graveler._refs, clock=time.time)
@@ -332,23 +428,57 @@ def drop_tables(dsn: str) -> None:
             conn.execute(f'DROP TABLE IF EXISTS "{table}"')
 
 
+def runner_idle(bench: Bench, finished: int) -> Figure:
+    """A runner's idle pass beside `finished` operations kept for their retention."""
+    ledger, now = bench.lake.ledger, bench.lake.clock()
+    for _ in range(finished):
+        ledger.create(
+            Operation(
+                id=ids.new_uid(),
+                kind="bulk-delete",
+                repository="repo1",
+                instance_uid=bench.repository.instance_uid,
+                status="completed",
+                created_by="bench",
+                created_at=now,
+                last_updated_at=now,
+            )
+        )
+    runner = bench.lake.operations
+    runner.concurrency = 0  # clean and look only: start nothing
+    runner.dispatch(threading.Event(), 60)  # the first pass cleans them (and looks for expired)
+    return measure(bench.store, lambda: runner.dispatch(threading.Event(), 60))
+
+
 DIMENSIONS: Final = (
     ("GC run, 10 batches of 100", "staged", gc_run),
     ("GC batch of 100, run under way", "staged", gc_batch),
     ("in-use check of 1 record", "branches", due_record),
     ("cleaner pass dropping 5 tokens", "branches", cleaner_pass),
     ("listBranches prefix, 1st page", "branches", branch_prefix),
+    ("listBranches, hidden before", "branches", hidden_branches),
     ("listRepositories prefix, 1st page", "repositories", repository_prefix),
+    ("listRepositories, deleted before", "repositories", repository_tombstones),
     ("cleaner idle pass (half tombstones)", "repositories", cleaner_idle),
     ("orphan sweep (one slice)", "repositories", orphan_sweep),
     ("tip~N again (N = all commits)", "commits", ref_walk),
+    ("runner idle pass", "finished", runner_idle),
+    ("open pull requests, closed kept", "finished", closed_pulls),
 )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="10x smaller sizes")
+    parser.add_argument(
+        "-k",
+        action="append",
+        default=[],
+        metavar="TEXT",
+        help="run only the operations whose label contains TEXT (repeatable)",
+    )
     args = parser.parse_args()
+    rows = [row for row in DIMENSIONS if not args.k or any(k in row[0] for k in args.k)]
     sizes = QUICK if args.quick else FULL
     dsn = os.environ.get("KVLAKE_TEST_POSTGRES_DSN", DEFAULT_DSN)
     header = (
@@ -359,7 +489,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="kvlake-scale-bench-") as scratch:
         try:
             for driver, new_url in stores(dsn, scratch):
-                for label, dimension, operation in DIMENSIONS:
+                for label, dimension, operation in rows:
                     small, large = getattr(sizes, dimension)
                     figures = []
                     for size in (small, large):

@@ -1,15 +1,17 @@
-"""UI benchmark: a folder page of 1,000 entries beside the API call that feeds it.
+"""UI benchmark: a folder page of 1,000 entries and a commit page of 1,000 changes, each
+beside the API calls that feed it.
 
 Runs the app in-process (Starlette's TestClient, its lifespan opening SQLite in a
-temporary data dir), uploads 1,000 objects under one folder, then times, in the
-same run and alternating, `GET /api/v1/.../objects/ls?amount=1000&delimiter=/`
-and the UI's `GET /ui/repositories/<repo>/objects?ref=main` (which calls that
-operation and renders it). Prints the medians and the ratio UI/API.
-Goal: the page under 200 ms on SQLite.
+temporary data dir), uploads 1,000 objects under one folder and commits them, then
+times, in the same run and alternating:
+- `GET /api/v1/.../objects/ls?amount=1000&delimiter=/` and the UI's folder page
+  `GET /ui/repositories/<repo>/objects?ref=main&prefix=folder/`;
+- getCommit plus diffRefs (parent..commit, 1,000 entries) and the UI's commit page
+  `GET /ui/repositories/<repo>/commits/<id>` (which calls getCommit, diffRefs and
+  getRepository, and renders the 1,000 changes).
+Prints the medians and the ratios UI/API. Goal: each page under 200 ms on SQLite.
 
     .venv/bin/python benchmarks/ui_bench.py [--rounds 30]
-
-The commit page is part B's (issue 29, engineer ui2); it is not measured here.
 """
 
 from __future__ import annotations
@@ -66,6 +68,11 @@ def main() -> None:
                     content=b"a,b\n1,2\n",
                     auth=(KEY, SECRET),
                 )
+            committed = client.post(
+                f"{api}/branches/main/commits", json={"message": "bench"}, auth=(KEY, SECRET)
+            )
+            assert committed.status_code == 201, committed.text
+            commit_id, parent = committed.json()["id"], committed.json()["parents"][0]
             login = client.get("/ui/login")
             token = re.search(r'name="csrf_token" value="([^"]+)"', login.text)
             assert token is not None
@@ -76,14 +83,39 @@ def main() -> None:
             query = {"prefix": "folder/", "delimiter": "/", "amount": ENTRIES}
             rows = client.get(page).text.count('class="object"')
             assert rows == ENTRIES, rows
-            api_times, ui_times = [], []
+            commit_page = f"/ui/repositories/bench/commits/{commit_id}"
+            changes = client.get(commit_page).text.count('<td class="added">')
+            assert changes == ENTRIES, changes
+            diff = f"{api}/refs/{parent}/diff/{commit_id}"
+            diff_query = {"amount": ENTRIES, "type": "two_dot"}
+            api_times, ui_times, commit_api_times, commit_ui_times = [], [], [], []
             for _ in range(args.rounds):
                 api_times.append(_timed(client, listing, params=query, auth=(KEY, SECRET)))
                 ui_times.append(_timed(client, page))
+                commit_api_times.append(
+                    _timed(client, f"{api}/commits/{commit_id}", auth=(KEY, SECRET))
+                    + _timed(client, diff, params=diff_query, auth=(KEY, SECRET))
+                )
+                commit_ui_times.append(_timed(client, commit_page))
+    _report(
+        f"listObjects, {ENTRIES} entries (API)",
+        f"folder page, {ENTRIES} entries (UI)",
+        api_times,
+        ui_times,
+    )
+    _report(
+        f"getCommit + diffRefs, {ENTRIES} (API)",
+        f"commit page, {ENTRIES} changes (UI)",
+        commit_api_times,
+        commit_ui_times,
+    )
+
+
+def _report(api_name: str, ui_name: str, api_times: list[float], ui_times: list[float]) -> None:
     api_ms = statistics.median(api_times) * 1000
     ui_ms = statistics.median(ui_times) * 1000
-    print(f"listObjects, {ENTRIES} entries (API):  median {api_ms:7.1f} ms")
-    print(f"folder page, {ENTRIES} entries (UI):   median {ui_ms:7.1f} ms")
+    print(f"{api_name:40} median {api_ms:7.1f} ms")
+    print(f"{ui_name:40} median {ui_ms:7.1f} ms")
     print(f"ratio UI/API: {ui_ms / api_ms:.2f}  (goal: page < 200 ms on SQLite)")
 
 

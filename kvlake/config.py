@@ -252,7 +252,13 @@ class SparkSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
 
 
 class GcSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """Garbage collection as lakeFS's own GC client drives it (docs/api.md)."""
+    """Garbage collection: kvlake's runs on Spark (docs/spark.md) and what lakeFS's own GC
+    client is served (docs/api.md)."""
+
+    grace_period: Annotated[float, msgspec.Meta(ge=0)] = 86_400.0
+    """KVLAKE_GC_GRACE_PERIOD: seconds a blob is left alone after its hour folder ends
+    (uploads in flight, links to come): a run's default (`--grace-period` sets one run's),
+    and the grace period lakeFS's GC client is told (getGarbageCollectionConfig)."""
 
     uncommitted_page_size: Annotated[int, msgspec.Meta(ge=1)] = 500_000
     """KVLAKE_GC_UNCOMMITTED_PAGE_SIZE: staged addresses one prepareGarbageCollectionUncommitted

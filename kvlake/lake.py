@@ -21,7 +21,7 @@ from typing import Final, Self
 
 from kvlake import ids
 from kvlake.actions import Actions
-from kvlake.blockstore import BlockStore, open_blockstore
+from kvlake.blockstore import BlobObserver, BlockStore, MeteredBlockStore, open_blockstore
 from kvlake.catalog import Catalog, check_outside_import_folders, describe_entry, entry_ref
 from kvlake.catalog.records import from_value
 from kvlake.closing import Closing
@@ -110,14 +110,23 @@ class Lake(Closing):
         return normalised
 
     @classmethod
-    def open(cls, settings: Settings, *, kv_observer: Observer | None = None) -> Self:
-        """Open the stores the settings name; `kv_observer` sees every KV driver call (the
-        server's metrics). Raises ConfigError or UnavailableError."""
+    def open(
+        cls,
+        settings: Settings,
+        *,
+        kv_observer: Observer | None = None,
+        blob_observer: BlobObserver | None = None,
+    ) -> Self:
+        """Open the stores the settings name; `kv_observer` sees every KV driver call and
+        `blob_observer` every blockstore adapter call (the server's metrics).
+        Raises ConfigError or UnavailableError."""
         store = open_store(settings.kv_url)
         if kv_observer is not None:
             store = MeteredStore(store, kv_observer)
         try:
             blockstore = open_blockstore(settings.blockstore_url)
+            if blob_observer is not None:
+                blockstore = MeteredBlockStore(blockstore, blob_observer)
         except BaseException:
             store.close()
             raise
@@ -129,8 +138,14 @@ class Lake(Closing):
             raise
 
     def cleaner(self) -> Cleaner:
-        """A cleaner that logs the blobs of the staging tokens and namespaces it drops."""
-        return Cleaner(self.graveler, hooks=DeletionHooks(self.purges, entry_ref))
+        """A cleaner that logs the blobs of the staging tokens and namespaces it drops, and
+        drops a deleted repository instance's action runs."""
+        actions = self.actions
+        return Cleaner(
+            self.graveler,
+            hooks=DeletionHooks(self.purges, entry_ref),
+            instance_cleanups=(lambda entry: actions.drop_instance(entry.instance_uid),),
+        )
 
     def deletion_worker(
         self, blockstore: BlockStore | None = None, *, owner: str | None = None
@@ -166,6 +181,12 @@ class Lake(Closing):
         ]
         if self.settings.deletion.enabled:
             jobs.append(("kvlake-deletion", lambda stop, every: worker.run(stop, interval=every)))
+        if self.settings.actions.enabled:
+            # Runs the post-event hooks a stopped process left in the queue (actions/queue.py).
+            actions = self.actions
+            jobs.append(
+                ("kvlake-actions", lambda stop, every: actions.run_queue(stop, interval=every))
+            )
         if self.settings.operations.enabled:
             # Resumes every unfinished operation after a restart (invariant 5).
             runner = self.operations

@@ -1,11 +1,17 @@
-"""Fixtures every layer's tests share: a clock, KV stores, and a PostgreSQL database.
+"""Fixtures every layer's tests share: a clock, KV stores, blockstores and a PostgreSQL database.
 
-`kv` is the memory store; `any_store` a fresh store of each driver in turn, for
-the tests that must hold on every one. `lake_blocks` is a fresh blockstore of
-each kind users run (local folder, S3), for the tests that store blobs. A test
-that takes both runs once per driver, each paired with the blockstore it is
-deployed with (PAIRS in tests/support/blockstores.py), so it meets every driver
-and every blockstore in three runs rather than six.
+The backends are tests/support/backends.py's. `kv` is the memory store; `any_store` a fresh
+store of each driver in turn, for the tests that must hold on every one. `lake_blocks` is
+a fresh blockstore of each kind users run (local folder, S3), for the tests that store
+blobs. A test that takes both runs once per driver, each paired with the blockstore it is
+deployed with (`PAIRED`), so it meets every driver and every blockstore in three runs
+rather than six. `s3_server` is the one S3 set-up: the session's moto server, reset, with
+the buckets the tests name, and the AWS variables of the test process pointing at it.
+
+prometheus_client is imported here, first: it picks per-process or multiprocess metric
+values once, at import, from PROMETHEUS_MULTIPROC_DIR. The in-process `kvlake serve` tests
+set that variable for the server's life; a first import inside one of them left every
+later metric in that test process reading a folder that no longer exists.
 
 Invariant: PostgreSQL tests never vanish silently in CI. Locally a missing server skips them with
 a message saying how to enable them; with CI=true it fails the run instead.
@@ -19,6 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import prometheus_client  # noqa: F401 - before any test: see the docstring
 import psycopg
 import pytest
 
@@ -26,7 +33,7 @@ from kvlake.blockstore import BlockStore, open_blockstore
 from kvlake.kv import Store, open_store
 from kvlake.kv.memory import MemoryStore
 from tests.support import STORES, FakeClock, drop_postgres_table, store_params
-from tests.support.blockstores import BLOCKSTORES, PAIRS, paired_params
+from tests.support.backends import BLOCKSTORES, PAIRS, paired_params
 from tests.support.postgres import DEFAULT_POSTGRES_DSN, POSTGRES_DSN_VARIABLE, postgres_target
 
 if TYPE_CHECKING:

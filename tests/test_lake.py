@@ -20,7 +20,12 @@ def test_a_failing_pass_is_retried_and_closing_ends_the_jobs(lake_blocks: BlockS
     before = set(threading.enumerate())
     lake.start_background_jobs(interval=0.01)
     jobs = [t for t in threading.enumerate() if t.name.startswith("kvlake-") and t not in before]
-    assert {t.name for t in jobs} == {"kvlake-cleaner", "kvlake-deletion", "kvlake-operations"}
+    assert {t.name for t in jobs} == {
+        "kvlake-cleaner",
+        "kvlake-deletion",
+        "kvlake-operations",
+        "kvlake-actions",
+    }
 
     def retried() -> bool:
         assert all(job.is_alive() for job in jobs), "a job thread died on a store failure"

@@ -7,7 +7,7 @@ import pytest
 
 from kvlake.blockstore import BlockStore
 from kvlake.kv import Store
-from tests.support.blockstores import PAIRS
+from tests.support.backends import PAIRS
 
 
 def test_each_driver_meets_its_paired_blockstore(

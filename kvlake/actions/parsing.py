@@ -17,12 +17,20 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from kvlake.actions.records import Action, Hook, LuaHook, Trigger, Webhook
+from kvlake.actions.airflow import check_secret
+from kvlake.actions.records import Action, AirflowHook, Hook, LuaHook, Trigger, Webhook
 from kvlake.errors import InvalidInputError
 from kvlake.graveler import EVENT_TYPES
 
-HOOK_TYPES: Final = ("webhook", "lua")
-"""The hook types this kvlake runs; others (lakeFS's `airflow`) fail validation."""
+KVLAKE_EVENT_TYPES: Final = ("pre-bulk-delete", "post-bulk-delete", "post-gc-run")
+"""kvlake's own events, beyond lakeFS's: a gate before a bulk delete starts, and the end
+of a bulk delete or a garbage-collection run (both long-running operations)."""
+REPOSITORY_EVENT_TYPES: Final = ("post-gc-run",)
+"""Events of a whole repository, not of a branch: `branches` cannot narrow them."""
+EVENTS: Final = (*EVENT_TYPES, *KVLAKE_EVENT_TYPES)
+"""Every `on:` key an action file may use."""
+HOOK_TYPES: Final = ("webhook", "airflow", "lua")
+"""lakeFS's hook types; others fail validation."""
 DEFAULT_TIMEOUT: Final = 60.0
 """Seconds a hook may take when its `timeout` property is absent (lakeFS: one minute)."""
 MAX_TIMEOUT: Final = 600.0
@@ -148,6 +156,57 @@ def _lua(path: str, node: yaml.Node | None, index: int) -> LuaHook:
     )
 
 
+def _http_url(path: str, node: yaml.Node, kind: str) -> str:
+    url = _text(path, node, "'url'")
+    if not re.match(r"^https?://[^/?#]+", url, re.IGNORECASE) or not _valid_port(url):
+        raise _fail(
+            path,
+            node,
+            f"{kind} url {url!r} is not http(s) with a valid port; write http(s)://host[:port]/path",
+        )
+    return url
+
+
+def _airflow(path: str, node: yaml.Node | None, index: int) -> AirflowHook:
+    """An airflow hook's properties: `url`, `dag_id`, `username`, `password` required;
+    `dag_conf` (a mapping), `wait_for_dag` (a boolean), `timeout` optional."""
+    what = f"hook[{index}] properties"
+    fields = _mapping(path, node, what) if node is not None else {}
+    for key in ("url", "dag_id", "username", "password"):
+        if key not in fields:
+            raise _fail(path, node, f"{what}: an airflow hook needs '{key}'")
+    url = _http_url(path, fields["url"][1], "airflow")
+    dag_id = _text(path, fields["dag_id"][1], "'dag_id'")
+    if not dag_id:
+        raise _fail(path, fields["dag_id"][1], "'dag_id' must not be empty")
+    password_node = fields["password"][1]
+    password = _text(path, password_node, "'password'")
+    problem = check_secret(password)
+    if problem:
+        raise _fail(path, password_node, f"'password': {problem}")
+    wait = False
+    if "wait_for_dag" in fields:
+        wait_node = fields["wait_for_dag"][1]
+        if wait_node.tag != "tag:yaml.org,2002:bool":
+            raise _fail(path, wait_node, "'wait_for_dag' must be true or false")
+        wait = bool(yaml.safe_load(yaml.serialize(wait_node)))
+    conf: tuple[tuple[str, object], ...] = ()
+    if "dag_conf" in fields and fields["dag_conf"][1].tag != "tag:yaml.org,2002:null":
+        conf_node = fields["dag_conf"][1]
+        _mapping(path, conf_node, "'dag_conf'")
+        loaded = yaml.safe_load(yaml.serialize(conf_node))
+        conf = tuple((str(key), value) for key, value in loaded.items())
+    return AirflowHook(
+        url=url,
+        dag_id=dag_id,
+        username=_text(path, fields["username"][1], "'username'"),
+        password=password,
+        dag_conf=conf,
+        wait_for_dag=wait,
+        timeout=_timeout(path, fields),
+    )
+
+
 def _webhook(path: str, node: yaml.Node | None, index: int) -> Webhook:
     what = f"hook[{index}] properties"
     if node is None:
@@ -155,14 +214,7 @@ def _webhook(path: str, node: yaml.Node | None, index: int) -> Webhook:
     fields = _mapping(path, node, what)
     if "url" not in fields:
         raise _fail(path, node, f"{what}: a webhook needs 'url'")
-    url_node = fields["url"][1]
-    url = _text(path, url_node, "'url'")
-    if not re.match(r"^https?://[^/?#]+", url, re.IGNORECASE) or not _valid_port(url):
-        raise _fail(
-            path,
-            url_node,
-            f"webhook url {url!r} is not http(s) with a valid port; write http(s)://host[:port]/path",
-        )
+    url = _http_url(path, fields["url"][1], "webhook")
     timeout = _timeout(path, fields)
     query = fields.get("query_params", (None, None))[1]
     headers = fields.get("headers", (None, None))[1]
@@ -180,9 +232,9 @@ def _triggers(path: str, node: yaml.Node) -> tuple[Trigger, ...]:
         raise _fail(path, node, "'on' is required: name at least one event")
     triggers: list[Trigger] = []
     for event, (key, value) in fields.items():
-        if event not in EVENT_TYPES:
+        if event not in EVENTS:
             raise _fail(
-                path, key, f"event {event!r} is not supported; use one of {', '.join(EVENT_TYPES)}"
+                path, key, f"event {event!r} is not supported; use one of {', '.join(EVENTS)}"
             )
         branches: tuple[str, ...] = ()
         if value.tag != "tag:yaml.org,2002:null":
@@ -194,6 +246,10 @@ def _triggers(path: str, node: yaml.Node) -> tuple[Trigger, ...]:
                 branches = tuple(_text(path, item, "a branch pattern") for item in listed.value)
                 if branches and event.endswith("-tag"):
                     raise _fail(path, listed, "'branches' is not supported in tag event types")
+                if branches and event in REPOSITORY_EVENT_TYPES:
+                    raise _fail(
+                        path, listed, f"'branches' is not supported in {event}: it has no branch"
+                    )
         triggers.append(Trigger(event_type=event, branches=branches))
     return tuple(triggers)
 
@@ -227,6 +283,11 @@ def _hooks(path: str, node: yaml.Node | None) -> tuple[Hook, ...]:
             hook = Hook(
                 id=hook_id, type=hook_type, description=description,
                 lua=_lua(path, properties, index),
+            )  # fmt: skip
+        elif hook_type == "airflow":
+            hook = Hook(
+                id=hook_id, type=hook_type, description=description,
+                airflow=_airflow(path, properties, index),
             )  # fmt: skip
         else:
             hook = Hook(

@@ -27,6 +27,21 @@ class LuaHook(msgspec.Struct, frozen=True, kw_only=True):
     timeout: float
 
 
+class AirflowHook(msgspec.Struct, frozen=True, kw_only=True):
+    """An airflow hook's properties: the DAG to trigger, as whom, and whether to wait for it.
+
+    `password` is kept as written (`{{ ENV.NAME }}` references are read when the hook runs).
+    """
+
+    url: str
+    dag_id: str
+    username: str
+    password: str
+    dag_conf: tuple[tuple[str, object], ...] = ()
+    wait_for_dag: bool = False
+    timeout: float
+
+
 class Hook(msgspec.Struct, frozen=True, kw_only=True):
     """One hook of an action: its id (unique in the action), type and that type's properties."""
 
@@ -35,6 +50,7 @@ class Hook(msgspec.Struct, frozen=True, kw_only=True):
     description: str = ""
     webhook: Webhook | None = None
     lua: LuaHook | None = None
+    airflow: AirflowHook | None = None
 
 
 class Trigger(msgspec.Struct, frozen=True, kw_only=True):

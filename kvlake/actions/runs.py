@@ -24,9 +24,9 @@ import msgspec
 from kvlake import ids
 from kvlake.actions.records import Run
 from kvlake.blockstore import BlockStore
-from kvlake.errors import KeyNotFoundError, NotFoundError
+from kvlake.errors import NotFoundError
 from kvlake.graveler import Repository
-from kvlake.kv import Store
+from kvlake.kv import Store, get_or_none
 
 OUTPUT_FOLDER: Final = "_lakefs/actions/log"
 """Where lakeFS writes hook output in a storage namespace."""
@@ -72,15 +72,20 @@ class RunStore:
         self._blockstore.put(namespace, f"{OUTPUT_FOLDER}/{run.run_id}/run.manifest", manifest)
         self._store.set(runs_partition(repository), run.run_id.encode(), _encode(run))
 
+    def drop_instance(self, instance_uid: str) -> None:
+        """Remove every run record of a deleted repository instance (the cleaner does, once
+        the instance's own metadata is gone). Hook outputs stay with the storage namespace:
+        a purge deletes them with the rest of it."""
+        self._store.drop_partition(_PARTITION_PREFIX + instance_uid.encode())
+
     def get(self, repository: Repository, run_id: str) -> Run:
         """The run. Raises RunNotFoundError."""
-        try:
-            value, _ = self._store.get(runs_partition(repository), run_id.encode())
-        except KeyNotFoundError:
+        loaded = get_or_none(self._store, runs_partition(repository), run_id.encode())
+        if loaded is None:
             raise RunNotFoundError(
                 f"repository {repository.name!r} has no run {run_id!r}; list its runs"
-            ) from None
-        return _decode(value)
+            )
+        return _decode(loaded[0])
 
     def scan(self, repository: Repository, *, after: str = "") -> Iterator[Run]:
         """Runs newest first, from the one after `after`."""

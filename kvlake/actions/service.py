@@ -8,30 +8,39 @@ raises `HookAbortedError` with lakeFS's text, before the operation changed
 anything; a failing post-event hook is logged and recorded, never undoes the
 operation. Graveler calls this outside its compare-and-swap loops, so a hook
 holds no lock and no KV transaction while it waits on the network. Every run
-with at least one hook is recorded (kvlake/actions/runs.py).
+with at least one hook is recorded (kvlake/actions/runs.py). A post-event with
+hooks is queued while they run, so a process that dies leaves it to another
+(kvlake/actions/queue.py, `run_queue`). Hooks act as the user of the request
+that triggered them (`acting_user`), else the event's committer.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import re
+import socket
 import threading
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
-from functools import lru_cache
 from typing import Final
 
 import msgspec
 
+from kvlake import ids
+from kvlake.actions.airflow import call_airflow
+from kvlake.actions.caller import ApiCaller, acting_user
 from kvlake.actions.lua import run_lua
+from kvlake.actions.lua_lakefs import LakefsClient
 from kvlake.actions.parsing import ActionFileError, check_unique_names, parse_action
+from kvlake.actions.payload import json_payload, lua_action, matches, payload_of
+from kvlake.actions.queue import LEASE, MAX_ATTEMPTS, PendingPost, PostQueue
 from kvlake.actions.records import Action, Hook, HookRun, Run
 from kvlake.actions.runs import RunStore, new_run_id
 from kvlake.actions.webhook import HookFailedError, call_webhook
 from kvlake.catalog import Catalog, ObjectStat
 from kvlake.config import ActionsSettings
-from kvlake.errors import HookAbortedError, KvlakeError
+from kvlake.errors import HookAbortedError, KvlakeError, NotFoundError, RepositoryDeletingError
 from kvlake.graveler import Event, Repository
 
 log = logging.getLogger(__name__)
@@ -45,55 +54,12 @@ MAX_ACTION_FILE: Final = 1024 * 1024
 """Bytes an action file may have; a larger one fails validation (it is not a real action)."""
 
 
-class Payload(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
-    """The JSON a webhook receives: lakeFS's field names, empty fields left out as lakeFS does."""
-
-    event_type: str
-    event_time: str
-    action_name: str
-    hook_id: str
-    repository_id: str
-    branch_id: str = ""
-    source_ref: str = ""
-    tag_id: str = ""
-    commit_id: str = ""
-    commit_message: str = ""
-    committer: str = ""
-    commit_metadata: dict[str, str] = msgspec.field(default_factory=dict)
-    merge_source: str = ""
+HookObserver = Callable[[str, str, str], None]
+"""Called with (event type, hook type, outcome) after each hook run."""
 
 
-@lru_cache(maxsize=256)
-def _branch_pattern(pattern: str) -> re.Pattern[str]:
-    """Go's path.Match as a regex: `*` and `?` stop at `/`, `[...]` is a class."""
-    out: list[str] = []
-    i = 0
-    while i < len(pattern):
-        char = pattern[i]
-        if char == "*":
-            out.append("[^/]*")
-        elif char == "?":
-            out.append("[^/]")
-        elif char == "[" and "]" in pattern[i + 1 :]:
-            end = pattern.index("]", i + 1)
-            body = pattern[i + 1 : end]
-            out.append("[" + ("^" + body[1:] if body.startswith("^") else body) + "]")
-            i = end
-        else:
-            out.append(re.escape(char))
-        i += 1
-    return re.compile("".join(out) + r"\Z")
-
-
-def matches(action: Action, event: Event) -> bool:
-    """Whether the action's `on:` names the event and (if it lists branches) its branch."""
-    for trigger in action.on:
-        if trigger.event_type != event.event_type:
-            continue
-        if not trigger.branches:
-            return True
-        return any(_branch_pattern(p).match(event.branch_id) for p in trigger.branches)
-    return False
+def _ignore(event_type: str, hook_type: str, outcome: str) -> None:
+    pass
 
 
 class Actions:
@@ -105,9 +71,16 @@ class Actions:
         settings: ActionsSettings,
         *,
         clock: Callable[[], float] = time.time,
+        post_lease: float = LEASE,
     ) -> None:
         self.catalog = catalog
         self.settings = settings
+        self.queue = PostQueue(
+            catalog.graveler.store,
+            owner=f"{socket.gethostname()}:{os.getpid()}:{ids.new_uid()}",
+            lease=post_lease,
+        )
+        """Post-events whose hooks are running or were cut off (queue.py)."""
         self.runs = RunStore(catalog.graveler.store, catalog.blockstore)
         """Recorded runs and their hooks' output (listRepositoryRuns and the rest)."""
         self._clock = clock
@@ -116,6 +89,18 @@ class Actions:
         """Actions at a commit id, per repository instance: a commit never changes, so its
         action files are read once (creating branches and tags costs no more KV calls)."""
         self._at_commit_lock = threading.Lock()
+        self._api: ApiCaller | None = None
+        self._observe: HookObserver = _ignore
+
+    def observe_hooks(self, observer: HookObserver) -> None:
+        """Tell `observer` (event type, hook type, "passed" or "failed") after every hook run:
+        the API server counts them in /metrics."""
+        self._observe = observer
+
+    def connect_api(self, api: ApiCaller) -> None:
+        """Let Lua hooks' `lakefs` module call the API in-process (the API server does this
+        at start-up; a lake without it gives hooks a `lakefs` module whose calls fail)."""
+        self._api = api
 
     def load_actions(self, repository: Repository, ref: str) -> list[Action]:
         """The action files at `ref`, parsed. Raises ActionFileError for the first bad one."""
@@ -161,7 +146,7 @@ class Actions:
 
     def pre(self, repository: Repository, event: Event) -> None:
         """Run the pre-event's hooks; raise HookAbortedError (lakeFS's text) if one fails."""
-        run_id, errors = self._run(repository, event)
+        run_id, errors = self._run(repository, event, acting_user() or event.committer)
         if errors:
             listed = "".join(f"\t* {error}\n" for error in errors)
             count = "1 error" if len(errors) == 1 else f"{len(errors)} errors"
@@ -170,14 +155,60 @@ class Actions:
             )
 
     def post(self, repository: Repository, event: Event) -> None:
-        """Run the post-event's hooks; failures are logged and recorded, never raised."""
+        """Run the post-event's hooks; failures are logged and recorded, never raised.
+
+        When any hook matches, the event is queued durably first (queue.py) and dropped
+        once its run is recorded: if this process dies in between, another one runs it.
+        """
+        user = acting_user() or event.committer
+        queued: list[PendingPost] = []
+
+        def queue_it() -> None:
+            queued.append(
+                self.queue.put(
+                    repository=repository.name,
+                    instance_uid=repository.instance_uid,
+                    event=event,
+                    user=user,
+                    now=self._clock(),
+                )
+            )
+
         try:
-            run_id, errors = self._run(repository, event)
+            run_id, errors = self._run(repository, event, user, before_hooks=queue_it)
+            for pending in queued:
+                self.queue.done(pending)
         except KvlakeError as exc:  # the operation is done: a store hiccup must not undo it
             log.warning(
                 "%s hooks in repository %r not run: %s", event.event_type, repository.name, exc
             )
             return
+        self._log_failures(repository, event, run_id, errors)
+
+    def queue_post(self, repository: Repository, event: Event, *, key: str) -> None:
+        """Queue the post-event for the background pass (`run_queued`), once per `key` while
+        it waits: a finished operation's event, whose runner must not wait on hooks. The
+        hooks act as the event's committer. Raises UnavailableError."""
+        if not self.settings.enabled:
+            return
+        self.queue.put_due(
+            key=key,
+            repository=repository.name,
+            instance_uid=repository.instance_uid,
+            event=event,
+            user=event.committer,
+            now=self._clock(),
+        )
+
+    def drop_instance(self, instance_uid: str) -> None:
+        """Forget a deleted repository instance's runs and queued post-events: the cleaner
+        calls this once the instance's metadata is gone. Raises UnavailableError."""
+        self.runs.drop_instance(instance_uid)
+        self.queue.drop_instance(instance_uid)
+
+    def _log_failures(
+        self, repository: Repository, event: Event, run_id: str, errors: list[str]
+    ) -> None:
         for error in errors:
             log.warning(
                 "%s run %s in repository %r failed: %s",
@@ -187,8 +218,67 @@ class Actions:
                 error,
             )
 
-    def _run(self, repository: Repository, event: Event) -> tuple[str, list[str]]:
-        """Run the matching hooks; return the run id and lakeFS's error line per failure."""
+    def run_queue(self, stop: threading.Event, *, interval: float) -> None:
+        """Background job: run queued post-events whose process died, until `stop`."""
+        while not stop.is_set():
+            self.run_queued()
+            stop.wait(interval)
+
+    def run_queued(self) -> int:
+        """One pass over the post-event queue: run (or, past MAX_ATTEMPTS, record as failed)
+        every entry whose lease expired. Returns how many it took."""
+        taken = 0
+        for pending in self.queue.take(self._clock()):
+            taken += 1
+            try:
+                repository: Repository | None = self.catalog.graveler.get_repository(
+                    pending.repository
+                )
+            except (NotFoundError, RepositoryDeletingError):
+                repository = None
+            if repository is None or repository.instance_uid != pending.instance_uid:
+                self.queue.done(pending)  # the repository is gone, and its runs with it
+                continue
+            event = pending.event
+            if pending.attempts > MAX_ATTEMPTS:
+                self._give_up(repository, pending)
+            else:
+                run_id, errors = self._run(repository, event, pending.user)
+                self._log_failures(repository, event, run_id, errors)
+            self.queue.done(pending)
+        return taken
+
+    def _give_up(self, repository: Repository, pending: PendingPost) -> None:
+        """Record a failed run for a queued event whose hooks never finished."""
+        event, now = pending.event, self._clock()
+        reason = (
+            f"{event.event_type} hooks not run: the process running them stopped"
+            f" {pending.attempts - 1} times before they finished"
+        )
+        log.warning("repository %r: %s", repository.name, reason)
+        run = Run(
+            run_id=new_run_id(now),
+            event_type=event.event_type,
+            branch=event.branch_id,
+            commit_id=event.commit_id,
+            source_ref=event.source_ref,
+            start_time=now,
+            end_time=now,
+            passed=False,
+            hooks=(),
+        )
+        self.runs.save(repository, run, [])
+
+    def _run(
+        self,
+        repository: Repository,
+        event: Event,
+        user: str,
+        *,
+        before_hooks: Callable[[], None] | None = None,
+    ) -> tuple[str, list[str]]:
+        """Run the matching hooks as `user`; return the run id and lakeFS's error line per
+        failure. `before_hooks` is called once before the first hook, if any matches."""
         run_id = new_run_id(self._clock())
         if not self.settings.enabled:
             return run_id, []
@@ -198,6 +288,8 @@ class Actions:
         except ActionFileError as exc:
             return run_id, [f"loading actions: {exc}"]
         actions = [action for action in actions if matches(action, event)]
+        if before_hooks is not None and any(action.hooks for action in actions):
+            before_hooks()
         results: list[HookRun] = []
         outputs: list[tuple[str, str]] = []
         errors: list[str] = []
@@ -206,7 +298,9 @@ class Actions:
                 hook_run_id = f"{action_index:04d}_{hook_index:04d}"
                 began = self._clock()
                 try:
-                    output = self._call(repository, event, action.name, hook)
+                    output = self._call(
+                        repository, event, action.name, hook, user=user, run_id=run_id
+                    )
                     passed = True
                 except HookFailedError as exc:
                     output = f"Error: {exc}\n{exc.output}"
@@ -215,6 +309,7 @@ class Actions:
                         f"hook run id '{hook_run_id}' failed on action '{action.name}' hook"
                         f" '{hook.id}': action failed: {exc}"
                     )
+                self._observe(event.event_type, hook.type, "passed" if passed else "failed")
                 results.append(
                     HookRun(
                         hook_run_id=hook_run_id,
@@ -243,20 +338,43 @@ class Actions:
             self.runs.save(repository, run, outputs)
         return run_id, errors
 
-    def _call(self, repository: Repository, event: Event, action_name: str, hook: Hook) -> str:
+    def _call(
+        self,
+        repository: Repository,
+        event: Event,
+        action_name: str,
+        hook: Hook,
+        *,
+        user: str,
+        run_id: str,
+    ) -> str:
         """Run one hook of the type it names; return its output or raise HookFailedError."""
-        payload = self._payload(event, action_name, hook.id)
+        payload = payload_of(event, action_name, hook.id, self._clock())
         if hook.lua is not None:
             script = hook.lua.script or self._script_file(repository, event, hook.lua.script_file)
-            action = msgspec.to_builtins(payload)
+            # lakeFS's `action` table: every field (empty ones as ""), the run's id and the
+            # repository's namespace, and the commit as a table.
+            action = lua_action(payload, event)
+            action["run_id"] = run_id
+            action["storage_namespace"] = repository.storage_namespace
             action["commit"] = {
                 "message": event.commit_message,
                 "committer": event.committer,
                 "metadata": dict(event.commit_metadata),
             }
-            return run_lua(hook.lua, script, action)
-        assert hook.webhook is not None  # parsing gives every non-lua hook its webhook
-        return call_webhook(hook.webhook, msgspec.json.encode(payload), allowed=self._allowed)
+            # lakeFS's client acts as the user whose request triggered the hook: the API
+            # marks its handler threads with it (acting_as), a commit names its committer.
+            return run_lua(hook.lua, script, action, lakefs=LakefsClient(self._api, user))
+        if hook.airflow is not None:
+            return call_airflow(
+                hook.airflow,
+                json_payload(payload, event),
+                dag_run_id=f"lakeFS_hook_{hook.id}_{run_id}",
+                allowed=self._allowed,
+            )
+        assert hook.webhook is not None  # parsing gives every other hook its webhook
+        body = msgspec.json.encode(json_payload(payload, event))
+        return call_webhook(hook.webhook, body, allowed=self._allowed)
 
     def _script_file(self, repository: Repository, event: Event, path: str) -> str:
         """A lua hook's `script_file`, read at the event's source ref as lakeFS does."""
@@ -271,21 +389,3 @@ class Actions:
                 f"lua script_file {path!r} is larger than {MAX_ACTION_FILE} bytes"
             )
         return data.decode("utf-8", "replace")
-
-    def _payload(self, event: Event, action_name: str, hook_id: str) -> Payload:
-        moment = datetime.fromtimestamp(self._clock(), UTC)
-        return Payload(
-            event_type=event.event_type,
-            event_time=moment.strftime("%Y-%m-%dT%H:%M:%SZ"),
-            action_name=action_name,
-            hook_id=hook_id,
-            repository_id=event.repository_id,
-            branch_id=event.branch_id,
-            source_ref=event.source_ref,
-            tag_id=event.tag_id,
-            commit_id=event.commit_id,
-            commit_message=event.commit_message,
-            committer=event.committer,
-            commit_metadata=event.commit_metadata,
-            merge_source=event.merge_source,
-        )

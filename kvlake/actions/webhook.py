@@ -14,7 +14,7 @@ from __future__ import annotations
 import http.client
 import ipaddress
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from typing import Final
 from urllib.parse import urlencode, urlsplit
 
@@ -82,14 +82,7 @@ def call_webhook(hook: Webhook, payload: bytes, *, allowed: Collection[str]) -> 
         connection.request("POST", target, body=payload, headers=headers)
         _set_timeout(connection, deadline)
         response = connection.getresponse()
-        kept = bytearray()
-        while True:
-            _set_timeout(connection, deadline)
-            chunk = response.read(_READ)
-            if not chunk:
-                break
-            if len(kept) < OUTPUT_LIMIT:
-                kept += chunk[: OUTPUT_LIMIT - len(kept)]
+        kept = read_capped(response, lambda: _set_timeout(connection, deadline))
     except TimeoutError:
         raise HookFailedError(
             f"webhook request failed: no complete answer within {hook.timeout:g}s (timeout)",
@@ -106,6 +99,19 @@ def call_webhook(hook: Webhook, payload: bytes, *, allowed: Collection[str]) -> 
             f"webhook request failed (status code: {response.status})", "\n".join(log)
         )
     return "\n".join(log)
+
+
+def read_capped(response: http.client.HTTPResponse, before_read: Callable[[], None]) -> bytes:
+    """The response's body up to OUTPUT_LIMIT bytes, read to its end (the rest dropped, so
+    the server sees its answer taken); `before_read` bounds each socket read."""
+    kept = bytearray()
+    while True:
+        before_read()
+        chunk = response.read(_READ)
+        if not chunk:
+            return bytes(kept)
+        if len(kept) < OUTPUT_LIMIT:
+            kept += chunk[: OUTPUT_LIMIT - len(kept)]
 
 
 def _set_timeout(connection: http.client.HTTPConnection, deadline: float) -> None:

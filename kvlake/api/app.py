@@ -26,8 +26,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from kvlake.api import errors, observability, openapi
+from kvlake.api import errors, metrics, observability, openapi
 from kvlake.api.connections import CONNECTIONS_STATE, ClientConnections
+from kvlake.api.hook_calls import HookCalls
 from kvlake.api.inflight import InFlightLimit
 from kvlake.api.routes import (
     actions,
@@ -48,6 +49,7 @@ from kvlake.api.routes import (
     policies,
     presign_multipart,
     pulls,
+    purges,
     repositories,
     retention,
     settings,
@@ -79,6 +81,7 @@ OPERATIONS: Final[tuple[Operation[Any], ...]] = (
     *settings.OPERATIONS,
     *retention.OPERATIONS,
     *gc_runs.OPERATIONS,
+    *purges.OPERATIONS,
     *gc_prepare.OPERATIONS,
     *tags.OPERATIONS,
     *objects.OPERATIONS,
@@ -145,6 +148,9 @@ def create_app(
         executors = Executors(settings.server.max_connections)
         try:
             print_installation(services)
+            # Lua hooks' `lakefs` module calls these operations in-process (hook_calls.py).
+            services.lake.actions.connect_api(HookCalls(services, operations))
+            services.lake.actions.observe_hooks(metrics.count_hook)
             if background_jobs and settings.server.background:
                 services.start_background_jobs(settings.server.job_interval)
             app.state.services = services

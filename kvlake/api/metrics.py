@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from prometheus_client import Counter, Histogram
 
+from kvlake.blockstore import BlobObserver
 from kvlake.kv import Observer
 
 REQUESTS = Counter(
@@ -34,6 +35,33 @@ KV_SECONDS = Histogram(
     buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0),
 )
 
+ACTION_HOOKS = Counter(
+    "kvlake_action_hooks",
+    "Action hooks run, by event type, hook type (lua, webhook) and outcome (passed, failed)",
+    ["event", "type", "outcome"],
+)
+
+
+BLOCKSTORE_CALLS = Counter(
+    "kvlake_blockstore_calls",
+    "Blockstore adapter calls (a put, a read opened, a head, a listing, a batched delete),"
+    " by adapter, call and outcome (ok, not_found, error)",
+    ["adapter", "call", "outcome"],
+)
+BLOCKSTORE_SECONDS = Histogram(
+    "kvlake_blockstore_call_duration_seconds",
+    "Blockstore adapter call latency (a listing: the time spent inside the adapter), by"
+    " adapter and call",
+    ["adapter", "call"],
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0),
+)
+BLOCKSTORE_THROTTLED = Counter(
+    "kvlake_blockstore_throttled",
+    "Requests the object store answered 'slow down' (S3 503 SlowDown), by endpoint; each"
+    " lowers the process's request rate to that endpoint (kvlake/blockstore/throttle.py)",
+    ["endpoint"],
+)
+
 
 def kv_observer(driver: str) -> Observer:
     """An observer for `MeteredStore` that feeds the KV series with `driver`'s label."""
@@ -43,3 +71,23 @@ def kv_observer(driver: str) -> Observer:
         KV_SECONDS.labels(driver, call).observe(seconds)
 
     return observe
+
+
+def blob_observer(adapter: str) -> BlobObserver:
+    """An observer for `MeteredBlockStore` that feeds the blockstore series."""
+
+    def observe(call: str, seconds: float, outcome: str) -> None:
+        BLOCKSTORE_CALLS.labels(adapter, call, outcome).inc()
+        BLOCKSTORE_SECONDS.labels(adapter, call).observe(seconds)
+
+    return observe
+
+
+def count_throttled(endpoint: str) -> None:
+    """A throttle observer (kvlake/blockstore/throttle.py `observe_throttling`)."""
+    BLOCKSTORE_THROTTLED.labels(endpoint).inc()
+
+
+def count_hook(event_type: str, hook_type: str, outcome: str) -> None:
+    """The actions service's hook observer (`Actions.observe_hooks`): one run counted."""
+    ACTION_HOOKS.labels(event_type, hook_type, outcome).inc()

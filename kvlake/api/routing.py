@@ -40,6 +40,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Match, NoMatchFound, Route
 from starlette.types import Receive, Scope, Send
 
+from kvlake.actions import acting_as
 from kvlake.api import body as bodies
 from kvlake.api import params
 from kvlake.api.errors import LAKEFS_MESSAGES, OperationError
@@ -47,7 +48,7 @@ from kvlake.api.services import Services
 from kvlake.auth import SESSION_COOKIE, Permission, User
 from kvlake.config import ServerSettings
 from kvlake.errors import InvalidInputError, KvlakeError
-from kvlake.graveler import Repository
+from kvlake.graveler import BranchRead, Repository
 from kvlake.http import BodyPace, ThreadBodyReader, upload_source
 
 MAX_HEADER_BYTES: Final = 16 * 1024
@@ -138,6 +139,13 @@ class Call(Generic[BodyT]):
         if self._repository is None:
             self._repository = self.services.graveler.get_repository(self.path["repository"])
         return self._repository
+
+    def read_branch(self, branch: str) -> BranchRead:
+        """The repository the path names, `branch` and its protection rules, read together
+        (`Graveler.read_branch`: one round trip), for this request only; sets `repository`."""
+        read = self.services.graveler.read_branch(self.path["repository"], branch)
+        self._repository = read.repository
+        return read
 
     @property
     def upload(self) -> BinaryIO:
@@ -247,7 +255,8 @@ def _run(operation: Operation[BodyT], call: Call[BodyT]) -> Response:
     if not operation.public and not call.authorized:
         _authorize(operation, call)
     try:
-        return operation.handler(call)
+        with acting_as(call.user_id):  # a Lua hook's `lakefs` calls act as this caller
+            return operation.handler(call)
     except KvlakeError as exc:
         message = _lakefs_text(operation, call, exc)
         if message is None:

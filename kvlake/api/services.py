@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 
-from kvlake.api.metrics import kv_observer
+from kvlake.api.metrics import blob_observer, count_throttled, kv_observer
 from kvlake.auth import (
     Authenticator,
     AuthStore,
@@ -19,13 +19,13 @@ from kvlake.auth import (
     load_master_key,
 )
 from kvlake.auth.installation import Installation
-from kvlake.blockstore import BlockStore
+from kvlake.blockstore import BlockStore, observe_throttling
 from kvlake.catalog import Catalog, GcPreparation, PhysicalLinks, link_key
 from kvlake.config import Settings
 from kvlake.graveler import Graveler
 from kvlake.kv import Store, url_scheme
 from kvlake.lake import JOB_INTERVAL, Lake
-from kvlake.pipelines.gc_runs import GcRuns
+from kvlake.pipelines.gc.runs import GcRuns
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +52,12 @@ class Services:
 
     @classmethod
     def open(cls, settings: Settings) -> Services:
-        lake = Lake.open(settings, kv_observer=kv_observer(url_scheme(settings.kv_url)))
+        observe_throttling(count_throttled)
+        lake = Lake.open(
+            settings,
+            kv_observer=kv_observer(url_scheme(settings.kv_url)),
+            blob_observer=blob_observer(url_scheme(settings.blockstore_url or "local://")),
+        )
         try:
             services = cls(lake)
             services.auth.check_server_key()

@@ -14,7 +14,8 @@ from kvlake.auth import keys
 from kvlake.auth.policies import BUILTIN_GROUPS, BUILTIN_POLICIES
 from kvlake.auth.store import AuthStore
 from kvlake.config import InstallationSettings
-from kvlake.errors import ConflictError, KeyNotFoundError, NotFoundError, PreconditionFailedError
+from kvlake.errors import ConflictError, NotFoundError, PreconditionFailedError
+from kvlake.kv import get_or_none
 
 ADMINS_GROUP = "Admins"
 DEFAULT_ADMIN = "admin"
@@ -45,11 +46,7 @@ def ensure_builtins(store: AuthStore) -> None:
 
 
 def is_installed(store: AuthStore) -> bool:
-    try:
-        store.kv.get(keys.META, keys.INSTALLED)
-    except KeyNotFoundError:
-        return False
-    return True
+    return get_or_none(store.kv, keys.META, keys.INSTALLED) is not None
 
 
 def install(

@@ -24,7 +24,8 @@ from kvlake.auth.records import (
     decode_user,
     encode,
 )
-from kvlake.errors import ConfigError, KeyNotFoundError, NotFoundError, PreconditionFailedError
+from kvlake.errors import ConfigError, NotFoundError, PreconditionFailedError, TooManyTriesError
+from kvlake.kv import get_or_none
 
 _KEY_CHECK_TEXT = "kvlake server key check"
 
@@ -38,17 +39,16 @@ class CredentialRecords(KvRecords):
 
     def check_server_key(self) -> None:
         """Fail at start if stored secrets were encrypted with another server key."""
-        try:
-            raw, _ = self.kv.get(keys.META, keys.KEY_CHECK)
-        except KeyNotFoundError:
+        loaded = get_or_none(self.kv, keys.META, keys.KEY_CHECK)
+        if loaded is None:
             try:
                 self._set_if(
                     keys.META, keys.KEY_CHECK, self.server_key.encrypt(_KEY_CHECK_TEXT), None
                 )
             except PreconditionFailedError:
                 pass  # another process wrote it first: check against theirs below
-            raw, _ = self.kv.get(keys.META, keys.KEY_CHECK)
-        if self.server_key.decrypt(raw) != _KEY_CHECK_TEXT:
+            loaded = self.kv.get(keys.META, keys.KEY_CHECK)
+        if self.server_key.decrypt(loaded[0]) != _KEY_CHECK_TEXT:
             raise ConfigError("the server key check failed; set the installation's server key")
 
     def create_credentials(
@@ -100,21 +100,25 @@ class CredentialRecords(KvRecords):
                 yield access_key_id
 
     def throttle_credential(self, access_key_id: str, until: float) -> None:
-        """Note that some address waits on this key until `until` (see kvlake.auth.ratelimit)."""
-        for _ in range(10):
-            try:
-                raw, predicate = self.kv.get(keys.CREDENTIALS, keys.key(access_key_id))
-            except KeyNotFoundError:
-                return  # deleted meanwhile: nothing left to lock
+        """Note that some address waits on this key until `until` (see kvlake.auth.ratelimit).
+
+        Best effort, as the failure count it follows: a key that keeps changing under
+        the note is left as it is, and the next failure notes it again.
+        """
+
+        def throttle(raw: bytes | None) -> bytes | None:
+            if raw is None:
+                return None  # deleted meanwhile: nothing left to lock
             credential = decode_credential(raw)
             if credential.throttled_until >= until:
-                return
-            locked = msgspec.structs.replace(credential, throttled_until=until)
-            try:
-                self._set_if(keys.CREDENTIALS, keys.key(access_key_id), encode(locked), predicate)
-                return
-            except PreconditionFailedError:
-                continue  # another process throttled or changed it: look again
+                return None
+            return encode(msgspec.structs.replace(credential, throttled_until=until))
+
+        what = f"throttling access key {access_key_id!r}"
+        try:
+            self._update(keys.CREDENTIALS, keys.key(access_key_id), throttle, what)
+        except TooManyTriesError:
+            pass  # another process throttled or changed it every time: see above
 
     # -- sessions ---------------------------------------------------------------
 
@@ -140,11 +144,8 @@ class CredentialRecords(KvRecords):
         )
 
     def session_revoked(self, session: SessionClaims) -> bool:
-        try:
-            self.kv.get(keys.REVOKED_SESSIONS, keys.pair(session.user_id, session.token_id))
-        except KeyNotFoundError:
-            return False
-        return True
+        revoked = keys.pair(session.user_id, session.token_id)
+        return get_or_none(self.kv, keys.REVOKED_SESSIONS, revoked) is not None
 
     def delete_credentials(self, user_id: str, access_key_id: str) -> None:
         self.user_credential(user_id, access_key_id)

@@ -3,7 +3,7 @@
 The helpers every auth record kind shares, so `AuthStore` holds only what is
 particular to users, groups, policies and credentials. Missing records raise
 `NotFoundError`, taken ids `ConflictError`, each naming the thing. Every write
-goes through `_set`, `_set_if` or `_delete`, which then tell the `on_change`
+goes through `_set`, `_set_if`, `_update` or `_delete`, which then tell the `on_change`
 listeners (the authenticator's cache), whether or not the write succeeded.
 """
 
@@ -15,8 +15,8 @@ from typing import TypeVar
 
 from kvlake.auth import keys
 from kvlake.auth.credentials import ServerKey
-from kvlake.errors import ConflictError, KeyNotFoundError, NotFoundError, PreconditionFailedError
-from kvlake.kv import Predicate, Store
+from kvlake.errors import ConflictError, NotFoundError, PreconditionFailedError
+from kvlake.kv import Predicate, Store, get_or_none, update
 
 _R = TypeVar("_R")
 
@@ -54,6 +54,19 @@ class KvRecords:
         finally:
             self._changed()
 
+    def _update(
+        self,
+        partition: bytes,
+        key: bytes,
+        change: Callable[[bytes | None], bytes | None],
+        what: str,
+    ) -> bytes | None:
+        """`kvlake.kv.update` through this store: the listeners hear of it."""
+        try:
+            return update(self.kv, partition, key, change, what=what)
+        finally:
+            self._changed()
+
     def _delete(self, partition: bytes, key: bytes) -> None:
         try:
             self.kv.delete(partition, key)
@@ -70,11 +83,10 @@ class KvRecords:
             raise ConflictError(f"{what} already exists; choose another id") from None
 
     def _load(self, partition: bytes, key: bytes, decode: Callable[[bytes], _R], what: str) -> _R:
-        try:
-            raw, _ = self.kv.get(partition, key)
-        except KeyNotFoundError:
-            raise NotFoundError(f"{what} not found") from None
-        return decode(raw)
+        loaded = get_or_none(self.kv, partition, key)
+        if loaded is None:
+            raise NotFoundError(f"{what} not found")
+        return decode(loaded[0])
 
     def _scan(
         self, partition: bytes, decode: Callable[[bytes], _R], *, prefix: str, after: str

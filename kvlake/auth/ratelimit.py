@@ -23,8 +23,8 @@ from typing import Final
 
 from kvlake.auth import keys
 from kvlake.auth.records import LoginFailures, decode_login_failures, encode
-from kvlake.errors import KeyNotFoundError, PreconditionFailedError
-from kvlake.kv import Predicate, Store
+from kvlake.errors import TooManyTriesError
+from kvlake.kv import Store, get_or_none, update
 
 FREE_FAILURES: Final = 5
 """Failures from one address with one key before it has to wait between attempts."""
@@ -32,7 +32,6 @@ MAX_DELAY: Final = 300.0
 """The longest wait, in seconds, between two attempts of a throttled address."""
 WINDOW_SECONDS: Final = 900.0
 """Seconds after its last failure that an address's counter is forgotten."""
-_TRIES: Final = 10
 
 
 class LoginLimiter:
@@ -58,40 +57,37 @@ class LoginLimiter:
         """Seconds after its last failure that an address's counter is forgotten."""
         return self._window
 
-    def _load(self, key: bytes) -> tuple[LoginFailures | None, Predicate | None]:
-        try:
-            raw, predicate = self._store.get(keys.LOGIN_FAILURES, key)
-        except KeyNotFoundError:
-            return None, None
-        return decode_login_failures(raw), predicate
-
     def wait_seconds(self, access_key_id: str, client: str) -> float:
         """How long `client` must wait before its next attempt with this key (0: none)."""
-        failures, _ = self._load(_key(access_key_id, client))
-        if failures is None:
+        loaded = get_or_none(self._store, keys.LOGIN_FAILURES, _key(access_key_id, client))
+        if loaded is None:
             return 0.0
-        return max(0.0, failures.retry_after - self._clock())
+        return max(0.0, decode_login_failures(loaded[0]).retry_after - self._clock())
 
     def record_failure(self, access_key_id: str, client: str) -> float:
         """Count one failure; return until when the address must now wait (0: no wait)."""
-        key = _key(access_key_id, client)
-        for _ in range(_TRIES):
-            failures, predicate = self._load(key)
+
+        def count_one(raw: bytes | None) -> bytes:
+            # Run again on top of the count of another process that counted meanwhile.
             now = self._clock()
             count = 1
-            if failures is not None and now - failures.last_failure < self._window:
-                count = failures.count + 1
+            if raw is not None:
+                failures = decode_login_failures(raw)
+                if now - failures.last_failure < self._window:
+                    count = failures.count + 1
             retry_after = 0.0
             if count > self._free_failures:
                 delay = min(2.0 ** (count - self._free_failures - 1), self._max_delay)
                 retry_after = now + delay
-            updated = LoginFailures(count=count, last_failure=now, retry_after=retry_after)
-            try:
-                self._store.set_if(keys.LOGIN_FAILURES, key, encode(updated), predicate)
-            except PreconditionFailedError:
-                continue  # another process counted a failure meanwhile: count on top of it
-            return retry_after
-        return 0.0  # the store is too busy to count: refusing the login is enough
+            return encode(LoginFailures(count=count, last_failure=now, retry_after=retry_after))
+
+        key = _key(access_key_id, client)
+        what = "counting a failed login"
+        try:
+            counted = update(self._store, keys.LOGIN_FAILURES, key, count_one, what=what)
+        except TooManyTriesError:
+            return 0.0  # the store is too busy to count: refusing the login is enough
+        return decode_login_failures(counted).retry_after
 
     def forget(self, access_key_id: str, client: str) -> None:
         """Drop the counter of an address that just logged in with the right secret."""

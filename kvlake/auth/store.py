@@ -27,11 +27,10 @@ from kvlake.auth.records import (
     encode,
 )
 from kvlake.errors import (
-    KeyNotFoundError,
     NotFoundError,
     PreconditionFailedError,
 )
-from kvlake.kv import MUST_EXIST
+from kvlake.kv import MUST_EXIST, get_or_none
 
 
 class AuthStore(CredentialRecords):
@@ -105,10 +104,8 @@ class AuthStore(CredentialRecords):
     def remove_member(self, group_id: str, user_id: str) -> None:
         keys.check_id("group", group_id)
         keys.check_id("user", user_id)
-        try:
-            self.kv.get(keys.GROUP_MEMBERS, keys.pair(group_id, user_id))
-        except KeyNotFoundError:
-            raise NotFoundError(f"user {user_id!r} is not a member of group {group_id!r}") from None
+        if get_or_none(self.kv, keys.GROUP_MEMBERS, keys.pair(group_id, user_id)) is None:
+            raise NotFoundError(f"user {user_id!r} is not a member of group {group_id!r}")
         self._delete(keys.USER_GRANTS, keys.user_group(user_id, group_id))
         self._delete(keys.GROUP_MEMBERS, keys.pair(group_id, user_id))
 
@@ -196,10 +193,8 @@ class AuthStore(CredentialRecords):
         self, partition: bytes, key: bytes, kind: str, holder_id: str, policy_id: str, what: str
     ) -> None:
         keys.check_id("policy", policy_id)
-        try:
-            self.kv.get(partition, key)
-        except KeyNotFoundError:
-            raise NotFoundError(f"policy {policy_id!r} is not attached to {what}") from None
+        if get_or_none(self.kv, partition, key) is None:
+            raise NotFoundError(f"policy {policy_id!r} is not attached to {what}")
         self._delete(partition, key)
         self._delete(keys.POLICY_HOLDERS, keys.pair(policy_id, f"{kind}/{holder_id}"))
 

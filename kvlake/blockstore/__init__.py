@@ -9,9 +9,12 @@ from kvlake.blockstore.addresses import (
     prefix_overlaps,
 )
 from kvlake.blockstore.chunks import ChunkReader
+from kvlake.blockstore.delegating import DelegatingBlockStore
 from kvlake.blockstore.listing import BlobInfo
+from kvlake.blockstore.metered import BlobObserver, MeteredBlockStore
 from kvlake.blockstore.registry import open_blockstore, register_blockstore
-from kvlake.blockstore.store import (
+from kvlake.blockstore.store import BlockStore
+from kvlake.blockstore.terms import (
     MAX_NAMESPACE_BYTES,
     MAX_NAMESPACE_SEGMENT_BYTES,
     MAX_PARALLEL_LISTINGS,
@@ -20,12 +23,12 @@ from kvlake.blockstore.store import (
     MIN_PART_BYTES,
     READ_CHUNK,
     BlobHead,
-    BlockStore,
     UploadedPart,
     blob_replaced,
     check_key,
     multipart_etag,
 )
+from kvlake.blockstore.throttle import observe_throttling
 
 __all__ = [
     "MAX_NAMESPACE_BYTES",
@@ -37,8 +40,11 @@ __all__ = [
     "READ_CHUNK",
     "BlobHead",
     "BlobInfo",
+    "BlobObserver",
     "BlockStore",
     "ChunkReader",
+    "DelegatingBlockStore",
+    "MeteredBlockStore",
     "StorageAddress",
     "UploadedPart",
     "blob_replaced",
@@ -46,6 +52,7 @@ __all__ = [
     "canonical_prefix",
     "check_key",
     "multipart_etag",
+    "observe_throttling",
     "open_blockstore",
     "parse_address",
     "parse_prefix",

@@ -9,7 +9,7 @@ the key, so a reader sees the whole old blob or the whole new one, never a torn
 one. A put returns only once the blob and its name are durable (invariant 4:
 metadata may reference it at once): the rename is made durable by an fsync of
 the folder, shared by every put into that folder waiting at the time (a group
-commit, `_FolderSyncs`), and a newly created folder's name by an fsync of its
+commit, `local_syncs.py`), and a newly created folder's name by an fsync of its
 parent. Every OSError is translated here; callers see only kvlake errors.
 """
 
@@ -20,14 +20,15 @@ import io
 import os
 import secrets
 import stat
-import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, BinaryIO, Self
 
 from kvlake.blockstore.listing import BlobInfo
+from kvlake.blockstore.local_syncs import FolderSyncs
 from kvlake.blockstore.local_uploads import TEMP_PREFIX, LocalUploads
-from kvlake.blockstore.store import BlockStore, check_key
+from kvlake.blockstore.store import BlockStore
+from kvlake.blockstore.terms import check_key
 from kvlake.errors import (
     ConfigError,
     ConflictError,
@@ -78,79 +79,6 @@ class _RangeReader(io.RawIOBase):
         super().close()
 
 
-class _Folder:
-    __slots__ = ("requested", "synced", "running", "waiters")
-
-    def __init__(self) -> None:
-        self.requested = 0
-        self.synced = 0
-        self.running = False
-        self.waiters = 0
-
-
-class _FolderSyncs:
-    """Group commit of folder fsyncs: one fsync covers every rename made before it began.
-
-    A caller renames, then asks for a sync and is numbered. If no fsync of the
-    folder is running, it runs one, covering every number handed out so far; if
-    one is running, it waits for it and for the next one (the running one may
-    have started before its rename). So each caller returns only after an fsync
-    that began after its rename, and concurrent puts into one folder share
-    fsyncs instead of queueing one each. A failed fsync is raised to the caller
-    that ran it; the waiters it covered run their own.
-    """
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self._folders: dict[str, _Folder] = {}
-
-    def sync(self, folder: str, fsync: Callable[[], None]) -> None:
-        with self._cond:
-            state = self._folders.get(folder)
-            if state is None:
-                state = self._folders[folder] = _Folder()
-            state.requested += 1
-            state.waiters += 1
-            mine = state.requested
-            try:
-                while state.synced < mine:
-                    if state.running:
-                        self._cond.wait()
-                        continue
-                    self._run(state, fsync)
-            finally:
-                state.waiters -= 1
-                if not state.waiters:
-                    del self._folders[folder]  # memory stays bounded by the folders in use
-
-    def waiters(self, folder: str) -> int:
-        """How many callers are in `sync` for this folder now, running an fsync or waiting."""
-        with self._cond:
-            state = self._folders.get(folder)
-            return 0 if state is None else state.waiters
-
-    def folders_in_use(self) -> int:
-        """How many folders have a caller in `sync` now: state is kept for no other folder."""
-        with self._cond:
-            return len(self._folders)
-
-    def _run(self, state: _Folder, fsync: Callable[[], None]) -> None:
-        """Run one fsync with the lock released; on success it covers all numbers so far."""
-        state.running = True
-        covers = state.requested
-        done = False
-        self._cond.release()
-        try:
-            fsync()
-            done = True
-        finally:
-            self._cond.acquire()
-            state.running = False
-            if done:
-                state.synced = max(state.synced, covers)
-            self._cond.notify_all()
-
-
 def _escapes(namespace: str, key: str) -> InvalidInputError:
     return InvalidInputError(
         f"blob key {key!r} leads out of storage namespace {namespace!r} through a"
@@ -183,7 +111,7 @@ class LocalBlockStore(LocalUploads, BlockStore):
             ) from exc
         self._root = os.path.realpath(root)
         self._root_prefix = os.path.join(self._root, "")
-        self._syncs = _FolderSyncs()
+        self._syncs = FolderSyncs()
 
     @classmethod
     def from_url(cls, url: str) -> Self:
@@ -206,6 +134,11 @@ class LocalBlockStore(LocalUploads, BlockStore):
         self._namespace_dir(namespace)
         return f"{self.scheme}://{self._namespace_path(namespace)}"
 
+    def _check_put_namespace(self, namespace: str) -> str:
+        # `_put` resolves the blob's whole path (`_blob_path`), which checks the
+        # namespace's links too: one resolution per put instead of three.
+        return f"{self.scheme}://{self._namespace_path(namespace)}"
+
     # -- paths --------------------------------------------------------------------
 
     def _namespace_dir(self, namespace: str) -> str:
@@ -218,7 +151,12 @@ class LocalBlockStore(LocalUploads, BlockStore):
         return real
 
     def _blob_path(self, namespace: str, key: str) -> str:
-        folder = self._namespace_dir(namespace)
+        lexical = self._path_in(os.path.join(self._root, self._namespace_path(namespace)), key)
+        if os.path.realpath(lexical) == lexical:
+            # No symbolic link anywhere along it (the root is resolved already), so it
+            # lies in its namespace below the root: one resolution, not two.
+            return lexical
+        folder = self._namespace_dir(namespace)  # a link on the way: check each part
         path = self._path_in(folder, key)
         if not os.path.realpath(path).startswith(os.path.join(folder, "")):
             raise _escapes(namespace, key)

@@ -21,7 +21,13 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, suppress
 from typing import BinaryIO, Final, Protocol
 
-from kvlake.blockstore.store import MIN_PART_BYTES, READ_CHUNK, UploadedPart, multipart_etag
+from kvlake.blockstore.terms import (
+    MIN_PART_BYTES,
+    READ_CHUNK,
+    PartSource,
+    UploadedPart,
+    multipart_etag,
+)
 from kvlake.errors import UploadRefusedError
 from kvlake.permissions import create_private_file
 
@@ -154,17 +160,10 @@ class LocalUploads:
         return self._store_part(namespace, key, upload_id, part, chunks)
 
     def _copy_upload_part(
-        self: _Local,
-        namespace: str,
-        key: str,
-        upload_id: str,
-        part: int,
-        source: tuple[str, str],
-        start: int,
-        end: int,
+        self: _Local, namespace: str, key: str, upload_id: str, part: int, source: PartSource
     ) -> str:
         self._upload_folder(namespace, key, upload_id)  # an unknown upload reads nothing
-        with self._open_reader(source[0], source[1], start, end) as reader:
+        with self._open_reader(source.namespace, source.key, source.start, source.end) as reader:
             copied = iter(lambda: reader.read(READ_CHUNK), b"")
             return self._store_part(namespace, key, upload_id, part, copied)
 

@@ -8,139 +8,36 @@ two-phase deletion protocol relies on.
 
 Public methods validate their arguments once, here, then call an adapter's
 private primitive; an adapter therefore only translates, and every adapter
-rejects the same bad namespaces, keys and ranges with the same errors.
+rejects the same bad namespaces, keys and ranges with the same errors. The rules
+they check are `terms.py`'s; the multipart uploads a client sends itself are the
+contract's other half, `client_uploads.py`, which `BlockStore` inherits.
 """
 
 from __future__ import annotations
 
-import hashlib
-import io
-import re
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from functools import partial
-from typing import BinaryIO, Final, NamedTuple
+from typing import BinaryIO
 
 from kvlake.blockstore.addresses import parse_address
+from kvlake.blockstore.client_uploads import ClientUploads
 from kvlake.blockstore.listing import BlobInfo, parallel_listing
-from kvlake.closing import Closing
-from kvlake.errors import (
-    BlobNotFoundError,
-    BlobReplacedError,
-    InvalidInputError,
-    KvlakeError,
-    UploadRefusedError,
+from kvlake.blockstore.terms import (
+    MAX_NAMESPACE_BYTES,
+    MAX_NAMESPACE_SEGMENT_BYTES,
+    MAX_PARALLEL_LISTINGS,
+    BlobHead,
+    blob_replaced,
+    check_expiry,
+    check_key,
+    read_chunks,
 )
-
-READ_CHUNK: Final = 1 << 20
-"""Streams hand data over in pieces of this size."""
-
-
-def check_key(key: str) -> str:
-    """Return `key` if it is a clean relative path: the same blob on every adapter.
-
-    Segments may not be empty (no leading, trailing or doubled `/`), `.` or `..`,
-    and NUL is refused, so no key can climb out of its namespace and no two
-    spellings name one file on a filesystem-backed adapter.
-
-    Raises:
-        InvalidInputError: the key is not such a path.
-    """
-    if not isinstance(key, str) or not key or "\0" in key:
-        raise InvalidInputError(f"blob key {key!r} is invalid; use a non-empty str without NUL")
-    if any(segment in ("", ".", "..") for segment in key.split("/")):
-        raise InvalidInputError(
-            f"blob key {key!r} is invalid; use a relative path like 'data/ab/cd' without"
-            " empty, '.' or '..' segments"
-        )
-    return key
+from kvlake.closing import Closing
+from kvlake.errors import BlobNotFoundError, InvalidInputError, KvlakeError
 
 
-def _read_chunks(data: BinaryIO | bytes) -> Iterator[bytes]:
-    """Yield `data` in pieces of at most READ_CHUNK; errors of the caller's stream propagate."""
-    stream: BinaryIO = (
-        io.BytesIO(data) if isinstance(data, bytes | bytearray | memoryview) else data
-    )
-    while True:
-        chunk = stream.read(READ_CHUNK)
-        if not isinstance(chunk, bytes | bytearray):
-            raise InvalidInputError(
-                f"blob data stream returned {type(chunk).__name__} from read();"
-                " open it in binary mode"
-            )
-        if not chunk:
-            return
-        yield bytes(chunk)
-
-
-MAX_NAMESPACE_BYTES: Final = 512
-"""A namespace path's length: what is left of a 1,024-byte S3 key or a 4,096-byte local
-path leaves room for the keys kvlake writes under it."""
-MAX_NAMESPACE_SEGMENT_BYTES: Final = 255
-"""A folder name's length on common filesystems."""
-MAX_PARALLEL_LISTINGS: Final = 64
-"""Prefixes listed at once, each in a thread: beyond this, S3's per-prefix request rate,
-not the round trips, is the limit."""
-MAX_PRESIGN_SECONDS: Final = 7 * 24 * 3600
-"""S3's longest lifetime for a URL signed with SigV4."""
-
-
-MAX_PARTS: Final = 10_000
-"""S3's most parts in one multipart upload."""
-_PART_ETAG: Final = re.compile(r'"?[0-9a-fA-F]{32}"?')
-MIN_PART_BYTES: Final = 5 << 20
-"""S3's smallest part but the last: a completion with a smaller one is refused."""
-
-
-@dataclass(frozen=True)
-class UploadedPart:
-    """One part of a multipart upload in progress, as ListParts shows it."""
-
-    number: int
-    etag: str
-    size: int
-    mtime: float
-
-
-def multipart_etag(etags: Sequence[str]) -> str:
-    """S3's ETag of a completed multipart upload: the MD5 of the parts' binary MD5s, then
-    "-" and the part count (clients compare it, so every adapter answers the same)."""
-    digest = hashlib.md5(usedforsecurity=False)
-    for etag in etags:
-        digest.update(bytes.fromhex(etag.strip('"')))
-    return f"{digest.hexdigest()}-{len(etags)}"
-
-
-def _check_part(part: int) -> None:
-    if not 1 <= part <= MAX_PARTS:
-        raise InvalidInputError(f"part number {part} is invalid; use 1 to {MAX_PARTS}")
-
-
-def _check_expiry(expires: int) -> None:
-    if not 1 <= expires <= MAX_PRESIGN_SECONDS:
-        raise InvalidInputError(
-            f"presigned URL lifetime {expires} s is invalid; use 1 to {MAX_PRESIGN_SECONDS} s"
-        )
-
-
-def blob_replaced(namespace: str, key: str, etag: str) -> BlobReplacedError:
-    """The error for a linked blob whose bytes changed under its recorded ETag."""
-    return BlobReplacedError(
-        f"blob {key!r} in {namespace!r} was replaced after it was linked (its ETag is no"
-        f" longer {etag!r}), likely through a presigned URL still in force; its bytes are"
-        " not the object's: upload the object again"
-    )
-
-
-class BlobHead(NamedTuple):
-    """A blob's size and its ETag as the store reports it ("" where the store has none)."""
-
-    size: int
-    etag: str
-
-
-class BlockStore(Closing, ABC):
+class BlockStore(ClientUploads, Closing):
     """Blobs in storage namespaces of one URL scheme. Safe for many threads.
 
     Adapters implement `check_namespace` and the underscored primitives, which
@@ -177,14 +74,14 @@ class BlockStore(Closing, ABC):
             ConflictError: the adapter cannot hold a blob at that key (local: a folder is there).
             UnavailableError: the backend failed to store it; nothing was stored.
         """
-        normalised = self.check_namespace(namespace)
+        normalised = self._check_put_namespace(namespace)
         check_key(key)
         if not isinstance(data, bytes | bytearray | memoryview) and not hasattr(data, "read"):
             raise InvalidInputError(
                 f"blob data for key {key!r} is a {type(data).__name__};"
                 " pass bytes or a binary stream"
             )
-        return self._put(normalised, key, _read_chunks(data))
+        return self._put(normalised, key, read_chunks(data))
 
     def open_reader(
         self,
@@ -342,7 +239,7 @@ class BlockStore(Closing, ABC):
         """
         normalised = self.check_namespace(namespace)
         check_key(key)
-        _check_expiry(expires)
+        check_expiry(expires)
         if if_match and self._head(normalised, key).etag != if_match:
             raise blob_replaced(normalised, key, if_match)
         return self._presign_read(normalised, key, expires)
@@ -359,7 +256,7 @@ class BlockStore(Closing, ABC):
         """
         normalised = self.check_namespace(namespace)
         check_key(key)
-        _check_expiry(expires)
+        check_expiry(expires)
         return self._presign_write(normalised, key, expires)
 
     def copy(self, namespace: str, source: str, destination: str, *, if_match: str = "") -> int:
@@ -380,126 +277,6 @@ class BlockStore(Closing, ABC):
         """
         normalised = self.check_namespace(namespace)
         return self._copy(normalised, check_key(source), check_key(destination), if_match)
-
-    # -- multipart uploads a client sends itself (presigning adapters) ---------
-
-    def start_upload(self, namespace: str, key: str) -> str:
-        """Start a multipart upload to `key` whose parts a client sends; return its id.
-
-        The blob appears, whole, only when `complete_upload` assembles the parts.
-
-        Raises:
-            InvalidInputError: bad namespace or key, or an adapter without presigned URLs.
-        """
-        normalised = self.check_namespace(namespace)
-        return self._start_upload(normalised, check_key(key))
-
-    def presign_upload_part(
-        self, namespace: str, key: str, upload_id: str, part: int, *, expires: int
-    ) -> str:
-        """A URL anyone holding it may PUT part `part` (1 to 10,000) of the upload to."""
-        normalised = self.check_namespace(namespace)
-        _check_part(part)
-        _check_expiry(expires)
-        return self._presign_upload_part(normalised, check_key(key), upload_id, part, expires)
-
-    def upload_part(
-        self, namespace: str, key: str, upload_id: str, part: int, data: BinaryIO | bytes
-    ) -> str:
-        """Store part `part` (1 to 10,000) of the upload from `data`, read in READ_CHUNK
-        pieces (a part is never held whole in memory); return its ETag, the MD5 in hex.
-        A part sent again under its number replaces the earlier one, as on S3.
-
-        Raises:
-            InvalidInputError: bad arguments, an unknown upload, or no multipart uploads.
-            UnavailableError: the backend failed; the part may be missing (send it again).
-        """
-        normalised = self.check_namespace(namespace)
-        _check_part(part)
-        return self._upload_part(normalised, check_key(key), upload_id, part, _read_chunks(data))
-
-    def copy_upload_part(
-        self,
-        namespace: str,
-        key: str,
-        upload_id: str,
-        part: int,
-        *,
-        source: tuple[str, str],
-        start: int,
-        end: int,
-    ) -> str:
-        """Make bytes [start, end) of blob `source` (namespace, key) part `part` of the upload,
-        inside the store; return the part's ETag.
-
-        Raises:
-            BlobNotFoundError: no source blob.
-            InvalidInputError: bad arguments, a range beyond the source, or no presigned URLs.
-        """
-        normalised = self.check_namespace(namespace)
-        _check_part(part)
-        source_namespace = self.check_namespace(source[0])
-        if not 0 <= start < end:
-            raise InvalidInputError(
-                f"byte range [{start}, {end}) of the copied part is invalid; pass 0 <= start < end"
-            )
-        return self._copy_upload_part(
-            normalised,
-            check_key(key),
-            upload_id,
-            part,
-            (source_namespace, check_key(source[1])),
-            start,
-            end,
-        )
-
-    def complete_upload(
-        self, namespace: str, key: str, upload_id: str, parts: Sequence[tuple[int, str]]
-    ) -> str:
-        """Assemble the parts (number, ETag), ascending, into the blob; return its ETag.
-
-        Raises:
-            InvalidInputError: no parts, parts out of order, or parts the store refuses
-                (too small, wrong ETag), or an unknown upload.
-        """
-        normalised = self.check_namespace(namespace)
-        numbers = [number for number, _ in parts]
-        if not numbers or numbers != sorted(set(numbers)):
-            raise UploadRefusedError(
-                "InvalidPartOrder",
-                "parts must be given once each, ascending by part number; list the parts uploaded",
-            )
-        for number, etag in parts:
-            if not _PART_ETAG.fullmatch(etag):  # nothing else names a part, on any store
-                raise UploadRefusedError(
-                    "InvalidPart",
-                    f"part {number}'s ETag {etag!r} is not one a part was given (32 hex"
-                    " digits); send the ETag the part's upload answered",
-                )
-        return self._complete_upload(normalised, check_key(key), upload_id, parts)
-
-    def list_upload_parts(self, namespace: str, key: str, upload_id: str) -> list[UploadedPart]:
-        """The parts uploaded so far (the last sent of each number), ascending by number.
-
-        Raises:
-            UploadRefusedError: an unknown upload (NoSuchUpload).
-        """
-        normalised = self.check_namespace(namespace)
-        return self._list_upload_parts(normalised, check_key(key), upload_id)
-
-    def abort_upload(self, namespace: str, key: str, upload_id: str) -> None:
-        """Drop the upload's parts; an upload already gone is not an error."""
-        normalised = self.check_namespace(namespace)
-        self._abort_upload(normalised, check_key(key), upload_id)
-
-    def abort_uploads_to(self, namespace: str, key: str) -> int:
-        """Abort every multipart upload in progress to `key`; return how many there were.
-
-        For the deletion worker, once a handed-out address expired unlinked: an
-        upload to it that was neither completed nor aborted still holds its parts.
-        """
-        normalised = self.check_namespace(namespace)
-        return self._abort_uploads_to(normalised, check_key(key))
 
     # -- helpers built on the contract ----------------------------------------
 
@@ -624,6 +401,12 @@ class BlockStore(Closing, ABC):
                 last = folder
                 yield folder
 
+    def _check_put_namespace(self, namespace: str) -> str:
+        """`check_namespace` for a put. An adapter whose `_put` checks the namespace again
+        with the key (local: its symbolic links, one path resolution for both) may only
+        normalise here, so a put resolves its path once."""
+        return self.check_namespace(namespace)
+
     def _list_level(self, namespace: str, prefix: str) -> Iterator[BlobInfo]:
         """A folder's own blobs from a full listing; adapters with a cheaper way override this."""
         return (b for b in self._list_blobs(namespace, prefix) if "/" not in b.key[len(prefix) :])
@@ -634,7 +417,7 @@ class BlockStore(Closing, ABC):
     def _copy(self, namespace: str, source: str, destination: str, if_match: str) -> int:
         """Copy through kvlake: read the source, put the destination (streamed)."""
         with self._open_matching(namespace, source, 0, None, if_match) as reader:
-            return self._put(namespace, destination, _read_chunks(reader))
+            return self._put(namespace, destination, read_chunks(reader))
 
     @abstractmethod
     def _list_blobs(self, namespace: str, prefix: str) -> Iterator[BlobInfo]:
@@ -650,48 +433,3 @@ class BlockStore(Closing, ABC):
     def _presign_write(self, namespace: str, key: str, expires: int) -> str:
         """Sign a PUT URL; adapters that set `presigns` override this."""
         raise self._no_client_uploads()
-
-    def _start_upload(self, namespace: str, key: str) -> str:
-        raise self._no_client_uploads()
-
-    def _presign_upload_part(
-        self, namespace: str, key: str, upload_id: str, part: int, expires: int
-    ) -> str:
-        raise self._no_client_uploads()
-
-    def _upload_part(
-        self, namespace: str, key: str, upload_id: str, part: int, chunks: Iterator[bytes]
-    ) -> str:
-        raise self._no_client_uploads()
-
-    def _copy_upload_part(
-        self,
-        namespace: str,
-        key: str,
-        upload_id: str,
-        part: int,
-        source: tuple[str, str],
-        start: int,
-        end: int,
-    ) -> str:
-        raise self._no_client_uploads()
-
-    def _complete_upload(
-        self, namespace: str, key: str, upload_id: str, parts: Sequence[tuple[int, str]]
-    ) -> str:
-        raise self._no_client_uploads()
-
-    def _list_upload_parts(self, namespace: str, key: str, upload_id: str) -> list[UploadedPart]:
-        raise self._no_client_uploads()
-
-    def _abort_upload(self, namespace: str, key: str, upload_id: str) -> None:
-        raise self._no_client_uploads()
-
-    def _abort_uploads_to(self, namespace: str, key: str) -> int:
-        return 0  # an adapter without multipart uploads has none in progress
-
-    def _no_client_uploads(self) -> InvalidInputError:
-        return InvalidInputError(
-            f"the {self.scheme} blockstore has no presigned URLs (pre_sign_support is false);"
-            " upload the object through the API"
-        )

@@ -45,6 +45,7 @@ class AdaptiveRateLimiter:
         decrease: float = 0.5,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
+        endpoint: str = "",
     ) -> None:
         if not 0 < min_rate <= max_rate or increase < 0 or not 0 < decrease < 1:
             raise InvalidInputError(
@@ -53,6 +54,8 @@ class AdaptiveRateLimiter:
                 " 0 < min_rate <= max_rate, increase >= 0 and 0 < decrease < 1"
             )
         self._lock = threading.Lock()
+        self.endpoint = endpoint
+        """The endpoint whose requests this limiter spaces, as throttle observers see it."""
         self._max_rate = max_rate
         self._min_rate = min_rate
         self._increase = increase
@@ -95,6 +98,8 @@ class AdaptiveRateLimiter:
 
     def throttled_in(self, round_: int) -> None:
         """A request sent in `round_` was throttled: cut the rate, once per round."""
+        for observe in _THROTTLE_OBSERVERS:
+            observe(self.endpoint)
         with self._lock:
             self.throttled += 1
             if round_ != self._round:
@@ -112,6 +117,23 @@ class AdaptiveRateLimiter:
 
 _SHARED: dict[str, AdaptiveRateLimiter] = {}
 _SHARED_LOCK = threading.Lock()
+_THROTTLE_OBSERVERS: list[Callable[[str], None]] = []
+
+
+def observe_throttling(observer: Callable[[str], None]) -> Callable[[], None]:
+    """Call `observer(endpoint)` for every throttled answer any limiter of this process
+    hears (the server counts them in `/metrics`); idempotent for one observer. Returns
+    the function that stops it."""
+    with _SHARED_LOCK:
+        if observer not in _THROTTLE_OBSERVERS:
+            _THROTTLE_OBSERVERS.append(observer)
+
+    def stop() -> None:
+        with _SHARED_LOCK:
+            if observer in _THROTTLE_OBSERVERS:
+                _THROTTLE_OBSERVERS.remove(observer)
+
+    return stop
 
 
 def shared_limiter(endpoint: str) -> AdaptiveRateLimiter:
@@ -123,5 +145,5 @@ def shared_limiter(endpoint: str) -> AdaptiveRateLimiter:
     with _SHARED_LOCK:
         limiter = _SHARED.get(endpoint)
         if limiter is None:
-            limiter = _SHARED[endpoint] = AdaptiveRateLimiter()
+            limiter = _SHARED[endpoint] = AdaptiveRateLimiter(endpoint=endpoint)
         return limiter

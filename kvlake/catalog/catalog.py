@@ -23,20 +23,18 @@ writer flow's `if_absent`: a compare-and-swap on the path's absence.
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import logging
 import time
 from collections.abc import Callable, Sequence
-from typing import BinaryIO, Final
+from typing import BinaryIO
 
 import msgspec
 
-from kvlake.blockstore import READ_CHUNK, BlockStore, parse_address
+from kvlake.blockstore import BlockStore
 from kvlake.catalog.direct import PhysicalLinks
 from kvlake.catalog.guard import GuardedWrite, StagingGuard
 from kvlake.catalog.imports import Importer
-from kvlake.catalog.links import Links, new_address
+from kvlake.catalog.layout import new_address
+from kvlake.catalog.links import Links
 from kvlake.catalog.listing import MAX_AMOUNT, list_page
 from kvlake.catalog.records import (
     ListingPage,
@@ -49,8 +47,9 @@ from kvlake.catalog.records import (
     to_value,
 )
 from kvlake.catalog.symlinks import write_symlinks
+from kvlake.catalog.uploads import Uploads
 from kvlake.config import Settings
-from kvlake.deletion import DeletionLog, EntryRef, PendingDelete
+from kvlake.deletion import DeletionLog
 from kvlake.errors import (
     BlobNotFoundError,
     ConfigError,
@@ -61,119 +60,16 @@ from kvlake.errors import (
     PreconditionFailedError,
 )
 from kvlake.graveler import (
-    TOKEN_DROP_DELAY,
+    BranchRead,
     Graveler,
     Repository,
     Value,
     check_branch_name,
     check_path,
 )
-from kvlake.operations import Ledger, ObjectInfo, ObjectLocks
-
-log = logging.getLogger(__name__)
+from kvlake.operations import Ledger, ObjectLocks
 
 MAX_DELETE_MANY = 1000
-MAX_DATA_HOURS: Final = 20 * 366 * 24
-"""Hours `data_prefixes` spans at most (20 years): a list of them is still small."""
-DEFAULT_CONTENT_TYPE = "application/octet-stream"
-UPLOAD_SECONDS: Final = 24 * 3600
-"""How long an upload's body may stream before its intent record may delete the blob: as
-long as a direct upload's address may be linked (direct.LINK_SECONDS)."""
-_TOKEN_REUSE: Final = TOKEN_DROP_DELAY / 6
-"""Seconds an upload may stage into the token its pre-check read (10 s): a token stays
-readable TOKEN_DROP_DELAY after a branch stops referencing it, and the writer flow's
-re-read moves the write to the new token, so no write lands in a dropped partition."""
-
-
-def entry_ref(value: Value) -> EntryRef:
-    """The blob a staged or committed value references, and its mtime, for the deletion log.
-
-    A value that is not a catalog entry references no blob: its address is "".
-    """
-    try:
-        stat = from_value("", value)
-    except ValueError:  # msgspec decode errors: written by something other than the catalog
-        return EntryRef("", 0.0)
-    if is_external(stat.address):
-        return EntryRef("", stat.mtime, stat.address)  # imported: never kvlake's to delete
-    return EntryRef(stat.address, stat.mtime)
-
-
-def blob_key_in(namespace: str, value: Value) -> str:
-    """The key in `namespace` of the blob a staged or committed value references, for
-    garbage collection's marks; "" when it references none there.
-
-    Unlike `entry_ref`, an imported (full URL) address that lies inside the namespace in
-    its canonical form (`s3:///lake/repo1/data/x` in `s3://lake/repo1`) counts: imports
-    made before sources were compared canonically could point at the repository's own
-    blobs that way, and garbage collection must not delete what they still read.
-    """
-    try:
-        stat = from_value("", value)
-    except ValueError:  # msgspec decode errors: written by something other than the catalog
-        return ""
-    if not is_external(stat.address):
-        return stat.address
-    try:
-        return parse_address(stat.address).key_in(parse_address(namespace))
-    except InvalidInputError:
-        return ""  # elsewhere: not this namespace's blob
-
-
-def describe_entry(value: Value) -> ObjectInfo:
-    """A value's blob address, size, mtime and user metadata, for bulk deletes' filters and
-    purges.
-
-    A value that is not a catalog entry references no blob: address "", its data's size.
-    """
-    try:
-        stat = from_value("", value)
-    except ValueError:
-        return ObjectInfo("", len(value.data), 0.0)
-    return ObjectInfo(stat.address, stat.size, stat.mtime, stat.metadata)
-
-
-class _HashingReader:
-    """Passes a stream through while counting its bytes and computing its MD5."""
-
-    def __init__(self, source: BinaryIO) -> None:
-        self._source = source
-        self.md5 = hashlib.md5()
-        self.size = 0
-
-    def read(self, size: int = -1) -> bytes:
-        data = self._source.read(size if size and size > 0 else READ_CHUNK)
-        self.md5.update(data)
-        self.size += len(data)
-        return data
-
-
-def _hour_prefix(moment: float) -> str:
-    return time.strftime("data/%Y%m%dT%H/", time.gmtime(moment))
-
-
-def data_prefixes(since: float, until: float) -> list[str]:
-    """The prefixes of the object addresses made in [since, until): one per hour, ascending.
-
-    A garbage collector lists a namespace's objects by these time slices, several
-    at once (`BlockStore.list_blobs(namespace, data_prefixes(a, b), parallel=8)`),
-    and may skip the hours it has no business with (the last one, still written).
-    Addresses are the catalog's clock's hours (UTC), uploads, copies and direct
-    uploads alike; other blobs of a namespace (`_lakefs/` ranges) are not under them.
-
-    Raises:
-        InvalidInputError: `since` after `until`, or a span over MAX_DATA_HOURS.
-    """
-    if since > until or until - since > MAX_DATA_HOURS * 3600:
-        raise InvalidInputError(
-            f"time slice [{since}, {until}) is invalid; since must not be after until, and"
-            f" the span at most {MAX_DATA_HOURS} hours"
-        )
-    if since == until:
-        return []
-    first = int(since // 3600)
-    last = -int(-until // 3600)  # the hour holding `until` only if until is past its start
-    return [_hour_prefix(hour * 3600) for hour in range(first, last)]
 
 
 class Catalog:
@@ -204,6 +100,7 @@ class Catalog:
         """Entries over blobs already in the namespace (stageObject, linkPhysicalAddress)."""
         self._clock = clock
         self._deletion = deletion
+        self._uploads = Uploads(blockstore, clock=clock, deletion=deletion)
         self._locks = locks
         self.imports = Importer(
             graveler, blockstore, clock=clock, settings=settings, locks=locks, ledger=ledger
@@ -238,6 +135,7 @@ class Catalog:
         if_absent: bool = False,
         owner: str = "",
         checksums: Callable[[], dict[str, str]] | None = None,
+        read: BranchRead | None = None,
     ) -> ObjectStat:
         """Store the body and stage it at `path`; the body is streamed, never held whole.
 
@@ -245,6 +143,8 @@ class Catalog:
         `owner`), so a bulk delete skips the path rather than racing it.
         `checksums`, called once the body is stored, gives the entry's S3 checksums
         (the gateway's: a streamed body's trailer carries them after its last byte).
+        `read` is this request's `Graveler.read_branch` of `branch`: its staging token
+        and protection rules are used instead of reading them again.
 
         Raises:
             PreconditionFailedError: `if_absent` and an object exists at the path.
@@ -252,11 +152,14 @@ class Catalog:
         """
         check_branch_name(branch)
         key = check_path(path)
-        token = self.graveler.get_branch(repository, branch).staging_token  # fail before any byte
+        known = read.branch if read is not None and read.name == branch else None
+        # Fail before any byte: a missing branch raises here.
+        token = (known or self.graveler.get_branch(repository, branch)).staging_token
+        protection = read.protection if known is not None and read is not None else None
         if if_absent:
             self._refuse_existing(repository, branch, path)
         with self.guard.writing(repository, branch, path, owner=owner) as write:
-            return self._upload(
+            return self._uploads.store(
                 write,
                 key,
                 token,
@@ -265,130 +168,8 @@ class Catalog:
                 metadata,
                 if_absent=if_absent,
                 checksums=checksums,
+                protection=protection,
             )
-
-    def _upload(
-        self,
-        write: GuardedWrite,
-        key: bytes,
-        token: str,
-        data: BinaryIO,
-        content_type: str | None,
-        metadata: dict[str, str] | None,
-        *,
-        if_absent: bool,
-        checksums: Callable[[], dict[str, str]] | None = None,
-    ) -> ObjectStat:
-        repository = write.repository
-        now = self._clock()
-        address = new_address(now)
-        intent = self._log_intent(repository, address, token, key, now)
-        reader = _HashingReader(data)
-        self.blockstore.put(repository.storage_namespace, address, reader)  # type: ignore[arg-type]
-        if intent is not None:
-            self._withdraw_intent(repository, address, intent)
-        entry = ObjectEntry(
-            address=address,
-            size=reader.size,
-            checksum=reader.md5.hexdigest(),
-            mtime=now,
-            content_type=content_type or DEFAULT_CONTENT_TYPE,
-            metadata=dict(metadata or {}),
-            checksums=checksums() if checksums is not None else {},
-        )
-        tried: list[str] = []
-        try:
-            fresh = self._clock() - now < _TOKEN_REUSE  # else re-read: the token may be gone
-            write.stage(
-                key,
-                to_value(entry),
-                if_absent=if_absent,
-                token=token if fresh else "",
-                attempted=tried,
-            )
-        except BaseException:
-            self._abandon(repository, key, address, now, tried)
-            raise
-        return from_value(write.path, to_value(entry))
-
-    def _log_intent(
-        self, repository: Repository, address: str, token: str, key: bytes, now: float
-    ) -> PendingDelete | None:
-        """Log the new blob before any byte of it is stored (invariant 4), as a direct
-        upload's hand-out does: a process killed while the body streams, or before the
-        entry is staged, leaves a blob this record deletes once due, not an orphan only
-        garbage collection finds. Due after UPLOAD_SECONDS plus the send delay, so no
-        worker looks at it while the body may still stream. None without a deletion log.
-
-        Raises:
-            UnavailableError: the record could not be written (nothing was stored).
-        """
-        if self._deletion is None or not self._deletion.enabled:
-            return None
-        record = self._deletion.new_record(
-            repository,
-            address,
-            "abandoned_upload",
-            staging_token=token,
-            path=key,
-            since=now,
-            due=now + UPLOAD_SECONDS + self._deletion.settings.send_delay,
-        )
-        self._deletion.append([record])
-        return record
-
-    def _withdraw_intent(self, repository: Repository, address: str, intent: PendingDelete) -> None:
-        """Withdraw the upload's intent just before staging; from then on the staged entry
-        is the writer flow's (a failed staging logs its own record, `_abandon`).
-
-        Withdrawn before staging, not after: the writer flow may stage into a newer token
-        than the intent names, and a record naming the old token could then delete a
-        blob a commit of the new one holds. A crash between the two calls orphans the
-        blob for garbage collection, never deletes a referenced one.
-
-        Raises:
-            PreconditionFailedError: the body streamed so long that a worker took the
-                intent (and may have deleted the blob): nothing is staged; upload again.
-        """
-        assert self._deletion is not None
-        try:
-            withdrawn = self._deletion.withdraw(intent)
-        except BaseException:
-            # The record may be gone although the call failed: nothing is staged, so the
-            # blob is nobody's; delete it now (if that fails too, the record, if still
-            # there, deletes it when due).
-            with contextlib.suppress(KvlakeError):
-                self.blockstore.delete(repository.storage_namespace, address)
-            raise
-        if not withdrawn:
-            self.blockstore.delete(repository.storage_namespace, address)
-            raise PreconditionFailedError(
-                f"the upload's body took longer than {UPLOAD_SECONDS // 3600} h to arrive and"
-                " its blob was handed to the deletion log; nothing was staged, upload again"
-            )
-
-    def _abandon(
-        self, repository: Repository, key: bytes, address: str, now: float, tried: list[str]
-    ) -> None:
-        """Dispose of an upload's blob after staging it failed."""
-        if not tried:
-            # No staging write was attempted: nothing references the address.
-            self.blockstore.delete(repository.storage_namespace, address)
-            return
-        # A write whose acknowledgement failed may still have landed: only the
-        # deletion log's in-use check may decide. Without it, leak rather than lose.
-        if self._deletion is None or not self._deletion.enabled:
-            log.warning(
-                "upload to %s left blob %s for garbage collection", repository.name, address
-            )
-            return
-        record = self._deletion.new_record(
-            repository, address, "abandoned_upload", staging_token=tried[-1], path=key, since=now
-        )
-        try:
-            self._deletion.append([record])
-        except KvlakeError as exc:  # the caller sees the first error; this one is logged
-            log.warning("upload to %s left blob %s unlogged: %s", repository.name, address, exc)
 
     def _refuse_existing(self, repository: Repository, branch: str, path: str) -> None:
         try:
@@ -400,9 +181,14 @@ class Catalog:
             "drop If-None-Match to overwrite it"
         )
 
-    def stat(self, repository: Repository, ref: str, path: str) -> ObjectStat:
-        """The object's metadata. Raises EntryNotFoundError."""
-        return from_value(path, self.graveler.get(repository, ref, check_path(path)))
+    def stat(
+        self, repository: Repository, ref: str, path: str, *, read: BranchRead | None = None
+    ) -> ObjectStat:
+        """The object's metadata (`read`: this request's `Graveler.read_branch`).
+
+        Raises EntryNotFoundError.
+        """
+        return from_value(path, self.graveler.get(repository, ref, check_path(path), read=read))
 
     def open_object(
         self,
@@ -644,7 +430,7 @@ class Catalog:
         try:
             write.stage(key, to_value(entry), attempted=tried)
         except BaseException:
-            self._abandon(repository, key, address, now, tried)
+            self._uploads.abandon(repository, key, address, now, tried)
             raise
         return from_value(write.path, to_value(entry))
 

@@ -22,22 +22,18 @@ rules protect the blobs:
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
-import json
 import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import BinaryIO, Final
+from typing import BinaryIO, NamedTuple
 
 from kvlake.blockstore import BlockStore, UploadedPart, check_key
 from kvlake.catalog.guard import StagingGuard
 from kvlake.catalog.records import ObjectEntry, ObjectStat, from_value, to_value
+from kvlake.catalog.tickets import LINK_SECONDS, Tickets, uid_of
 from kvlake.deletion import DeletionLog, PendingDelete
 from kvlake.errors import (
     BlobNotFoundError,
-    ConfigError,
     InvalidInputError,
     KvlakeError,
 )
@@ -51,25 +47,16 @@ from kvlake.graveler import (
 
 log = logging.getLogger(__name__)
 
-LINK_SECONDS: Final = 24 * 3600
-"""How long a handed-out address may be linked: lakeFS's LinkAddressTime. A direct upload
-of a large object with the client's own credentials may take hours."""
-_TICKET_SEPARATOR: Final = ","
-_SIGNATURE_BYTES: Final = 16
 
+class UploadTarget(NamedTuple):
+    """A multipart upload to a handed-out address: the path on the branch it is for (its
+    ticket), the address, and the store's upload id."""
 
-def link_key(master: bytes) -> bytes:
-    """The key that signs link addresses, derived from the server's master key.
-
-    Every server process of one installation shares the master key, so an address
-    one process handed out links on any other.
-    """
-    return hmac.new(master, b"kvlake link addresses", hashlib.sha256).digest()
-
-
-def _uid_of(address: str) -> str:
-    """The uid of a handed-out address (its last segment, before the ticket)."""
-    return address.rsplit("/", 1)[-1].split(_TICKET_SEPARATOR, 1)[0]
+    repository: Repository
+    branch: str
+    path: str
+    address: str
+    upload_id: str
 
 
 class PhysicalLinks:
@@ -86,12 +73,10 @@ class PhysicalLinks:
         clock: Callable[[], float] = time.time,
         deletion: DeletionLog | None = None,
     ) -> None:
-        if len(key) < 16:
-            raise ConfigError("the link address key is too short; derive it with link_key")
+        self._tickets = Tickets(key, clock)  # first: a short key is refused before anything
         self._graveler = graveler
         self._blockstore = blockstore
         self._guard = guard
-        self._key = key
         self._new_address = new_address
         self._clock = clock
         self._deletion = deletion
@@ -108,7 +93,7 @@ class PhysicalLinks:
         key = check_path(path)
         token = self._graveler.get_branch(repository, branch).staging_token
         now = self._clock()
-        address = self._sign(repository, branch, path, self._new_address(now), now)
+        address = self._tickets.sign(repository, branch, path, self._new_address(now), now)
         if self._deletion is not None and self._deletion.enabled:
             record = self._record(
                 self._deletion, repository, address, now, staging_token=token, path=key
@@ -229,7 +214,7 @@ class PhysicalLinks:
         store_id = self._blockstore.start_upload(repository.storage_namespace, address)
         upload = MultipartUpload(
             key=f"{branch}/{path}",
-            uid=_uid_of(address),
+            uid=uid_of(address),
             address=address,
             store_upload_id=store_id,
             initiated=self._clock(),
@@ -262,17 +247,13 @@ class PhysicalLinks:
         """Drop an ended upload's listing record. Its upload already ended, so a failure
         only leaves the record listed until it expires: logged, not raised."""
         try:
-            self._graveler.uploads.remove(repository, f"{branch}/{path}", _uid_of(address))
+            self._graveler.uploads.remove(repository, f"{branch}/{path}", uid_of(address))
         except KvlakeError as exc:
             log.warning("the ended upload to %s stays listed until it expires: %s", address, exc)
 
     def upload_part(
         self,
-        repository: Repository,
-        branch: str,
-        path: str,
-        address: str,
-        upload_id: str,
+        target: UploadTarget,
         part: int,
         data: BinaryIO | bytes,
         *,
@@ -283,13 +264,14 @@ class PhysicalLinks:
         `checksum`, called once the part is stored, gives its S3 checksum (the
         upload's algorithm), recorded for `part_checksums` under the part's ETag.
         """
+        repository, branch, path, address, upload_id = target
         self._verify(repository, branch, path, address)
         etag = self._blockstore.upload_part(
             repository.storage_namespace, address, upload_id, part, data
         )
         if checksum is not None:
             self._graveler.uploads.add_part_checksum(
-                repository, _uid_of(address), part, etag, checksum()
+                repository, uid_of(address), part, etag, checksum()
             )
         return etag
 
@@ -298,39 +280,21 @@ class PhysicalLinks:
     ) -> dict[tuple[int, str], str]:
         """The S3 checksums recorded for the upload's parts, by (number, ETag)."""
         self._verify(repository, branch, path, address)
-        return self._graveler.uploads.part_checksums(repository, _uid_of(address))
+        return self._graveler.uploads.part_checksums(repository, uid_of(address))
 
-    def part_url(
-        self,
-        repository: Repository,
-        branch: str,
-        path: str,
-        address: str,
-        upload_id: str,
-        part: int,
-        *,
-        expires: int,
-    ) -> str:
+    def part_url(self, target: UploadTarget, part: int, *, expires: int) -> str:
         """A presigned PUT URL for one part of a handed-out address's upload."""
+        repository, branch, path, address, upload_id = target
         self._verify(repository, branch, path, address)
         return self._blockstore.presign_upload_part(
             repository.storage_namespace, address, upload_id, part, expires=expires
         )
 
     def copy_part(
-        self,
-        repository: Repository,
-        branch: str,
-        path: str,
-        address: str,
-        upload_id: str,
-        part: int,
-        *,
-        source: tuple[str, str],
-        start: int,
-        end: int,
+        self, target: UploadTarget, part: int, *, source: tuple[str, str], start: int, end: int
     ) -> str:
         """Copy bytes [start, end) of `source` (namespace, key) into a part; its ETag."""
+        repository, branch, path, address, upload_id = target
         self._verify(repository, branch, path, address)
         return self._blockstore.copy_upload_part(
             repository.storage_namespace,
@@ -344,11 +308,7 @@ class PhysicalLinks:
 
     def complete_multipart(
         self,
-        repository: Repository,
-        branch: str,
-        path: str,
-        address: str,
-        upload_id: str,
+        target: UploadTarget,
         parts: Sequence[tuple[int, str]],
         *,
         content_type: str,
@@ -362,6 +322,7 @@ class PhysicalLinks:
         The ticket is checked before the store assembles anything: only kvlake
         completes uploads, so no blob appears at an address that cannot be linked.
         """
+        repository, branch, path, address, upload_id = target
         self._verify(repository, branch, path, address)
         namespace = repository.storage_namespace
         etag = self._blockstore.complete_upload(namespace, address, upload_id, parts)
@@ -381,17 +342,15 @@ class PhysicalLinks:
         self._forget_upload(repository, branch, path, address)
         return stat
 
-    def list_parts(
-        self, repository: Repository, branch: str, path: str, address: str, upload_id: str
-    ) -> list[UploadedPart]:
+    def list_parts(self, target: UploadTarget) -> list[UploadedPart]:
         """The parts of a handed-out address's upload sent so far, ascending."""
+        repository, branch, path, address, upload_id = target
         self._verify(repository, branch, path, address)
         return self._blockstore.list_upload_parts(repository.storage_namespace, address, upload_id)
 
-    def abort_multipart(
-        self, repository: Repository, branch: str, path: str, address: str, upload_id: str
-    ) -> None:
+    def abort_multipart(self, target: UploadTarget) -> None:
         """Drop the upload's parts; its hand-out record stays and finds no blob."""
+        repository, branch, path, address, upload_id = target
         self._verify(repository, branch, path, address)
         self._blockstore.abort_upload(repository.storage_namespace, address, upload_id)
         self._forget_upload(repository, branch, path, address)
@@ -409,7 +368,7 @@ class PhysicalLinks:
         path: bytes = b"",
     ) -> PendingDelete:
         """The hand-out's record; its key (due time and id) derives from the address alone."""
-        uid = _uid_of(address)
+        uid = uid_of(address)
         return deletion.new_record(
             repository,
             address,
@@ -470,40 +429,6 @@ class PhysicalLinks:
             return False
         return True
 
-    def _sign(
-        self, repository: Repository, branch: str, path: str, base: str, issued: float
-    ) -> str:
-        issued_ms = int(issued * 1000)
-        signature = self._signature(repository, branch, path, base, issued_ms)
-        return f"{base}{_TICKET_SEPARATOR}{issued_ms}.{signature}"
-
-    def _signature(
-        self, repository: Repository, branch: str, path: str, base: str, issued_ms: int
-    ) -> str:
-        message = json.dumps([repository.instance_uid, branch, path, base, issued_ms]).encode()
-        digest = hmac.new(self._key, message, hashlib.sha256).digest()[:_SIGNATURE_BYTES]
-        return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
-
     def _verify(self, repository: Repository, branch: str, path: str, address: str) -> float:
-        """The address's issue time, if it is a ticket for this path that has not expired."""
-        base, _, ticket = address.rpartition(_TICKET_SEPARATOR)
-        issued_text, _, signature = ticket.partition(".")
-        if (
-            not base
-            or not issued_text.isdigit()
-            or not hmac.compare_digest(
-                signature, self._signature(repository, branch, path, base, int(issued_text))
-            )
-        ):
-            raise InvalidInputError(
-                f"physical address {address!r} was not handed out for path {path!r} on branch"
-                f" {branch!r} of repository {repository.name!r}; link only an address"
-                " getPhysicalAddress returned for that same path and branch"
-            )
-        issued = int(issued_text) / 1000
-        if self._clock() > issued + LINK_SECONDS:
-            raise InvalidInputError(
-                f"physical address {address!r} expired {LINK_SECONDS // 3600} h after it was"
-                " handed out; get a new one with getPhysicalAddress and upload again"
-            )
-        return issued
+        """The address's issue time, if it is a live ticket for this path (`Tickets.verify`)."""
+        return self._tickets.verify(repository, branch, path, address)

@@ -3,7 +3,7 @@ addresses only staging references, written as files in the storage namespace.
 
 lakeFS's Spark GC client does not read the KV. It asks the server to prepare
 two inputs and reads them from the namespace (kvlake runs its own GC too,
-kvlake/pipelines/gc.py, from the same two sources):
+kvlake/pipelines/gc/collector.py, from the same two sources):
 
 - **Commits** (`prepareGarbageCollectionCommits`): every commit the repository's
   GC rules retain now, the graveler's retention walk (kvlake/graveler/retention.py),
@@ -44,7 +44,7 @@ import pyarrow.parquet as pq
 
 from kvlake import ids
 from kvlake.blockstore import BlockStore
-from kvlake.catalog.catalog import entry_ref
+from kvlake.catalog.references import entry_ref
 from kvlake.errors import BranchNotFoundError, InvalidInputError
 from kvlake.graveler import Graveler, Repository, check_branch_name
 
@@ -144,15 +144,16 @@ class GcPreparation:
         self._blockstore = blockstore
         self._page_size = page_size
 
-    def prepare_commits(self, repository: Repository) -> PreparedCommits:
-        """Write the commits the rules retain now as a new run's commits.csv.
+    def prepare_commits(self, repository: Repository, run_id: str = "") -> PreparedCommits:
+        """Write the commits the rules retain now as the run's commits.csv (`run_id`:
+        the run's id, a uid; '' for a new one).
 
         Raises:
             NotFoundError: the repository has no GC rules; nothing is written.
         """
         retention = self._graveler.retention
         rules = retention.get_rules(repository)
-        run_id = ids.new_uid()
+        run_id = run_id or ids.new_uid()
         key = commits_key(run_id)
         retained = retention.retained_commits(repository, self._graveler.clock(), rules=rules)
         with tempfile.SpooledTemporaryFile(_SPOOL_BYTES) as spool:
@@ -170,6 +171,14 @@ class GcPreparation:
             addresses_location=location(repository, ADDRESSES_PREFIX),
             presigned_url=self.presign(repository, run_id),
         )
+
+    def check_rules(self, repository: Repository) -> None:
+        """Refuse a repository without GC rules before anything is recorded or written.
+
+        Raises:
+            NotFoundError: the repository has no GC rules.
+        """
+        self._graveler.retention.get_rules(repository)
 
     def commits_of(self, repository: Repository, run_id: str) -> PreparedCommits:
         """The answer for a run whose commits were written (an async task's result)."""

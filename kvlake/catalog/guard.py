@@ -31,9 +31,10 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TypedDict, Unpack
 
 from kvlake.errors import LockedError
-from kvlake.graveler import Graveler, Repository, Value
+from kvlake.graveler import BranchProtection, Graveler, Repository, Value
 from kvlake.operations import ObjectLocks, UploadLock
 
 
@@ -90,6 +91,15 @@ class StagingGuard:
             )
 
 
+class StageOptions(TypedDict, total=False):
+    """`Graveler.set`'s options, which a guarded write passes on."""
+
+    if_absent: bool
+    token: str
+    attempted: list[str] | None
+    protection: BranchProtection | None
+
+
 @dataclass(frozen=True)
 class GuardedWrite:
     """A write holding its path's lock: `stage` is its one staging write."""
@@ -100,16 +110,9 @@ class GuardedWrite:
     path: str
     held: UploadLock | None
 
-    def stage(
-        self,
-        key: bytes,
-        value: Value,
-        *,
-        if_absent: bool = False,
-        token: str = "",
-        attempted: list[str] | None = None,
-    ) -> None:
-        """Stage `value` at the path through the writer flow, then check the lock held.
+    def stage(self, key: bytes, value: Value, **options: Unpack[StageOptions]) -> None:
+        """Stage `value` at the path through the writer flow (`options` are
+        `Graveler.set`'s), then check the lock held.
 
         Raises:
             LockedError: the lock expired mid-write while a bulk delete covers the path
@@ -117,14 +120,6 @@ class GuardedWrite:
             PreconditionFailedError, ProtectedBranchError...: as `Graveler.set`.
         """
         guard = self.guard
-        guard._graveler.set(
-            self.repository,
-            self.branch,
-            key,
-            value,
-            if_absent=if_absent,
-            token=token,
-            attempted=attempted,
-        )
+        guard._graveler.set(self.repository, self.branch, key, value, **options)
         if self.held is not None:
             guard._check_outlived(self.repository, self.branch, self.path, self.held)

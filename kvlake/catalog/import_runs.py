@@ -1,7 +1,8 @@
 """The engine of `import` operations: claims an import, lists and writes it, publishes it.
 
-Any runner (a server's or a `kvlake worker`'s) runs an import through this
-engine (`_KINDS` in kvlake/operations/engines.py). The steps and what a process
+Any runner (a server's or a `kvlake worker`'s) runs an import's `ImportSteps`
+through `drive` (`_STEPS` in kvlake/operations/engines.py; claim, heartbeat, cancel
+and finish are kvlake/operations/steps.py's). The steps and what a process
 death at each leaves (the record's fields say where it stood):
 
 1. list the sources and write the metarange, checkpointing the count every
@@ -24,40 +25,30 @@ fails cleanly, and is never published twice nor half (the publish is one commit)
 
 from __future__ import annotations
 
-import logging
 import threading
 from typing import Final
 
 from kvlake.catalog.catalog import Catalog
 from kvlake.catalog.imports import Importer, ImportJob, job_of
-from kvlake.errors import ConfigError, InvalidInputError, KvlakeError, NotFoundError
+from kvlake.errors import ConfigError
 from kvlake.graveler import Repository
 from kvlake.operations import (
+    Cancelled,
     Counters,
+    Driver,
     EngineContext,
-    Heartbeat,
-    LostLeaseError,
     Operation,
+    Stopped,
+    repository_of,
 )
 
-log = logging.getLogger(__name__)
-
-INTERNAL_ERROR: Final = "internal error; see the server log"
 HISTORY_WALK: Final = 10_000
 """Commits walked back from the head to find a published import's commit: that many
 commits landing on the branch between a death and the resume would hide it."""
 
 
-class _Canceled(Exception):
-    """The record asks to stop: leave without committing."""
-
-
-class _Stopped(Exception):
-    """This process is stopping: leave; the lease lapses and another process resumes."""
-
-
-class ImportEngine:
-    """Runs `import` operations (the engine of that kind)."""
+class ImportSteps:
+    """The steps of `import` operations (`drive` claims, beats and finishes them)."""
 
     def __init__(self, context: EngineContext, importer: Importer | None = None) -> None:
         """`importer`: the one whose settings choose where the listing runs (default: the
@@ -69,43 +60,17 @@ class ImportEngine:
             importer = catalog.imports
         self._importer = importer
         self._graveler = context.graveler
-        self._ledger = context.ledger
-        self._driver = context.driver()
 
-    def run(self, operation_id: str, stop: threading.Event) -> Operation:
-        """Run the import to its end, a cancel, or `stop` (read at each progress update).
-
-        Returns the record as last seen; one another live process holds is left alone.
-        """
-        driver = self._driver
-        operation = driver.claim(operation_id)
-        if operation.owner != driver.owner or operation.finished:
-            return operation
-        if operation.cancel_requested:
-            return driver.finish(operation_id, "cancelled")
-        try:
-            with Heartbeat(driver, operation_id):
-                self._run(operation, stop)
-        except _Canceled:
-            return driver.finish(operation_id, "cancelled")
-        except (_Stopped, LostLeaseError):
-            return self._ledger.load(operation_id)[0]
-        except KvlakeError as exc:  # a missing source, a refused publish: said as is
-            log.warning("import %s into %s failed: %s", operation_id, operation.repository, exc)
-            return driver.finish(operation_id, "failed", str(exc))
-        except Exception:  # the import's last word: recorded for importStatus, then logged
-            log.exception("import %s into %s failed", operation_id, operation.repository)
-            return driver.finish(operation_id, "failed", INTERNAL_ERROR)
-        return driver.finish(operation_id, "completed")
-
-    def _run(self, operation: Operation, stop: threading.Event) -> None:
-        driver, operation_id = self._driver, operation.id
+    def work(self, operation: Operation, driver: Driver, stop: threading.Event) -> None:
+        """List, write and publish the import, from where its record stands; a cancel or a
+        stop is read at each progress update and before the publish."""
+        operation_id = operation.id
         job = job_of(self._repository(operation), operation)
         metarange_id = operation.metarange_id
         if metarange_id and operation.committing:
             published = self._published(job, operation.base_commit)
             if published:
-                self._done(job, published)
+                self._done(driver, job, published)
                 return
         if not metarange_id:
 
@@ -114,9 +79,9 @@ class ImportEngine:
                     operation_id, status="in_progress", counters=Counters(enumerated=ingested)
                 )
                 if record.cancel_requested:
-                    raise _Canceled
+                    raise Cancelled
                 if stop.is_set():
-                    raise _Stopped
+                    raise Stopped
 
             metarange_id = self._importer.write_metarange(job, progress)
             driver.checkpoint(operation_id, metarange_id=metarange_id)
@@ -125,16 +90,14 @@ class ImportEngine:
         def publishing(head_id: str) -> None:
             record = driver.checkpoint(operation_id, committing=True, base_commit=head_id)
             if record.cancel_requested:
-                raise _Canceled
+                raise Cancelled
 
-        self._done(job, self._importer.publish(job, metarange_id, publishing))
+        self._done(driver, job, self._importer.publish(job, metarange_id, publishing))
 
-    def _done(self, job: ImportJob, commit_id: str) -> None:
+    def _done(self, driver: Driver, job: ImportJob, commit_id: str) -> None:
         """Record the published commit (and its metarange, which importStatus shows)."""
         commit = self._graveler.get_commit(job.repository, commit_id)
-        self._driver.checkpoint(
-            job.import_id, commit_id=commit_id, metarange_id=commit.metarange_id
-        )
+        driver.checkpoint(job.import_id, commit_id=commit_id, metarange_id=commit.metarange_id)
 
     def _repository(self, operation: Operation) -> Repository:
         """The import's repository, the very instance it was started in.
@@ -142,16 +105,7 @@ class ImportEngine:
         Raises:
             InvalidInputError: the repository was deleted (or deleted and created again).
         """
-        try:
-            repository = self._graveler.get_repository(operation.repository)
-        except NotFoundError:
-            repository = None
-        if repository is None or repository.instance_uid != operation.instance_uid:
-            raise InvalidInputError(
-                f"repository {operation.repository!r} was deleted during the import; nothing"
-                " was committed"
-            )
-        return repository
+        return repository_of(self._graveler, operation, "during the import; nothing was committed")
 
     def _published(self, job: ImportJob, base: str) -> str:
         """The import's commit, if an earlier holder's publish landed on `base`; else ''."""

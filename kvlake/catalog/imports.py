@@ -52,13 +52,18 @@ from typing import Final, NamedTuple, Protocol
 import msgspec
 
 from kvlake import ids
-from kvlake.blockstore import BlockStore, parse_address, parse_prefix, prefix_overlaps
+from kvlake.blockstore import BlockStore
 from kvlake.catalog.import_listing import (
     ImportSource,
     ImportUnit,
     split_sources,
     unit_entries,
     whole,
+)
+from kvlake.catalog.import_sources import (
+    LOCAL_SCHEME,
+    ImportSources,
+    destinations,
 )
 from kvlake.config import ImportSettings, Settings
 from kvlake.errors import ConflictError, ImportNotFoundError, InvalidInputError, NotFoundError
@@ -68,7 +73,6 @@ from kvlake.graveler import (
     Repository,
     Value,
     check_branch_name,
-    check_path,
 )
 from kvlake.operations import (
     ImportLocation,
@@ -86,7 +90,6 @@ log = logging.getLogger(__name__)
 IMPORT_SCHEMES: Final = frozenset({"s3"})
 """Blockstores whose namespaces imports may always read (`import_support` in /config/storage);
 a local one also may with `KVLAKE_IMPORTS_LOCAL_ENABLED`."""
-LOCAL_SCHEME: Final = "local"
 PROGRESS_EVERY: Final = 10_000
 """Entries between a Spark listing task's cancel checks (a local import checkpoints every
 KVLAKE_IMPORTS_PROGRESS_EVERY)."""
@@ -178,7 +181,7 @@ class Importer:
         self._lake_settings = settings
         """The lake's settings, for Spark tasks to open the lake (None: no Spark imports)."""
         self._settings = settings.imports if settings is not None else ImportSettings()
-        self._folders = self._settings.folders()
+        self._sources = ImportSources(blockstore, self._settings.folders())
 
     @property
     def supported(self) -> bool:
@@ -222,8 +225,8 @@ class Importer:
         self._check_engine()
         if not 1 <= len(sources) <= MAX_SOURCES:
             raise InvalidInputError(f"{len(sources)} import paths given; give 1 to {MAX_SOURCES}")
-        sources = [self._canonical_source(repository, source) for source in sources]
-        prefixes, objects = _destinations(sources)
+        sources = [self._sources.canonical(repository, source) for source in sources]
+        prefixes, objects = destinations(sources)
         self._graveler.imports.check_destinations(prefixes, objects)
         self._graveler.check_clean(repository, branch)
         self._refuse_locked(repository, branch, sources, committer)
@@ -368,7 +371,7 @@ class Importer:
 
         `precondition(head_id)` runs before each publish attempt, after the lock checks.
         """
-        prefixes, objects = _destinations(job.sources)
+        prefixes, objects = destinations(job.sources)
 
         def unlocked(head_id: str, _head: object) -> None:
             # Again before each publish attempt: a bulk delete may have started (or
@@ -436,91 +439,7 @@ class Importer:
                 if counter[0] % self._settings.progress_every == 0:
                     progress(counter[0])
 
-    # -- checks -------------------------------------------------------------------------
-
-    def _canonical_source(self, repository: Repository, source: ImportSource) -> ImportSource:
-        """The source with its folder in canonical form, once it passed every check.
-
-        Invariant 7: the source is normalised before anything compares it, so no
-        second spelling of the repository's own namespace (`s3:///lake/repo1/`,
-        `local:////repo1`) passes for an external location; the entries then carry
-        the canonical address, which is what every later check compares.
-        """
-        folder, _, rest = source.path.rpartition("/")
-        if source.kind not in ("common_prefix", "object") or (source.kind == "object" and not rest):
-            raise InvalidInputError(
-                f"import path {source.path!r} of type {source.kind!r} is invalid; use type"
-                " common_prefix with s3://bucket/prefix, or object with s3://bucket/key"
-            )
-        try:
-            address, rest = parse_prefix(source.path, what="import path")
-        except InvalidInputError as exc:
-            raise InvalidInputError(f"import path {source.path!r} cannot be read: {exc}") from exc
-        own = parse_address(repository.storage_namespace)
-        if prefix_overlaps(address, rest, own):
-            where = "is inside" if own.contains(address) else "overlaps"
-            raise InvalidInputError(
-                f"import source {source.path} {where} repository {repository.name}'s namespace"
-                f" {own}, whose blobs kvlake deletes; import from outside it"
-            )
-        try:
-            folder = self._blockstore.check_namespace(str(address))
-        except InvalidInputError as exc:
-            raise InvalidInputError(f"import path {source.path!r} cannot be read: {exc}") from exc
-        if self._blockstore.scheme == LOCAL_SCHEME:
-            self._check_local_source(source, folder, rest)
-        if source.kind == "object":
-            check_path(source.destination)
-        return source._replace(path=f"{folder}/{rest}")
-
-    def _check_local_source(self, source: ImportSource, folder: str, rest: str) -> None:
-        """A local source lies in an import folder, and exists: a file, or a folder."""
-        # Everything the source lists is in its folder: inside an import folder when that
-        # folder is, segment-wise (`local://imports/a` as a name prefix in `local://imports`
-        # lists `imports/ab` too, so the name never counts).
-        address = parse_address(folder)
-        if not any(parse_address(allowed).contains(address) for allowed in self._folders):
-            allowed = ", ".join(self._folders)
-            raise InvalidInputError(
-                f"import path {source.path!r} is outside the folders local imports may read"
-                f" ({allowed}); import from one of them, or add its folder to"
-                " KVLAKE_IMPORTS_LOCAL_PREFIXES"
-            )
-        # The folder holding the named file or names (`dir/` for dir/, dir/na and dir/f),
-        # reached without symbolic links: one could lead into a repository's namespace.
-        parent = rest.rpartition("/")[0]
-        exists = self._blockstore.folder_exists(folder, f"{parent}/" if parent else "")
-        if exists and source.kind == "object":
-            exists = self._blockstore.exists(folder, rest)
-        if not exists:
-            raise InvalidInputError(
-                f"import path {source.path!r} does not exist; check the path (folders end in '/')"
-            )
-
 
 def _folder_and_rest(source: ImportSource) -> tuple[str, tuple[str]]:
     folder, _, rest = source.path.rpartition("/")
     return folder, (rest,)
-
-
-def _destinations(sources: Sequence[ImportSource]) -> tuple[list[bytes], list[bytes]]:
-    prefixes = [s.destination.encode() for s in sources if s.kind == "common_prefix"]
-    objects = [s.destination.encode() for s in sources if s.kind == "object"]
-    return prefixes, objects
-
-
-def check_outside_import_folders(namespace: str, folders: Sequence[str]) -> None:
-    """Refuse a repository's namespace in or around a folder imports read: its garbage
-    collection and purges would delete the imported files as the repository's own blobs.
-
-    Raises:
-        InvalidInputError: the namespace overlaps one of `folders`.
-    """
-    address = parse_address(namespace, what="storage namespace")
-    for folder in folders:
-        if address.overlaps(parse_address(folder)):
-            raise InvalidInputError(
-                f"storage namespace {namespace!r} overlaps {folder!r}, a folder local imports"
-                " read (KVLAKE_IMPORTS_LOCAL_PREFIXES), whose files kvlake must never delete;"
-                " choose a namespace outside it"
-            )

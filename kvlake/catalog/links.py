@@ -29,9 +29,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from kvlake import ids
 from kvlake.blockstore import BlockStore, check_key, parse_address
 from kvlake.catalog.guard import GuardedWrite, StagingGuard
+from kvlake.catalog.layout import new_address
 from kvlake.catalog.records import ObjectEntry, ObjectStat, from_value, to_value
 from kvlake.deletion import DeletionLog
 from kvlake.errors import BlobNotFoundError, InvalidInputError, PreconditionFailedError
@@ -42,11 +42,6 @@ INTERNAL_PREFIXES = ("_lakefs", "symlinks")
 dumps) and the symlink files (kvlake/catalog/symlinks.py)."""
 MAX_MTIME = 253402300799
 """9999-12-31T23:59:59Z, the last second an HTTP date can name."""
-
-
-def new_address(now: float) -> str:
-    """A fresh object address, grouped by hour so listings of the namespace stay shallow."""
-    return time.strftime("data/%Y%m%dT%H/", time.gmtime(now)) + ids.new_uid()
 
 
 def relative_address(namespace: str, physical_address: str) -> str:

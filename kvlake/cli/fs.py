@@ -19,8 +19,8 @@ import click
 from kvlake.cli.client import ApiClient
 from kvlake.cli.output import emit_json, emit_listing, json_option, progress
 from kvlake.cli.refs import ref_path
-from kvlake.cli.uri import LakeUri, parse_uri
 from kvlake.errors import InvalidInputError
+from kvlake.uri import LakeUri, parse_uri
 
 CHUNK: Final = 1024 * 1024
 DELETE_BATCH: Final = 1000

@@ -7,7 +7,8 @@ so a file written for `lakectl gc set-config` works here unchanged:
 
 The rules commands go through the API as the user (lakectl's `gc set-config`,
 `get-config`, `delete-config`, and kvlake's older `gc rules get|set|delete` spelling of
-the same calls); `gc run` is the operator's Spark job on the stores.
+the same calls), as do `gc run` and `gc status`, which start and follow a run on the
+server's Spark (kvlake/cli/gc_run.py).
 """
 
 from __future__ import annotations
@@ -192,11 +193,12 @@ def _branch_rule(text: str) -> tuple[str, int]:
     raise InvalidInputError(f"--branch {text!r} is not NAME=DAYS; write e.g. --branch main=30")
 
 
-def _attach_run() -> None:
-    # gc_run is its own module (it drives Spark); attached here so `kvlake gc` has it.
-    from kvlake.cli.gc_run import gc_run
+def _attach_runs() -> None:
+    # Runs are their own module (they follow a Spark job); attached here so `kvlake gc` has them.
+    from kvlake.cli.gc_run import gc_run, gc_status
 
     gc.add_command(gc_run)
+    gc.add_command(gc_status)
 
 
-_attach_run()
+_attach_runs()

@@ -17,8 +17,8 @@ from kvlake.cli.pairs import parse_pairs
 from kvlake.cli.refs import ref_path
 from kvlake.cli.repo import created
 from kvlake.cli.times import parse_time
-from kvlake.cli.uri import parse_uri
 from kvlake.errors import InvalidInputError
+from kvlake.uri import parse_uri
 
 
 def _echo_commit(commit: dict[str, Any]) -> None:

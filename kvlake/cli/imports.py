@@ -14,7 +14,7 @@ import click
 from kvlake.cli.client import EXIT_SERVER, ApiClient, ApiError
 from kvlake.cli.output import emit_json, json_option, progress
 from kvlake.cli.refs import ref_path
-from kvlake.cli.uri import parse_uri
+from kvlake.uri import parse_uri
 
 POLL_SECONDS: Final = 0.5
 

@@ -25,8 +25,8 @@ from kvlake.cli.client import EXIT_CONFLICT, ApiClient, ApiError
 from kvlake.cli.output import emit_json, json_option
 from kvlake.cli.pairs import parse_pairs
 from kvlake.cli.refs import ref_path
-from kvlake.cli.uri import LakeUri, parse_uri
 from kvlake.errors import InvalidInputError
+from kvlake.uri import LakeUri, parse_uri
 
 REF_FILE: Final = ".lakefs_ref.yaml"
 INDEX_FILE: Final = ".kvlake_index.json"

@@ -59,7 +59,9 @@ _JSON = click.option("--json", "as_json", is_flag=True, help="Print the API's JS
 @click.command("list")
 @click.option("--status", default="", help="Only operations in this status.")
 @click.option(
-    "--kind", default="", help="Only operations of this kind (bulk-delete, gc-run, import)."
+    "--kind",
+    default="",
+    help="Only operations of this kind (bulk-delete, gc-run, import, dump, restore).",
 )
 @click.option("--repository", default="", help="Only operations on this repository.")
 @click.option("--creator", default="", help="Only operations this user (id) created.")

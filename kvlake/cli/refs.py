@@ -13,8 +13,8 @@ import click
 
 from kvlake.cli.client import ApiClient
 from kvlake.cli.output import emit_json, emit_listing, json_option
-from kvlake.cli.uri import LakeUri, parse_uri
 from kvlake.errors import InvalidInputError
+from kvlake.uri import LakeUri, parse_uri
 
 
 def ref_path(uri: LakeUri, kind: str = "branches") -> str:

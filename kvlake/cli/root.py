@@ -22,6 +22,7 @@ from kvlake.cli.client import ApiError
 from kvlake.errors import KvlakeError
 
 _COMMANDS: Final = {
+    "actions": "kvlake.cli.actions:actions",
     "branch": "kvlake.cli.refs:branch",
     "branch-protect": "kvlake.cli.refs:branch_protect",
     "cherry-pick": "kvlake.cli.history:cherry_pick",

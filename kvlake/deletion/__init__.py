@@ -1,6 +1,6 @@
 """Two-phase deletion of blobs: a durable log of intents, workers with a fresh in-use check."""
 
-from kvlake.deletion.checks import ReferenceChecker, Verdict
+from kvlake.deletion.checks import ReferenceChecker
 from kvlake.deletion.dlq import DeadLetters
 from kvlake.deletion.gc import GcMarks, MarkSet, SubtractedMarks, gc_records, log_candidates
 from kvlake.deletion.hooks import DeletionHooks
@@ -17,6 +17,7 @@ from kvlake.deletion.records import (
 )
 from kvlake.deletion.staging_hooks import StagingLogHooks
 from kvlake.deletion.status import DeletionStatus, PartitionStatus, deletion_status
+from kvlake.deletion.verdicts import Verdict
 from kvlake.deletion.worker import DeletionWorker, WorkerReport
 
 __all__ = [

@@ -46,86 +46,29 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import threading
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Final, Literal
 
 from kvlake import ids
-from kvlake.blockstore import BlockStore, StorageAddress, check_key, parse_address
+from kvlake.blockstore import BlockStore, check_key, parse_address
 from kvlake.deletion import keys
 from kvlake.deletion.gc import RUN_PROPERTY, STARTED_PROPERTY, GcMarks, MarkSet
 from kvlake.deletion.log import EntryOf
 from kvlake.deletion.purge import Purges
 from kvlake.deletion.records import STAGING_ORIGINS, PendingDelete
+from kvlake.deletion.staged_refs import StagedReferences
+from kvlake.deletion.verdicts import DELETE, Instance, Verdict
 from kvlake.errors import InvalidInputError, KvlakeError, NotFoundError
-from kvlake.graveler import Graveler, Repository, Value, check_repository_name
+from kvlake.graveler import Graveler, Repository, check_repository_name
 
 log = logging.getLogger(__name__)
-
-Action = Literal["delete", "in_use", "wait", "kept", "invalid", "retry"]
-
-
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    """What to do with one record: delete the blob, retry later, keep it, or dead-letter it.
-
-    `in_use`: referenced now, check again later (counts as an attempt); `wait`: a
-    commit in progress may reference it, check again later (does not count);
-    `retry`: the check itself failed (counts); `kept`: referenced for good, drop
-    the record and keep the blob; `invalid`: bad input, dead-letter it.
-    """
-
-    action: Action
-    reason: str = ""
-
-
-DELETE: Final = Verdict("delete")
-STAGED_SET_REUSE: Final = 60.0
-"""Seconds a GC run's set of staged addresses answers before it is read again.
-
-Scanning every staged entry of the repository for each batch of candidates made
-a run cost (candidates / batch) x (staged entries). An entry staged after the set
-was read is missed for at most this long, which is safe: a GC candidate is a blob
-older than the run's grace period (the Spark job lists only hour folders that
-ended by then), so a writer that uploaded it and stages it now is older than
-that; a copy or a link made since the run started marks the address shared,
-which every batch reads afresh; tokens that became live since are read at once.
-"""
-STAGED_SETS_KEPT: Final = 4
-"""GC runs whose staged-address sets a checker keeps (runs of several repositories)."""
-
-
-@dataclass(slots=True)
-class _Instance:
-    """One repository instance as the check sees it, read once per batch."""
-
-    kind: Literal["live", "purged", "deleted", "creating", "unknown"]
-    namespace: str = ""
-    repository: Repository | None = None
-    tokens: list[str] = field(default_factory=list)
-    sealed: set[str] = field(default_factory=set)
-    shared_with: str | None = None
-    taken_by: str | None = None
-    place: StorageAddress | None = None
-    """A live instance's namespace in canonical form, for imported entries' URLs."""
-
-
-@dataclass(slots=True)
-class _StagedAddresses:
-    """The addresses a GC run found staged, and where: read once, reused for a while."""
-
-    built: float
-    tokens: set[str] = field(default_factory=set)
-    where: dict[str, tuple[str, bytes]] = field(default_factory=dict)
 
 
 class ReferenceChecker:
     """Decides on batches of records. Thread-safe.
 
     It keeps one thing between calls: each recent GC run's staged-address set
-    (see `STAGED_SET_REUSE`), behind a lock.
+    (kvlake/deletion/staged_refs.py).
     """
 
     def __init__(
@@ -145,8 +88,7 @@ class ReferenceChecker:
         self._purges = purges
         self._entry_of = entry_of
         self._gc_marks: MarkSet = gc_marks or GcMarks(purges.store)
-        self._lock = threading.Lock()
-        self._staged_sets: dict[tuple[str, str], _StagedAddresses] = {}
+        self._staged = StagedReferences(graveler, entry_of, clock=purges.log.clock)
 
     def check(self, records: Sequence[PendingDelete]) -> list[Verdict]:
         """One verdict per record, in order. A group whose reads fail gets `retry` verdicts."""
@@ -228,7 +170,7 @@ class ReferenceChecker:
                 verdicts[index] = verdict
         return verdicts
 
-    def _ownership(self, instance: _Instance, record: PendingDelete, namespace: str) -> Verdict:
+    def _ownership(self, instance: Instance, record: PendingDelete, namespace: str) -> Verdict:
         if namespace != instance.namespace:
             return Verdict(
                 "invalid",
@@ -263,37 +205,37 @@ class ReferenceChecker:
             return Verdict("invalid", "a purge record names a live repository instance")
         return DELETE
 
-    def _instance(self, name: str, uid: str) -> _Instance:
+    def _instance(self, name: str, uid: str) -> Instance:
         repository = self._references.repository_record(name)
         if repository is not None and repository.instance_uid == uid:
             if repository.state == "active":
-                instance = _Instance("live", repository.storage_namespace, repository)
+                instance = Instance("live", repository.storage_namespace, repository)
                 with contextlib.suppress(InvalidInputError):  # else no import lies inside
                     instance.place = parse_address(repository.storage_namespace)
                 self._read_refs(instance, repository)
                 return instance
             if repository.state == "initial":
-                return _Instance("creating")
+                return Instance("creating")
         purge = self._purges.load(name, uid)
         if purge is not None:
-            return _Instance("purged", self._blockstore.check_namespace(purge[0].storage_namespace))
+            return Instance("purged", self._blockstore.check_namespace(purge[0].storage_namespace))
         if repository is not None and repository.instance_uid == uid:
-            return _Instance("deleted", repository.storage_namespace)
+            return Instance("deleted", repository.storage_namespace)
         deleted = self._references.deleted_instance(name, uid)
         if deleted is None:
-            return _Instance("unknown")
-        return _Instance("deleted", deleted.storage_namespace)
+            return Instance("unknown")
+        return Instance("deleted", deleted.storage_namespace)
 
-    def _read_refs(self, instance: _Instance, repository: Repository) -> None:
+    def _read_refs(self, instance: Instance, repository: Repository) -> None:
         """Every branch's staging and sealed tokens: read before any staging lookup."""
         live = self._references.live_tokens(repository)
         instance.tokens, instance.sealed = live.all, live.sealed
 
     # -- in-use ------------------------------------------------------------------------
 
-    def _in_use(self, instance: _Instance, records: list[PendingDelete]) -> list[Verdict]:
+    def _in_use(self, instance: Instance, records: list[PendingDelete]) -> list[Verdict]:
         verdicts: list[Verdict | None] = [None] * len(records)
-        for index, hit in self._staged_hits(instance, records).items():
+        for index, hit in self._staged.hits(instance, records).items():
             verdicts[index] = hit
         gc_indexes = [i for i, r in enumerate(records) if r.origin == "garbage_collection"]
         if gc_indexes:
@@ -325,7 +267,7 @@ class ReferenceChecker:
         return [verdict or DELETE for verdict in verdicts]
 
     def _published(
-        self, instance: _Instance, records: list[PendingDelete], indexes: list[int]
+        self, instance: Instance, records: list[PendingDelete], indexes: list[int]
     ) -> set[int]:
         """Records whose blob a commit that consumed the record's token holds at its path.
 
@@ -348,99 +290,10 @@ class ReferenceChecker:
                     value = self._references.committed_value(repository, commit_id, record.path)
                 except NotFoundError:
                     continue  # a claim whose commit was never stored, or no entry there
-                if self._key_of(value, instance) == record.address:
+                if self._staged.key_of(value, instance) == record.address:
                     published.add(index)
                     break
         return published
-
-    def _staged_hits(self, instance: _Instance, records: list[PendingDelete]) -> dict[int, Verdict]:
-        """Records whose blob a staged entry references, or a commit in progress may."""
-        hits: dict[int, Verdict] = {}
-        by_token: dict[str, list[int]] = defaultdict(list)
-        for index, record in enumerate(records):
-            if record.staging_token in instance.sealed:
-                # The entry left a token a commit has sealed since (a reset or a writer
-                # that read the branch before the seal): the commit may have read it.
-                token = record.staging_token
-                hits[index] = Verdict("wait", f"a commit in progress may hold {token}'s entries")
-            if record.path:
-                for token in {record.staging_token, *instance.tokens} - {""}:
-                    by_token[token].append(index)
-        paths = sorted({records[i].path for indexes in by_token.values() for i in indexes})
-        # One read across every live token, not a call per branch (issue 33, item 2).
-        staged = self._references.staged_values_across(by_token, paths) if by_token else {}
-        for token, indexes in by_token.items():
-            found = staged.get(token, {})
-            for index in indexes:
-                record = records[index]
-                if record.path not in found:
-                    continue
-                value = found[record.path]  # None: a tombstone
-                if value is not None and self._key_of(value, instance) == record.address:
-                    where = f"staged at {record.path!r} in staging token {token}"
-                    hits[index] = Verdict("in_use", where)
-                elif token in instance.sealed and index not in hits:
-                    where = f"a commit in progress may hold {record.path!r} (token {token})"
-                    hits[index] = Verdict("wait", where)
-        pathless: dict[str, list[int]] = defaultdict(list)  # by GC run
-        for index, record in enumerate(records):
-            if not record.path:
-                pathless[record.properties.get(RUN_PROPERTY, "")].append(index)
-        for run, indexes in pathless.items():
-            located = self._staged_at(instance, run, [records[i].address for i in indexes])
-            for index in indexes:
-                location = located.get(records[index].address)
-                if location is not None:
-                    token, key = location
-                    hits[index] = Verdict("in_use", f"staged at {key!r} in staging token {token}")
-        return hits
-
-    def _staged_at(
-        self, instance: _Instance, run: str, addresses: list[str]
-    ) -> dict[str, tuple[str, bytes]]:
-        """Where live tokens stage those addresses (of records without a path), if they do.
-
-        From the run's staged-address set, so a GC run reads each staged entry
-        once per `STAGED_SET_REUSE` seconds, not once per batch of candidates
-        (issue 33, item 1). Tokens that became live since the set was built are
-        read before it answers.
-        """
-        repository = instance.repository
-        uid = repository.instance_uid if repository is not None else ""
-        now = self._log.clock()
-        with self._lock:
-            staged = self._staged_sets.pop((uid, run), None)
-            if staged is None or not staged.built <= now < staged.built + STAGED_SET_REUSE:
-                staged = _StagedAddresses(now)
-            self._staged_sets[uid, run] = staged  # most recently used last
-            while len(self._staged_sets) > STAGED_SETS_KEPT:
-                del self._staged_sets[next(iter(self._staged_sets))]
-            for token in instance.tokens:
-                if token not in staged.tokens:
-                    self._read_staged(token, staged, instance)
-            return {a: staged.where[a] for a in addresses if a in staged.where}
-
-    def _read_staged(self, token: str, staged: _StagedAddresses, instance: _Instance) -> None:
-        for page in self._references.staged_pages(token):
-            for key, value in page:
-                if value is not None:
-                    address = self._key_of(value, instance)
-                    if address:
-                        staged.where.setdefault(address, (token, key))
-        staged.tokens.add(token)
-
-    def _key_of(self, value: Value, instance: _Instance) -> str:
-        """The key in the instance's namespace of the blob `value` references ("" if none):
-        its address, or an imported URL's key where it lies inside the namespace."""
-        ref = self._entry_of(value)
-        if ref.address or not ref.imported:
-            return ref.address
-        if instance.place is None:
-            return ""
-        try:
-            return parse_address(ref.imported).key_in(instance.place)
-        except InvalidInputError:
-            return ""  # elsewhere: not this namespace's blob
 
     def _check_gc(
         self, records: list[PendingDelete], indexes: list[int], verdicts: list[Verdict | None]
@@ -467,7 +320,7 @@ class ReferenceChecker:
 
     def _check_copies(
         self,
-        instance: _Instance,
+        instance: Instance,
         records: list[PendingDelete],
         indexes: list[int],
         verdicts: list[Verdict | None],
@@ -488,7 +341,7 @@ class ReferenceChecker:
                     "kept", "a copy shared the address after the GC run started"
                 )
 
-    def _shared(self, instance: _Instance, records: Iterable[PendingDelete]) -> set[str]:
+    def _shared(self, instance: Instance, records: Iterable[PendingDelete]) -> set[str]:
         uid = instance.repository.instance_uid if instance.repository else ""
         wanted = sorted({keys.shared_key(uid, r.address) for r in records})
         found = self._store.get_many(keys.SHARED, wanted)

@@ -16,7 +16,8 @@ import msgspec
 from kvlake.deletion import keys
 from kvlake.deletion.log import DeletionLog
 from kvlake.deletion.records import DeadLetter, decode_dead_letter
-from kvlake.errors import InvalidInputError, KeyNotFoundError, NotFoundError
+from kvlake.errors import InvalidInputError, NotFoundError
+from kvlake.kv import get_or_none
 
 PAGE: Final = 1000
 
@@ -42,13 +43,12 @@ class DeadLetters:
 
     def get(self, record_id: str) -> DeadLetter:
         """Raises NotFoundError naming the id when there is no such dead letter."""
-        try:
-            raw, _ = self._store.get(keys.DEAD_LETTERS, keys.dead_letter_key(record_id))
-        except KeyNotFoundError:
+        loaded = get_or_none(self._store, keys.DEAD_LETTERS, keys.dead_letter_key(record_id))
+        if loaded is None:
             raise NotFoundError(
                 f"no dead letter with id {record_id!r}; `kvlake deletion dlq list` shows them"
-            ) from None
-        return decode_dead_letter(raw)
+            )
+        return decode_dead_letter(loaded[0])
 
     def requeue(self, ids: Sequence[str] | None = None) -> int:
         """Put dead letters (all when `ids` is None) back in the log, due now; return the count.

@@ -11,7 +11,7 @@ Two ways to hand over candidates:
 - `log_candidates` appends them to the deletion log for its workers; the marks
   must then be saved with `GcMarks` (one KV key per address, under
   `deletion_gc/<run id>`, first a NUL-prefixed header so no address collides).
-- The Spark GC job (kvlake/pipelines/gc.py) computes candidates as listed minus
+- The Spark GC job (kvlake/pipelines/gc/collector.py) computes candidates as listed minus
   marked in a distributed anti-join and checks them itself with
   `ReferenceChecker` and `SubtractedMarks`: nothing is stored per address.
 """
@@ -23,9 +23,9 @@ from typing import Final, Protocol
 
 from kvlake.deletion.log import DeletionLog
 from kvlake.deletion.records import PendingDelete
-from kvlake.errors import InvalidInputError, KeyNotFoundError, NotFoundError
+from kvlake.errors import InvalidInputError, NotFoundError
 from kvlake.graveler import Repository
-from kvlake.kv import Store
+from kvlake.kv import Store, get_or_none
 
 GC_PREFIX: Final = b"deletion_gc/"
 _HEADER: Final = b"\0run"
@@ -87,11 +87,7 @@ class GcMarks:
         self._store.set(partition, _HEADER, b"")
 
     def exists(self, run_id: str) -> bool:
-        try:
-            self._store.get(marks_partition(run_id), _HEADER)
-        except KeyNotFoundError:
-            return False
-        return True
+        return get_or_none(self._store, marks_partition(run_id), _HEADER) is not None
 
     def marked(self, run_id: str, addresses: Iterable[str]) -> set[str]:
         """Which of `addresses` the run marked as referenced.

@@ -51,10 +51,11 @@ class DeletionHooks:
         self, repository: Repository, token: str, queued: float
     ) -> Iterator[PendingDelete]:
         # The caller (the cleaner's drop queue, or its orphan sweep) found no branch
-        # naming the token, in the one branch scan of its batch, and a token no branch
-        # names is never named again (tokens are fresh; states only move forward). So
-        # only the consumed record is read here: a branch scan per dropped token made a
-        # pass cost (tokens) x (branches) (issue 33, item 3).
+        # naming the token (the record of the branch it was queued from, or its one
+        # branch scan), and a token no branch names is never named again (tokens are
+        # fresh; states only move forward). So only the consumed record is read here:
+        # a branch scan per dropped token made a pass cost (tokens) x (branches)
+        # (issue 33, item 3).
         claim = self._graveler.references.consumers(repository, [token]).get(token)
         if claim is not None and claim.commit_ids:
             return  # committed data is garbage collection's

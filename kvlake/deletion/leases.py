@@ -18,8 +18,8 @@ import msgspec
 
 from kvlake.deletion import keys
 from kvlake.deletion.records import Lease, decode_lease, encode
-from kvlake.errors import KeyNotFoundError, PreconditionFailedError
-from kvlake.kv import Predicate, Store
+from kvlake.errors import PreconditionFailedError
+from kvlake.kv import Predicate, Store, get_or_none
 
 COUNTERS: Final = ("deleted", "retried", "dead_lettered", "kept")
 
@@ -41,21 +41,15 @@ class Leases:
 
     def load(self, number: int) -> Lease | None:
         """The partition's lease record (held or expired), or None if never leased."""
-        try:
-            raw, _ = self._store.get(keys.LEASES, keys.lease_key(number))
-        except KeyNotFoundError:
-            return None
-        return decode_lease(raw)
+        loaded = get_or_none(self._store, keys.LEASES, keys.lease_key(number))
+        return None if loaded is None else decode_lease(loaded[0])
 
     def acquire(self, number: int, owner: str, now: float, lease_time: float) -> HeldLease | None:
         """Take the lease if it is free, expired or already ours; None if another holds it."""
         key = keys.lease_key(number)
-        try:
-            raw, predicate = self._store.get(keys.LEASES, key)
-        except KeyNotFoundError:
-            current, expected = Lease(owner="", expires=0.0), None
-        else:
-            current, expected = decode_lease(raw), predicate
+        loaded = get_or_none(self._store, keys.LEASES, key)
+        current = Lease(owner="", expires=0.0) if loaded is None else decode_lease(loaded[0])
+        expected = None if loaded is None else loaded[1]
         if current.owner not in ("", owner) and current.expires > now:
             return None
         taken = msgspec.structs.replace(current, owner=owner, expires=now + lease_time)

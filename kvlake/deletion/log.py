@@ -24,9 +24,8 @@ from kvlake.deletion.records import (
     decode_pending,
     encode,
 )
-from kvlake.errors import KeyNotFoundError, PreconditionFailedError
 from kvlake.graveler import Repository, Value
-from kvlake.kv import KeyValue, Store
+from kvlake.kv import KeyValue, Store, get_or_none, update
 
 log = logging.getLogger(__name__)
 
@@ -123,6 +122,7 @@ class DeletionLog:
 
         Raises:
             UnavailableError: the KV store failed.
+            TooManyTriesError: the partition count could not be recorded (nothing written).
         """
         self._record_partition_count()
         count = self.settings.partitions
@@ -167,40 +167,34 @@ class DeletionLog:
     def _take(self, number: int, key: bytes) -> bool:
         """Delete `key` from partition `number`; whether it was there."""
         partition = keys.pending_partition(number)
-        try:
-            self.store.get(partition, key)
-        except KeyNotFoundError:
+        if get_or_none(self.store, partition, key) is None:
             return False
         self.store.delete(partition, key)
         return True
 
     def partition_count(self) -> int:
         """How many partitions to work: the configured count, or more if more were ever used."""
-        try:
-            raw, _ = self.store.get(keys.LEASES, keys.PARTITIONS_KEY)
-        except KeyNotFoundError:
+        loaded = get_or_none(self.store, keys.LEASES, keys.PARTITIONS_KEY)
+        if loaded is None:
             return self.settings.partitions
-        return max(int(raw), self.settings.partitions)
+        return max(int(loaded[0]), self.settings.partitions)
 
     def _record_partition_count(self) -> None:
-        """Remember the highest partition count ever used, so a smaller one drains the rest."""
+        """Remember the highest partition count ever used, so a smaller one drains the rest.
+
+        Raises:
+            TooManyTriesError: other processes kept changing the count (nothing appended).
+        """
         if self._recorded_partitions:
             return
         wanted = self.settings.partitions
-        for _ in range(10):
-            try:
-                raw, predicate = self.store.get(keys.LEASES, keys.PARTITIONS_KEY)
-            except KeyNotFoundError:
-                raw, expected = b"0", None
-            else:
-                expected = predicate
-            if int(raw) >= wanted:
-                break
-            try:
-                self.store.set_if(keys.LEASES, keys.PARTITIONS_KEY, str(wanted).encode(), expected)
-                break
-            except PreconditionFailedError:
-                continue  # another process raised it meanwhile: look again
+
+        def raise_to_wanted(raw: bytes | None) -> bytes | None:
+            # Run again when another process raised it meanwhile: it may be high enough now.
+            return None if raw is not None and int(raw) >= wanted else str(wanted).encode()
+
+        what = "recording the deletion log's partition count"
+        update(self.store, keys.LEASES, keys.PARTITIONS_KEY, raise_to_wanted, what=what)
         with self._lock:
             self._recorded_partitions = True
 
@@ -275,11 +269,10 @@ class DeletionLog:
         the worker keeps the blob or the link refuses to stage it. A claim older than
         the lease time is a crashed worker's, and ignored.
         """
-        try:
-            raw, _ = self.store.get(keys.CLAIMS, keys.claim_key(instance_uid, address))
-        except KeyNotFoundError:
+        loaded = get_or_none(self.store, keys.CLAIMS, keys.claim_key(instance_uid, address))
+        if loaded is None:
             return False
-        return self.clock() - float(raw) < self.settings.lease_time
+        return self.clock() - float(loaded[0]) < self.settings.lease_time
 
 
 def _decode(key: bytes, raw: bytes) -> DueRecord:

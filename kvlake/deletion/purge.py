@@ -33,21 +33,14 @@ from kvlake.deletion.records import (
     decode_purge_counts,
     encode,
 )
-from kvlake.errors import (
-    ConflictError,
-    KeyNotFoundError,
-    PreconditionFailedError,
-    RepositoryNotFoundError,
-)
+from kvlake.errors import ConflictError, RepositoryNotFoundError, TooManyTriesError
 from kvlake.graveler import DeletedRepository, Graveler, Repository
-from kvlake.kv import Predicate
+from kvlake.kv import Predicate, get_or_none, update
 
 log = logging.getLogger(__name__)
 
 CHECKPOINT_EVERY: Final = 1000
 """Blobs logged between two checkpoints of a purge's namespace listing."""
-
-_MAX_TRIES: Final = 20
 
 
 def overlaps(first: str, second: str) -> bool:
@@ -78,11 +71,10 @@ class Purges:
         self.blockstore = blockstore
 
     def load(self, repository: str, instance_uid: str) -> tuple[PurgeRequest, Predicate] | None:
-        try:
-            raw, predicate = self.store.get(keys.PURGES, keys.purge_key(repository, instance_uid))
-        except KeyNotFoundError:
+        loaded = get_or_none(self.store, keys.PURGES, keys.purge_key(repository, instance_uid))
+        if loaded is None:
             return None
-        return decode_purge(raw), predicate
+        return decode_purge(loaded[0]), loaded[1]
 
     def live_users(self, namespace: str, *, except_uid: str = "") -> Iterator[Repository]:
         """Repositories not yet deleted whose namespace overlaps `namespace`."""
@@ -182,7 +174,7 @@ class Purges:
             state="deleted",
             instance_uid=request.instance_uid,
         )
-        due = request.requested + self.log.settings.send_delay
+        due = self.due(request)
         chunk: list[PendingDelete] = []
         logged = 0
         for address in self.blockstore.list_keys(request.storage_namespace):
@@ -234,29 +226,28 @@ class Purges:
         self, repository: str, instance_uid: str, *, deleted: int, dead_lettered: int
     ) -> None:
         """Add what workers did to the purge's counts (compare-and-swap, retried)."""
-        key = keys.purge_counts_key(repository, instance_uid)
-        for _ in range(_MAX_TRIES):
-            try:
-                raw, predicate = self.store.get(keys.PURGES, key)
-            except KeyNotFoundError:
-                counts, expected = PurgeCounts(), None
-            else:
-                counts, expected = decode_purge_counts(raw), predicate
-            updated = PurgeCounts(
-                deleted=counts.deleted + deleted,
-                dead_lettered=counts.dead_lettered + dead_lettered,
+
+        def add(raw: bytes | None) -> bytes:
+            # Run again on another worker's total when it counted first.
+            counts = PurgeCounts() if raw is None else decode_purge_counts(raw)
+            return encode(
+                PurgeCounts(
+                    deleted=counts.deleted + deleted,
+                    dead_lettered=counts.dead_lettered + dead_lettered,
+                )
             )
-            try:
-                self.store.set_if(keys.PURGES, key, encode(updated), expected)
-            except PreconditionFailedError:
-                continue  # another worker counted first: add to its total
-            loaded = self.load(repository, instance_uid)
-            if loaded is not None:
-                self._release_if_finished(loaded[0], updated)
+
+        key = keys.purge_counts_key(repository, instance_uid)
+        try:
+            counted = update(self.store, keys.PURGES, key, add, what="counting a purge")
+        except TooManyTriesError:
+            log.warning(
+                "purge report of %s/%s: counts lost to racing updates", repository, instance_uid
+            )
             return
-        log.warning(
-            "purge report of %s/%s: counts lost to racing updates", repository, instance_uid
-        )
+        loaded = self.load(repository, instance_uid)
+        if loaded is not None:
+            self._release_if_finished(loaded[0], decode_purge_counts(counted))
 
     def _release_if_finished(self, request: PurgeRequest, counts: PurgeCounts) -> None:
         """Free the namespace once every logged blob is deleted or dead-lettered.
@@ -268,11 +259,10 @@ class Purges:
             self.graveler.release_namespace(request.storage_namespace, request.instance_uid)
 
     def _counts(self, repository: str, instance_uid: str) -> PurgeCounts:
-        try:
-            raw, _ = self.store.get(keys.PURGES, keys.purge_counts_key(repository, instance_uid))
-        except KeyNotFoundError:
-            return PurgeCounts()
-        return decode_purge_counts(raw)
+        loaded = get_or_none(
+            self.store, keys.PURGES, keys.purge_counts_key(repository, instance_uid)
+        )
+        return PurgeCounts() if loaded is None else decode_purge_counts(loaded[0])
 
     def reports(self) -> Iterator[PurgeReport]:
         """Every purge request with what workers did so far, by repository then instance."""
@@ -291,6 +281,25 @@ class Purges:
                 request = decode_purge(raw)
         if request is not None:
             yield PurgeReport(request, PurgeCounts())
+
+    def due(self, request: PurgeRequest) -> float:
+        """When the request's logged blobs may be deleted (the deletion log's send delay)."""
+        return request.requested + self.log.settings.send_delay
+
+    def latest(self, repository: str) -> PurgeReport | None:
+        """The newest purge of a repository named `repository` (instance uids sort by time),
+        with what workers did so far; None if none was ever requested."""
+        prefix = keys.purge_key(repository, "")
+        newest: PurgeRequest | None = None
+        with self.store.scan(keys.PURGES, prefix) as scan:
+            for key, raw in scan:
+                if not key.startswith(prefix):
+                    break
+                if not key.endswith(b"/counts"):
+                    newest = decode_purge(raw)
+        if newest is None:
+            return None
+        return PurgeReport(newest, self._counts(repository, newest.instance_uid))
 
     def report(self, repository: str, instance_uid: str) -> PurgeReport | None:
         loaded = self.load(repository, instance_uid)

@@ -28,12 +28,13 @@ import msgspec
 from kvlake import ids
 from kvlake.blockstore import BlockStore
 from kvlake.deletion import keys
-from kvlake.deletion.checks import ReferenceChecker, Verdict
+from kvlake.deletion.checks import ReferenceChecker
 from kvlake.deletion.gc import GcMarks
 from kvlake.deletion.leases import Leases
 from kvlake.deletion.log import DueRecord, EntryOf
 from kvlake.deletion.purge import Purges
 from kvlake.deletion.records import DeadLetter, PendingDelete, encode
+from kvlake.deletion.verdicts import Verdict
 from kvlake.errors import KvlakeError
 from kvlake.kv import KeyValue
 

@@ -23,7 +23,7 @@ from starlette.responses import Response
 
 from kvlake.auth import Permission, object_arn
 from kvlake.blockstore import MAX_PARTS
-from kvlake.catalog import DEFAULT_CONTENT_TYPE
+from kvlake.catalog import DEFAULT_CONTENT_TYPE, UploadTarget
 from kvlake.catalog.records import blob_location
 from kvlake.errors import BranchNotFoundError, InvalidInputError, UploadRefusedError
 from kvlake.gateway.call import S3Call
@@ -105,11 +105,7 @@ def upload_part(call: S3Call, raw: BinaryIO) -> Response:
     body = body_of(call, raw, compute=algorithm)
     try:
         etag = call.backends.links.upload_part(
-            call.repository,
-            call.target.ref,
-            call.target.path,
-            address,
-            store_id,
+            _upload_target(call, address, store_id),
             part,
             cast(BinaryIO, body),
             checksum=(lambda: body.checksums()[algorithm]) if algorithm else None,
@@ -156,11 +152,7 @@ def upload_part_copy(call: S3Call) -> Response:
     source = blob_location(repository.storage_namespace, stat.address)
     try:
         etag = call.backends.links.copy_part(
-            repository,
-            call.target.ref,
-            call.target.path,
-            address,
-            store_id,
+            _upload_target(call, address, store_id),
             part,
             source=source,
             start=start,
@@ -229,11 +221,7 @@ def complete_multipart_upload(call: S3Call, raw: BinaryIO) -> Response:
     try:
         checksums = _object_checksums(call, upload, parts, given)
         stat = call.backends.links.complete_multipart(
-            call.repository,
-            call.target.ref,
-            call.target.path,
-            address,
-            store_id,
+            _upload_target(call, address, store_id),
             parts,
             content_type=upload.content_type,
             metadata=upload.metadata,
@@ -280,9 +268,7 @@ def list_parts(call: S3Call) -> Response:
     marker = _query_number(call, "part-number-marker", 0)
     limit = min(_query_number(call, "max-parts", MAX_LISTED_PARTS), MAX_LISTED_PARTS)
     try:
-        parts = call.backends.links.list_parts(
-            call.repository, call.target.ref, call.target.path, address, store_id
-        )
+        parts = call.backends.links.list_parts(_upload_target(call, address, store_id))
         recorded = (
             call.backends.links.part_checksums(
                 call.repository, call.target.ref, call.target.path, address
@@ -333,11 +319,14 @@ def abort_multipart_upload(call: S3Call) -> Response:
     upload = upload_of(call)
     address, store_id = upload.address, upload.store_id
     try:
-        call.backends.links.abort_multipart(
-            call.repository, call.target.ref, call.target.path, address, store_id
-        )
+        call.backends.links.abort_multipart(_upload_target(call, address, store_id))
     except UploadRefusedError:
         raise
     except InvalidInputError:
         raise no_such_upload(call) from None
     return Response(status_code=204)
+
+
+def _upload_target(call: S3Call, address: str, store_id: str) -> UploadTarget:
+    """The upload to `address` for the call's key (its ref and path)."""
+    return UploadTarget(call.repository, call.target.ref, call.target.path, address, store_id)

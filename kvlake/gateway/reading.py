@@ -9,15 +9,14 @@ If-Unmodified-Since (412), If-None-Match before If-Modified-Since (304).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from email.utils import formatdate, parsedate_to_datetime
-from typing import BinaryIO, Final, NamedTuple
+from typing import Final, NamedTuple
 
 from starlette.responses import Response, StreamingResponse
 
 from kvlake.auth import Permission, object_arn
-from kvlake.blockstore import READ_CHUNK
-from kvlake.catalog import ObjectStat, blob_location
+from kvlake.catalog import ObjectStat, blob_location, chunks
+from kvlake.catalog import object_headers as catalog_headers
 from kvlake.gateway.call import S3Call
 from kvlake.gateway.digests import checksum_headers
 from kvlake.gateway.errors import S3Error
@@ -135,24 +134,11 @@ def _date(stat: ObjectStat) -> str:
 
 
 def object_headers(stat: ObjectStat) -> dict[str, str]:
-    headers = {
-        "ETag": f'"{stat.checksum}"',
-        "Last-Modified": _date(stat),
-        "Accept-Ranges": "bytes",
-        "Content-Type": stat.content_type,
-    }
+    """The catalog's headers of an object, and its user metadata as `x-amz-meta-*`."""
+    headers = catalog_headers(stat)
     for name, value in stat.metadata.items():
         headers[META_PREFIX + name.lower()] = value
     return headers
-
-
-def chunks(reader: BinaryIO) -> Iterator[bytes]:
-    """A blob reader's bytes in READ_CHUNK pieces, closing it at the end (or on a drop)."""
-    try:
-        while chunk := reader.read(READ_CHUNK):
-            yield chunk
-    finally:
-        reader.close()
 
 
 def _read(call: S3Call, *, with_body: bool) -> Response:

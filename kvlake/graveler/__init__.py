@@ -4,17 +4,19 @@ Other layers import from here, never from graveler's modules: its key schema
 and storage engines are private to it (tests/test_layers.py checks that).
 """
 
+from kvlake.graveler.branch_reads import BranchRead
 from kvlake.graveler.cleaner import Cleaner, CleanerHooks, CleanerReport
 from kvlake.graveler.committed import CommittedManager, Piece, RangeInfo
 from kvlake.graveler.diff import prefix_end
 from kvlake.graveler.events import EVENT_TYPES, Event, EventHooks
 from kvlake.graveler.gcrules import MAX_DAYS, make_rules
 from kvlake.graveler.graveler import TOKEN_DROP_DELAY, Graveler, data_size
-from kvlake.graveler.hiding import HiddenRange
 from kvlake.graveler.namespaces import NamespaceClaim
 from kvlake.graveler.protection import Rules
+from kvlake.graveler.range_tombstones import RangeTombstone
 from kvlake.graveler.records import (
     Branch,
+    BranchProtection,
     Commit,
     CommitRecord,
     DeletedRepository,
@@ -37,7 +39,6 @@ from kvlake.graveler.refexpr import ResolvedRef
 from kvlake.graveler.repositories import INITIAL_TIMEOUT
 from kvlake.graveler.retention import DAY, Retention
 from kvlake.graveler.spans import RefState, Span, SpanChange
-from kvlake.graveler.tasks import RefsTasks, TaskRecord, TaskResult
 from kvlake.graveler.validation import (
     check_branch_name,
     check_path,
@@ -53,6 +54,8 @@ __all__ = [
     "MAX_DAYS",
     "TOKEN_DROP_DELAY",
     "Branch",
+    "BranchProtection",
+    "BranchRead",
     "Cleaner",
     "CleanerHooks",
     "CleanerReport",
@@ -66,7 +69,6 @@ __all__ = [
     "EventHooks",
     "GarbageCollectionRules",
     "Graveler",
-    "HiddenRange",
     "LiveTokens",
     "LogPage",
     "MultipartUpload",
@@ -75,9 +77,9 @@ __all__ = [
     "ProtectedAction",
     "PullRequest",
     "RangeInfo",
+    "RangeTombstone",
     "RefState",
     "RefsManifest",
-    "RefsTasks",
     "Repository",
     "ResolvedRef",
     "RetainedCommit",
@@ -87,8 +89,6 @@ __all__ = [
     "SpanChange",
     "StagingHooks",
     "Tag",
-    "TaskRecord",
-    "TaskResult",
     "TokenState",
     "Value",
     "check_branch_name",

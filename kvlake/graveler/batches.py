@@ -90,7 +90,9 @@ class Batches:
         count = 0
         for staged_token in branch_record.tokens():
             page: list[tuple[bytes, Value]] = []
-            for key, value in self._staging.scan([staged_token], start):
+            # Its values only: range tombstones hide committed keys, no staged value.
+            staged = self._staging.read(repository.storage_namespace, [staged_token], ())
+            for key, value in staged.scan(start):
                 if stop is not None and key >= stop:
                     break
                 if value is not None:

@@ -47,14 +47,12 @@ from kvlake.errors import (
 from kvlake.graveler import keys
 from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.records import Branch, Commit, Repository, commit_time
-from kvlake.graveler.refs import Refs
+from kvlake.graveler.refs import DropTokens, Refs
 from kvlake.graveler.staging import Staging
-from kvlake.kv import Predicate
+from kvlake.kv import MAX_TRIES
 
 log = logging.getLogger(__name__)
 
-MAX_TRIES = 20
-"""Seals, rebuilds and publishes a commit may lose to racing commits before giving up."""
 MAX_DATE = 253_402_300_799
 """9999-12-31T23:59:59Z: the latest commit `date` a caller may give."""
 
@@ -70,7 +68,6 @@ def check_date(date: int | None) -> None:
         )
 
 
-DropTokens = Callable[[Repository, Sequence[str]], None]
 BuildCommit = Callable[[str, Commit], Commit]
 """Builds the commit to publish on top of a head (given as id and commit)."""
 
@@ -123,16 +120,17 @@ class Committer:
             TooManyTriesError: racing commits kept winning.
         """
         check_date(date)
-        branch, predicate = self._seal(repository, branch_name, allow_empty=allow_empty)
+        branch = self._seal(repository, branch_name, allow_empty=allow_empty)
         mine = branch.sealed_tokens
         parent_id = branch.commit_id
         for _ in range(MAX_TRIES):
             parent = self._refs.get_commit(repository, parent_id)
-            hidden = self._staging.hidden(repository.storage_namespace, branch.hiding_among(mine))
+            namespace = repository.storage_namespace
+            staged = self._staging.read(namespace, mine, branch.tombstone_tokens)
+            # A bulk delete's range tombstones go whole, unread (issue 26: O(ranges)).
+            dropped = staged.wholly_tombstoned(parent.metarange_id)
             metarange_id = self._committed.apply(
-                repository.storage_namespace,
-                parent.metarange_id,
-                self._staging.scan(mine, hidden=hidden),
+                namespace, parent.metarange_id, staged.without(dropped).scan(), dropped=dropped
             )
             if metarange_id == parent.metarange_id and not allow_empty:
                 self._unseal(repository, branch_name, mine, parent_id)
@@ -144,9 +142,7 @@ class Committer:
             # Before the publishing swap: once published, the tokens' blobs are committed
             # data, garbage collection's alone; the deletion worker reads this, not history.
             self._refs.record_consumed(repository, mine, commit_id)
-            branch, predicate, published = self._publish(
-                repository, branch_name, commit_id, mine, branch, predicate
-            )
+            branch, published = self._publish(repository, branch_name, commit_id, mine, parent_id)
             if published:
                 return commit_id
             remaining = tuple(token for token in mine if token in branch.sealed_tokens)
@@ -304,8 +300,10 @@ class Committer:
         clean: bool,
         above: str = "",
     ) -> str:
-        for _ in range(MAX_TRIES):
-            branch, predicate = self._refs.load_branch(repository, branch_name)
+        commit_id = ""
+
+        def publish(branch: Branch) -> Branch:
+            nonlocal commit_id
             if clean:
                 self.check_clean(branch_name, branch)
             commit_id = branch.commit_id
@@ -314,26 +312,19 @@ class Committer:
                 commit_id = self._refs.add_commit(repository, build(branch.commit_id, head))
             # A clean branch has no sealed tokens; a dirty one keeps them for the commit
             # that sealed them (it rebuilds on our commit when its swap loses).
-            staging_token, sealed_tokens = branch.staging_token, branch.sealed_tokens
-            if above:  # a seal with the token on top: only prepends, as any seal
-                staging_token = keys.new_staging_token(repository.instance_uid)
-                sealed_tokens = (above, branch.staging_token, *branch.sealed_tokens)
-            kept = (staging_token, *sealed_tokens)
-            published = Branch(
+            if not above:
+                return branch.with_tokens(commit_id=commit_id)
+            # A seal with the token on top: only prepends, as any seal.
+            return branch.with_tokens(
                 commit_id=commit_id,
-                staging_token=staging_token,
-                sealed_tokens=sealed_tokens,
-                hidden=branch.hidden,
-                hiding=branch.hiding_among(kept),
+                staging_token=keys.new_staging_token(repository.instance_uid),
+                sealed_tokens=(above, branch.staging_token, *branch.sealed_tokens),
             )
-            try:
-                self._refs.swap_branch(repository, branch_name, published, predicate)
-            except PreconditionFailedError:
-                continue  # a commit, reset or seal moved first: look again
-            return commit_id
-        raise TooManyTriesError(
-            f"updating branch {branch_name!r} kept losing races with other commits; retry"
+
+        self._refs.update_branch(
+            repository, branch_name, publish, what=f"updating branch {branch_name!r}"
         )
+        return commit_id
 
     def check_clean(self, branch_name: str, branch: Branch) -> None:
         """Raise DirtyBranchError unless the branch has nothing staged or being committed."""
@@ -343,29 +334,22 @@ class Committer:
                 f"commit or reset them first"
             )
 
-    def _seal(
-        self, repository: Repository, branch_name: str, *, allow_empty: bool
-    ) -> tuple[Branch, Predicate]:
-        for _ in range(MAX_TRIES):
-            branch, predicate = self._refs.load_branch(repository, branch_name)
+    def _seal(self, repository: Repository, branch_name: str, *, allow_empty: bool) -> Branch:
+        def seal(branch: Branch) -> Branch:
             if (
                 not allow_empty
                 and not branch.sealed_tokens
                 and self._staging.is_empty(branch.staging_token)
             ):
                 raise NoChangesError(f"branch {branch_name!r} has no changes to commit")
-            sealed = Branch(
-                commit_id=branch.commit_id,
+            return branch.with_tokens(
                 staging_token=keys.new_staging_token(repository.instance_uid),
                 sealed_tokens=(branch.staging_token, *branch.sealed_tokens),
-                hidden=branch.hidden,
-                hiding=branch.hiding,
             )
-            try:
-                return sealed, self._refs.swap_branch(repository, branch_name, sealed, predicate)
-            except PreconditionFailedError:
-                continue  # a write-path change raced us: read the branch again
-        raise TooManyTriesError(f"sealing branch {branch_name!r} kept racing other commits; retry")
+
+        return self._refs.update_branch(
+            repository, branch_name, seal, what=f"sealing branch {branch_name!r}"
+        )
 
     def _taken_by(
         self,
@@ -429,29 +413,20 @@ class Committer:
         is clean again (not dirty for merges, nothing waiting on a sealed token).
         A commit or reset that took them first leaves nothing to do.
         """
-        for _ in range(MAX_TRIES):
-            branch, predicate = self._refs.load_branch(repository, branch_name)
+
+        def unseal(branch: Branch) -> Branch | None:
             ours = [token for token in mine if token in branch.sealed_tokens]
             if not ours or branch.commit_id != parent_id:
-                return
+                return None
             # Tell a commit still running on older ones of these tokens why they went.
             self._refs.record_consumed(repository, ours, parent_id, empty=True)
-            self._drop_tokens(repository, ours)
-            sealed_tokens = tuple(t for t in branch.sealed_tokens if t not in ours)
-            unsealed = Branch(
-                commit_id=branch.commit_id,
-                staging_token=branch.staging_token,
-                sealed_tokens=sealed_tokens,
-                hidden=branch.hidden,
-                hiding=branch.hiding_among((branch.staging_token, *sealed_tokens)),
+            self._drop_tokens(repository, ours, branch=branch_name)
+            return branch.with_tokens(
+                sealed_tokens=tuple(t for t in branch.sealed_tokens if t not in ours)
             )
-            try:
-                self._refs.swap_branch(repository, branch_name, unsealed, predicate)
-                return
-            except PreconditionFailedError:
-                continue  # a write-path change raced us: read the branch again
-        raise TooManyTriesError(
-            f"unsealing branch {branch_name!r} kept racing other commits; retry the commit"
+
+        self._refs.update_branch(
+            repository, branch_name, unseal, what=f"unsealing branch {branch_name!r}"
         )
 
     def _publish(
@@ -460,32 +435,32 @@ class Committer:
         branch_name: str,
         commit_id: str,
         mine: Sequence[str],
-        branch: Branch,
-        predicate: Predicate,
-    ) -> tuple[Branch, Predicate, bool]:
-        """Point the branch at the commit while its parent is unchanged.
+        parent_id: str,
+    ) -> tuple[Branch, bool]:
+        """Point the branch at the commit while its parent is unchanged and it still
+        seals all of `mine`.
 
-        Returns the last branch read and whether the swap happened. A swap lost
-        to newer seals is retried at once: they only prepend tokens, so our
-        commit is still valid.
+        Returns the branch as last read (or written) and whether the commit is on it.
+        A swap lost to newer seals is retried at once: they only prepend tokens, so
+        our commit is still valid.
         """
-        parent_id = branch.commit_id
-        for _ in range(MAX_TRIES):
+        published = False
+
+        def publish(branch: Branch) -> Branch | None:
+            nonlocal published
+            published = False
             if branch.commit_id != parent_id or not all(t in branch.sealed_tokens for t in mine):
-                break  # a commit or reset took some of our tokens: the caller decides
+                return None  # a commit or reset took some of our tokens: the caller decides
             # Queue before unreferencing: a crash leaves the tokens queued, never lost.
-            self._drop_tokens(repository, [t for t in mine if t in branch.sealed_tokens])
-            sealed_tokens = tuple(t for t in branch.sealed_tokens if t not in mine)
-            published = Branch(
+            ours = [t for t in mine if t in branch.sealed_tokens]
+            self._drop_tokens(repository, ours, branch=branch_name)
+            published = True
+            return branch.with_tokens(
                 commit_id=commit_id,
-                staging_token=branch.staging_token,
-                sealed_tokens=sealed_tokens,
-                hidden=branch.hidden,
-                hiding=branch.hiding_among((branch.staging_token, *sealed_tokens)),
+                sealed_tokens=tuple(t for t in branch.sealed_tokens if t not in mine),
             )
-            try:
-                self._refs.swap_branch(repository, branch_name, published, predicate)
-                return published, predicate, True
-            except PreconditionFailedError:
-                branch, predicate = self._refs.load_branch(repository, branch_name)
-        return branch, predicate, False
+
+        branch = self._refs.update_branch(
+            repository, branch_name, publish, what=f"commit on branch {branch_name!r}"
+        )
+        return branch, published

@@ -10,7 +10,7 @@ that prefix, so a changed folder of a million objects costs one row.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from typing import Final, Literal
 
 from kvlake.errors import InvalidInputError
@@ -20,7 +20,7 @@ from kvlake.graveler.mergebase import find_merge_base
 from kvlake.graveler.records import DiffEntry, DiffPage, DiffType, Repository, Value
 from kvlake.graveler.refexpr import RefResolver
 from kvlake.graveler.refs import Refs
-from kvlake.graveler.staging import Staging
+from kvlake.graveler.staging import StagedRead, Staging
 from kvlake.graveler.validation import check_branch_name
 
 MAX_AMOUNT: Final = 1000
@@ -143,28 +143,25 @@ def committed_source(
 
 
 def staged_differences(
-    staging: Staging,
+    staged: StagedRead,
     committed: CommittedManager,
     namespace: str,
-    tokens: Sequence[str],
     metarange_id: str,
     start: bytes = b"",
     stop: bytes | None = None,
-    hiding: Sequence[str] = (),
 ) -> Iterator[Difference]:
-    """What the staged entries of `tokens` change against a metarange, ascending by key.
+    """What the `staged` entries change against a metarange, ascending by key.
 
     A staged value equal (by identity) to the committed one, and a tombstone
     for a key that is not committed, change nothing and are not yielded.
-    `hiding` are the tokens that may hold hidden-range records.
     """
     lookup = SortedLookup(committed, namespace, metarange_id)
-    for key, staged in staging.scan(tokens, start, staging.hidden(namespace, hiding)):
+    for key, staged_value in staged.scan(start):
         if stop is not None and key >= stop:
             return
         current = lookup.identity(key)
-        if current != identity_of(staged):
-            yield Difference(key, current, staged)
+        if current != identity_of(staged_value):
+            yield Difference(key, current, staged_value)
 
 
 class Differ:
@@ -275,18 +272,11 @@ class Differ:
         check_page(amount, delimiter)
         current, _ = self._refs.load_branch(repository, branch)
         metarange_id = self._refs.get_commit(repository, current.commit_id).metarange_id
+        namespace = repository.storage_namespace
+        staged = self._staging.read(namespace, current.tokens(), current.tombstone_tokens)
 
         def source(start: bytes, stop: bytes | None) -> Iterator[Difference]:
-            return staged_differences(
-                self._staging,
-                self._committed,
-                repository.storage_namespace,
-                current.tokens(),
-                metarange_id,
-                start,
-                stop,
-                current.hiding,
-            )
+            return staged_differences(staged, self._committed, namespace, metarange_id, start, stop)
 
         return diff_page(
             source,

@@ -57,6 +57,10 @@ class Event(msgspec.Struct, frozen=True, kw_only=True):
     committer: str = ""
     commit_metadata: dict[str, str] = msgspec.field(default_factory=dict)
     merge_source: str = ""
+    extra: dict[str, object] = {}
+    """kvlake's fields beyond lakeFS's (JSON values only), added to the payload beside
+    lakeFS's: a bulk delete's operation id, prefix, filters and counts. lakeFS's field
+    names are never taken from here."""
 
 
 class EventHooks(Protocol):
@@ -67,3 +71,8 @@ class EventHooks(Protocol):
 
     def post(self, repository: Repository, event: Event) -> None:
         """Run the post-event's hooks; failures are recorded, never raised."""
+
+    def queue_post(self, repository: Repository, event: Event, *, key: str) -> None:
+        """Queue the post-event for a background pass to run its hooks, once per `key`
+        while it waits: for callers that are background work themselves (the operations
+        runner) and must not wait on hooks. Raises UnavailableError (retry: same key)."""

@@ -20,17 +20,16 @@ from kvlake.blockstore.store import BlockStore
 from kvlake.errors import (
     ConfigError,
     DefaultBranchError,
-    EntryNotFoundError,
-    KeyNotFoundError,
 )
 from kvlake.graveler import keys
 from kvlake.graveler.batches import Batches
+from kvlake.graveler.branch_reads import BranchRead
 from kvlake.graveler.commits import Committer
 from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.diff import Differ
 from kvlake.graveler.dump import RefsDumper
+from kvlake.graveler.entry_methods import EntryMethods
 from kvlake.graveler.events import Event, EventHooks
-from kvlake.graveler.hiding import HiddenRange
 from kvlake.graveler.imports import Imports
 from kvlake.graveler.log import CommitLog
 from kvlake.graveler.merge import Merger
@@ -45,22 +44,20 @@ from kvlake.graveler.records import (
     Tag,
     TokenState,
     Value,
-    commit_time,
 )
 from kvlake.graveler.references import References
 from kvlake.graveler.refexpr import RefResolver, ResolvedRef
 from kvlake.graveler.refs import COMMIT_CACHE_SIZE, Refs, dropped_token_items
 from kvlake.graveler.repositories import INITIAL_TIMEOUT, Repositories
+from kvlake.graveler.repository_methods import RepositoryMethods
 from kvlake.graveler.reset import Resetter
 from kvlake.graveler.retention import Retention
 from kvlake.graveler.revert import ChangeApplier
 from kvlake.graveler.spans import RefSpans
-from kvlake.graveler.staging import Staging, overlay
-from kvlake.graveler.tasks import RefsTasks
+from kvlake.graveler.staging import Staging
 from kvlake.graveler.uploads import MultipartUploads
 from kvlake.graveler.validation import (
     check_branch_name,
-    check_repository_name,
     check_tag_name,
 )
 from kvlake.graveler.writer import StagingHooks, Writer
@@ -77,7 +74,7 @@ def data_size(value: Value) -> int:
     return len(value.data)
 
 
-class Graveler:
+class Graveler(RepositoryMethods, EntryMethods):
     """Repositories, branches, tags, commits, entries and their history. Thread-safe.
 
     Repositories, branches, tags, commits and entries are its methods; history
@@ -119,6 +116,7 @@ class Graveler:
         self._writer = Writer(
             store=store,
             refs=self._refs,
+            staging=self._staging,
             committed=committed,
             protection=protection,
             hooks=staging_hooks,
@@ -189,9 +187,6 @@ class Graveler:
         and `retained_commits`: the commits the rules keep at a given time."""
         self.pulls = PullRequests(store, self._refs, self.merges, clock)
         """Pull requests: `create`, `get`, `list`, `update`, `merge`."""
-        self.tasks = RefsTasks(store, lambda: self.dumps, clock)
-        """lakeFS's background tasks (dumps, restores, GC commits preparation): `submit_dump`,
-        `submit_restore`, `submit` (any work), `status`."""
         self.imports = Imports(store, committed=committed, committer=committer, clock=clock)
         """`commit_metarange` (an import's one commit) and import statuses."""
         self.uploads = MultipartUploads(store)
@@ -242,109 +237,7 @@ class Graveler:
             on_restored=self._namespaces.restored,
         )
 
-    # -- repositories -------------------------------------------------------------
-
-    def create_repository(
-        self, name: str, *, storage_namespace: str, default_branch: str = "main"
-    ) -> Repository:
-        """Create a repository with its first commit and default branch.
-
-        A creation that fails after writing its record releases the name and the
-        namespace at once (the half-made instance goes to the cleaner), so a retry
-        is not refused as "already exists" until the abandonment timeout.
-
-        Raises:
-            InvalidInputError: bad name, namespace or branch name (nothing written).
-            StorageNamespaceInUseError: another repository holds the namespace, or
-                one inside or around it.
-            ConflictError: the name is taken.
-        """
-        return self._create(name, storage_namespace, default_branch, bare=False)
-
-    def create_bare_repository(
-        self, name: str, *, storage_namespace: str, default_branch: str = "main"
-    ) -> Repository:
-        """An active repository with no commit and no branch, for restoring refs into.
-
-        It may take over the namespace of a repository deleted without purge, whose
-        refs it then restores (its data stays where it is); otherwise the namespace
-        rules of `create_repository` apply.
-        """
-        return self._create(name, storage_namespace, default_branch, bare=True)
-
-    def _create(
-        self, name: str, storage_namespace: str, default_branch: str, *, bare: bool
-    ) -> Repository:
-        check_repository_name(name)
-        check_branch_name(default_branch)
-        namespace = self._check_namespace(storage_namespace)
-        repository, predicate = self._repositories.begin_create(
-            name, storage_namespace=namespace, default_branch=default_branch
-        )
-        try:
-            self._namespaces.claim(repository, bare=bare)
-            if not bare:
-                self._populate(repository, namespace, default_branch)
-            return self._repositories.activate(repository, predicate)
-        except BaseException:
-            self._repositories.release_failed_creation(repository, predicate)
-            raise
-
-    def _populate(self, repository: Repository, namespace: str, default_branch: str) -> None:
-        seconds, nanos = commit_time(repository.creation_date)
-        first = Commit(
-            committer="",
-            message="Repository created",
-            metarange_id=self.committed.empty_metarange(namespace),
-            creation_date=seconds,
-            creation_nanos=nanos,
-            parents=(),
-            metadata={},
-            generation=1,
-        )
-        commit_id = self._refs.add_commit(repository, first)
-        token = keys.new_staging_token(repository.instance_uid)
-        self._refs.create_branch(
-            repository, default_branch, Branch(commit_id=commit_id, staging_token=token)
-        )
-
-    def get_repository(self, name: str) -> Repository:
-        check_repository_name(name)
-        return self._repositories.get(name)
-
-    def list_repositories(self, *, after: str = "", prefix: str = "") -> Iterator[Repository]:
-        """Active repositories in name order after `after`; with `prefix`, only names
-        starting with it, read from the prefix on."""
-        return self._repositories.list(after=after, prefix=prefix)
-
-    def delete_repository(self, name: str, *, purge: bool = False) -> None:
-        """Hide the repository now; the cleaner removes its metadata later.
-
-        Its namespace stays taken, by the data kept there, unless `purge` says the
-        data is going (the deletion layer deletes it, then calls `release_namespace`).
-        """
-        check_repository_name(name)
-        self._repositories.delete(
-            name, before=lambda repository: self._namespaces.settle(repository, purge=purge)
-        )
-
-    def adopt_namespaces(self) -> list[str]:
-        """Claim the namespaces of active repositories created before namespaces had owners.
-
-        Idempotent and cheap to repeat (one scan of the repository records); the
-        server runs it at start. Returns one line per repository it could not
-        claim for (it shares storage with another; purge refuses to delete either).
-        """
-        problems: list[str] = []
-        for repository in self._repositories.list():
-            problem = self._namespaces.adopt(repository)
-            if problem:
-                problems.append(f"repository {repository.name!r}: {problem}")
-        return problems
-
-    def release_namespace(self, namespace: str, instance_uid: str) -> None:
-        """Free the namespace of a purged instance once its purge has finished."""
-        self._namespaces.release(namespace, instance_uid)
+    # Repositories: repository_methods.py; entries: entry_methods.py.
 
     # -- branches and tags ----------------------------------------------------------
 
@@ -377,9 +270,18 @@ class Graveler:
         return self._refs.load_branch(repository, name)[0]
 
     def list_branches(
-        self, repository: Repository, *, after: str = "", prefix: str = ""
+        self,
+        repository: Repository,
+        *,
+        after: str = "",
+        prefix: str = "",
+        visible_only: bool = False,
     ) -> Iterator[tuple[str, Branch]]:
-        return self._refs.list_branches(repository, after=after, prefix=prefix)
+        """Branches in name order; `visible_only` leaves hidden ones out without reading
+        them."""
+        return self._refs.list_branches(
+            repository, after=after, prefix=prefix, visible_only=visible_only
+        )
 
     def delete_branch(self, repository: Repository, name: str) -> None:
         """Delete a branch; its staged data is queued for dropping first."""
@@ -399,7 +301,7 @@ class Graveler:
         self._pre(repository, event)
         # Read after the hooks: a commit while they ran moved the staging token.
         branch, _ = self._refs.load_branch(repository, name)
-        self.queue_token_drops(repository, (branch.staging_token, *branch.sealed_tokens))
+        self.queue_token_drops(repository, branch.tokens(), branch=name)
         self._refs.delete_branch_record(repository, name)
         post = msgspec.structs.replace(
             event, event_type="post-delete-branch", source_ref=branch.commit_id
@@ -409,13 +311,7 @@ class Graveler:
     def create_tag(self, repository: Repository, name: str, ref: str) -> str:
         check_tag_name(name)
         commit_id = self.resolve_ref(repository, ref).commit_id
-        event = Event(
-            event_type="pre-create-tag",
-            repository_id=repository.name,
-            source_ref=commit_id,
-            tag_id=name,
-            commit_id=commit_id,
-        )
+        event = _tag_event("pre-create-tag", repository, name, commit_id)
         self._pre(repository, event)
         self._refs.create_tag(repository, name, Tag(commit_id=commit_id))
         self._post(repository, msgspec.structs.replace(event, event_type="post-create-tag"))
@@ -434,27 +330,23 @@ class Graveler:
     def delete_tag(self, repository: Repository, name: str) -> None:
         check_tag_name(name)
         commit_id = self._refs.get_tag(repository, name).commit_id
-        event = Event(
-            event_type="pre-delete-tag",
-            repository_id=repository.name,
-            source_ref=commit_id,
-            tag_id=name,
-            commit_id=commit_id,
-        )
+        event = _tag_event("pre-delete-tag", repository, name, commit_id)
         self._pre(repository, event)
         self._refs.delete_tag(repository, name)
         self._post(repository, msgspec.structs.replace(event, event_type="post-delete-tag"))
 
     # -- refs and commits -------------------------------------------------------------
 
-    def resolve_ref(self, repository: Repository, ref: str) -> ResolvedRef:
+    def resolve_ref(
+        self, repository: Repository, ref: str, *, read: BranchRead | None = None
+    ) -> ResolvedRef:
         """Resolve a ref expression (see `refexpr`): `main`, `v1`, `a1b2c3d4`, `main~2`, `main@`.
 
         Raises:
             InvalidInputError: a malformed or ambiguous expression.
             RefNotFoundError: nothing has that name.
         """
-        return self._resolver.resolve(repository, ref)
+        return self._resolver.resolve(repository, ref, read=read)
 
     def get_commit(self, repository: Repository, commit_id: str) -> Commit:
         return self._refs.get_commit(repository, commit_id)
@@ -488,38 +380,8 @@ class Graveler:
         # branch: outside its compare-and-swap, so writers never wait for a hook.
         self._pre(repository, msgspec.structs.replace(event, event_type="prepare-commit"))
         self._pre(repository, event)
-        commit_id = self._commit(
-            repository,
-            branch,
-            committer=committer,
-            message=message,
-            metadata=metadata,
-            allow_empty=allow_empty,
-            date=date,
-            source_metarange=source_metarange,
-        )
-        self._post(
-            repository,
-            msgspec.structs.replace(
-                event, event_type="post-commit", source_ref=commit_id, commit_id=commit_id
-            ),
-        )
-        return commit_id
-
-    def _commit(
-        self,
-        repository: Repository,
-        branch: str,
-        *,
-        committer: str,
-        message: str,
-        metadata: dict[str, str] | None,
-        allow_empty: bool,
-        date: int | None,
-        source_metarange: str | None,
-    ) -> str:
         if source_metarange is not None:
-            return self._committer.commit_metarange(
+            commit_id = self._committer.commit_metarange(
                 repository,
                 branch,
                 source_metarange,
@@ -528,192 +390,47 @@ class Graveler:
                 metadata=metadata,
                 date=date,
             )
-        return self._committer.commit(
+        else:
+            commit_id = self._committer.commit(
+                repository,
+                branch,
+                committer=committer,
+                message=message,
+                metadata=metadata,
+                allow_empty=allow_empty,
+                date=date,
+            )
+        self._post(
             repository,
-            branch,
-            committer=committer,
-            message=message,
-            metadata=metadata,
-            allow_empty=allow_empty,
-            date=date,
+            msgspec.structs.replace(
+                event, event_type="post-commit", source_ref=commit_id, commit_id=commit_id
+            ),
         )
+        return commit_id
 
     def create_commit_record(self, repository: Repository, commit_id: str, commit: Commit) -> None:
         """Store a commit built elsewhere under its id (see `Committer.create_record`)."""
         self._committer.create_record(repository, commit_id, commit)
 
-    def queue_token_drops(self, repository: Repository, tokens: Sequence[str]) -> None:
-        """Record that these staging tokens may be dropped once no branch references them."""
+    def queue_token_drops(
+        self, repository: Repository, tokens: Sequence[str], *, branch: str = ""
+    ) -> None:
+        """Record that these staging tokens may be dropped once no branch references them.
+
+        `branch` names the branch whose record names them now: the cleaner then reads
+        that record alone, not every branch. Without it the cleaner scans the branches.
+        """
         due = self.clock() + self._token_drop_delay
-        self.store.set_many(keys.DROPPED_TOKENS, dropped_token_items(repository, tokens, due))
+        items = dropped_token_items(repository, tokens, due, branch=branch)
+        self.store.set_many(keys.DROPPED_TOKENS, items)
 
-    # -- entries -------------------------------------------------------------------------
 
-    def set(
-        self,
-        repository: Repository,
-        branch: str,
-        key: bytes,
-        value: Value,
-        *,
-        if_absent: bool = False,
-        token: str = "",
-        attempted: list[str] | None = None,
-    ) -> None:
-        """Stage a value; returns once it is durable and will reach a commit (invariant 2).
-
-        The writer flow (see `Writer.write`): `if_absent` refuses with
-        PreconditionFailedError when the path holds an object (atomically: of
-        racing conditional writes exactly one succeeds); `token` is the branch's
-        staging token if the caller read it moments ago; `attempted` collects the
-        tokens a write was tried on.
-        """
-        self._writer.write(
-            repository,
-            branch,
-            key,
-            value,
-            if_absent=if_absent,
-            token=token,
-            attempted=attempted,
-        )
-
-    def update(
-        self, repository: Repository, branch: str, key: bytes, change: Callable[[Value], Value]
-    ) -> None:
-        """Stage `change(value)` over the value at `key` on the branch, staged or committed,
-        by compare-and-swap (see `Writer.update`). Raises EntryNotFoundError if none."""
-        self._writer.update(repository, branch, key, change)
-
-    def delete(
-        self,
-        repository: Repository,
-        branch: str,
-        key: bytes,
-        *,
-        attempted: list[str] | None = None,
-    ) -> None:
-        """Stage a deletion (a tombstone) of `key`, through the writer flow as `set` does."""
-        self._writer.write(repository, branch, key, None, attempted=attempted)
-
-    def delete_many(self, repository: Repository, branch: str, keys_: Sequence[bytes]) -> None:
-        """Stage tombstones at many keys at once (see `Writer.write_tombstones`: keys with
-        nothing staged are written blind, so the caller keeps uploads out with a lock)."""
-        self._writer.write_tombstones(repository, branch, keys_)
-
-    def hide(
-        self,
-        repository: Repository,
-        branch: str,
-        records: Sequence[HiddenRange],
-        *,
-        metarange_id: str,
-    ) -> None:
-        """Stage a tombstone at every key of these committed ranges (of metarange
-        `metarange_id`) but their `keep` keys, one record per range
-        (kvlake/graveler/hiding.py; see Writer.hide)."""
-        self._writer.hide(repository, branch, records, metarange_id=metarange_id)
-
-    @property
-    def token_drop_delay(self) -> float:
-        """Seconds a staging token outlives the last branch state that referenced it: how
-        long a listing of a resolved branch may stay open and still read all of it."""
-        return self._token_drop_delay
-
-    def untangle_hidden_ranges(self, repository: Repository, branch: str) -> int:
-        """Rewrite the branch's overlapping hidden-range records as tombstones; return how
-        many records were rewritten (0: nothing to repair).
-
-        Tokens staged before hidden ranges were guarded (kvlake/graveler/hiding.py)
-        may hold overlapping records of two bulk deletes, which fail every commit and
-        reset of the branch. What the branch shows is unchanged, nobody's staged
-        writes are touched, and running it again is harmless.
-
-        Raises:
-            BranchNotFoundError: no such branch.
-        """
-        found = self.get_branch(repository, branch)
-        hidden = self._staging.hidden(
-            repository.storage_namespace, found.hiding_among(found.tokens())
-        )
-        if hidden is None:
-            return 0
-        return sum(hidden.untangle(token) for token in sorted(hidden.tokens))
-
-    def check_clean(self, repository: Repository, branch: str) -> None:
-        """Raise DirtyBranchError unless the branch has nothing staged or being committed.
-
-        Raises:
-            BranchNotFoundError: no such branch.
-        """
-        self._committer.check_clean(branch, self.get_branch(repository, branch))
-
-    @property
-    def staging_hooks(self) -> StagingHooks | None:
-        """The hooks the writer flow and resets call (None: staged values are just replaced)."""
-        return self._writer.hooks
-
-    def get(self, repository: Repository, ref: str, key: bytes) -> Value:
-        """The value at `key` on a ref: staged first (for a branch), then committed.
-
-        Raises:
-            EntryNotFoundError: nothing there (or a staged deletion).
-        """
-        resolved = self.resolve_ref(repository, ref)
-        if resolved.staging_tokens:
-            try:
-                hidden = self._staging.hidden(repository.storage_namespace, resolved.hiding)
-                staged = self._staging.get(resolved.staging_tokens, key, hidden)
-            except KeyNotFoundError:
-                pass
-            else:
-                if staged is None:
-                    raise EntryNotFoundError(
-                        f"path {key.decode(errors='replace')!r} not found on {ref!r}"
-                    )
-                return staged
-        return self.committed.get(repository.storage_namespace, resolved.commit.metarange_id, key)
-
-    def list(
-        self,
-        repository: Repository,
-        ref: str | ResolvedRef,
-        *,
-        start: bytes = b"",
-        stop: bytes | None = None,
-    ) -> Iterator[tuple[bytes, Value]]:
-        """Entries with `start` <= key < `stop` on a ref, in key order, staged changes applied.
-
-        `ref` may be one the caller resolved already, so a listing that restarts
-        (past a common prefix) reads one branch state instead of one per restart.
-        No committed range that starts at or after `stop` is read.
-        """
-        resolved = ref if isinstance(ref, ResolvedRef) else self.resolve_ref(repository, ref)
-        committed = self.committed.scan(
-            repository.storage_namespace, resolved.commit.metarange_id, start, stop
-        )
-        if not resolved.staging_tokens:
-            yield from committed
-            return
-        for key, value in overlay([self.list_staged(repository, resolved, start, stop), committed]):
-            if value is not None:
-                yield key, value
-
-    def list_staged(
-        self,
-        repository: Repository,
-        ref: str | ResolvedRef,
-        start: bytes = b"",
-        stop: bytes | None = None,
-    ) -> Iterator[tuple[bytes, Value | None]]:
-        """A branch's staged state with `start` <= key < `stop`, in key order: the newest
-        staged value of each key, or None where it is deleted (hidden ranges included).
-        Nothing for a ref that is not a branch."""
-        resolved = ref if isinstance(ref, ResolvedRef) else self.resolve_ref(repository, ref)
-        if not resolved.staging_tokens:
-            return
-        hidden = self._staging.hidden(repository.storage_namespace, resolved.hiding)
-        for key, value in self._staging.scan(resolved.staging_tokens, start, hidden):
-            if stop is not None and key >= stop:
-                return
-            yield key, value
+def _tag_event(event_type: str, repository: Repository, tag: str, commit_id: str) -> Event:
+    """The event of a tag's creation or deletion (lakeFS's fields: the tag's commit twice)."""
+    return Event(
+        event_type=event_type,
+        repository_id=repository.name,
+        source_ref=commit_id,
+        tag_id=tag,
+        commit_id=commit_id,
+    )

@@ -25,6 +25,16 @@ CREATIONS = b"graveler_creations"
 cleaner's search for crashed creations reads these, not every repository record."""
 ORPHANS = b"graveler_orphans"
 """`<partition name>` -> when the cleaner first found that partition orphaned (see orphans.py)."""
+LIVE_REPOSITORIES = b"graveler_live"
+"""`<repository name>\\0<instance uid>` -> "": an instance not yet deleted (initial, active or
+deleting), so a listing scans these, not the tombstones that keep deleted names (issue 33)."""
+INDEXES = b"graveler_indexes"
+"""`<index name>` -> "": that index was built over the records older than it (see
+`LIVE_INDEX_BUILT`)."""
+LIVE_INDEX_BUILT = b"live-repositories"
+SWEEP = b"graveler_sweep"
+"""`SWEEP_CURSOR` -> the last partition the orphan sweep looked at (see orphans.py)."""
+SWEEP_CURSOR = b"cursor"
 
 BRANCH_PREFIX = b"branches/"
 COMMIT_PREFIX = b"commits/"
@@ -33,8 +43,19 @@ SETTING_PREFIX = b"settings/"
 CONSUMED_TOKEN_PREFIX = b"consumed_tokens/"
 GC_RULES = SETTING_PREFIX + b"gc_rules"
 """In the instance partition: the repository's garbage collection rules (see gcrules.py)."""
-TASK_PREFIX = b"tasks/"
 PULL_PREFIX = b"pulls/"
+OPEN_PULLS_PREFIX = b"open_pulls/"
+"""`open_pulls/<repo>-<uid>`: the instance's index of pull requests that may be open,
+`<id>` -> "", so listing the open ones reads past no closed one (see pulls.py). A partition
+of its own, dropped by the cleaner with the instance."""
+VISIBLE_BRANCHES_PREFIX = b"visible_branches/"
+"""`visible_branches/<repo>-<uid>`: the instance's visible-branch index, `<name>` -> "" (see
+visible.py). A partition of its own, so its scans read nothing else and no other scan
+reads it; the cleaner drops it with the instance."""
+VISIBLE_BRANCHES_BUILT = b"indexes/visible_branches"
+"""In the instance partition: the visible-branches index was built over the older records."""
+OPEN_PULLS_BUILT = b"indexes/open_pulls"
+"""In the instance partition: the open-pulls index was built over the older records."""
 UPLOAD_PREFIX = b"uploads/"
 UPLOAD_PART_PREFIX = b"upload_parts/"
 
@@ -82,6 +103,24 @@ def namespace_key(namespace: str) -> bytes:
     return canonical_address(namespace, what="storage namespace").encode() + b"/"
 
 
+def live_repository_key(name: str, instance_uid: str) -> bytes:
+    """`<name>\\0<uid>`: names hold no NUL and NUL sorts before every name character, so
+    these keys sort as the names do, and each instance has its own key (dropping one never
+    drops a newer instance's)."""
+    return name.encode() + b"\0" + instance_uid.encode()
+
+
+def live_repository_prefix(name_prefix: str) -> bytes:
+    """The first `live_repository_key` a name starting with `name_prefix` can have."""
+    return name_prefix.encode()
+
+
+def parse_live_repository_key(key: bytes) -> tuple[str, str]:
+    """(repository name, instance uid) of a `live_repository_key`."""
+    name, _, uid = key.partition(b"\0")
+    return name.decode(), uid.decode()
+
+
 def deleted_repository_key(name: str, instance_uid: str) -> bytes:
     return b"repo/" + name.encode() + b"/" + instance_uid.encode()
 
@@ -120,8 +159,13 @@ def pull_key(pull_id: str) -> bytes:
     return PULL_PREFIX + pull_id.encode()
 
 
-def task_key(task_id: str) -> bytes:
-    return TASK_PREFIX + task_id.encode()
+def visible_branches_partition(name: str, instance_uid: str) -> bytes:
+    """Repository names hold no `/`, so this never names an instance or staging partition."""
+    return VISIBLE_BRANCHES_PREFIX + instance_partition(name, instance_uid)
+
+
+def open_pulls_partition(name: str, instance_uid: str) -> bytes:
+    return OPEN_PULLS_PREFIX + instance_partition(name, instance_uid)
 
 
 def upload_key(key: str, uid: str) -> bytes:

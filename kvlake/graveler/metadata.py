@@ -12,12 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Final
 
-from kvlake.errors import (
-    InvalidInputError,
-    KeyNotFoundError,
-    PreconditionFailedError,
-    TooManyTriesError,
-)
+from kvlake.errors import InvalidInputError
 from kvlake.graveler import keys
 from kvlake.graveler.records import (
     Repository,
@@ -26,13 +21,12 @@ from kvlake.graveler.records import (
     encode,
 )
 from kvlake.graveler.refs import partition_of
-from kvlake.kv import Predicate, Store
+from kvlake.kv import Store, get_or_none, update
 
 SETTING: Final = "repository_metadata"
 MAX_KEY: Final = 1024
 MAX_BYTES: Final = 256 * 1024
 """The stored record's size limit: metadata is for labels, not for data."""
-_MAX_TRIES: Final = 10
 
 _Change = Callable[[dict[str, str]], dict[str, str]]
 
@@ -45,7 +39,7 @@ class RepositoryMetadataSettings:
 
     def get(self, repository: Repository) -> dict[str, str]:
         """The metadata (empty when none was set)."""
-        return dict(self._load(repository)[0].metadata)
+        return dict(self._load(repository).metadata)
 
     def set(self, repository: Repository, metadata: Mapping[str, str]) -> None:
         """Add or replace these keys; the others stay.
@@ -71,32 +65,24 @@ class RepositoryMetadataSettings:
 
         self._update(repository, without)
 
-    def _load(self, repository: Repository) -> tuple[RepositoryMetadata, Predicate | None]:
-        try:
-            raw, predicate = self._store.get(partition_of(repository), keys.setting_key(SETTING))
-        except KeyNotFoundError:
-            return RepositoryMetadata(), None
-        return decode_repository_metadata(raw), predicate
+    def _load(self, repository: Repository) -> RepositoryMetadata:
+        loaded = get_or_none(self._store, partition_of(repository), keys.setting_key(SETTING))
+        return RepositoryMetadata() if loaded is None else decode_repository_metadata(loaded[0])
 
     def _update(self, repository: Repository, change: _Change) -> None:
-        for _ in range(_MAX_TRIES):
-            current, predicate = self._load(repository)
+        def edit(raw: bytes | None) -> bytes | None:
+            # Run again on another edit's metadata when it landed first.
+            current = RepositoryMetadata() if raw is None else decode_repository_metadata(raw)
             updated = change(dict(current.metadata))
             if updated == current.metadata:
-                return
-            raw = encode(RepositoryMetadata(metadata=updated))
-            if len(raw) > MAX_BYTES:
+                return None
+            edited = encode(RepositoryMetadata(metadata=updated))
+            if len(edited) > MAX_BYTES:
                 raise InvalidInputError(
-                    f"repository {repository.name!r}'s metadata would take {len(raw)} bytes, over"
-                    f" {MAX_BYTES}; keep metadata to short labels, or delete some keys first"
+                    f"repository {repository.name!r}'s metadata would take {len(edited)} bytes,"
+                    f" over {MAX_BYTES}; keep metadata to short labels, or delete some keys first"
                 )
-            try:
-                self._store.set_if(
-                    partition_of(repository), keys.setting_key(SETTING), raw, predicate
-                )
-                return
-            except PreconditionFailedError:
-                continue  # another edit landed first: apply ours to it
-        raise TooManyTriesError(
-            f"editing the metadata of repository {repository.name!r} kept racing; retry"
-        )
+            return edited
+
+        what = f"editing the metadata of repository {repository.name!r}"
+        update(self._store, partition_of(repository), keys.setting_key(SETTING), edit, what=what)

@@ -27,19 +27,17 @@ one of them succeeds.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Final, Literal
+from typing import Literal
 
 import msgspec
 
 from kvlake.blockstore import parse_address
-from kvlake.errors import KeyNotFoundError, PreconditionFailedError, StorageNamespaceInUseError
+from kvlake.errors import PreconditionFailedError, StorageNamespaceInUseError
 from kvlake.graveler import keys
 from kvlake.graveler.records import RefsManifest, Repository
-from kvlake.kv import Predicate, Store
+from kvlake.kv import Predicate, Store, get_or_none, update
 
 ClaimState = Literal["owned", "kept", "purging", "free"]
-
-_MAX_TRIES: Final = 10
 
 
 class NamespaceClaim(msgspec.Struct, frozen=True, kw_only=True):
@@ -87,34 +85,31 @@ class Namespaces:
         Raises:
             StorageNamespaceInUseError: another instance holds the namespace, or one
                 inside or around it (nothing is left claimed).
+            TooManyTriesError: other creations kept moving first (nothing claimed).
         """
         namespace = repository.storage_namespace
-        key = keys.namespace_key(namespace)
-        for _ in range(_MAX_TRIES):
-            loaded = self._load(key)
-            expected: Predicate | None = None
+
+        def take(raw: bytes | None) -> bytes:
+            # Run again on the claim of another creation that moved first.
             kept: tuple[str, ...] = ()
-            if loaded is not None:
-                current, expected = loaded
+            if raw is not None:
+                current = _decode(raw)
                 if self._holds(current, taking_over=bare):
                     raise StorageNamespaceInUseError(_in_use(namespace, namespace, current))
                 kept = _still_kept(current)
-            mine = NamespaceClaim(
-                repository=repository.name,
-                instance_uid=repository.instance_uid,
-                state="owned",
-                since=self._clock(),
-                kept=kept,
+            return _encode(
+                NamespaceClaim(
+                    repository=repository.name,
+                    instance_uid=repository.instance_uid,
+                    state="owned",
+                    since=self._clock(),
+                    kept=kept,
+                )
             )
-            try:
-                self._store.set_if(keys.NAMESPACES, key, _encode(mine), expected)
-                break
-            except PreconditionFailedError:
-                continue  # another creation moved first: look again
-        else:
-            raise PreconditionFailedError(
-                f"claiming storage namespace {namespace!r} kept racing other creations; retry"
-            )
+
+        key = keys.namespace_key(namespace)
+        what = f"claiming storage namespace {namespace!r}"
+        mine = _decode(update(self._store, keys.NAMESPACES, key, take, what=what))
         for other, claim in self._nested(namespace):
             if self._holds(claim, taking_over=False):
                 self._settle(key, mine, "free")
@@ -165,33 +160,28 @@ class Namespaces:
 
         A dump made before dumps named their instance matches by repository name.
         """
-        key = keys.namespace_key(repository.storage_namespace)
         dumped = f"{manifest.repository}/{manifest.instance_uid}"
-        for _ in range(_MAX_TRIES):
-            loaded = self._load(key)
-            if loaded is None:
-                return
-            claim, predicate = loaded
+
+        def forget_dumped(raw: bytes | None) -> bytes | None:
+            # Run again on the claim as settled meanwhile.
+            if raw is None:
+                return None
+            claim = _decode(raw)
             if claim.instance_uid != repository.instance_uid:
-                return  # not ours (taken over since): nothing of ours to record
+                return None  # not ours (taken over since): nothing of ours to record
             left = tuple(
                 k
                 for k in claim.kept
                 if k != dumped
                 and not (not manifest.instance_uid and k.rpartition("/")[0] == manifest.repository)
             )
-            if left == claim.kept:
-                return
-            try:
-                updated = msgspec.structs.replace(claim, kept=left)
-                self._store.set_if(keys.NAMESPACES, key, _encode(updated), predicate)
-                return
-            except PreconditionFailedError:
-                continue  # settled meanwhile: look again
-        raise PreconditionFailedError(
-            f"recording the restore into {repository.name!r} kept racing changes to its"
-            " namespace's claim; restore again"
-        )
+            return (
+                None if left == claim.kept else _encode(msgspec.structs.replace(claim, kept=left))
+            )
+
+        key = keys.namespace_key(repository.storage_namespace)
+        what = f"recording the restore into {repository.name!r} in its namespace's claim"
+        update(self._store, keys.NAMESPACES, key, forget_dumped, what=what)
 
     def release(self, namespace: str, instance_uid: str) -> None:
         """Free a namespace whose purge by `instance_uid` finished. Idempotent."""
@@ -229,11 +219,8 @@ class Namespaces:
                 yield key[:-1].decode(), _decode(raw)
 
     def _load(self, key: bytes) -> tuple[NamespaceClaim, Predicate] | None:
-        try:
-            raw, predicate = self._store.get(keys.NAMESPACES, key)
-        except KeyNotFoundError:
-            return None
-        return _decode(raw), predicate
+        loaded = get_or_none(self._store, keys.NAMESPACES, key)
+        return None if loaded is None else (_decode(loaded[0]), loaded[1])
 
     def _settle(
         self,

@@ -8,16 +8,19 @@ Two races leave keys where no record points any more:
   commit and branch into an instance partition the cleaner already removed.
 
 So the cleaner lists the partitions now and then, a slice of `SWEEP_SLICE` a
-sweep going on where the last one stopped, and finds orphans: a staging
+sweep going on where the last one stopped (a cursor kept in the KV, so a
+restarted process goes on too), and finds orphans: a staging
 partition of a live instance that no branch references and no drop is queued
 for, a staging partition of an instance that is neither live nor queued for
 cleaning, and an instance partition of such an instance. An orphan is only
 noted the first time (`graveler_orphans`, with the time it was found) and
 dropped on a later pass, at least `grace` seconds on, if it is an orphan still:
 nothing in flight (a creation, a branch record about to name a new token) stays
-unreferenced that long. A live instance's orphaned staging partition goes
-through `CleanerHooks.before_token_drop` first, so the blobs of its stray
-entries are logged like those of any dropped token.
+unreferenced that long. Notes are read and written a batch of partitions at a
+time (`get_many`, `set_many`), not a round trip or two per orphan. A live
+instance's orphaned staging partition goes through
+`CleanerHooks.before_token_drop` first, so the blobs of its stray entries are
+logged like those of any dropped token.
 """
 
 from __future__ import annotations
@@ -77,7 +80,6 @@ class OrphanSweep:
         self._before_token_drop = before_token_drop
         self._grace = grace
         self._slice = slice_size
-        self._after = b""  # the last partition the previous slice looked at
 
     def run(self) -> SweepReport:
         report = SweepReport()
@@ -86,24 +88,36 @@ class OrphanSweep:
         queued = self._queued_tokens()
         referenced: dict[str, set[str]] = {}
         orphans: set[bytes] = set()
-        first, last, looked = self._after, b"", 0
+        first, last, looked = self._cursor(), b"", 0
         listed = itertools.islice(self._store.partitions(after=first), self._slice)
         for batch in _batches(listed):
             looked += len(batch)
             last = batch[-1]
+            found: list[tuple[bytes, Repository | None]] = []
             for partition in batch:
                 orphan, owner = self._orphan(partition, live, cleaning, queued, referenced)
-                if not orphan:
-                    continue
-                orphans.add(partition)
-                try:
-                    self._note_or_drop(partition, owner, now, report)
-                except KvlakeError as exc:
-                    report.failures.append(f"orphan {partition!r}: {exc}")
-        finished = looked < self._slice  # the listing ended: start over next time
-        self._after = b"" if finished else last
+                if orphan:
+                    orphans.add(partition)
+                    found.append((partition, owner))
+            try:
+                self._note_or_drop(found, now, report)
+            except KvlakeError as exc:
+                report.failures.append(f"orphans {found[0][0]!r} to {found[-1][0]!r}: {exc}")
+        finished = looked < self._slice
         self._forget_notes(orphans, first, None if finished else last)
+        if finished:  # the listing ended: start over next time
+            self._store.delete(keys.SWEEP, keys.SWEEP_CURSOR)
+        else:
+            self._store.set(keys.SWEEP, keys.SWEEP_CURSOR, last)
         return report
+
+    def _cursor(self) -> bytes:
+        """The last partition the previous sweep (of any process) looked at; b"" to start."""
+        try:
+            raw, _ = self._store.get(keys.SWEEP, keys.SWEEP_CURSOR)
+        except KeyNotFoundError:
+            return b""
+        return raw
 
     def _instances(self) -> tuple[dict[str, Repository], set[str]]:
         """Live instances by uid (creations and deletions in flight count as live), and
@@ -153,28 +167,33 @@ class OrphanSweep:
         return uid not in live and uid not in cleaning, None
 
     def _note_or_drop(
-        self, partition: bytes, owner: Repository | None, now: float, report: SweepReport
+        self, found: list[tuple[bytes, Repository | None]], now: float, report: SweepReport
     ) -> None:
-        noted = self._noted_at(partition)
-        if noted is None:
-            self._store.set(keys.ORPHANS, partition, b"%.3f" % now)
-            report.noted += 1
+        """Note the batch's orphans seen for the first time; drop those noted `grace` ago."""
+        if not found:
             return
-        if now - noted < self._grace:
-            return
-        if owner is not None and self._before_token_drop is not None:
-            token = partition[len(keys.STAGING_PREFIX) :].decode()
-            self._before_token_drop(owner, token, noted)
-        self._store.drop_partition(partition)
-        self._store.delete(keys.ORPHANS, partition)
-        report.dropped += 1
+        noted = self._notes([partition for partition, _ in found])
+        fresh = [(partition, b"%.3f" % now) for partition, _ in found if partition not in noted]
+        self._store.set_many(keys.ORPHANS, fresh)
+        report.noted += len(fresh)
+        for partition, owner in found:
+            at = noted.get(partition)
+            if at is None or now - at < self._grace:
+                continue
+            try:
+                if owner is not None and self._before_token_drop is not None:
+                    token = partition[len(keys.STAGING_PREFIX) :].decode()
+                    self._before_token_drop(owner, token, at)
+                self._store.drop_partition(partition)
+                self._store.delete(keys.ORPHANS, partition)
+                report.dropped += 1
+            except KvlakeError as exc:
+                report.failures.append(f"orphan {partition!r}: {exc}")
 
-    def _noted_at(self, partition: bytes) -> float | None:
-        try:
-            raw, _ = self._store.get(keys.ORPHANS, partition)
-        except KeyNotFoundError:
-            return None
-        return float(raw)
+    def _notes(self, partitions: list[bytes]) -> dict[bytes, float]:
+        """When each of those partitions was noted, for those that were: one `get_many`."""
+        found = self._store.get_many(keys.ORPHANS, partitions)
+        return {partition: float(raw) for partition, raw in found.items()}
 
     def _forget_notes(self, orphans: set[bytes], after: bytes, through: bytes | None) -> None:
         """Drop notes of partitions in the slice looked at (after `after`, through

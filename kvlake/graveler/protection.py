@@ -19,11 +19,8 @@ from typing import Final, get_args
 
 from kvlake.errors import (
     InvalidInputError,
-    KeyNotFoundError,
     NotFoundError,
-    PreconditionFailedError,
     ProtectedBranchError,
-    TooManyTriesError,
 )
 from kvlake.graveler import keys
 from kvlake.graveler.records import (
@@ -35,7 +32,7 @@ from kvlake.graveler.records import (
 )
 from kvlake.graveler.refs import partition_of
 from kvlake.graveler.validation import check_branch_name
-from kvlake.kv import Predicate, Store
+from kvlake.kv import Store, get_or_none, update
 
 Rules = dict[str, tuple[ProtectedAction, ...]]
 _Change = Callable[[Rules], Rules]
@@ -43,7 +40,6 @@ _Change = Callable[[Rules], Rules]
 SETTING: Final = "branch_protection"
 ACTIONS: Final[tuple[ProtectedAction, ...]] = get_args(ProtectedAction)
 MAX_PATTERN: Final = 256
-_MAX_TRIES: Final = 10
 
 
 class BranchProtectionRules:
@@ -54,7 +50,7 @@ class BranchProtectionRules:
 
     def get_rules(self, repository: Repository) -> Rules:
         """The rules by pattern (empty when the repository has none)."""
-        return dict(self._load(repository)[0].rules)
+        return dict(self._load(repository).rules)
 
     def set_rule(
         self, repository: Repository, pattern: str, blocked: Iterable[ProtectedAction]
@@ -102,13 +98,22 @@ class BranchProtectionRules:
         check_branch_name(branch)
         self.check(repository, branch, action)
 
-    def check(self, repository: Repository, branch: str, action: ProtectedAction) -> None:
+    def check(
+        self,
+        repository: Repository,
+        branch: str,
+        action: ProtectedAction,
+        *,
+        rules: BranchProtection | None = None,
+    ) -> None:
         """Raise ProtectedBranchError if a rule blocks `action` on `branch`.
 
         The writer flow and every guarded operation check it themselves; this is
         for callers that must refuse before doing expensive work of their own.
+        `rules` are the rules this request read already (`Graveler.read_branch`).
         """
-        for pattern, blocked in self._load(repository)[0].rules.items():
+        current = self._load(repository) if rules is None else rules
+        for pattern, blocked in current.rules.items():
             if action in blocked and fnmatchcase(branch, pattern):
                 raise ProtectedBranchError(
                     f"cannot write to protected branch {branch!r}: rule {pattern!r} of "
@@ -116,27 +121,18 @@ class BranchProtectionRules:
                     f"merge into it instead, or change the rule"
                 )
 
-    def _load(self, repository: Repository) -> tuple[BranchProtection, Predicate | None]:
-        try:
-            raw, predicate = self._store.get(partition_of(repository), keys.setting_key(SETTING))
-        except KeyNotFoundError:
-            return BranchProtection(), None
-        return decode_branch_protection(raw), predicate
+    def _load(self, repository: Repository) -> BranchProtection:
+        loaded = get_or_none(self._store, partition_of(repository), keys.setting_key(SETTING))
+        return BranchProtection() if loaded is None else decode_branch_protection(loaded[0])
 
     def _update(self, repository: Repository, change: _Change) -> None:
-        for _ in range(_MAX_TRIES):
-            current, predicate = self._load(repository)
-            updated = BranchProtection(rules=change(dict(current.rules)))
-            try:
-                self._store.set_if(
-                    partition_of(repository), keys.setting_key(SETTING), encode(updated), predicate
-                )
-                return
-            except PreconditionFailedError:
-                continue  # another edit landed first: apply ours to it
-        raise TooManyTriesError(
-            f"editing branch protection rules of {repository.name!r} kept racing; retry"
-        )
+        def edit(raw: bytes | None) -> bytes:
+            # Run again on another edit's rules when it landed first.
+            current = BranchProtection() if raw is None else decode_branch_protection(raw)
+            return encode(BranchProtection(rules=change(dict(current.rules))))
+
+        what = f"editing branch protection rules of {repository.name!r}"
+        update(self._store, partition_of(repository), keys.setting_key(SETTING), edit, what=what)
 
 
 def _check_pattern(pattern: str) -> None:

@@ -20,8 +20,13 @@ TokenState = Literal["staging", "sealed", "consumed", "dropped"]
 """What a staging token is to its repository (see `Graveler.references.token_states`)."""
 
 
-class Value(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
-    """What graveler stores under a key: an identity for comparisons and opaque data."""
+class Value(msgspec.Struct, frozen=True, kw_only=True, array_like=True, gc=False):
+    """What graveler stores under a key: an identity for comparisons and opaque data.
+
+    `gc=False`: a Value holds bytes only, so it can never be part of a reference
+    cycle; a commit decodes millions of them, and tracking each one made Python's
+    cyclic collector half the cost of reading staged entries.
+    """
 
     identity: bytes
     data: bytes
@@ -50,24 +55,46 @@ class Branch(msgspec.Struct, frozen=True, kw_only=True):
     """A branch: its commit, the staging token writers use, and tokens being committed.
 
     `sealed_tokens` are newest first; each is a staging partition whose writes
-    are not yet in `commit_id` but are visible to readers. `hiding` lists the
-    tokens that may hold hidden-range records (kvlake/graveler/hiding.py),
-    listed before the first is written, so readers look for records only there.
+    are not yet in `commit_id` but are visible to readers. `hidden` is lakeFS's
+    hidden branch (listings leave it out). `tombstone_tokens` lists the tokens
+    that may hold range tombstones (kvlake/graveler/range_tombstones.py), listed
+    before the first is written, so readers look for them only there.
     """
 
     commit_id: str
     staging_token: str
     sealed_tokens: tuple[str, ...] = ()
     hidden: bool = False
-    hiding: tuple[str, ...] = ()
+    # Stored as "hiding" (range tombstones' first name): records on disk keep reading.
+    tombstone_tokens: tuple[str, ...] = msgspec.field(default=(), name="hiding")
 
     def tokens(self) -> tuple[str, ...]:
         """Every staging token, in the order readers consult them (newest first)."""
         return (self.staging_token, *self.sealed_tokens)
 
-    def hiding_among(self, tokens: tuple[str, ...]) -> tuple[str, ...]:
-        """The tokens of `hiding` that are among `tokens` (what a new record keeps)."""
-        return tuple(token for token in self.hiding if token in tokens)
+    def tombstone_tokens_among(self, tokens: tuple[str, ...]) -> tuple[str, ...]:
+        """The tokens of `tombstone_tokens` that are among `tokens`."""
+        return tuple(token for token in self.tombstone_tokens if token in tokens)
+
+    def with_tokens(
+        self,
+        *,
+        commit_id: str | None = None,
+        staging_token: str | None = None,
+        sealed_tokens: tuple[str, ...] | None = None,
+    ) -> Branch:
+        """This branch with another commit or other tokens (None: as they are): the one
+        way a new record is made from an old one, so none forgets `hidden` (lakeFS's
+        hidden branch) or keeps listing in `tombstone_tokens` a token the branch no longer names."""
+        staging = self.staging_token if staging_token is None else staging_token
+        sealed = self.sealed_tokens if sealed_tokens is None else sealed_tokens
+        return Branch(
+            commit_id=self.commit_id if commit_id is None else commit_id,
+            staging_token=staging,
+            sealed_tokens=sealed,
+            hidden=self.hidden,
+            tombstone_tokens=self.tombstone_tokens_among((staging, *sealed)),
+        )
 
 
 class Commit(msgspec.Struct, frozen=True, kw_only=True):
@@ -118,6 +145,11 @@ class DroppedToken(msgspec.Struct, frozen=True, kw_only=True):
     repository: str
     instance_uid: str
     token: str
+    branch: str = ""
+    """The branch whose record named the token when it was queued ("" if unknown: older
+    entries). A token is named by one branch only (each is made fresh for one branch,
+    and seals move it within that branch), so the cleaner reads that branch's record
+    alone to tell whether the token is still referenced, not every branch."""
 
 
 class ConsumedToken(msgspec.Struct, frozen=True, kw_only=True):

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from kvlake.errors import KeyNotFoundError
 from kvlake.graveler import keys
 from kvlake.graveler.committed import CommittedManager
-from kvlake.graveler.hiding import FIRST_PATH
 from kvlake.graveler.namespaces import NamespaceClaim, Namespaces
+from kvlake.graveler.range_tombstones import FIRST_PATH
 from kvlake.graveler.records import (
     ConsumedToken,
     DeletedRepository,
@@ -159,7 +159,7 @@ class References:
         """Every entry of `token` from path `start` on, a page at a time, so callers hold
         one page."""
         partition = keys.staging_partition(token)
-        # From the first path at least: hidden-range records below it name no blob.
+        # From the first path at least: range tombstones below it name no blob.
         with self._store.scan(partition, max(start, FIRST_PATH), batch_size=batch_size) as scan:
             for page in scan.batches():
                 yield [(key, decode_value(raw) if raw else None) for key, raw in page]

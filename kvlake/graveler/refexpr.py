@@ -22,6 +22,7 @@ from kvlake.errors import (
     RefNotFoundError,
     TagNotFoundError,
 )
+from kvlake.graveler.branch_reads import BranchRead
 from kvlake.graveler.records import Commit, Repository
 from kvlake.graveler.refs import Refs
 from kvlake.graveler.validation import is_branch_name, is_commit_id, is_tag_name
@@ -39,10 +40,10 @@ class ResolvedRef:
 
     `branch` is set when the expression is a branch with no `~` or `^`
     modifier; `staging_tokens` is empty for `branch@`, whose reads ignore staging;
-    `hiding` are those of them that may hold hidden-range records.
+    `tombstone_tokens` are those of them that may hold range tombstones.
     """
 
-    __slots__ = ("commit_id", "commit", "staging_tokens", "branch", "hiding")
+    __slots__ = ("commit_id", "commit", "staging_tokens", "branch", "tombstone_tokens")
 
     def __init__(
         self,
@@ -50,13 +51,13 @@ class ResolvedRef:
         commit: Commit,
         branch: str | None,
         tokens: tuple[str, ...],
-        hiding: tuple[str, ...] = (),
+        tombstone_tokens: tuple[str, ...] = (),
     ):
         self.commit_id = commit_id
         self.commit = commit
         self.branch = branch
         self.staging_tokens = tokens
-        self.hiding = hiding
+        self.tombstone_tokens = tombstone_tokens
 
 
 class RefExpression:
@@ -110,8 +111,13 @@ class RefResolver:
     def __init__(self, refs: Refs) -> None:
         self._refs = refs
 
-    def resolve(self, repository: Repository, ref: str) -> ResolvedRef:
+    def resolve(
+        self, repository: Repository, ref: str, *, read: BranchRead | None = None
+    ) -> ResolvedRef:
         """Resolve `ref` to a commit (and a branch's staging tokens, for a plain branch).
+
+        `read` is this request's read of a branch (`Graveler.read_branch`): when `ref`
+        starts with that branch, its record is used instead of reading it again.
 
         Raises:
             InvalidInputError: a malformed expression, an ambiguous commit id
@@ -120,7 +126,7 @@ class RefResolver:
                 ancestry step goes past the first commit or a missing parent.
         """
         expression = parse_ref(ref)
-        resolved = self._resolve_base(repository, ref, expression)
+        resolved = self._resolve_base(repository, ref, expression, read)
         commit_id, commit = resolved.commit_id, resolved.commit
         for kind, count in expression.steps:
             if kind == "~":
@@ -132,19 +138,26 @@ class RefResolver:
         return resolved
 
     def _resolve_base(
-        self, repository: Repository, ref: str, expression: RefExpression
+        self,
+        repository: Repository,
+        ref: str,
+        expression: RefExpression,
+        read: BranchRead | None = None,
     ) -> ResolvedRef:
         base = expression.base
         if is_branch_name(base):
-            try:
-                branch, _ = self._refs.load_branch(repository, base)
-            except BranchNotFoundError:
-                pass
-            else:
+            same = read is not None and read.repository.instance_uid == repository.instance_uid
+            branch = read.branch if read is not None and same and read.name == base else None
+            if branch is None:
+                try:
+                    branch = self._refs.load_branch(repository, base)[0]
+                except BranchNotFoundError:
+                    pass
+            if branch is not None:
                 commit = self._refs.get_commit(repository, branch.commit_id)
                 tokens = () if expression.committed_only else branch.tokens()
-                hiding = branch.hiding_among(tokens)
-                return ResolvedRef(branch.commit_id, commit, base, tokens, hiding)
+                tombstone_tokens = branch.tombstone_tokens_among(tokens)
+                return ResolvedRef(branch.commit_id, commit, base, tokens, tombstone_tokens)
         if expression.committed_only:
             raise InvalidInputError(
                 f"ref {ref!r} is invalid: '@' follows only a branch name, and {base!r} is no "

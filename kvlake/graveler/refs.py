@@ -14,7 +14,7 @@ import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Final, Generic, NamedTuple, TypeVar
+from typing import Final, Generic, NamedTuple, Protocol, TypeVar
 
 import msgspec
 
@@ -26,7 +26,6 @@ from kvlake.errors import (
     KeyNotFoundError,
     PreconditionFailedError,
     TagNotFoundError,
-    TooManyTriesError,
 )
 from kvlake.graveler import keys
 from kvlake.graveler.records import (
@@ -42,13 +41,11 @@ from kvlake.graveler.records import (
     decode_tag,
     encode,
 )
-from kvlake.kv import Predicate, Store
+from kvlake.graveler.visible import VisibleBranches
+from kvlake.kv import Predicate, Store, get_or_none, update
 
 _R = TypeVar("_R")
 _V = TypeVar("_V")
-
-CONSUMED_TRIES: Final = 20
-"""Compare-and-swaps one consumed-token record may lose to racing commits before giving up."""
 
 COMMIT_CACHE_SIZE: Final = 20_000
 """Commits kept decoded (a few hundred bytes each): a long log reads each only once."""
@@ -81,13 +78,23 @@ def commit_id(commit: Commit) -> str:
     return digest.hexdigest()
 
 
+class DropTokens(Protocol):
+    """Queues staging tokens for dropping (`Graveler.queue_token_drops`)."""
+
+    def __call__(self, repository: Repository, tokens: Sequence[str], *, branch: str) -> None:
+        """`branch` is the branch whose record names the tokens as they are queued."""
+
+
 def dropped_token_items(
-    repository: Repository, tokens: Sequence[str], due: float
+    repository: Repository, tokens: Sequence[str], due: float, *, branch: str = ""
 ) -> Iterator[tuple[bytes, bytes]]:
     """The `graveler_dropped_tokens` entries that queue these tokens for dropping at `due`."""
     for token in tokens:
         record = DroppedToken(
-            repository=repository.name, instance_uid=repository.instance_uid, token=token
+            repository=repository.name,
+            instance_uid=repository.instance_uid,
+            token=token,
+            branch=branch,
         )
         yield keys.dropped_token_key(due, token), encode(record)
 
@@ -147,27 +154,69 @@ class Refs:
         self._store = store
         self._commits: _Lru[Commit] = _Lru(commit_cache_size)
         self._lineages: _Lru[Lineage] = _Lru(lineage_cache_size)
+        self._visible = VisibleBranches(store)
 
     # -- branches ---------------------------------------------------------------
 
     def load_branch(self, repository: Repository, name: str) -> tuple[Branch, Predicate]:
-        try:
-            raw, predicate = self._store.get(partition_of(repository), keys.branch_key(name))
-        except KeyNotFoundError:
-            raise BranchNotFoundError(
-                f"branch {name!r} not found in repository {repository.name!r}"
-            ) from None
-        return decode_branch(raw), predicate
+        loaded = get_or_none(self._store, partition_of(repository), keys.branch_key(name))
+        if loaded is None:
+            raise _branch_not_found(repository, name)
+        return decode_branch(loaded[0]), loaded[1]
+
+    def update_branch(
+        self,
+        repository: Repository,
+        name: str,
+        change: Callable[[Branch], Branch | None],
+        *,
+        what: str,
+    ) -> Branch:
+        """Write `change(branch)` over the branch's record unless another writer got there
+        first; then call `change` again on what that writer left (`kvlake.kv.update`, up
+        to `kvlake.kv.MAX_TRIES` times). Every change of a branch record goes through here.
+
+        `change` returns the new record (make it with `Branch.with_tokens`), or None to
+        leave the record as it is; it may raise to refuse. It runs right before each
+        attempt's compare-and-swap, so a step that must come before the write (queueing
+        the tokens it unreferences for dropping) goes in it, and must be harmless when
+        the write then loses: the cleaner re-checks every queued token against its branch.
+
+        Returns:
+            The record now stored: the one written, or the one `change` left alone.
+
+        Raises:
+            BranchNotFoundError: no such branch (or it was deleted meanwhile).
+            TooManyTriesError: racing writers kept winning; `what` names the change
+                (as in "sealing branch 'main'").
+        """
+        stored: Branch | None = None
+
+        def change_raw(raw: bytes | None) -> bytes | None:
+            nonlocal stored
+            if raw is None:
+                raise _branch_not_found(repository, name)
+            current = decode_branch(raw)
+            changed = change(current)
+            stored = current if changed is None else changed
+            return None if changed is None else encode(changed)
+
+        update(self._store, partition_of(repository), keys.branch_key(name), change_raw, what=what)
+        assert stored is not None  # `update` returned, so `change_raw` ran and did not raise
+        return stored
 
     def create_branch(self, repository: Repository, name: str, branch: Branch) -> None:
+        partition = partition_of(repository)
+        if not branch.hidden:  # indexed before and after (see visible.py)
+            self._visible.add(partition, name)
         try:
-            self._store.set_if(
-                partition_of(repository), keys.branch_key(name), encode(branch), None
-            )
+            self._store.set_if(partition, keys.branch_key(name), encode(branch), None)
         except PreconditionFailedError:
             raise ConflictError(
                 f"branch {name!r} already exists in repository {repository.name!r}"
             ) from None
+        if not branch.hidden:
+            self._visible.add(partition, name)
 
     def swap_branch(
         self, repository: Repository, name: str, branch: Branch, predicate: Predicate
@@ -182,13 +231,34 @@ class Refs:
 
     def delete_branch_record(self, repository: Repository, name: str) -> None:
         self._store.delete(partition_of(repository), keys.branch_key(name))
+        self._visible.remove(partition_of(repository), name)
 
     def list_branches(
-        self, repository: Repository, *, after: str = "", prefix: str = ""
+        self,
+        repository: Repository,
+        *,
+        after: str = "",
+        prefix: str = "",
+        visible_only: bool = False,
     ) -> Iterator[tuple[str, Branch]]:
+        """Branches in name order; `visible_only` leaves hidden ones out, reading the
+        visible-branch index, never the hidden records (issue 33)."""
+        if visible_only:
+            first = prefix.encode()
+            start = max(after.encode() + b"\0" if after else first, first)
+            yield from self._visible.branches(partition_of(repository), first, start)
+            return
         yield from self._scan_names(
             repository, keys.BRANCH_PREFIX, after, decode_branch, name_prefix=prefix
         )
+
+    def get_branches(self, repository: Repository, names: Sequence[str]) -> dict[str, Branch]:
+        """The records of those branches that exist, in one `get_many`."""
+        found = self._store.get_many(
+            partition_of(repository), [keys.branch_key(name) for name in names]
+        )
+        by_key = {keys.branch_key(name): name for name in names}
+        return {by_key[key]: decode_branch(raw) for key, raw in found.items()}
 
     # -- tags -------------------------------------------------------------------
 
@@ -241,31 +311,19 @@ class Refs:
         Compare-and-swap per token, so a racing commit's claim is kept, not overwritten.
         """
         partition = partition_of(repository)
+
+        def add_ours(raw: bytes | None) -> bytes | None:
+            record = ConsumedToken() if raw is None else decode_consumed_token(raw)
+            ids = record.empty_over if empty else record.commit_ids
+            if commit_id in ids:
+                return None
+            if empty:
+                return encode(msgspec.structs.replace(record, empty_over=(*ids, commit_id)))
+            return encode(msgspec.structs.replace(record, commit_ids=(*ids, commit_id)))
+
         for token in tokens:
-            key = keys.consumed_token_key(token)
-            for _ in range(CONSUMED_TRIES):
-                try:
-                    raw, predicate = self._store.get(partition, key)
-                except KeyNotFoundError:
-                    record, expected = ConsumedToken(), None
-                else:
-                    record, expected = decode_consumed_token(raw), predicate
-                ids = record.empty_over if empty else record.commit_ids
-                if commit_id in ids:
-                    break
-                if empty:
-                    record = msgspec.structs.replace(record, empty_over=(*ids, commit_id))
-                else:
-                    record = msgspec.structs.replace(record, commit_ids=(*ids, commit_id))
-                try:
-                    self._store.set_if(partition, key, encode(record), expected)
-                    break
-                except PreconditionFailedError:
-                    continue  # a racing commit added its id: add ours to that
-            else:
-                raise TooManyTriesError(
-                    f"recording the tokens of commit {commit_id} kept racing other commits; retry"
-                )
+            what = f"recording the tokens of commit {commit_id}"
+            update(self._store, partition, keys.consumed_token_key(token), add_ours, what=what)
 
     def consumed_by(
         self, repository: Repository, tokens: Iterable[str]
@@ -422,3 +480,7 @@ class Refs:
                 if not key.startswith(first):
                     return
                 yield key[len(prefix) :].decode(), decode(raw)
+
+
+def _branch_not_found(repository: Repository, name: str) -> BranchNotFoundError:
+    return BranchNotFoundError(f"branch {name!r} not found in repository {repository.name!r}")

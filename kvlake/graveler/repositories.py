@@ -12,14 +12,13 @@ remove a newer repository's record.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 import msgspec
 
 from kvlake import ids
 from kvlake.errors import (
     ConflictError,
-    KeyNotFoundError,
     KvlakeError,
     PreconditionFailedError,
     RepositoryDeletingError,
@@ -27,20 +26,22 @@ from kvlake.errors import (
     TooManyTriesError,
 )
 from kvlake.graveler import keys
+from kvlake.graveler.liverepos import LiveRepositories
 from kvlake.graveler.records import (
     DeletedRepository,
     Repository,
     decode_repository,
     encode,
 )
-from kvlake.kv import Predicate, Store
+from kvlake.kv import MAX_TRIES, Predicate, Store, get_or_none
 
 log = logging.getLogger(__name__)
 
 INITIAL_TIMEOUT = 120.0
 """Seconds after which a repository still `initial` counts as a failed creation."""
 
-_MAX_TRIES = 10
+INSTANCE_MEMORY = 10_000
+"""Repository names whose instance uid a process remembers (`Repositories.get_with`)."""
 
 
 class Repositories:
@@ -52,14 +53,17 @@ class Repositories:
         self._store = store
         self._clock = clock
         self._initial_timeout = initial_timeout
+        self._instances: dict[str, str] = {}
+        """Name -> instance uid of the last active record read: only a hint of which
+        partition to read beside the record, never served (see `get_with`)."""
+        self._live = LiveRepositories(store)
 
     def load(self, name: str) -> tuple[Repository, Predicate]:
         """The raw record in any state. Raises RepositoryNotFoundError when there is none."""
-        try:
-            raw, predicate = self._store.get(keys.REPOSITORIES, keys.repository_key(name))
-        except KeyNotFoundError:
-            raise RepositoryNotFoundError(f"repository {name!r} not found") from None
-        return decode_repository(raw), predicate
+        loaded = get_or_none(self._store, keys.REPOSITORIES, keys.repository_key(name))
+        if loaded is None:
+            raise RepositoryNotFoundError(f"repository {name!r} not found")
+        return decode_repository(loaded[0]), loaded[1]
 
     def get(self, name: str) -> Repository:
         """The repository if it is `active`.
@@ -82,21 +86,53 @@ class Repositories:
                 pass  # another request moved it first; either way it is gone
         raise RepositoryNotFoundError(f"repository {name!r} not found")
 
+    def get_with(
+        self, name: str, instance_keys: Sequence[bytes]
+    ) -> tuple[Repository, dict[bytes, bytes]]:
+        """The active repository (as `get`) and those keys of its instance partition that
+        exist, read together: one round trip on the SQL drivers once the name is known.
+
+        An instance's uid (and so its partition and namespace) never changes, so the
+        process remembers the uid of the last active record per name and reads the
+        record and the keys in one `Store.get_across`. Nothing is served from memory:
+        the record is read every time (invariant 1), and when it is not active or names
+        another instance (the name was deleted and re-created, in any process) the
+        memory is dropped and the keys are read again from the record's own
+        partition. A stale uid costs one more round trip, never a stale answer, so
+        read-after-write across processes holds as without it.
+
+        Raises:
+            RepositoryNotFoundError, RepositoryDeletingError: as `get`.
+        """
+        wanted = list(instance_keys)
+        uid = self._instances.get(name)
+        if uid is not None:
+            record_key = keys.repository_key(name)
+            partition = keys.instance_partition(name, uid)
+            rows = self._store.get_across([keys.REPOSITORIES, partition], [record_key, *wanted])
+            raw = rows.get(keys.REPOSITORIES, {}).get(record_key)
+            if raw is not None:
+                repository = decode_repository(raw)
+                if repository.state == "active" and repository.instance_uid == uid:
+                    read = rows.get(partition, {})
+                    return repository, {key: read[key] for key in wanted if key in read}
+            self._instances.pop(name, None)  # gone, moving or re-created: read it afresh
+        repository = self.get(name)
+        if len(self._instances) >= INSTANCE_MEMORY:
+            self._instances.clear()  # a bound, not an LRU: refilling costs a round trip each
+        self._instances[name] = repository.instance_uid
+        partition = keys.instance_partition(name, repository.instance_uid)
+        return repository, self._store.get_many(partition, wanted)
+
     def list(self, *, after: str = "", prefix: str = "") -> Iterator[Repository]:
         """Active repositories in name order, after `after`, whose names start with `prefix`.
 
-        The scan starts at the prefix and stops past it, so a prefix costs what it
-        lists, not every name before it (issue 33).
+        Read through the live-instance index (liverepos.py), from the prefix on: a page
+        costs what it lists, not the names before it nor the deleted ones (issue 33).
         """
-        first = keys.repository_key(prefix)
-        start = max(keys.repository_key(after) + b"\0" if after else first, first)
-        with self._store.scan(keys.REPOSITORIES, start) as scan:
-            for key, raw in scan:
-                if not key.startswith(first):
-                    return
-                repository = decode_repository(raw)
-                if repository.state == "active":
-                    yield repository
+        for repository in self._live.records(after=after, prefix=prefix):
+            if repository.state == "active":
+                yield repository
 
     def is_stale(self, repository: Repository) -> bool:
         return self._clock() - repository.creation_date > self._initial_timeout
@@ -126,7 +162,9 @@ class Repositories:
             ConflictError: an active repository (or a creation in progress) has the name.
             RepositoryDeletingError: a repository of that name is being deleted.
         """
-        for _ in range(_MAX_TRIES):
+        # Not kv.update: a try writes the creation marker before its swap, and abandons
+        # a stale creation (two swaps) before it tries again.
+        for _ in range(MAX_TRIES):
             try:
                 existing, predicate = self.load(name)
             except RepositoryNotFoundError:
@@ -157,6 +195,7 @@ class Repositories:
             # crashed creation among the markers, not by reading every repository.
             marker = keys.creation_key(name, record.instance_uid)
             self._store.set(keys.CREATIONS, marker, b"%.3f" % now)
+            self._live.add(name, record.instance_uid)  # before the record: listings find it
             try:
                 self._store.set_if(keys.REPOSITORIES, keys.repository_key(name), encoded, expected)
             except PreconditionFailedError:
@@ -222,7 +261,8 @@ class Repositories:
         Raises:
             RepositoryNotFoundError: no repository (or only an unfinished creation) has the name.
         """
-        for _ in range(_MAX_TRIES):
+        # Not kv.update: a try calls `before` and then abandons the record (two swaps).
+        for _ in range(MAX_TRIES):
             repository, predicate = self.load(name)
             if repository.state == "deleted" or (
                 repository.state == "initial" and not self.is_stale(repository)
@@ -262,8 +302,17 @@ class Repositories:
             repository, state="deleted", state_changed=self._clock()
         )
         self._store.set_if(keys.REPOSITORIES, key, encode(tombstone), predicate)
+        self._unlist(repository)
         log.info("repository %s (instance %s) deleted", repository.name, repository.instance_uid)
         return entry
+
+    def _unlist(self, repository: Repository) -> None:
+        """Take a deleted instance out of the live index. Best effort: a listing that meets
+        its key finds the tombstone and drops it."""
+        try:
+            self._live.drop(repository.name, repository.instance_uid)
+        except KvlakeError as exc:
+            log.warning("unlisting repository %s failed: %s", repository.name, exc)
 
     def stale_creations(
         self, *, every_record: bool = False
@@ -301,4 +350,5 @@ class Repositories:
                 # Its record is not there: the creation lost a race to another, or is
                 # about to write it. Once past the timeout, a record it still writes is
                 # stale from birth (dated before the marker) and the next access abandons it.
+                self._live.drop(name, uid)  # its key, if it wrote one before losing
                 self._store.delete(keys.CREATIONS, marker)

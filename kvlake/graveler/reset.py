@@ -20,10 +20,9 @@ staged as shadows to `before_restage` (they are then in two places).
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Iterator, Sequence
-from typing import Final
+from collections.abc import Iterator
 
-from kvlake.errors import InvalidInputError, PreconditionFailedError, TooManyTriesError
+from kvlake.errors import InvalidInputError, PreconditionFailedError
 from kvlake.graveler import keys
 from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.compare import SortedLookup
@@ -31,14 +30,10 @@ from kvlake.graveler.diff import prefix_end
 from kvlake.graveler.protection import BranchProtectionRules
 from kvlake.graveler.records import Branch, Repository, decode_value, encode
 from kvlake.graveler.refexpr import RefResolver
-from kvlake.graveler.refs import Refs
+from kvlake.graveler.refs import DropTokens, Refs
 from kvlake.graveler.staging import TOMBSTONE, Staging
 from kvlake.graveler.writer import Writer
 from kvlake.kv import Store
-
-DropTokens = Callable[[Repository, Sequence[str]], None]
-
-_MAX_TRIES: Final = 20
 
 
 class Resetter:
@@ -91,28 +86,24 @@ class Resetter:
         return commit_id
 
     def _replace(self, repository: Repository, name: str, commit_id: str | None) -> None:
-        for _ in range(_MAX_TRIES):
-            branch, predicate = self._refs.load_branch(repository, name)
+        def replace(branch: Branch) -> Branch | None:
             target = commit_id or branch.commit_id
             if (
                 target == branch.commit_id
                 and not branch.sealed_tokens
                 and self._staging.is_empty(branch.staging_token)
             ):
-                return  # nothing to drop, nowhere to move
-            # Queue before unreferencing: a crash leaves the tokens queued, never lost.
-            self._drop_tokens(repository, branch.tokens())
-            replaced = Branch(
+                return None  # nothing to drop, nowhere to move
+            # Queue before unreferencing: a crash leaves the tokens queued, never lost
+            # (and a swap lost to a seal or commit leaves them queued: re-checked later).
+            self._drop_tokens(repository, branch.tokens(), branch=name)
+            return branch.with_tokens(
                 commit_id=target,
                 staging_token=keys.new_staging_token(repository.instance_uid),
-                hidden=branch.hidden,
+                sealed_tokens=(),
             )
-            try:
-                self._refs.swap_branch(repository, name, replaced, predicate)
-                return
-            except PreconditionFailedError:
-                continue  # a seal or commit moved first: the queued tokens are re-checked later
-        raise TooManyTriesError(f"resetting branch {name!r} kept racing other changes; retry")
+
+        self._refs.update_branch(repository, name, replace, what=f"resetting branch {name!r}")
 
     def reset_key(self, repository: Repository, branch: str, key: bytes) -> None:
         """Drop the uncommitted change of one object, if any.
@@ -156,13 +147,14 @@ class Resetter:
             # read them: shadow those keys too while that commit is running.
             read = set().union(*(removed[t] for t in branch.sealed_tokens if t in removed))
             removed[token] = self._remove(repository, token, start, stop)
-            hidden = self._staging.hidden(
-                repository.storage_namespace, branch.hiding_among((token,))
+            tombstones = self._staging.range_tombstones(
+                repository.storage_namespace, (token,), branch.tombstone_tokens
             )
-            if hidden is not None:  # a bulk delete's hidden ranges are staged changes too
-                hidden.unhide(token, start, stop)
+            if tombstones is not None:  # a bulk delete's range tombstones are staged changes too
+                tombstones.lift(token, start, stop)
             if branch.sealed_tokens:
-                self._stage_shadows(repository, branch, start, stop, read)
+                shadows = self._shadows(repository, branch, start, stop, read)
+                self._stage_shadows(repository, branch.staging_token, shadows)
 
         # The protection rules were checked by the caller, before the key.
         self._writer.run(repository, name, reset_on, check_protection=False)
@@ -187,26 +179,22 @@ class Resetter:
         return removed
 
     def _stage_shadows(
-        self,
-        repository: Repository,
-        branch: Branch,
-        start: bytes,
-        stop: bytes | None,
-        read: set[bytes],
+        self, repository: Repository, token: str, shadows: Iterator[tuple[bytes, bytes]]
     ) -> None:
-        """Stage the committed state over keys a commit has sealed (or may have read).
+        """Stage in `token` (the staging token) the committed state over keys a commit has
+        sealed (or may have read): the `shadows`.
 
         Each shadow is staged only where the key is still unstaged in the current
         token (compare-and-swap on absence): a write that raced the reset wins.
         Committed values staged here are also in the commit, so they are announced
         as restaged first (their blobs become shared, never deleted by a replace).
         """
-        partition = keys.staging_partition(branch.staging_token)
-        shadows = list(self._shadows(repository, branch, start, stop, read))
-        values = [decode_value(raw) for _, raw in shadows if raw]
+        partition = keys.staging_partition(token)
+        staged = list(shadows)
+        values = [decode_value(raw) for _, raw in staged if raw]
         if values and self._hooks is not None:
             self._hooks.before_restage(repository, values)
-        for key, raw in shadows:
+        for key, raw in staged:
             try:
                 self._store.set_if(partition, key, raw, None)
             except PreconditionFailedError:
@@ -223,10 +211,10 @@ class Resetter:
         """Staged entries that restore the committed state over the sealed tokens' keys."""
         metarange_id = self._refs.get_commit(repository, branch.commit_id).metarange_id
         lookup = SortedLookup(self._committed, repository.storage_namespace, metarange_id)
-        hidden = self._staging.hidden(
-            repository.storage_namespace, branch.hiding_among(branch.sealed_tokens)
+        staged = self._staging.read(
+            repository.storage_namespace, branch.sealed_tokens, branch.tombstone_tokens
         )
-        sealed = (key for key, _ in self._staging.scan(branch.sealed_tokens, start, hidden))
+        sealed = (key for key, _ in staged.scan(start))
         previous = None
         for key in heapq.merge(sealed, sorted(read)):
             if stop is not None and key >= stop:

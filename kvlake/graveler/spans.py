@@ -40,8 +40,9 @@ class RefState(msgspec.Struct, frozen=True, kw_only=True):
     commit_id: str
     metarange_id: str
     tokens: tuple[str, ...] = ()
-    hiding: tuple[str, ...] = ()
-    """The tokens that may hold hidden-range records (kvlake/graveler/hiding.py)."""
+    tombstone_tokens: tuple[str, ...] = msgspec.field(default=(), name="hiding")
+    """The tokens that may hold range tombstones (kvlake/graveler/range_tombstones.py);
+    encoded as "hiding", their first name, so spans planned before the rename decode."""
 
 
 class Span(msgspec.Struct, frozen=True, kw_only=True):
@@ -156,7 +157,7 @@ class RefSpans:
             commit_id=resolved.commit_id,
             metarange_id=resolved.commit.metarange_id,
             tokens=resolved.staging_tokens,
-            hiding=resolved.hiding,
+            tombstone_tokens=resolved.tombstone_tokens,
         )
 
     def _repository(self, span: Span) -> Repository:
@@ -174,8 +175,10 @@ class RefSpans:
         committed = self._committed.scan(repository.storage_namespace, state.metarange_id, start)
         sources: list[Iterator[tuple[bytes, Value | None]]] = [committed]
         if state.tokens:
-            hidden = self._staging.hidden(repository.storage_namespace, state.hiding)
-            sources.insert(0, self._staging.scan(state.tokens, start, hidden))
+            staged = self._staging.read(
+                repository.storage_namespace, state.tokens, state.tombstone_tokens
+            )
+            sources.insert(0, staged.scan(start))
         for key, value in overlay(sources):
             if stop is not None and key >= stop:
                 return

@@ -5,21 +5,26 @@ token; a delete puts a tombstone (an empty value). Sealed tokens keep their
 writes visible while a commit turns them into ranges. Readers consult the
 current token, then the sealed ones newest first, then the commit: the first
 hit wins. `overlay` is that rule as a streaming k-way merge. A token may also
-hold hidden-range records (kvlake/graveler/hiding.py): tombstones at every key
+hold range tombstones (kvlake/graveler/range_tombstones.py): tombstones at every key
 of a committed range, which the token's own entries override.
 """
 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from typing import TypeVar
 
 from kvlake.errors import KeyNotFoundError
 from kvlake.graveler import keys
 from kvlake.graveler.committed import CommittedManager
-from kvlake.graveler.hiding import FIRST_PATH, RECORD_PREFIX, HiddenKeys
-from kvlake.graveler.hiding import TOMBSTONE as TOMBSTONE
+from kvlake.graveler.range_tombstones import (
+    FIRST_PATH,
+    RECORD_PREFIX,
+    RangeTombstone,
+    RangeTombstones,
+)
+from kvlake.graveler.range_tombstones import TOMBSTONE as TOMBSTONE
 from kvlake.graveler.records import Value, decode_value, encode
 from kvlake.kv import Store
 
@@ -47,6 +52,117 @@ def _ranked(source: Iterable[tuple[bytes, _T]], rank: int) -> Iterator[tuple[byt
         yield key, rank, item
 
 
+class StagedRead:
+    """What tokens of one branch state stage, read as one: the newest staged state of each
+    key, the tombstones of the tokens' range tombstones included.
+
+    Every reader of staged entries takes one (`Staging.read`) instead of the tokens and
+    the records apart, so no reader can forget the records. Thread-safe; it holds no
+    entries, only the tokens, so it reads what they hold when asked.
+    """
+
+    def __init__(
+        self, store: Store, tokens: Sequence[str], tombstones: RangeTombstones | None
+    ) -> None:
+        self._store = store
+        self.tokens = tuple(tokens)
+        """The tokens read, newest first."""
+        self._tombstones = tombstones
+
+    def get(self, key: bytes) -> Value | None:
+        """The newest staged state of `key`: a Value, or None for a tombstone (staged, or
+        of a range tombstone).
+
+        Raises:
+            KeyNotFoundError: no token stages anything for the key.
+        """
+        for token in self.tokens:
+            try:
+                raw, _ = self._store.get(keys.staging_partition(token), key)
+            except KeyNotFoundError:
+                if self.hides(token, key):
+                    return None
+                continue
+            return decode_value(raw) if raw else None
+        raise KeyNotFoundError(f"key {key!r} is not staged")
+
+    def scan(self, start: bytes = b"") -> Iterator[tuple[bytes, Value | None]]:
+        """Staged entries from `start` on, all tokens merged (the newest wins), tombstones
+        (and the keys range tombstones hide) as None."""
+        return overlay([self._scan_one(token, start) for token in self.tokens])
+
+    def hides(self, token: str, key: bytes) -> bool:
+        """Whether a range tombstone of `token` holds a tombstone at `key`."""
+        return self._tombstones is not None and self._tombstones.hides(token, key)
+
+    def without(self, range_ids: Collection[str]) -> StagedRead:
+        """This read, but the records of `range_ids` hide nothing: a commit that drops
+        those ranges whole (`wholly_tombstoned`) must not also read them key by key."""
+        tombstones = None if self._tombstones is None else self._tombstones.without(range_ids)
+        return StagedRead(self._store, self.tokens, tombstones)
+
+    def wholly_tombstoned(self, metarange_id: str) -> frozenset[str]:
+        """The ids of the ranges of `metarange_id` (a commit's base) whose every key the
+        tokens delete through one range tombstone alone: a commit drops those ranges
+        without reading their keys (and reads the metarange only if there are records).
+
+        A record qualifies when it covers its whole range with no `keep`, no other
+        record of any token overlaps its span (unless it hides the same range whole
+        too), and no token stages any entry inside the span: another record's
+        tombstones or an entry there would fall into a range left out unread, so
+        such ranges go key by key, as before. One KV read per record and token, and
+        the records held in memory: the cost follows the ranges tombstoned, not their keys.
+        """
+        tombstones = self._tombstones
+        if tombstones is None:
+            return frozenset()
+        base = {info.id: info for info in tombstones.metarange(metarange_id)}
+        records = sorted(
+            (
+                record
+                for token in self.tokens
+                if token in tombstones.tokens
+                for record in tombstones.records(token)
+            ),
+            key=lambda record: record.min_key,
+        )
+        dropped: set[str] = set()
+        for index, record in enumerate(records):
+            info = base.get(record.range_id)
+            if (
+                info is None
+                or record.keep
+                or (record.min_key, record.max_key) != (info.min_key, info.max_key)
+                or _overlapped(records, index)
+                or self._stages_within(info.min_key, info.max_key)
+            ):
+                continue
+            dropped.add(info.id)
+        return frozenset(dropped)
+
+    def _stages_within(self, low: bytes, high: bytes) -> bool:
+        """Whether any token stages an entry (a value or a tombstone) in [low, high]."""
+        for token in self.tokens:
+            with self._store.scan(keys.staging_partition(token), low, batch_size=1) as scan:
+                found = next(scan, None)
+            if found is not None and found[0] <= high:
+                return True
+        return False
+
+    def _scan_one(self, token: str, start: bytes) -> Iterator[tuple[bytes, Value | None]]:
+        entries = self._entries(token, start)
+        if self._tombstones is None or token not in self._tombstones.tokens:
+            return entries
+        tombstones = ((key, None) for key in self._tombstones.keys(token, start))
+        return overlay([entries, tombstones])  # the token's own entries win
+
+    def _entries(self, token: str, start: bytes) -> Iterator[tuple[bytes, Value | None]]:
+        with self._store.scan(keys.staging_partition(token), max(start, FIRST_PATH)) as scan:
+            for page in scan.batches():
+                for key, raw in page:
+                    yield key, (decode_value(raw) if raw else None)
+
+
 class Staging:
     """Reads and writes staging partitions. Thread-safe; values are graveler Values."""
 
@@ -54,18 +170,24 @@ class Staging:
         self._store = store
         self._committed = committed
 
-    def hidden(self, namespace: str, tokens: Sequence[str]) -> HiddenKeys | None:
-        """What the hidden-range records of `tokens` (a branch's `hiding`) hide; None
-        when there are none to read."""
-        if not tokens:
+    def read(
+        self, namespace: str, tokens: Sequence[str], tombstone_tokens: Sequence[str]
+    ) -> StagedRead:
+        """The staged state of `tokens` (newest first) of a branch whose `tombstone_tokens`
+        lists the tokens that may hold range tombstones (only those of `tokens` are read)."""
+        return StagedRead(
+            self._store, tokens, self.range_tombstones(namespace, tokens, tombstone_tokens)
+        )
+
+    def range_tombstones(
+        self, namespace: str, tokens: Sequence[str], tombstone_tokens: Sequence[str]
+    ) -> RangeTombstones | None:
+        """The range tombstones of those of `tokens` that a branch's `tombstone_tokens` lists, to
+        change them (a reset, a repair); None when there are none to read."""
+        listed = [token for token in tombstone_tokens if token in tokens]
+        if not listed:
             return None
-        return HiddenKeys(self._store, self._committed, namespace, tokens)
-
-    def set(self, token: str, key: bytes, value: Value) -> None:
-        self._store.set(keys.staging_partition(token), key, encode(value))
-
-    def set_tombstone(self, token: str, key: bytes) -> None:
-        self._store.set(keys.staging_partition(token), key, TOMBSTONE)
+        return RangeTombstones(self._store, self._committed, namespace, listed)
 
     def set_many(self, token: str, entries: Iterable[tuple[bytes, Value | None]]) -> None:
         """Write many entries (None: a tombstone) in batches, not atomically: for a token
@@ -75,51 +197,24 @@ class Staging:
             ((key, TOMBSTONE if value is None else encode(value)) for key, value in entries),
         )
 
-    def get(
-        self, tokens: Sequence[str], key: bytes, hidden: HiddenKeys | None = None
-    ) -> Value | None:
-        """The newest staged state of `key`: a Value, or None for a tombstone (staged, or
-        of a hidden range in `hidden`).
-
-        Raises:
-            KeyNotFoundError: no token stages anything for the key.
-        """
-        for token in tokens:
-            try:
-                raw, _ = self._store.get(keys.staging_partition(token), key)
-            except KeyNotFoundError:
-                if hidden is not None and hidden.hides(token, key):
-                    return None
-                continue
-            return decode_value(raw) if raw else None
-        raise KeyNotFoundError(f"key {key!r} is not staged")
-
-    def scan(
-        self, tokens: Sequence[str], start: bytes = b"", hidden: HiddenKeys | None = None
-    ) -> Iterator[tuple[bytes, Value | None]]:
-        """Staged entries of all tokens merged (first token wins), tombstones as None,
-        hidden ranges' keys (of the tokens in `hidden`) among the tombstones."""
-        return overlay([self._scan_one(token, start, hidden) for token in tokens])
-
-    def _scan_one(
-        self, token: str, start: bytes, hidden: HiddenKeys | None
-    ) -> Iterator[tuple[bytes, Value | None]]:
-        entries = self._entries(token, start)
-        if hidden is None or token not in hidden.tokens:
-            return entries
-        tombstones = ((key, None) for key in hidden.keys(token, start))
-        return overlay([entries, tombstones])  # the token's own entries win
-
-    def _entries(self, token: str, start: bytes) -> Iterator[tuple[bytes, Value | None]]:
-        with self._store.scan(keys.staging_partition(token), max(start, FIRST_PATH)) as scan:
-            for page in scan.batches():
-                for key, raw in page:
-                    yield key, (decode_value(raw) if raw else None)
-
     def is_empty(self, token: str) -> bool:
-        """No entry and no hidden-range record (a hiding guard alone changes nothing)."""
+        """No entry and no range tombstone (a tombstone guard alone changes nothing)."""
         with self._store.scan(keys.staging_partition(token), RECORD_PREFIX, batch_size=1) as scan:
             return next(scan, None) is None
 
     def drop(self, token: str) -> None:
         self._store.drop_partition(keys.staging_partition(token))
+
+
+def _overlapped(records: Sequence[RangeTombstone], index: int) -> bool:
+    """Whether a record other than `records[index]` (sorted by `min_key`) overlaps its span,
+    apart from records tombstone_tokens the same range whole."""
+    record = records[index]
+    for other in (*records[:index], *records[index + 1 :]):
+        if other.min_key > record.max_key:
+            break
+        if other.max_key < record.min_key:
+            continue
+        if other.range_id != record.range_id or other.keep:
+            return True
+    return False

@@ -39,11 +39,18 @@ from kvlake.errors import (
 )
 from kvlake.graveler import keys
 from kvlake.graveler.committed import CommittedManager
-from kvlake.graveler.hiding import FIRST_PATH, HiddenKeys, HiddenRange, stage_records
 from kvlake.graveler.protection import BranchProtectionRules
-from kvlake.graveler.records import Branch, Repository, Value, decode_value, encode
+from kvlake.graveler.range_tombstones import FIRST_PATH, RangeTombstone, stage_records
+from kvlake.graveler.records import (
+    Branch,
+    BranchProtection,
+    Repository,
+    Value,
+    decode_value,
+    encode,
+)
 from kvlake.graveler.refs import Refs
-from kvlake.graveler.staging import TOMBSTONE
+from kvlake.graveler.staging import TOMBSTONE, Staging
 from kvlake.kv import Predicate, Store
 
 WRITE_TRIES: Final = 10
@@ -54,7 +61,7 @@ Step = Callable[[str, Branch | None, bool], None]
 
 
 def check_key(key: bytes) -> None:
-    """Refuse a key below `FIRST_PATH`: staging keeps hidden-range records there.
+    """Refuse a key below `FIRST_PATH`: staging keeps range tombstones there.
 
     Raises:
         InvalidInputError: the key is empty or starts with NUL.
@@ -103,12 +110,14 @@ class Writer:
         *,
         store: Store,
         refs: Refs,
+        staging: Staging,
         committed: CommittedManager,
         protection: BranchProtectionRules,
         hooks: StagingHooks | None,
     ) -> None:
         self._store = store
         self._refs = refs
+        self._staging = staging
         self._committed = committed
         self._protection = protection
         self.hooks = hooks
@@ -123,11 +132,13 @@ class Writer:
         if_absent: bool = False,
         token: str = "",
         attempted: list[str] | None = None,
+        protection: BranchProtection | None = None,
     ) -> None:
         """Stage `value` at `key` (None: a tombstone); durable and bound for a commit on return.
 
         `token` is the branch's staging token if the caller read it moments ago
-        (it must be younger than the token drop delay). `attempted` collects the
+        (it must be younger than the token drop delay), `protection` the rules it read
+        with it (`Graveler.read_branch`). `attempted` collects the
         tokens a write was tried on: from the first try on, the value may be
         staged whatever the caller is told.
 
@@ -148,7 +159,7 @@ class Writer:
             below = current if if_absent else None
             self._swap(repository, branch, token, key, value, encoded, below, tried)
 
-        self.run(repository, branch, stage, token="" if if_absent else token)
+        self.run(repository, branch, stage, token="" if if_absent else token, protection=protection)
 
     def write_tombstones(self, repository: Repository, branch: str, keys_: Sequence[bytes]) -> None:
         """Stage tombstones at many keys in one writer flow: a few KV calls per batch.
@@ -195,19 +206,19 @@ class Writer:
                 # A racing writer replaced it: the single-write path announces the new value.
                 self._swap(repository, branch, token, key, None, TOMBSTONE, None, [])
 
-    def hide(
+    def stage_range_tombstones(
         self,
         repository: Repository,
         branch: str,
-        records: Sequence[HiddenRange],
+        records: Sequence[RangeTombstone],
         *,
         metarange_id: str,
     ) -> None:
-        """Stage hidden-range records: a tombstone at every key of each committed range
+        """Stage range tombstones: a tombstone at every key of each committed range
         (all of metarange `metarange_id`) but its `keep` keys, in one writer flow
-        (kvlake/graveler/hiding.py).
+        (kvlake/graveler/range_tombstones.py).
 
-        The token is listed in the branch's `hiding` before its first record is
+        The token is listed in the branch's `tombstone_tokens` before its first record is
         written, so a reader never misses one. As with `write_tombstones`, the
         caller keeps writers off those keys while it runs (a key staged in the
         token meanwhile would win over the record). Repeating the call is harmless.
@@ -219,26 +230,24 @@ class Writer:
         """
 
         def stage(token: str, current: Branch | None, again: bool) -> None:
-            if self._list_hiding(repository, branch, token):
+            if self._list_tombstone_token(repository, branch, token):
                 stage_records(self._store, token, records, metarange_id=metarange_id)
 
         self.run(repository, branch, stage)
 
-    def _list_hiding(self, repository: Repository, name: str, token: str) -> bool:
-        """Add `token` to the branch's `hiding`; False if it is no longer the branch's."""
-        for _ in range(WRITE_TRIES):
-            branch, predicate = self._refs.load_branch(repository, name)
-            if token not in branch.tokens():
-                return False  # committed or reset meanwhile: `run` goes on to the new token
-            if token in branch.hiding:
-                return True
-            listed = msgspec.structs.replace(branch, hiding=(*branch.hiding, token))
-            try:
-                self._refs.swap_branch(repository, name, listed, predicate)
-                return True
-            except PreconditionFailedError:
-                continue  # a commit or another writer's listing moved first
-        raise TooManyTriesError(f"branch {name!r} kept changing under racing commits; retry")
+    def _list_tombstone_token(self, repository: Repository, name: str, token: str) -> bool:
+        """Add `token` to the branch's `tombstone_tokens`; False if it is no longer the branch's."""
+
+        def listed(branch: Branch) -> Branch | None:
+            if token not in branch.tokens() or token in branch.tombstone_tokens:
+                return None  # committed or reset meanwhile (`run` goes on), or listed
+            return msgspec.structs.replace(
+                branch, tombstone_tokens=(*branch.tombstone_tokens, token)
+            )
+
+        what = f"listing a bulk delete's token on branch {name!r}"
+        branch = self._refs.update_branch(repository, name, listed, what=what)
+        return token in branch.tokens() and token in branch.tombstone_tokens
 
     def update(
         self,
@@ -278,6 +287,7 @@ class Writer:
         *,
         token: str = "",
         check_protection: bool = True,
+        protection: BranchProtection | None = None,
     ) -> None:
         """The writer flow's loop: run `step` on the branch's staging token until it ran on
         a token that was still the staging token after it (invariant 2).
@@ -293,7 +303,7 @@ class Writer:
             TooManyTriesError: racing commits kept sealing the token; retry.
         """
         if check_protection:
-            self._protection.check(repository, branch, "staging_write")
+            self._protection.check(repository, branch, "staging_write", rules=protection)
         current: Branch | None = None
         if not token:
             current = self._refs.load_branch(repository, branch)[0]
@@ -415,18 +425,17 @@ class Writer:
             )
 
     def _staged_or_committed(self, repository: Repository, branch: Branch, key: bytes) -> bytes:
-        """The encoded value at `key` under the staging token, or b"" for none."""
-        hidden = HiddenKeys(
-            self._store, self._committed, repository.storage_namespace, branch.hiding
-        )
-        if hidden.hides(branch.staging_token, key):
-            return b""
-        for token in branch.sealed_tokens:
-            raw, expected = self._read(keys.staging_partition(token), key)
-            if expected is not None:
-                return raw
-            if hidden.hides(token, key):
-                return b""
+        """The encoded value at `key` on the branch (the caller found nothing staged in its
+        staging token), or b"" for none."""
+        namespace = repository.storage_namespace
+        try:
+            staged = self._staging.read(namespace, branch.tokens(), branch.tombstone_tokens).get(
+                key
+            )
+        except KeyNotFoundError:
+            pass  # nothing staged: the commit's value
+        else:
+            return b"" if staged is None else encode(staged)
         metarange_id = self._refs.get_commit(repository, branch.commit_id).metarange_id
         try:
             committed = self._committed.get(repository.storage_namespace, metarange_id, key)

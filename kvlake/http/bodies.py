@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import io
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -67,7 +67,7 @@ class BodyPace:
         return self.grace + received / self.min_rate
 
 
-async def chunks(request: Request, pace: BodyPace) -> AsyncIterator[bytes]:
+async def chunks(request: Request, pace: BodyPace) -> AsyncGenerator[bytes, None]:
     """The body's chunks; BodyTimeoutError when a read waits `pace.read_timeout` seconds,
     BodyTooSlowError when the body falls behind `pace.allowance`, ClientGoneError."""
     stream = request.stream()

@@ -11,9 +11,11 @@ from kvlake.kv.store import (
     Scan,
     Store,
 )
+from kvlake.kv.updates import MAX_TRIES, get_or_none, update
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",
+    "MAX_TRIES",
     "MUST_EXIST",
     "CountingStore",
     "KeyValue",
@@ -22,7 +24,9 @@ __all__ = [
     "Predicate",
     "Scan",
     "Store",
+    "get_or_none",
     "open_store",
     "register_store",
+    "update",
     "url_scheme",
 ]

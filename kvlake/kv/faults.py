@@ -8,8 +8,8 @@ are chosen by script (skip the first N matching calls, then fail M) or by rate
 with a seeded generator, so every failure a test sees can be replayed.
 
 Calls are counted at the driver boundary: one per point operation, one per
-scan page, one per batch chunk (`set_many`, `delete_many`, `drop_partition`
-each delegate to the inner store's fast batch method). `calls` therefore lists
+scan page, one per batch chunk (`set_many`, `delete_many`, `drop_partition`,
+`get_across` each delegate to the inner store's fast batch method). `calls` therefore lists
 exactly the steps a crash can fall between, and `FaultyStore.fail_nth` makes
 "fail the n-th call, for every n" a loop.
 """
@@ -37,6 +37,7 @@ OPS: Final = (
     "delete_many",
     "drop_partition",
     "get",
+    "get_across",
     "get_many",
     "partitions",
     "scan",
@@ -274,6 +275,18 @@ class FaultyStore(Store):
             None,
             lambda: self._inner._get_many(partition, keys),
             len(keys),
+        )
+
+    def _get_across(
+        self, partitions: list[bytes], keys: list[bytes]
+    ) -> dict[bytes, dict[bytes, bytes]]:
+        # One call, as the SQL drivers make it one round trip; its partition is the first.
+        return self._run(
+            "get_across",
+            partitions[0] if partitions else None,
+            None,
+            lambda: self._inner._get_across(partitions, keys),
+            len(partitions) * len(keys),
         )
 
     def _set_many(self, partition: bytes, items: list[KeyValue]) -> None:

@@ -36,9 +36,10 @@ MAX_BATCH_SIZE: Final = 16384
 """Pages stop growing here, bounding the memory one scan holds."""
 
 WRITE_CHUNK: Final = 10000
+"""Batch writes reach a driver in chunks of at most this many items."""
+
 READ_CHUNK: Final = 1000
 """Keys per `get_many` driver call: one SQL statement, well under SQLite's parameter limit."""
-"""Batch writes reach a driver in chunks of at most this many items."""
 
 
 @final

@@ -1,4 +1,5 @@
-"""Long-running operations of every kind (bulk deletes, GC runs) and object locks,
+"""Long-running operations of every kind (bulk deletes, imports, GC runs, lakeFS's tasks)
+and object locks,
 resumable from the KV."""
 
 from kvlake.operations.batches import BatchProcessor
@@ -39,11 +40,23 @@ from kvlake.operations.records import (
     OperationStatus,
     Outcome,
 )
+from kvlake.operations.refs_tasks import RefsTaskSteps, submit_dump, submit_restore
 from kvlake.operations.runner import OperationRunner
+from kvlake.operations.steps import (
+    INTERNAL_ERROR,
+    Cancelled,
+    Steps,
+    StepsEngine,
+    Stopped,
+    drive,
+    repository_of,
+)
+from kvlake.operations.tasks import TaskStatus, submit_task, task_status
 
 __all__ = [
     "ENGINE_NAMES",
     "FINISHED",
+    "INTERNAL_ERROR",
     "KINDS",
     "OPERATION_METADATA_KEY",
     "STATUSES",
@@ -52,6 +65,7 @@ __all__ = [
     "BranchPath",
     "BulkDeleteOptions",
     "BulkDeletes",
+    "Cancelled",
     "Counters",
     "Describe",
     "Driver",
@@ -75,8 +89,14 @@ __all__ = [
     "OperationStatus",
     "Outcome",
     "Progress",
+    "RefsTaskSteps",
+    "Steps",
+    "StepsEngine",
+    "Stopped",
+    "TaskStatus",
     "UploadLock",
     "check_filters",
+    "drive",
     "engine_available",
     "load_dotted",
     "open_engine",
@@ -85,5 +105,10 @@ __all__ = [
     "parse_ref_path",
     "progress_of",
     "register_engine",
+    "repository_of",
     "select_engine",
+    "submit_dump",
+    "submit_restore",
+    "submit_task",
+    "task_status",
 ]

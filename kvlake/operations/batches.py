@@ -17,7 +17,7 @@ from collections.abc import Iterator
 import msgspec
 
 from kvlake.errors import ConflictError, TooManyTriesError
-from kvlake.graveler import HiddenRange, RangeInfo, Repository
+from kvlake.graveler import RangeInfo, RangeTombstone, Repository
 from kvlake.operations.engines import EngineContext
 from kvlake.operations.records import Batch, Failure, Lock, Operation, Outcome, RangePlan
 from kvlake.operations.renewal import HeldDeleteLock
@@ -90,13 +90,13 @@ class BatchProcessor:
         if not operation.options.dry_run:
             if plan.paths:
                 failed_paths = self._delete(operation, repository, plan.paths, plan.addresses, held)
-            if plan.hidden:
-                failed_paths += self._hide(operation, repository, batch, plan, held)
+            if plan.tombstoned:
+                failed_paths += self._tombstone_ranges(operation, repository, batch, plan, held)
         if failed_paths:
             failures = [(path, Failure(outcome="failed", reason=why)) for path, why in failed_paths]
             ledger.write_failures(operation.id, failures)
         failed = len(failed_paths)
-        deleted = len(plan.paths) + plan.hidden - failed
+        deleted = len(plan.paths) + plan.tombstoned - failed
         # Objects enumeration counted that someone deleted since (a path batch counts
         # them as deleted too: a tombstone over theirs): counted so, the enumerated count
         # never has to go back (invariant 5).
@@ -158,10 +158,10 @@ class BatchProcessor:
             paths.append(path)
             if keep_addresses:
                 addresses.append(context.describe(value).address)
-        hidden = sum(info.count for info in batch.ranges)
+        tombstoned = sum(info.count for info in batch.ranges)
         keep: list[bytes] = []
         if staged or locked or gone:
-            hidden = 0
+            tombstoned = 0
             for key in self._range_keys(repository, batch):
                 if key in gone:
                     keep.append(key)  # not this operation's to delete, whatever comes there
@@ -170,7 +170,7 @@ class BatchProcessor:
                     continue
                 lock = locked.get(key.decode())
                 if lock is None:
-                    hidden += 1
+                    tombstoned += 1
                     continue
                 keep.append(key)
                 failures.append(
@@ -179,7 +179,11 @@ class BatchProcessor:
         if failures:
             context.ledger.write_failures(operation.id, failures)
         return RangePlan(
-            paths=paths, addresses=addresses, hidden=hidden, keep=keep, skipped=len(failures)
+            paths=paths,
+            addresses=addresses,
+            tombstoned=tombstoned,
+            keep=keep,
+            skipped=len(failures),
         )
 
     def _range_keys(self, repository: Repository, batch: Batch) -> Iterator[bytes]:
@@ -188,7 +192,7 @@ class BatchProcessor:
         for info in batch.ranges:
             yield from committed.range_columns(repository.storage_namespace, info.id).key_list()
 
-    def _hide(
+    def _tombstone_ranges(
         self,
         operation: Operation,
         repository: Repository,
@@ -210,12 +214,18 @@ class BatchProcessor:
             return []
         base = graveler.get_commit(repository, operation.base_commit)
         try:
-            graveler.hide(repository, operation.branch, records, metarange_id=base.metarange_id)
+            graveler.stage_range_tombstones(
+                repository, operation.branch, records, metarange_id=base.metarange_id
+            )
             return []
         except ConflictError as exc:
-            log.info("bulk delete %s: tombstones instead of hidden ranges (%s)", operation.id, exc)
+            log.info(
+                "bulk delete %s: tombstones instead of range tombstones (%s)", operation.id, exc
+            )
             paths = [
-                path for record in records for path in self._unhidden(repository, operation, record)
+                path
+                for record in records
+                for path in self._tombstoned_paths(repository, operation, record)
             ]
             return self._delete(operation, repository, paths, [], held)
         except TooManyTriesError as exc:
@@ -223,11 +233,11 @@ class BatchProcessor:
             return [
                 (path, why)
                 for record in records
-                for path in self._unhidden(repository, operation, record)
+                for path in self._tombstoned_paths(repository, operation, record)
             ]
 
-    def _unhidden(
-        self, repository: Repository, operation: Operation, record: HiddenRange
+    def _tombstoned_paths(
+        self, repository: Repository, operation: Operation, record: RangeTombstone
     ) -> list[str]:
         """The paths `record` was to hide: its range's keys but the kept and the staged."""
         graveler = self.context.graveler
@@ -310,10 +320,10 @@ class BatchProcessor:
         return free, raced
 
 
-def _record(info: RangeInfo, keep: list[bytes]) -> HiddenRange:
-    """The hidden-range record of range `info`, keeping the locked keys (sorted `keep`)
+def _record(info: RangeInfo, keep: list[bytes]) -> RangeTombstone:
+    """The range tombstone of range `info`, keeping the locked keys (sorted `keep`)
     that fall in it."""
     kept = keep[bisect_left(keep, info.min_key) : bisect_right(keep, info.max_key)]
-    return HiddenRange(
+    return RangeTombstone(
         range_id=info.id, min_key=info.min_key, max_key=info.max_key, keep=tuple(kept)
     )

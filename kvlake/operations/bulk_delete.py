@@ -25,7 +25,7 @@ from kvlake.errors import (
     NotFoundError,
 )
 from kvlake.graveler import Graveler, Repository
-from kvlake.operations import keys
+from kvlake.operations import events, keys
 from kvlake.operations.engines import ObjectInfo, select_engine
 from kvlake.operations.ledger import FailurePage, Ledger
 from kvlake.operations.paths import BranchPath
@@ -150,6 +150,7 @@ class BulkDeletes:
                 an unknown engine (nothing recorded).
             RepositoryNotFoundError, BranchNotFoundError: no such repository or branch.
             ProtectedBranchError: a rule forbids writes to the branch.
+            HookAbortedError: a `pre-bulk-delete` hook of the branch's actions failed.
         """
         check_filters(options.filters)
         repository = self.graveler.get_repository(path.repository)
@@ -163,6 +164,14 @@ class BulkDeletes:
         requested = options.engine or self.default_engine
         estimate = self.estimate(repository, path) if requested == "auto" else None
         engine = select_engine(requested, threshold=self.spark_threshold, estimate=estimate)
+        if self.graveler.events is not None:
+            # kvlake's `pre-bulk-delete` gate (docs/actions.md): the branch's action files
+            # may refuse the request (HookAbortedError) before anything is recorded.
+            # Its payload names the prefix and filters, so a hook can refuse by path.
+            event = events.pre_bulk_delete(
+                repository, path.branch, path.prefix, options, created_by
+            )
+            self.graveler.events.pre(repository, event)
         now = self.clock()
         operation = Operation(
             id=ids.new_uid(),

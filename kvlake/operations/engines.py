@@ -1,10 +1,13 @@
 """Engines run operations; this is the seam where each one plugs in, by name or by kind.
 
-A bulk delete names its engine (`local`, `spark`); every other kind has one
-engine, named in `_KINDS` (a GC run: kvlake/pipelines/gc_runs.py; an import:
-kvlake/catalog/import_runs.py). All share
-the one small interface, `run(operation_id, stop)`, and claim, renew and end
-their records through `Driver` (kvlake/operations/driver.py).
+A bulk delete names its engine (`local`, `spark`); every other kind has one.
+Most kinds give only their `Steps` (`_STEPS`: an import, kvlake/catalog/import_runs.py;
+a refs dump or restore; a GC commits preparation, kvlake/catalog/gc_prepare_runs.py),
+the work between claim and finish, and `drive` (kvlake/operations/steps.py) does the
+claim, heartbeat, cancel and finish for all of them; a GC run
+(kvlake/pipelines/gc/runs.py) is an engine of its own (`_KINDS`). The runner calls
+every engine through the one small interface, `run(operation_id, stop)`, and all
+claim, renew and end their records through `Driver` (kvlake/operations/driver.py).
 
 An engine gets an `EngineContext` (the lake's parts the work needs) and runs
 one operation with `run(operation_id, stop)` until it is finished or `stop`
@@ -45,6 +48,7 @@ from kvlake.config import OperationsSettings, Settings
 from kvlake.errors import ConfigError, InvalidInputError
 from kvlake.graveler import Graveler, Value
 from kvlake.operations.driver import Driver
+from kvlake.operations.steps import Steps, StepsEngine
 
 if TYPE_CHECKING:
     from kvlake.deletion import DeletionLog
@@ -112,10 +116,18 @@ _ENGINES: Final = {
 ENGINE_NAMES: Final = ("auto", "local", "spark")
 """The names a request may give; engines registered later are accepted by name too."""
 _KINDS: Final = {
-    "gc-run": "kvlake.pipelines.gc_runs:GcRunEngine",
-    "import": "kvlake.catalog.import_runs:ImportEngine",
+    "gc-run": "kvlake.pipelines.gc.runs:GcRunEngine",
 }
-"""The engine of each kind other than `bulk-delete` (whose request names its engine)."""
+"""The engine of each kind other than `bulk-delete` (whose request names its engine) that
+runs its own record: a GC run also ends its repository's GC lease and writes error.json."""
+_STEPS: Final = {
+    "import": "kvlake.catalog.import_runs:ImportSteps",
+    "dump": "kvlake.operations.refs_tasks:RefsTaskSteps",
+    "restore": "kvlake.operations.refs_tasks:RefsTaskSteps",
+    "gc-prepare-commits": "kvlake.catalog.gc_prepare_runs:GcPrepareSteps",
+}
+"""The kinds given by their `Steps` (built as `Class(context)`): `drive` claims, beats,
+cancels and finishes them all alike (kvlake/operations/steps.py)."""
 
 
 def register_engine(name: str, dotted_path: str) -> None:
@@ -171,6 +183,9 @@ def open_engine_for(operation: Operation, context: EngineContext) -> Engine:
     """
     if operation.kind == "bulk-delete":
         return open_engine(operation.options.engine, context)
+    if operation.kind in _STEPS:
+        steps: Callable[[EngineContext], Steps] = load_dotted(_STEPS[operation.kind])
+        return StepsEngine(context.driver(), steps(context))
     if operation.kind not in _KINDS:
         raise ConfigError(
             f"operation {operation.id} is of kind {operation.kind!r}, which this kvlake cannot"

@@ -3,6 +3,8 @@
 | partition | key | value |
 |---|---|---|
 | `operations` | `op/<operation id>` | the operation record: options, checkpoint, counters |
+| `operations` | `live-index` | empty: every record older than it has its live key |
+| `operations_live` | `<operation id>` | empty: the operation is not finished, or not cleaned |
 | `operations_batches/<operation id>` | `<batch number, 10 digits>` | one work batch: paths |
 | `operations_failures/<operation id>` | `<object path>` | why that path failed or was skipped |
 | `locks/<instance uid>` | `<object path>` | an explicit write lock on the path |
@@ -10,9 +12,12 @@
 | `delete_locks/<instance uid>` | `<operation id>` | a bulk delete's lock on its path prefix |
 
 Operation ids and instance uids are `ids.new_uid()` (fixed width, time-sortable),
-so `op/` keys list operations oldest first. Object paths hold no NUL (graveler
-refuses them), so `<path>\\0` separates an upload's lock from the path's explicit
-lock and sorts right after it: a range scan over a batch's paths sees both.
+so `op/` keys list operations oldest first. `operations_live` indexes the records
+a runner must still visit, in a partition of its own so that its scan never reads
+on into the finished records a runner's idle pass must not read.
+Object paths hold no NUL (graveler refuses them), so `<path>\\0` separates an
+upload's lock from the path's explicit lock and sorts right after it: a range scan
+over a batch's paths sees both.
 Batch numbers are zero-padded so batches scan in order.
 """
 
@@ -25,6 +30,8 @@ from kvlake.errors import InvalidInputError, OperationNotFoundError
 
 OPERATIONS: Final = b"operations"
 _OP_PREFIX: Final = b"op/"
+LIVE: Final = b"operations_live"
+LIVE_INDEX_BUILT: Final = b"live-index"
 _BATCHES_PREFIX: Final = b"operations_batches/"
 _FAILURES_PREFIX: Final = b"operations_failures/"
 _LOCKS_PREFIX: Final = b"locks/"
@@ -59,6 +66,11 @@ def operation_prefix() -> bytes:
 
 def is_operation_key(key: bytes) -> bool:
     return key.startswith(_OP_PREFIX)
+
+
+def live_key(operation_id: str) -> bytes:
+    """The key of an operation in the `LIVE` partition."""
+    return check_operation_id(operation_id).encode()
 
 
 def batches_partition(operation_id: str) -> bytes:

@@ -8,13 +8,12 @@ dropped once it is finished.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import msgspec
 
-from kvlake.errors import KeyNotFoundError, PreconditionFailedError
-from kvlake.kv import Predicate, Store
+from kvlake.kv import Predicate, Store, get_or_none, update
 from kvlake.operations import keys
 from kvlake.operations.records import (
     Batch,
@@ -40,46 +39,54 @@ class FailurePage:
 
 
 class Ledger:
-    """Operation records, batches and failures. Thread-safe; no in-process state."""
+    """Operation records, batches and failures. Thread-safe; no in-process state but
+    having seen the live index built."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
+        self._indexed = False
+        """Whether this process saw the live index built (it stays built)."""
 
     # -- operation records ----------------------------------------------------------
 
     def create(self, operation: Operation) -> None:
+        # Indexed before it exists: a crash in between leaves a key naming nothing, which
+        # `unfinished` drops; never a record a runner would not visit.
+        self.store.set(keys.LIVE, keys.live_key(operation.id), b"")
         self.store.set_if(
             keys.OPERATIONS, keys.operation_key(operation.id), encode(operation), None
         )
 
     def load(self, operation_id: str) -> tuple[Operation, Predicate]:
-        """The record and a predicate for `swap`. Raises OperationNotFoundError."""
-        try:
-            raw, predicate = self.store.get(keys.OPERATIONS, keys.operation_key(operation_id))
-        except KeyNotFoundError:
-            raise keys.not_found(operation_id) from None
-        return decode_operation(raw), predicate
-
-    def swap(self, predicate: Predicate, updated: Operation) -> Predicate:
-        """Replace the record `predicate` came from. Raises PreconditionFailedError."""
-        encoded = encode(updated)
-        self.store.set_if(keys.OPERATIONS, keys.operation_key(updated.id), encoded, predicate)
-        return Predicate(encoded)
+        """The record and a predicate for `set_if`. Raises OperationNotFoundError."""
+        loaded = get_or_none(self.store, keys.OPERATIONS, keys.operation_key(operation_id))
+        if loaded is None:
+            raise keys.not_found(operation_id)
+        return decode_operation(loaded[0]), loaded[1]
 
     def update(
         self, operation_id: str, change: Callable[[Operation], Operation | None]
     ) -> Operation:
-        """Apply `change` by compare-and-swap until it lands (None: leave it as it is)."""
-        while True:
-            current, predicate = self.load(operation_id)
-            updated = change(current)
-            if updated is None:
-                return current
-            try:
-                self.swap(predicate, updated)
-            except PreconditionFailedError:
-                continue
-            return updated
+        """Apply `change` by compare-and-swap, again on what a racing writer wrote when it
+        won (None: leave it as it is); the record as it is now.
+
+        Raises:
+            OperationNotFoundError: no such operation.
+            TooManyTriesError: racing writers won every time (kvlake.kv.MAX_TRIES).
+        """
+
+        def apply(raw: bytes | None) -> bytes | None:
+            if raw is None:
+                return None  # no record: said below
+            updated = change(decode_operation(raw))
+            return None if updated is None else encode(updated)
+
+        key = keys.operation_key(operation_id)
+        what = f"updating operation {operation_id}"
+        written = update(self.store, keys.OPERATIONS, key, apply, what=what)
+        if written is None:
+            raise keys.not_found(operation_id)
+        return decode_operation(written)
 
     def list(self) -> Iterator[Operation]:
         """Every operation record, oldest first (ids sort by creation time)."""
@@ -89,6 +96,49 @@ class Ledger:
                 if not keys.is_operation_key(key):
                     return
                 yield decode_operation(raw)
+
+    def unfinished(self) -> Iterator[Operation]:
+        """The records a runner must visit, oldest first: every unfinished operation, and
+        finished ones not yet cleaned (`retire` takes them out). Reads the live index and
+        those records only (one `get_many` per page), not the finished ones kept for their
+        retention; the first call on a store written before the index builds it."""
+        self._build_live_index()
+        with self.store.scan(keys.LIVE) as scan:
+            page: list[str] = []
+            for key, _ in scan:
+                page.append(key.decode())
+                if len(page) == MAX_PAGE:
+                    yield from self._live_page(page)
+                    page = []
+            yield from self._live_page(page)
+
+    def _live_page(self, operation_ids: Sequence[str]) -> Iterator[Operation]:
+        if not operation_ids:
+            return
+        found = self.store.get_many(keys.OPERATIONS, [keys.operation_key(i) for i in operation_ids])
+        for operation_id in operation_ids:
+            raw = found.get(keys.operation_key(operation_id))
+            if raw is None:  # its creation was cut short, or it was removed: nothing to visit
+                self.retire(operation_id)
+                continue
+            yield decode_operation(raw)
+
+    def retire(self, operation_id: str) -> None:
+        """Take a finished, cleaned operation out of the runners' index."""
+        self.store.delete(keys.LIVE, keys.live_key(operation_id))
+
+    def _build_live_index(self) -> None:
+        """Index the unfinished and uncleaned records of a store written before the index
+        (once: a marker says it was done). Creations meanwhile index themselves; a finished
+        record indexed here after a runner retired it is retired again on the next pass."""
+        if self._indexed:
+            return
+        if get_or_none(self.store, keys.OPERATIONS, keys.LIVE_INDEX_BUILT) is None:
+            for operation in self.list():
+                if not (operation.finished and operation.cleaned):
+                    self.store.set(keys.LIVE, keys.live_key(operation.id), b"")
+            self.store.set(keys.OPERATIONS, keys.LIVE_INDEX_BUILT, b"")
+        self._indexed = True
 
     # -- batches ---------------------------------------------------------------------
 
@@ -168,4 +218,5 @@ class Ledger:
         its record (last, so a removal cut short is found and done again)."""
         self.drop_work(operation_id)
         self.store.drop_partition(keys.failures_partition(operation_id))
+        self.retire(operation_id)
         self.store.delete(keys.OPERATIONS, keys.operation_key(operation_id))

@@ -37,13 +37,13 @@ import msgspec
 
 from kvlake.errors import (
     BranchNotFoundError,
-    KeyNotFoundError,
     NoChangesError,
     PreconditionFailedError,
     ProtectedBranchError,
     RepositoryNotFoundError,
 )
 from kvlake.graveler import RangeInfo, Repository, ResolvedRef, prefix_end
+from kvlake.kv import get_or_none
 from kvlake.operations import keys
 from kvlake.operations.batches import BatchProcessor
 from kvlake.operations.bulk_delete import matches
@@ -335,10 +335,10 @@ class LocalEngine:
             self.context.ledger.store.set_if(partition, key, encode(batch), None)
             return None
         except PreconditionFailedError:
-            try:
-                return decode_batch(self.context.ledger.store.get(partition, key)[0])
-            except KeyNotFoundError:  # dropped meanwhile: the operation finished elsewhere
+            there = get_or_none(self.context.ledger.store, partition, key)
+            if there is None:  # dropped meanwhile: the operation finished elsewhere
                 raise LostLeaseError from None
+            return decode_batch(there[0])
 
     # -- processing -------------------------------------------------------------------
 

@@ -35,14 +35,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from kvlake import ids
-from kvlake.errors import InvalidInputError, KeyNotFoundError, LockedError, PreconditionFailedError
+from kvlake.errors import InvalidInputError, LockedError, PreconditionFailedError
 from kvlake.graveler import Repository, check_path
-from kvlake.kv import Predicate, Store
+from kvlake.kv import Predicate, Store, get_or_none, update
 from kvlake.operations import keys
 from kvlake.operations.records import Lock, decode_lock, encode
 
 MAX_LOCK_TTL = 7 * 24 * 3600.0
-_RENEW_TRIES = 5
 
 
 @dataclass(frozen=True)
@@ -299,27 +298,24 @@ class ObjectLocks:
         Raises:
             PreconditionFailedError: the lock was released (the operation finished, or
                 was cancelled, elsewhere): stop the batch, nothing was written.
+            TooManyTriesError: other tasks kept renewing it first (a
+                PreconditionFailedError too: the batch stops and is retried).
         """
-        partition = keys.delete_locks_partition(repository.instance_uid)
-        key = keys.operation_key(operation_id)
-        for _ in range(_RENEW_TRIES):
-            current, predicate = self._read(partition, key)
-            if current is None or predicate is None:
+
+        def renew(raw: bytes | None) -> bytes:
+            # Run again on what another task wrote when it renewed first.
+            if raw is None:
                 raise PreconditionFailedError(
                     f"bulk delete operation {operation_id} holds no delete lock any more (it"
                     " finished or was cancelled elsewhere); this batch stops, nothing deleted"
                 )
-            until = max(expires, current.expires)
-            renewed = _delete_lock(operation_id, branch, prefix, until)
-            try:
-                self.store.set_if(partition, key, encode(renewed), predicate)
-                return until
-            except PreconditionFailedError:
-                continue  # another task renewed it first: renew from what it wrote
-        raise PreconditionFailedError(
-            f"the delete lock of bulk delete operation {operation_id} kept changing while"
-            " being renewed; the batch stops and is retried"
-        )
+            until = max(expires, decode_lock(raw).expires)
+            return encode(_delete_lock(operation_id, branch, prefix, until))
+
+        partition = keys.delete_locks_partition(repository.instance_uid)
+        key = keys.operation_key(operation_id)
+        what = f"renewing the delete lock of bulk delete operation {operation_id}"
+        return decode_lock(update(self.store, partition, key, renew, what=what)).expires
 
     def release_delete_lock(self, instance_uid: str, operation_id: str) -> None:
         self.store.delete(
@@ -327,11 +323,8 @@ class ObjectLocks:
         )
 
     def _read(self, partition: bytes, key: bytes) -> tuple[Lock | None, Predicate | None]:
-        try:
-            raw, predicate = self.store.get(partition, key)
-        except KeyNotFoundError:
-            return None, None
-        return decode_lock(raw), predicate
+        loaded = get_or_none(self.store, partition, key)
+        return (None, None) if loaded is None else (decode_lock(loaded[0]), loaded[1])
 
 
 def _delete_lock(operation_id: str, branch: str, prefix: str, expires: float) -> Lock:

@@ -1,4 +1,6 @@
-"""`lakefs://<repository>/<branch>/<prefix>` paths, as a bulk delete and the CLI take them.
+"""`lakefs://<repository>/<branch>/<prefix>` paths, as a bulk delete and the Spark source
+take them: `kvlake.uri.parse_uri`'s URIs whose repository (and, for a bulk delete, branch)
+names are checked too.
 
 Parsed once, before anything is read or written, so a malformed path is a
 clear error that changes nothing (invariant 6).
@@ -8,10 +10,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from kvlake.errors import InvalidInputError
 from kvlake.graveler import check_branch_name, check_repository_name
-
-SCHEME = "lakefs://"
+from kvlake.uri import SCHEME, parse_uri
 
 
 class BranchPath(NamedTuple):
@@ -30,22 +30,11 @@ def parse_ref_path(text: str) -> BranchPath:
     """Parse `lakefs://repo/ref[/prefix]`, where ref is any ref expression (the Spark source's).
 
     Raises:
-        InvalidInputError: another scheme, a missing repository or ref, a bad
-            repository name, or a NUL in the prefix.
+        InvalidInputError: as `kvlake.uri.parse_uri`, or a bad repository name.
     """
-    example = "lakefs://my-repo/main/path/to/folder/"
-    if not text.startswith(SCHEME):
-        raise InvalidInputError(f"path {text!r} is not a lakefs:// URI; write it as {example}")
-    repository, _, rest = text[len(SCHEME) :].partition("/")
-    ref, _, prefix = rest.partition("/")
-    if not repository or not ref:
-        raise InvalidInputError(
-            f"path {text!r} needs a repository and a branch (or another ref); write it as {example}"
-        )
-    check_repository_name(repository)
-    if "\0" in prefix:
-        raise InvalidInputError(f"path {text!r} holds a NUL character; remove it")
-    return BranchPath(repository, ref, prefix)
+    uri = parse_uri(text, path=True)
+    check_repository_name(uri.repository)
+    return BranchPath(uri.repository, uri.ref, uri.path)
 
 
 def parse_branch_path(text: str) -> BranchPath:

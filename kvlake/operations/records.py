@@ -25,7 +25,7 @@ OperationStatus = Literal[
 ]
 STATUSES: Final[tuple[OperationStatus, ...]] = get_args(OperationStatus)
 FINISHED: Final = frozenset({"completed", "completed_with_errors", "failed", "cancelled"})
-OperationKind = Literal["bulk-delete", "gc-run", "import"]
+OperationKind = Literal["bulk-delete", "gc-run", "import", "dump", "restore", "gc-prepare-commits"]
 KINDS: Final[tuple[OperationKind, ...]] = get_args(OperationKind)
 LockKind = Literal["write", "delete"]
 
@@ -70,15 +70,15 @@ class BulkDeleteOptions(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class GcRunRequest(msgspec.Struct, frozen=True, kw_only=True):
-    """What a garbage-collection run was asked to do (kvlake/pipelines/gc_runs.py)."""
+    """What a garbage-collection run was asked to do (kvlake/pipelines/gc/runs.py)."""
 
     run_id: str
     """The run's id: its folder in the storage namespace (`_lakefs/retention/gc/<id>/`).
     The operation's own id for a run or a mark; the mark's for a sweep."""
     mode: Literal["run", "mark", "sweep"] = "run"
     grace_period: float | None = None
-    """Seconds a blob's hour folder must be over before it is collected (None: GC's
-    default, kvlake/pipelines/gc.py)."""
+    """Seconds a blob's hour folder must be over before it is collected (None: the
+    lake's KVLAKE_GC_GRACE_PERIOD)."""
     dry_run: bool = False
 
 
@@ -139,6 +139,8 @@ class Operation(msgspec.Struct, frozen=True, kw_only=True):
     """An import's request (kind `import`): its `enumerated` counter is the objects
     ingested, `metarange_id` the metarange written, `commit_id` its commit."""
     metarange_id: str = ""
+    dump_id: str = ""
+    """A refs dump's id (kinds `dump`, `restore`): the dump written, or the dump to restore."""
     created_by: str
     created_at: float
     last_updated_at: float
@@ -205,14 +207,15 @@ class RangePlan(msgspec.Struct, frozen=True, kw_only=True):
     repeats exactly it: its own records would otherwise hide the keys it counts.
 
     `paths` are staged objects in the span, deleted one by one (`addresses`: their
-    blobs, when kept for garbage collection); `hidden` keys of the ranges go with
-    one hidden-range record per range, `keep` (write-locked) keys stay, in key
+    blobs, when kept for garbage collection); `tombstoned` keys of the ranges go with
+    one range tombstone per range, `keep` (write-locked) keys stay, in key
     order; `skipped` counts the locked objects.
     """
 
     paths: list[str]
     addresses: list[str]
-    hidden: int
+    # Stored as "hidden" (range tombstones' first name): plans on disk keep reading.
+    tombstoned: int = msgspec.field(name="hidden")
     keep: list[bytes]
     skipped: int
 
@@ -226,7 +229,7 @@ class Batch(msgspec.Struct, frozen=True, kw_only=True):
     base commit lying wholly under the prefix, and for the span from the first
     one's `min_key` to the last one's `max_key`: the executor that processes it
     reads the range files, the staged entries and the locks of that span
-    (`RangePlan`) and stages one hidden-range record per range instead of a
+    (`RangePlan`) and stages one range tombstone per range instead of a
     tombstone per object. An outcome is written before it is folded into the
     operation's counters, so batches may finish in any order (an engine with
     many executors) and a crash between the two folds it later, never twice.

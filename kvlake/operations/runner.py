@@ -23,13 +23,24 @@ import logging
 import threading
 from collections import Counter, defaultdict, deque
 from collections.abc import Iterable
+from typing import Final
 
 import msgspec
 
 from kvlake import ids
-from kvlake.errors import KvlakeError, PreconditionFailedError
+from kvlake.errors import (
+    KvlakeError,
+    NotFoundError,
+    PreconditionFailedError,
+    RepositoryDeletingError,
+)
+from kvlake.operations import events
 from kvlake.operations.engines import Engine, EngineContext, open_engine_for
 from kvlake.operations.records import GcRunRequest, Operation
+
+EXPIRY_INTERVAL: Final = 3600.0
+"""Seconds between two looks, in one process, for finished operations past their retention
+(every record is read then; an idle pass reads only the live index)."""
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +87,8 @@ class OperationRunner:
         self._running: dict[str, str] = {}
         """Operations running in this process: id -> creator."""
         self._wait = 0.0
+        self._next_expiry = 0.0
+        """When this process next looks for operations past their retention."""
 
     def engine(self, operation: Operation) -> Engine:
         """The engine of `operation` (its kind's, or a bulk delete's chosen one), built once."""
@@ -90,7 +103,7 @@ class OperationRunner:
         """One pass: run every unfinished operation this process can lease, to its end."""
         halt = stop or threading.Event()
         ran: list[Operation] = []
-        pending = [op.id for op in self.context.ledger.list() if not op.finished]
+        pending = [op.id for op in self.context.ledger.unfinished() if not op.finished]
         for operation_id in pending:
             if halt.is_set():
                 break
@@ -129,9 +142,10 @@ class OperationRunner:
             running = dict(self._running)
         pending: list[Operation] = []
         wait = interval
-        for operation in self.context.ledger.list():
+        self._expire(now)
+        for operation in self.context.ledger.unfinished():
             if operation.finished:
-                self._clean(operation, now)
+                self._clean(operation)
                 continue
             if operation.id in running:
                 continue
@@ -156,20 +170,54 @@ class OperationRunner:
             started.append(thread)
         return started
 
-    def _clean(self, operation: Operation, now: float) -> None:
-        """Drop what a finished operation left: its batches once (a crash between its end
-        and their drop leaves them), and the whole operation once its retention is over."""
+    def _clean(self, operation: Operation) -> None:
+        """Drop what a finished operation left (its batches: a crash between its end and
+        their drop leaves them), start its follow-up, queue its post-event, then take it
+        out of the runners' index: later passes never read it again."""
         ledger = self.context.ledger
         try:
-            if operation.last_updated_at + self.context.settings.retention <= now:
-                ledger.remove(operation.id)
-                log.info("operation %s removed: finished past its retention", operation.id)
-            elif not operation.cleaned:
+            if not operation.cleaned:
                 ledger.drop_work(operation.id)
                 self._follow_up(operation)
+                self._announce(operation)
                 ledger.update(operation.id, _mark_cleaned)
+            ledger.retire(operation.id)
         except KvlakeError as exc:  # the store is down a moment: the next pass does it
             log.warning("cleaning operation %s failed: %s", operation.id, exc)
+
+    def _announce(self, operation: Operation) -> None:
+        """Queue the finished operation's post-event (`post-bulk-delete`, `post-gc-run`)
+        for the actions' background pass, before the record is marked cleaned: a crash in
+        between queues it again under the same key, which writes nothing while the first
+        waits. The hooks never run in this thread, so a slow one delays no operation."""
+        graveler = self.context.graveler
+        hooks = graveler.events if graveler is not None else None
+        if hooks is None:
+            return
+        try:
+            repository = graveler.get_repository(operation.repository)
+        except (NotFoundError, RepositoryDeletingError):
+            return  # deleted since: its runs go with it
+        if repository.instance_uid != operation.instance_uid:
+            return  # created again under the name: the event is not the new one's
+        event = events.finished(operation, repository)
+        if event is not None:
+            hooks.queue_post(repository, event, key=f"{event.event_type}/{operation.id}")
+
+    def _expire(self, now: float) -> None:
+        """Remove finished operations past their retention, reading every record: once per
+        `EXPIRY_INTERVAL` in a process (and on its first pass), not on every idle pass."""
+        if now < self._next_expiry:
+            return
+        self._next_expiry = now + EXPIRY_INTERVAL
+        retention = self.context.settings.retention
+        try:
+            for operation in self.context.ledger.list():
+                if operation.finished and operation.last_updated_at + retention <= now:
+                    self.context.ledger.remove(operation.id)
+                    log.info("operation %s removed: finished past its retention", operation.id)
+        except KvlakeError as exc:  # the store is down a moment: the next sweep does it
+            log.warning("removing expired operations failed: %s", exc)
 
     def _follow_up(self, operation: Operation) -> None:
         """Start the garbage collection a completed bulk delete with `free_storage` asked

@@ -5,7 +5,7 @@ A staging token outlives the commit (or reset) that consumes it by the graveler'
 of it as empty, silently (issue 22 #5). Enumeration checks its snapshot before it
 writes what it listed (kvlake/operations/local.py); the range batches' reads of a
 span's staged entries, at enumeration (`LocalEngine._range_batch`) and when a
-batch is planned (`BatchProcessor._plan_range`, `_unhidden`), are listings too, so
+batch is planned (`BatchProcessor._plan_range`, `_tombstoned_paths`), are listings too, so
 they read through `staged_span`: the listing is taken whole, then its snapshot is
 checked, and a listing whose snapshot may have lost a token is read again from a
 fresh one.
@@ -23,7 +23,7 @@ from kvlake.errors import TooManyTriesError
 from kvlake.graveler import RangeInfo, Repository, ResolvedRef, Value
 from kvlake.operations.engines import EngineContext
 
-MAX_TRIES: Final = 10
+SNAPSHOT_TRIES: Final = 10
 """Fresh snapshots a staged read takes before giving up (each lost one to a commit and
 the whole token-drop delay, so more than a couple means the store is far too slow)."""
 
@@ -57,17 +57,17 @@ def staged_span(
     from a snapshot that held for the whole read, and that snapshot.
 
     Raises:
-        TooManyTriesError: MAX_TRIES snapshots in a row lost a token while being read.
+        TooManyTriesError: SNAPSHOT_TRIES snapshots in a row lost a token while being read.
     """
     graveler = context.graveler
-    for _ in range(MAX_TRIES):
+    for _ in range(SNAPSHOT_TRIES):
         snapshot = graveler.resolve_ref(repository, branch)
         taken = context.clock()
         entries = list(graveler.list_staged(repository, snapshot, low, stop))
         if snapshot_holds(context, repository, branch, snapshot, taken):
             return snapshot, entries
     raise TooManyTriesError(
-        f"the staging of branch {branch!r} was committed and dropped under {MAX_TRIES} reads"
+        f"the staging of branch {branch!r} was committed and dropped under {SNAPSHOT_TRIES} reads"
         " in a row; the batch is retried"
     )
 

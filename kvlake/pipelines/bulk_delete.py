@@ -34,12 +34,12 @@ from kvlake.operations.batches import BatchProcessor
 from kvlake.operations.engines import EngineContext
 from kvlake.operations.local import HeldOperation
 from kvlake.operations.records import Operation, decode_operation, encode
+from kvlake.pipelines.arrow import spark_schema
 from kvlake.pipelines.executors import encode_settings, task_lake
 from kvlake.pipelines.session import open_spark
 
 WAVE_BATCHES: Final = 32
 """Batches per Spark job between two folds (10k paths each by default)."""
-OUTCOME_DDL: Final = "number long, deleted long, failed long, skipped long"
 OUTCOMES: Final = pa.schema(
     [(name, pa.int64()) for name in ("number", "deleted", "failed", "skipped")]
 )
@@ -69,7 +69,8 @@ class SparkBulkDeleteEngine(LocalEngine):
             ]
             wave = spark.createDataFrame(numbers, "number long").repartition(len(numbers))
             work = process_batches(settings, self.context.owner, held.operation, held.repository)
-            wave.mapInArrow(work, OUTCOME_DDL).count()  # runs the wave; outcomes are in the KV
+            outcomes = wave.mapInArrow(work, spark_schema(OUTCOMES))
+            outcomes.count()  # runs the wave; the outcomes are in the KV
             held.operation = self.context.ledger.fold(held.operation.id, lease=self._renew)
 
 

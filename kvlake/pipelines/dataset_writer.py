@@ -59,10 +59,9 @@ class WrittenFiles(WriterCommitMessage):
     files: bytes
 
 
-def open_writer(
-    options: Mapping[str, str], schema: StructType, *, overwrite: bool, settings: str
-) -> DatasetWriter:
-    """The job's writer, after every check that can fail before a task starts.
+def plan_target(options: Mapping[str, str], schema: StructType, settings: str) -> WriteTarget:
+    """Where a batch or streaming write of rows of `schema` goes: `plan_write` on the columns
+    left once the `partition_by` columns (which become folder names) are taken out.
 
     Raises:
         InvalidInputError: see `plan_write`; or a `partition_by` column not in the rows.
@@ -76,12 +75,23 @@ def open_writer(
             f" their columns are {', '.join(schema.fieldNames())}"
         )
     data = StructType([field for field in schema.fields if field.name not in partition_by])
-    target = plan_write(
+    return plan_write(
         task_lake(settings),
         options.get("path", ""),
         options,
         data_schema_json=nullable(data).json(),
     )
+
+
+def open_writer(
+    options: Mapping[str, str], schema: StructType, *, overwrite: bool, settings: str
+) -> DatasetWriter:
+    """The job's writer, after every check that can fail before a task starts.
+
+    Raises:
+        InvalidInputError: see `plan_target`.
+    """
+    target = plan_target(options, schema, settings)
     skip = _exists_check(task_lake(settings), target, options.get("save_mode", ""), overwrite)
     job = {"kvlake.job_id": ids.new_uid()}
     for option in ("kvlake.app_id", "kvlake.app_name"):

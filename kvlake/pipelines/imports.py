@@ -31,13 +31,11 @@ from kvlake.catalog.imports import PROGRESS_EVERY
 from kvlake.config import Settings
 from kvlake.graveler import Piece, Value
 from kvlake.lake import Lake
-from kvlake.pipelines.arrow import record_batches
+from kvlake.pipelines.arrow import record_batches, spark_schema
 from kvlake.pipelines.executors import encode_settings, task_lake
 from kvlake.pipelines.session import open_spark
 
-ENTRY_DDL: Final = "key binary, identity binary, data binary"
 ENTRIES: Final = pa.schema([("key", pa.binary()), ("identity", pa.binary()), ("data", pa.binary())])
-PIECE_DDL: Final = "first_key binary, piece binary"
 PIECES: Final = pa.schema([("first_key", pa.binary()), ("piece", pa.binary())])
 
 
@@ -56,11 +54,13 @@ class SparkImport:
         rows = [(msgspec.json.encode(unit).decode(),) for unit in units]
         parts = spark.createDataFrame(rows, "unit string").repartition(len(rows))
         # Kept: range partitioning samples its input first, which would list everything twice.
-        entries = parts.mapInArrow(list_parts(settings, job), ENTRY_DDL).persist()
+        entries = parts.mapInArrow(list_parts(settings, job), spark_schema(ENTRIES)).persist()
         try:
             partitions = int(spark.conf.get("spark.sql.shuffle.partitions") or "200")
             intervals = entries.repartitionByRange(partitions, "key").sortWithinPartitions("key")
-            written = intervals.mapInArrow(write_pieces(settings, job), PIECE_DDL).persist()
+            written = intervals.mapInArrow(
+                write_pieces(settings, job), spark_schema(PIECES)
+            ).persist()
             try:
                 written.count()  # every interval's ranges written at once; the pieces are kept
                 # Partitions come in range order, so pieces arrive ascending; joining them

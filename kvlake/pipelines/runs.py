@@ -50,6 +50,8 @@ class PhaseCounts(msgspec.Struct, kw_only=True):
     uncommitted: int = 0
     committed: int = 0
     listed: int = 0
+    too_young: int = 0
+    """Blobs left alone because their hour folder ends after the cutoff."""
     candidates: int = 0
     late_marked: int = 0
     deleted: int = 0

@@ -37,7 +37,7 @@ from kvlake.catalog.records import from_value, physical_address
 from kvlake.errors import InvalidInputError
 from kvlake.graveler import Span, SpanChange, Value
 from kvlake.operations import parse_ref_path
-from kvlake.pipelines.arrow import record_batches
+from kvlake.pipelines.arrow import record_batches, spark_schema
 from kvlake.pipelines.dataset_reader import DatasetReader
 from kvlake.pipelines.dataset_writer import open_writer
 from kvlake.pipelines.datasets import DatasetPlan, plan_read
@@ -66,12 +66,6 @@ CHANGES: Final = pa.schema(
         ("size", pa.int64()),
     ]
 )
-_DDL: Final = {
-    "objects": "path string, physical_address string, size bigint, checksum string,"
-    " mtime timestamp, content_type string, metadata map<string,string>",
-    "changes": "path string, type string, old_physical_address string,"
-    " new_physical_address string, size bigint",
-}
 
 
 class SpanPartition(InputPartition):
@@ -92,7 +86,7 @@ class LakeDataSource(DataSource):
 
     def schema(self) -> str | StructType:
         if "format" not in self.options:
-            return _DDL["changes" if "diff_against" in self.options else "objects"]
+            return spark_schema(CHANGES if "diff_against" in self.options else OBJECTS)
         self._plan = self._plan_read()
         return _project(self._plan.spark_schema(), self.options.get("columns"))
 

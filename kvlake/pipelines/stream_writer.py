@@ -24,10 +24,9 @@ from pyspark.sql.types import StructType
 from kvlake.errors import InvalidInputError, KvlakeError
 from kvlake.graveler import Commit, Repository
 from kvlake.lake import Lake
-from kvlake.pipelines.dataset_commit import WriteTarget, commit_job, plan_write
-from kvlake.pipelines.dataset_writer import WrittenFiles, decode_files, write_files
+from kvlake.pipelines.dataset_commit import WriteTarget, commit_job
+from kvlake.pipelines.dataset_writer import WrittenFiles, decode_files, plan_target, write_files
 from kvlake.pipelines.executors import task_lake
-from kvlake.pipelines.formats import nullable
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +61,7 @@ def open_stream_writer(
     query's `checkpointLocation`, which Spark ties to one query.
 
     Raises:
-        InvalidInputError: as `plan_write`, no `commit_message`, or no `stream_id` nor
+        InvalidInputError: as `plan_target`, no `commit_message`, or no `stream_id` nor
             `checkpointLocation`.
     """
     stream_id = options.get("stream_id") or options.get("checkpointlocation", "")
@@ -76,15 +75,7 @@ def open_stream_writer(
             "a kvlake streaming sink needs option('commit_message', ...): each micro-batch"
             " lands as one commit, which is how a replayed batch is recognised"
         )
-    spelled = options.get("partition_by", options.get("partitionby", ""))
-    partition_by = {name.strip() for name in spelled.split(",") if name.strip()}
-    data = StructType([field for field in schema.fields if field.name not in partition_by])
-    target = plan_write(
-        task_lake(settings),
-        options.get("path", ""),
-        options,
-        data_schema_json=nullable(data).json(),
-    )
+    target = plan_target(options, schema, settings)
     return LakeStreamWriter(target, settings, stream_id=stream_id, overwrite=overwrite)
 
 

@@ -11,7 +11,7 @@ action the user may not take.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, BinaryIO
 
 import msgspec
 from starlette.requests import Request
@@ -46,9 +46,19 @@ class Operations:
         query: Mapping[str, object] | None = None,
         body: object = None,
         headers: Mapping[str, str] | None = None,
+        source: BinaryIO | None = None,
+        content_type: str = "",
     ) -> tuple[Operation[Any], Call[Any]]:
-        """The operation and its call as its endpoint would build them from a request."""
+        """The operation and its call as its endpoint would build them from a request.
+
+        `source`: a stream operation's body (an upload), of `content_type`; the call sees
+        a request whose headers are the session's cookie and that content type only, not
+        the page's form (its multipart type, its other fields).
+        """
         operation = self.get(operation_id)
+        if source is not None:
+            assert operation.stream, f"{operation_id} takes no upload"
+            request = _upload_request(request, content_type)
         items = [
             (name, str(value).lower() if isinstance(value, bool) else str(value))
             for name, value in (query or {}).items()
@@ -65,6 +75,7 @@ class Operations:
         call: Call[Any] = Call(request, parsed, decoded, services)
         call.path = dict(path or {})
         call.user = user
+        call.source = source
         if operation.body_permissions and decoded is None:
             raise InvalidInputError(f"{operation_id}'s permissions read its body: pass body=")
         return operation, call
@@ -92,6 +103,14 @@ class Operations:
         except PermissionDeniedError:
             return False
         return True
+
+
+def _upload_request(request: Request, content_type: str) -> Request:
+    kept = [(k, v) for k, v in request.scope["headers"] if k in (b"cookie", b"host")]
+    if content_type.lower().startswith("multipart/"):
+        content_type = ""  # the file's own bytes, never parsed as a form
+    headers = [*kept, (b"content-type", content_type.encode("latin-1", "replace"))]
+    return Request({**request.scope, "headers": headers})
 
 
 def decoded(response: Response) -> Any:

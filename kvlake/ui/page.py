@@ -26,12 +26,14 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from kvlake.api.body import BodyBudgetFullError
 from kvlake.api.errors import INTERNAL_MESSAGE, error_body, status_of
 from kvlake.api.routing import USER_SCOPE_KEY
 from kvlake.api.services import Services
 from kvlake.auth import SESSION_COOKIE, User
-from kvlake.errors import AuthenticationError, KvlakeError
-from kvlake.ui import security
+from kvlake.errors import AuthenticationError, InvalidInputError, KvlakeError
+from kvlake.http import ClientGoneError
+from kvlake.ui import forms, security
 from kvlake.ui.calls import Operations, decoded
 from kvlake.ui.security import CSRF_COOKIE, CSRF_FIELD, UI_PREFIX
 
@@ -39,8 +41,6 @@ log = logging.getLogger(__name__)
 
 UI_SCOPE_KEY: Final = "kvlake.ui"
 """Scope key holding the `Site` that serves the request (set by `UIRoute`)."""
-
-MAX_FORM_FIELDS: Final = 200
 
 
 @dataclass(frozen=True)
@@ -59,6 +59,12 @@ class Site:
     operations: Operations
     templates: jinja2.Environment
     nav: Sequence[NavItem]
+
+
+def next_after(listed: Mapping[str, Any]) -> str:
+    """A listing's cursor for its next page, or "" on the last page."""
+    pagination = listed["pagination"]
+    return str(pagination["next_offset"]) if pagination["has_more"] else ""
 
 
 def url(*segments: str, **query: object) -> str:
@@ -90,6 +96,22 @@ class Page:
     def query(self) -> Mapping[str, str]:
         return self.request.query_params
 
+    @property
+    def repository(self) -> str:
+        """The repository named by the page's address (`{repository}`)."""
+        return str(self.request.path_params["repository"])
+
+    def field(self, name: str, *, strip: bool = True) -> str:
+        """A form field that must be filled in (`strip=False` for object paths, whose
+        spaces are part of the name). Raises InvalidInputError when it is empty."""
+        value = self.form.get(name, "")
+        value = value.strip() if strip and isinstance(value, str) else value
+        if not isinstance(value, str) or not value:
+            raise InvalidInputError(
+                f"the form's {name!r} is empty: fill it in; nothing was changed"
+            )
+        return value
+
     def api(self, operation_id: str, **inputs: Any) -> Any:
         """The operation's JSON answer as this user (its errors raise, and show as the error
         page). `inputs`: path=, query=, body= as the operation declares them."""
@@ -105,6 +127,17 @@ class Page:
             return False
         ops = self.site.operations
         return ops.allowed(operation_id, self.request, self.services, self.user, **inputs)
+
+    def is_branch(self, repository: str, ref: str) -> bool:
+        """Whether `ref` names a branch (writes are offered there only, not at tags or
+        commits); a user who may not read the branch is told no."""
+        try:
+            self.api_response("getBranch", path={"repository": repository, "branch": ref})
+        except KvlakeError as exc:
+            if status_of(exc) in (403, 404):
+                return False
+            raise
+        return True
 
     def render(self, template: str, status: int = 200, **context: Any) -> HTMLResponse:
         nav = [item for item in self.site.nav if self.may(item.operation_id)]
@@ -148,23 +181,47 @@ Handler = Callable[[Page], Response]
 
 
 def page(
-    path: str, handler: Handler, *, methods: Sequence[str] = ("GET",), login: bool = True
+    path: str,
+    handler: Handler,
+    *,
+    methods: Sequence[str] = ("GET",),
+    login: bool = True,
+    files: bool = False,
 ) -> Route:
-    """The route of a UI page at `/ui<path>`; `login=False` for the login page itself."""
+    """The route of a UI page at `/ui<path>`; `login=False` for the login page itself.
+
+    `files=True`: the form may carry one file (an upload), spooled to a temporary file
+    by Starlette and removed after the handler; it is read only from a signed-in
+    browser holding its CSRF cookie, so no stranger can make the server store a body.
+    """
 
     async def serve(request: Request) -> Response:
         site: Site = request.scope[UI_SCOPE_KEY]
         cookie = request.cookies.get(CSRF_COOKIE)
         token = cookie or security.new_token()
-        form = None
-        if request.method == "POST":
-            form = await request.form(max_files=0, max_fields=MAX_FORM_FIELDS)
         executors = getattr(request.app.state, "executors", None)
         pool = executors.requests if executors is not None else None
         loop = asyncio.get_running_loop()
-        response = await loop.run_in_executor(
-            pool, _serve, handler, request, site, form, token, login
-        )
+        form = None
+        if request.method == "POST":
+            readable = not files or (
+                cookie is not None
+                and await loop.run_in_executor(pool, _session_user, request) is not None
+            )
+            # An unreadable upload is an empty form: its CSRF check refuses it (403).
+            form = FormData()
+            if readable:
+                try:
+                    form = await forms.read_form(request, files=files, public=not login)
+                except KvlakeError as exc:
+                    return await loop.run_in_executor(pool, _refused, request, site, token, exc)
+        try:
+            response = await loop.run_in_executor(
+                pool, _serve, handler, request, site, form, token, login
+            )
+        finally:
+            if form is not None:
+                await form.close()  # an upload's temporary file goes now
         return security.secure(response, token, new=cookie is None)
 
     serve.__name__ = handler.__name__
@@ -197,17 +254,39 @@ def _serve(
         return page.error(exc)
 
 
+def _refused(request: Request, site: Site, token: str, exc: KvlakeError) -> Response:
+    """The error page of a form whose body could not be read: nothing was changed."""
+    page = Page(request, site, None, None, token)
+    if isinstance(exc, ClientGoneError):
+        log.info("%s %s: %s", request.method, request.url.path, exc)
+        return Response(status_code=400)
+    if isinstance(exc, BodyBudgetFullError):  # expected under load: no traceback
+        log.warning("%s %s refused: %s", request.method, request.url.path, exc)
+        response = page.render(
+            "error.html", 503, message=str(exc), detail="", back=url("repositories")
+        )
+    else:
+        response = page.error(exc)
+    return security.secure(response, token, new=False)
+
+
 def _signed_in(page: Page) -> User | None:
     """The session's user, or None when there is no live session (log in again)."""
-    cookie = page.request.cookies.get(SESSION_COOKIE)
+    user = _session_user(page.request)
+    if user is not None:
+        page.request.scope[USER_SCOPE_KEY] = user.id
+    return user
+
+
+def _session_user(request: Request) -> User | None:
+    cookie = request.cookies.get(SESSION_COOKIE)
     if not cookie:
         return None
+    services: Services = request.app.state.services
     try:
-        user = page.services.authenticator.authenticate(None, cookie, client=_client(page.request))
+        return services.authenticator.authenticate(None, cookie, client=_client(request))
     except AuthenticationError:
         return None
-    page.request.scope[USER_SCOPE_KEY] = user.id
-    return user
 
 
 def _client(request: Request) -> str:

@@ -105,11 +105,11 @@ def _cell(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
 
 
-class _BudgetExceededError(Exception):
-    pass
+class BudgetExceededError(Exception):
+    """A read would go over its budget: nothing more was read."""
 
 
-class _RangedFile(io.RawIOBase):
+class RangedFile(io.RawIOBase):
     """A seekable file over ranged reads that refuses to read past its budget."""
 
     def __init__(self, size: int, read: Read, budget: int) -> None:
@@ -134,7 +134,7 @@ class _RangedFile(io.RawIOBase):
         refused before reading when the budget would be exceeded."""
         end = self._size if size < 0 else min(self._size, self._at + size)
         if end - self._at > self._left:
-            raise _BudgetExceededError
+            raise BudgetExceededError
         parts = []
         while self._at < end:
             step = min(end, self._at + READ_BYTES)
@@ -150,13 +150,13 @@ class _RangedFile(io.RawIOBase):
 
 
 def _parquet(size: int, read: Read) -> Preview:
-    source = _RangedFile(size, read, PARQUET_BYTES)
+    source = RangedFile(size, read, PARQUET_BYTES)
     try:
         parquet = pq.ParquetFile(pa.PythonFile(source, mode="r"))
         schema = [(f.name, str(f.type)) for f in parquet.schema_arrow]
         # One row group only: iter_batches reads ahead through the following ones.
         batch = parquet.read_row_group(0).slice(0, ROWS) if parquet.num_row_groups else None
-    except _BudgetExceededError:
+    except BudgetExceededError:
         return Preview("error", message=f"the preview would read over {PARQUET_BYTES} bytes")
     except (pa.ArrowException, OSError, ValueError) as exc:
         return Preview("error", message=f"this Parquet file cannot be read: {exc}")

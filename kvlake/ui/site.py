@@ -9,9 +9,33 @@ from __future__ import annotations
 
 from typing import Final
 
-from kvlake.ui.pages import objects, repositories, session
+from kvlake.ui.pages import (
+    actions,
+    admin,
+    changes,
+    commits,
+    compare,
+    objects,
+    operations,
+    refs,
+    repositories,
+    session,
+    settings,
+)
 
-PAGE_MODULES: Final = (session, repositories, objects)
+PAGE_MODULES: Final = (
+    session,
+    repositories,
+    objects,
+    refs,
+    changes,
+    commits,
+    compare,
+    operations,
+    settings,
+    actions,
+    admin,
+)
 
 ROUTES: Final = [route for module in PAGE_MODULES for route in module.ROUTES]
 NAV: Final = [item for module in PAGE_MODULES for item in module.NAV]

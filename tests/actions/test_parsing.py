@@ -51,9 +51,9 @@ def test_lakefs_format_is_parsed() -> None:
         ("name: a\non: [\n", 3, "YAML does not parse"),
         ("name: ab\non:\n  pre-push:\nhooks: []\n", 3, "event 'pre-push' is not supported"),
         (
-            "name: ab\non:\n  pre-commit:\nhooks:\n  - id: h1\n    type: airflow\n",
+            "name: ab\non:\n  pre-commit:\nhooks:\n  - id: h1\n    type: shell\n",
             6,
-            "type 'airflow' unknown",
+            "type 'shell' unknown",
         ),
         (
             "name: ab\non:\n  pre-commit:\nhooks:\n  - id: h1\n    type: webhook\n"
@@ -74,6 +74,7 @@ def test_lakefs_format_is_parsed() -> None:
             "'timeout'",
         ),
         ("name: ab\non:\n  pre-create-tag:\n    branches: [main]\n", 4, "tag event types"),
+        ("name: ab\non:\n  post-gc-run:\n    branches: [main]\n", 4, "it has no branch"),
         (
             "name: ab\non:\n  pre-commit:\nhooks:\n  - id: h1\n    type: webhook\n"
             "    properties: {url: 'http://x'}\n  - id: h1\n    type: webhook\n",

@@ -23,7 +23,8 @@ import lakefs_sdk
 import pytest
 from lakefs_sdk.client import LakeFSClient
 
-from tests.api.server import Server, Storage
+from tests.api.server import Server
+from tests.support.backends import BLOCKSTORES, Backend
 from tests.support.servers import (
     S3_BUCKET,
     SERVERS,
@@ -31,16 +32,11 @@ from tests.support.servers import (
     backend_kv_url,
     new_repository,
     served,
+    server_storage,
     session_server,
 )
 
 __all__ = ["S3_BUCKET", "SERVERS", "backend_kv_url", "served"]  # for the suites' own servers
-
-BACKENDS = [
-    pytest.param("sqlite"),
-    pytest.param("postgres", marks=pytest.mark.postgres),
-]
-"""The KV drivers of the module-scoped servers some tests start themselves."""
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -49,7 +45,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     dropped: list[pytest.Item] = []
     for item in items:
         callspec = getattr(item, "callspec", None)
-        on_s3 = callspec is not None and callspec.params.get("server", ("", ""))[1] == "s3"
+        backend = callspec.params.get("server") if callspec is not None else None
+        on_s3 = isinstance(backend, Backend) and backend.blocks == "s3"
         (dropped if on_s3 and item.get_closest_marker("local_blockstore") else kept).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
@@ -62,7 +59,7 @@ class StartServer(Protocol):
     def __call__(self, data_dir: Path, *, env: dict[str, str] | None = None) -> Server: ...
 
 
-@pytest.fixture(params=["local", "s3"])
+@pytest.fixture(params=sorted(BLOCKSTORES))
 def start_server(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[StartServer]:
@@ -70,14 +67,7 @@ def start_server(
     the data dir's local folder, once over S3 (the session's moto server, bucket
     `S3_BUCKET`, shared by every server the test starts). All are stopped after the test."""
     servers: list[Server] = []
-    s3_env: dict[str, str] = {}
-    storage: Storage | None = None
-    if request.param == "s3":
-        from tests.support.s3server import server_env
-
-        moto = request.getfixturevalue("moto_s3")
-        storage = Storage.s3(moto, S3_BUCKET)
-        s3_env = server_env(moto.endpoint, S3_BUCKET, tmp_path_factory.mktemp("aws"))
+    storage, s3_env = server_storage(request, tmp_path_factory, request.param)
 
     def start(data_dir: Path, *, env: dict[str, str] | None = None) -> Server:
         server = Server(data_dir, env=s3_env | (env or {}), storage=storage)

@@ -1,6 +1,7 @@
 """Refs dump and restore as lakeFS's background tasks: dumpSubmit, dumpStatus,
 restoreSubmit, restoreStatus, through the SDK and plain HTTP; a submit answers at once,
-the status says running until the outcome, and a dead process's task reads as failed."""
+the status says running until the outcome, and a dead runner's task is run again by
+another once its lease lapsed (a restore that had begun writing fails clearly)."""
 
 from __future__ import annotations
 
@@ -17,11 +18,11 @@ import pytest
 from lakefs_sdk.client import LakeFSClient
 from lakefs_sdk.exceptions import ApiException
 
-from kvlake.graveler import RefsTasks
-from kvlake.graveler.tasks import STALE_SECONDS
+from kvlake.operations import Driver, submit_restore, task_status
+from kvlake.operations.refs_tasks import CUT_SHORT
 from tests.api.inprocess import app_over, client_of, services_in
 from tests.api.server import Server
-from tests.support import FakeClock, GatedStarter, wait_until
+from tests.support import FakeClock, wait_until
 
 _S = TypeVar("_S", lakefs_sdk.RepositoryDumpStatus, lakefs_sdk.RepositoryRestoreStatus)
 
@@ -113,15 +114,13 @@ def test_unknown_tasks_are_404(sdk: LakeFSClient, http: httpx.Client, repo: str)
     assert missing.status_code == 404 and missing.json()["message"] == "repository not found"
 
 
-# -- in-process: the work held at a gate, and a task whose process died ---------------------
+# -- in-process: operation records a runner runs, and a task whose runner died ----------------
 
 
-async def _gated_tasks(tmp_path: Path) -> None:
+async def _tasks_on_the_runner(tmp_path: Path) -> None:
     clock = FakeClock()
     services = services_in(tmp_path, clock=clock)
     lake = services.lake
-    gate = GatedStarter()
-    lake.graveler.tasks = RefsTasks(lake.store, lambda: lake.graveler.dumps, clock, start=gate)
     try:
         async with client_of(app_over(services)) as client:
             body = {"name": "held", "storage_namespace": "local://held"}
@@ -131,7 +130,13 @@ async def _gated_tasks(tmp_path: Path) -> None:
             task = {"task_id": submitted.json()["id"]}
             running = (await client.get("/repositories/held/dump", params=task)).json()
             assert running["done"] is False and "refs" not in running and "error" not in running
-            gate.release()
+            listed = (await client.get("/operations", params={"kind": "dump"})).json()
+            assert [op["operation_id"] for op in listed["results"]] == [task["task_id"]]
+            assert listed["results"][0]["path"] == "lakefs://held/"  # no branch: the repository
+            assert (await client.get("/operations", params={"kind": "restore"})).json()[
+                "results"
+            ] == []
+            lake.operations.run_once()
             done = (await client.get("/repositories/held/dump", params=task)).json()
             assert done["done"] is True and "error" not in done
             assert len(set(done["refs"].values())) == 1  # one dump id in all three fields
@@ -146,18 +151,59 @@ async def _gated_tasks(tmp_path: Path) -> None:
             assert (await client.get("/repositories/bare/restore", params=task)).json()[
                 "done"
             ] is False
-            gate.release()
+            lake.operations.run_once()
             failed = (await client.get("/repositories/bare/restore", params=task)).json()
             assert failed["done"] is True and "no complete refs dump" in failed["error"]
-            # A dump whose server died after the submit: running until the limit, then failed.
+            # A dump whose runner died after claiming it: running while its lease holds,
+            # then another runner runs it again.
             orphan = (await client.post("/repositories/held/dump")).json()["id"]
-            gate.drop()
-            clock.advance(STALE_SECONDS + 1)
-            stale = await client.get("/repositories/held/dump", params={"task_id": orphan})
-            assert stale.json()["done"] is True and "submit it again" in stale.json()["error"]
+            dead = Driver(lake.ledger, owner="dead", lease_time=60, clock=clock)
+            assert dead.claim(orphan).owner == "dead"
+            lake.operations.run_once()
+            held = await client.get("/repositories/held/dump", params={"task_id": orphan})
+            assert held.json()["done"] is False
+            clock.advance(61)
+            lake.operations.run_once()
+            resumed = await client.get("/repositories/held/dump", params={"task_id": orphan})
+            assert resumed.json()["done"] is True and "error" not in resumed.json()
+            assert resumed.json()["refs"] != done["refs"]  # a new, complete dump
     finally:
         services.close()
 
 
-def test_tasks_run_in_the_background_and_never_stay_running(tmp_path: Path) -> None:
-    anyio.run(_gated_tasks, tmp_path)
+def test_tasks_run_on_the_runner_and_resume_after_its_death(tmp_path: Path) -> None:
+    anyio.run(_tasks_on_the_runner, tmp_path)
+
+
+def _restore_cut_short(tmp_path: Path, *, written: bool) -> dict[str, object]:
+    """A restore whose runner died after marking it `in_progress`; `written`: after it had
+    begun writing refs. Returns its status once another runner took it over."""
+    clock = FakeClock()
+    services = services_in(tmp_path, clock=clock)
+    lake = services.lake
+    try:
+        graveler = lake.graveler
+        source = graveler.create_repository("src", storage_namespace="local://shared")
+        dump_id = graveler.dumps.dump(source).dump_id
+        graveler.delete_repository("src")
+        bare = graveler.create_bare_repository("copy", storage_namespace="local://shared")
+        task_id = submit_restore(lake.ledger, graveler, bare, dump_id, creator="me", now=clock.now)
+        dead = Driver(lake.ledger, owner="dead", lease_time=60, clock=clock)
+        dead.claim(task_id)
+        dead.checkpoint(task_id, status="in_progress")
+        if written:
+            graveler.dumps.restore(bare, dump_id)  # it wrote (all of) the refs, then died
+        clock.advance(61)
+        lake.operations.run_once()
+        status = task_status(lake.ledger, bare, "restore", task_id)
+        return {"done": status.done, "error": status.error}
+    finally:
+        services.close()
+
+
+def test_a_restore_resumed_after_it_began_writing_fails_clearly(tmp_path: Path) -> None:
+    assert _restore_cut_short(tmp_path, written=True) == {"done": True, "error": CUT_SHORT}
+
+
+def test_a_restore_resumed_before_it_wrote_anything_runs_again(tmp_path: Path) -> None:
+    assert _restore_cut_short(tmp_path, written=False) == {"done": True, "error": ""}

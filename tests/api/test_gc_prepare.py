@@ -21,10 +21,11 @@ import pytest
 from lakefs_sdk.client import LakeFSClient
 from lakefs_sdk.exceptions import ApiException
 
-from kvlake.graveler import RefsTasks
+from kvlake.operations import Driver
+from kvlake.operations.tasks import CANCELLED
 from tests.api.inprocess import app_over, client_of, services_in
 from tests.api.server import Server
-from tests.support import FakeClock, GatedStarter, wait_until
+from tests.support import FakeClock, wait_until
 
 NO_RULES = lakefs_sdk.GarbageCollectionRules(default_retention_days=0, branches=[])
 
@@ -295,13 +296,11 @@ def test_uncommitted_pages_follow_the_continuation_token(tmp_path: Path) -> None
     anyio.run(_pages, tmp_path)
 
 
-async def _gated_preparation(tmp_path: Path) -> None:
+async def _preparation_on_the_runner(tmp_path: Path) -> None:
     clock = FakeClock()
     services = services_in(tmp_path, clock=clock)
     lake = services.lake
-    gate = GatedStarter()
-    lake.graveler.tasks = RefsTasks(lake.store, lambda: lake.graveler.dumps, clock, start=gate)
-    repo = "gated"
+    repo = "held"
     try:
         async with client_of(app_over(services)) as client:
             body = {"name": repo, "storage_namespace": f"local://{repo}"}
@@ -316,16 +315,78 @@ async def _gated_preparation(tmp_path: Path) -> None:
             running = (await client.get(status_url, params={"id": task_id})).json()
             assert running["task_id"] == task_id and running["completed"] is False
             assert "result" not in running and "error" not in running
-            gate.release()
+            listed = await client.get("/operations", params={"kind": "gc-prepare-commits"})
+            assert [op["operation_id"] for op in listed.json()["results"]] == [task_id]
+            lake.operations.run_once()
             done = (await client.get(status_url, params={"id": task_id})).json()
             assert done["completed"] is True and "error" not in done
+            assert done["result"]["run_id"] == task_id
             location = done["result"]["gc_commits_location"]
             head = (await client.get(f"/repositories/{repo}/branches/main")).json()["commit_id"]
+            # One whose runner died after claiming it: another runs it once the lease lapsed.
+            orphan = (await client.post(f"/repositories/{repo}/gc/prepare_commits/async")).json()
+            dead = Driver(lake.ledger, owner="dead", lease_time=60, clock=clock)
+            assert dead.claim(orphan["id"]).owner == "dead"
+            lake.operations.run_once()
+            held = (await client.get(status_url, params={"id": orphan["id"]})).json()
+            assert held["completed"] is False
+            clock.advance(61)
+            lake.operations.run_once()
+            resumed = (await client.get(status_url, params={"id": orphan["id"]})).json()
+            assert resumed["completed"] is True and "error" not in resumed
+            # Rules deleted between the submit and the run: the task's error, no file.
+            late = (await client.post(f"/repositories/{repo}/gc/prepare_commits/async")).json()
+            deleted = await client.delete(f"/repositories/{repo}/settings/gc_rules")
+            assert deleted.status_code == 204
+            lake.operations.run_once()
+            failed = (await client.get(status_url, params={"id": late["id"]})).json()
+            assert failed["completed"] is True and "result" not in failed
+            assert "rules" in failed["error"]["message"]
+            # The status of another kind's task, or of no task: 404.
+            dump = (await client.post(f"/repositories/{repo}/dump")).json()["id"]
+            other = await client.get(status_url, params={"id": dump})
+            assert other.status_code == 404
         rows = (tmp_path / "blocks" / location.removeprefix("local://")).read_text()
         assert rows.splitlines()[1].startswith(f"{head},false,")
+        late_csv = location.replace(task_id, late["id"]).removeprefix("local://")
+        assert task_id in location and not (tmp_path / "blocks" / late_csv).exists()
     finally:
         services.close()
 
 
-def test_the_async_preparation_is_running_until_its_work_ends(tmp_path: Path) -> None:
-    anyio.run(_gated_preparation, tmp_path)
+def test_the_async_preparation_runs_on_the_runner_and_resumes_after_its_death(
+    tmp_path: Path,
+) -> None:
+    anyio.run(_preparation_on_the_runner, tmp_path)
+
+
+async def _cancelled_preparation(tmp_path: Path) -> None:
+    services = services_in(tmp_path)
+    lake = services.lake
+    repo = "cancelled"
+    try:
+        async with client_of(app_over(services)) as client:
+            body = {"name": repo, "storage_namespace": f"local://{repo}"}
+            assert (await client.post("/repositories", json=body)).status_code == 201
+            rules = {"default_retention_days": 1, "branches": []}
+            put = await client.put(f"/repositories/{repo}/settings/gc_rules", json=rules)
+            assert put.status_code == 204
+            task_id = (await client.post(f"/repositories/{repo}/gc/prepare_commits/async")).json()[
+                "id"
+            ]
+            assert (await client.delete(f"/operations/{task_id}")).status_code in (200, 202)
+            lake.operations.run_once()
+            status_url = f"/repositories/{repo}/gc/prepare_commits/status"
+            status = (await client.get(status_url, params={"id": task_id})).json()
+            assert status["completed"] is True and "result" not in status
+            assert status["error"]["message"] == CANCELLED
+            operation = (await client.get(f"/operations/{task_id}")).json()
+            assert operation["status"] == "cancelled"
+    finally:
+        services.close()
+
+
+def test_a_cancelled_preparation_reads_done_with_an_error_and_writes_nothing(
+    tmp_path: Path,
+) -> None:
+    anyio.run(_cancelled_preparation, tmp_path)

@@ -18,9 +18,11 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.api.conftest import S3_BUCKET, SERVERS, backend_kv_url
-from tests.api.server import Server, Storage
+from tests.api.conftest import SERVERS, backend_kv_url
+from tests.api.server import Server
 from tests.support import wait_until
+from tests.support.backends import Backend
+from tests.support.servers import server_storage
 
 BULK = "/operations/bulk-delete"
 OBJECTS = "arn:lakefs:fs:::repository/{repo}/object/"
@@ -30,21 +32,16 @@ OBJECTS = "arn:lakefs:fs:::repository/{repo}/object/"
 def hostile_server(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Server]:
-    kv, blockstore = request.param
-    data_dir = tmp_path_factory.mktemp(f"hostile-policies-{kv}-{blockstore}")
+    backend: Backend = request.param
+    data_dir = tmp_path_factory.mktemp(f"hostile-policies-{backend.id}")
     # Local imports read only from an allowed folder: `local://imports` of the blocks.
     env = {
         "KVLAKE_IMPORTS_LOCAL_ENABLED": "true",
         "KVLAKE_IMPORTS_LOCAL_PREFIXES": "local://imports",
     }
-    storage = None
-    if blockstore == "s3":
-        from tests.support.s3server import server_env
-
-        moto = request.getfixturevalue("moto_s3")
-        storage = Storage.s3(moto, S3_BUCKET)
-        env = server_env(moto.endpoint, S3_BUCKET, tmp_path_factory.mktemp("aws"))
-    with backend_kv_url(request, "kv_hostile_policies", kv) as kv_url:
+    storage, s3_env = server_storage(request, tmp_path_factory, backend.blocks)
+    env = s3_env or env  # on S3, no local imports
+    with backend_kv_url(request, "kv_hostile_policies", backend.kv) as kv_url:
         server = Server(data_dir, kv_url=kv_url, workers=2, env=env, storage=storage)
         try:
             yield server

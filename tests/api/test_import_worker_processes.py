@@ -17,8 +17,9 @@ from pathlib import Path
 from kvlake.kv import open_store
 from kvlake.operations import Ledger, Operation
 from tests.api.server import Server
-from tests.api.test_worker_processes import ENV, WAIT, _pid, _worker
+from tests.api.test_worker_processes import ENV, WAIT, _pid
 from tests.support import wait_until
+from tests.support.workers import start_worker
 
 FILES = 2000
 IMPORT_ENV = {
@@ -42,7 +43,7 @@ def test_a_worker_killed_mid_import_leaves_it_to_the_other_which_publishes_it_on
     server = Server(
         data_dir, kv_url=kv_url, env={**IMPORT_ENV, "KVLAKE_SERVER_BACKGROUND": "false"}
     )
-    workers = [_worker(data_dir, kv_url, IMPORT_ENV) for _ in range(2)]
+    workers = [start_worker(data_dir, kv_url, IMPORT_ENV) for _ in range(2)]
     owners: set[int] = set()
     try:
         with server.http() as http, open_store(kv_url) as store:

@@ -522,3 +522,35 @@ def test_client_gone_is_logged_once_at_info(caplog: pytest.LogCaptureFixture) ->
         (logging.INFO, "PUT /api/v1/x: gone mid-body")
     ]
     assert all(r.exc_info is None for r in caplog.records)
+
+
+def _ui_form(server: Server, *, size: int, first: bytes) -> socket.socket:
+    """A POST of a `size`-byte urlencoded form to the UI's login page, `first` bytes sent."""
+    sock = rawhttp.connect(server)
+    request_head = (
+        "POST /ui/login HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        "Content-Type: application/x-www-form-urlencoded\r\n"
+        f"Content-Length: {size}\r\n\r\n"
+    )
+    sock.sendall(request_head.encode() + first)
+    return sock
+
+
+@NO_BLOBS
+def test_a_ui_form_over_its_cap_is_refused_as_it_passes_it(start: Start) -> None:
+    # Starlette's own form reading would keep every byte of it in memory.
+    server = start()
+    body = b"access_key_id=" + b"x" * (20 << 10)
+    with _ui_form(server, size=len(body), first=body) as sock:
+        status, data = _status(sock)
+    assert status == 400, data
+    assert b"the form is over 16384 bytes; send less" in data
+
+
+@NO_BLOBS
+def test_a_stalled_ui_form_gets_408(start: Start) -> None:
+    server = start(KVLAKE_SERVER_BODY_READ_TIMEOUT="1")
+    with _ui_form(server, size=1000, first=b"access_key_id=") as sock:
+        status, data = _status(sock)
+    assert status == 408, data
+    assert b"send it without pausing" in data

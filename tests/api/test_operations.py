@@ -9,6 +9,8 @@ import lakefs_sdk
 import pytest
 from lakefs_sdk.client import LakeFSClient
 
+from kvlake.errors import InvalidInputError
+from kvlake.uri import parse_uri
 from tests.api.server import Server
 from tests.support import wait_until
 
@@ -251,3 +253,19 @@ def test_a_user_created_again_owns_none_of_the_old_ones_operations_or_locks(
     assert http.get(f"{BULK}/status/{operation_id}").status_code == 200  # the admin sees it
     _finished(http, operation_id)
     http.delete(f"/repositories/{repo}/locks", params={"path": "b/1", "force": "true"})
+
+
+@pytest.mark.parametrize(
+    "path", ["s3://{repo}/main/a/", "lakefs://{repo}", "lakefs:///main/a/", "lakefs://{repo}/"]
+)
+def test_a_bad_path_is_refused_in_the_uri_parsers_words(
+    http: httpx.Client, repo: str, path: str
+) -> None:
+    """The API says what the CLI and the Spark source say of the same URI (kvlake/uri.py)."""
+    path = path.format(repo=repo)
+    with pytest.raises(InvalidInputError) as parsed:
+        parse_uri(path, path=True)
+    response = http.put(BULK, params={"path": path})
+    assert response.status_code == 400, response.text
+    assert response.json()["message"] == str(parsed.value)
+    assert "lakefs://<repository>/<ref>[/<path>]" in response.json()["message"]

@@ -5,7 +5,7 @@ and then S3 for its range files. Under `del/` the branch holds 200,000 objects
 (metadata only, written with `Store.set_many`, not through the API): 171,000
 committed, of which 5,001 are staged again over their committed entry and 1,000
 deleted in staging, and 30,000 only staged. So both batch kinds run: the
-committed ranges wholly under the prefix become range batches (one hidden-range
+committed ranges wholly under the prefix become range batches (one range-tombstone
 record each, their restaged objects tombstoned one by one, their deleted ones
 not counted), and the objects listed one by one (the staged-only ones, the
 ranges at the prefix's ends) become path batches. Objects outside the path,
@@ -58,6 +58,7 @@ from kvlake.graveler.staging import TOMBSTONE
 from kvlake.lake import Lake
 from tests.api.server import Server
 from tests.support import wait_until
+from tests.support.backends import BLOCKSTORES
 
 COMMITTED = 171_000
 DELETED = range(5, COMMITTED, 171)  # 1,000 committed objects deleted in staging
@@ -150,7 +151,7 @@ def _processed(status: Status) -> int:
     return sum(int(str(status[name])) for name in COUNTERS[1:])
 
 
-@pytest.mark.parametrize("kind", ["local", "s3"])
+@pytest.mark.parametrize("kind", sorted(BLOCKSTORES))
 def test_a_bulk_delete_survives_its_server_killed_at_random_moments(
     kind: str, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
@@ -170,10 +171,9 @@ def test_a_bulk_delete_survives_its_server_killed_at_random_moments(
     kv_url = f"sqlite://{data_dir / 'kv.db'}?synchronous=normal"
     env = dict(ENV)
     if kind == "s3":  # the bucket `lake` of the session's moto server, emptied for the test
-        from tests.support.s3server import MotoS3, server_env
+        from tests.support.s3server import lake_bucket_env
 
-        moto: MotoS3 = request.getfixturevalue("s3_server")
-        env |= server_env(moto.endpoint, "lake", tmp_path / "aws")
+        env |= lake_bucket_env(request, tmp_path / "aws")
     whole_ranges = _fill(data_dir, kv_url, env.get("KVLAKE_BLOCKSTORE_URL", ""))
     assert whole_ranges >= 10, f"the data should make range batches; {whole_ranges} whole ranges"
     seen: list[dict[str, int]] = []

@@ -119,3 +119,29 @@ def test_shutdown_lets_an_in_flight_upload_finish(
         stopper.join()
     assert response.status_code == 201 and response.json()["size_bytes"] == 20 * 256 * 1024
     assert "kvlake: stopped" in server.output()
+
+
+def test_a_name_recreated_on_one_process_is_read_afresh_on_the_other(
+    pair: tuple[Server, Server],
+) -> None:
+    """Each process remembers a repository's instance uid to read the record and the
+    branch in one round trip (issue 28); the other process's delete, re-creation and
+    upload still show at once."""
+    first, second = pair
+    with first.http() as a, second.http() as b:
+        name = f"p-{uuid.uuid4().hex[:8]}"
+        objects = f"/repositories/{name}/branches/main/objects"
+        stat = f"/repositories/{name}/refs/main/objects/stat"
+        a.post(
+            "/repositories", json={"name": name, "storage_namespace": first.storage.namespace(name)}
+        )
+        a.post(objects, params={"path": "f"}, content=b"old")
+        assert b.get(stat, params={"path": "f"}).json()["size_bytes"] == 3  # b knows the uid
+        assert a.delete(f"/repositories/{name}").status_code == 204
+        assert b.get(stat, params={"path": "f"}).status_code == 404
+        fresh = first.storage.namespace(f"{name}-new")
+        a.post("/repositories", json={"name": name, "storage_namespace": fresh})
+        assert b.get(stat, params={"path": "f"}).status_code == 404  # the new one has no f
+        a.post(objects, params={"path": "f"}, content=b"newer")
+        assert b.get(stat, params={"path": "f"}).json()["size_bytes"] == 5
+        assert b.get(f"/repositories/{name}").json()["storage_namespace"] == fresh

@@ -106,6 +106,14 @@ def test_presigned_reads_go_straight_to_the_object_store(http: httpx.Client, rep
     assert httpx.get(redirect.headers["Location"]).content == b"b"
 
 
+def test_a_listing_is_not_presigned_even_on_s3(http: httpx.Client, repo: str) -> None:
+    listed = http.get(f"/repositories/{repo}/refs/main/objects/ls", params={"presign": "true"})
+    assert listed.status_code == 400, listed.text
+    message = listed.json()["message"]
+    assert "presigns single objects, not a listing's entries" in message
+    assert "pre_sign_support is false" not in message  # it is true on S3
+
+
 def test_storage_config_reports_presigned_urls_on_s3(http: httpx.Client) -> None:
     storage = http.get("/config/storage").json()
     assert storage["blockstore_type"] == "s3"

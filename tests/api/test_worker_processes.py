@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 from kvlake.catalog.records import ObjectEntry, to_value
@@ -27,6 +25,7 @@ from kvlake.lake import Lake
 from kvlake.operations import Ledger, Operation
 from tests.api.server import Server
 from tests.support import wait_until
+from tests.support.workers import start_worker
 
 OBJECTS = 3000
 ENV = {
@@ -48,21 +47,6 @@ def _fill(data_dir: Path, kv_url: str) -> None:
         )
 
 
-def _worker(data_dir: Path, kv_url: str, settings: dict[str, str] = ENV) -> subprocess.Popen[bytes]:
-    """A `kvlake worker` process with `settings` (KVLAKE_* variables) and no others."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KVLAKE_")} | settings
-    command = [sys.executable, "-m", "kvlake", "worker", "--data-dir", str(data_dir)]
-    log = (data_dir / f"worker-{len(list(data_dir.glob('worker-*')))}.log").open("wb")
-    with log:
-        return subprocess.Popen(
-            [*command, "--kv", kv_url],
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-
-
 def _pid(owner: str) -> int:
     """The process an operation's lease owner names (`host:pid:uid`)."""
     return int(owner.split(":")[1])
@@ -74,7 +58,7 @@ def test_a_worker_killed_mid_operation_leaves_it_to_the_other(tmp_path: Path) ->
     kv_url = f"sqlite://{data_dir / 'kv.db'}?synchronous=normal"
     _fill(data_dir, kv_url)
     server = Server(data_dir, kv_url=kv_url, env={**ENV, "KVLAKE_SERVER_BACKGROUND": "false"})
-    workers = [_worker(data_dir, kv_url) for _ in range(2)]
+    workers = [start_worker(data_dir, kv_url, ENV) for _ in range(2)]
     owners: set[int] = set()
     try:
         with server.http() as http, open_store(kv_url) as store:

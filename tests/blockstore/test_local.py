@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from kvlake.blockstore import READ_CHUNK
-from kvlake.blockstore.local import LocalBlockStore, _FolderSyncs
+from kvlake.blockstore.local import LocalBlockStore
+from kvlake.blockstore.local_syncs import FolderSyncs
 from kvlake.blockstore.local_uploads import TEMP_PREFIX
 from kvlake.errors import (
     BlobNotFoundError,
@@ -218,7 +219,7 @@ def test_a_put_makes_new_folders_durable_in_their_parents(
     assert [path for path in synced if os.path.isdir(path)] == [f"{namespace}/data/h1"]
 
 
-def _wait_for_waiters(syncs: _FolderSyncs, folder: str, count: int) -> None:
+def _wait_for_waiters(syncs: FolderSyncs, folder: str, count: int) -> None:
     wait_until(
         lambda: syncs.waiters(folder) >= count,
         interval=0.001,
@@ -227,7 +228,7 @@ def _wait_for_waiters(syncs: _FolderSyncs, folder: str, count: int) -> None:
 
 
 def test_callers_waiting_on_a_running_folder_fsync_share_the_next_one() -> None:
-    syncs = _FolderSyncs()
+    syncs = FolderSyncs()
     started, release = threading.Event(), threading.Event()
     runs: list[int] = []
 
@@ -255,7 +256,7 @@ def test_callers_waiting_on_a_running_folder_fsync_share_the_next_one() -> None:
 
 
 def test_a_failed_folder_fsync_fails_its_caller_and_the_waiters_run_their_own() -> None:
-    syncs = _FolderSyncs()
+    syncs = FolderSyncs()
     started, release = threading.Event(), threading.Event()
     runs: list[int] = []
     errors: list[BaseException] = []

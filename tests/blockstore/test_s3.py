@@ -16,8 +16,8 @@ import httpx
 import pytest
 
 from kvlake.blockstore import READ_CHUNK, open_blockstore
-from kvlake.blockstore.s3 import DELETE_BATCH, MAX_COPY_OBJECT, MIN_PART_SIZE, S3BlockStore
-from kvlake.blockstore.s3_client import S3Location, make_client
+from kvlake.blockstore.s3.client import S3Location, make_client
+from kvlake.blockstore.s3.store import DELETE_BATCH, MAX_COPY_OBJECT, MIN_PART_SIZE, S3BlockStore
 from kvlake.blockstore.throttle import AdaptiveRateLimiter, shared_limiter
 from kvlake.errors import ConfigError, InvalidInputError, UnavailableError
 from tests.support import FakeClock

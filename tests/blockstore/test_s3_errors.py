@@ -5,7 +5,7 @@ from __future__ import annotations
 import botocore.exceptions
 import pytest
 
-from kvlake.blockstore.s3_errors import (
+from kvlake.blockstore.s3.errors import (
     THROTTLE_CODES,
     Outcome,
     RangeNotSatisfiableError,

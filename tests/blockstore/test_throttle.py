@@ -10,7 +10,7 @@ from tests.support import FakeClock
 
 
 def limiter(clock: FakeClock, **options: float) -> AdaptiveRateLimiter:
-    return AdaptiveRateLimiter(clock=clock, sleep=clock.sleep, **options)
+    return AdaptiveRateLimiter(clock=clock, sleep=clock.sleep, endpoint="test", **options)
 
 
 def test_requests_are_spaced_at_the_rate() -> None:

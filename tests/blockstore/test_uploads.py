@@ -18,6 +18,7 @@ import pytest
 
 from kvlake.blockstore import MIN_PART_BYTES, BlockStore, multipart_etag, open_blockstore
 from kvlake.errors import UploadRefusedError
+from tests.support.backends import BLOCKSTORES
 
 from .conftest import ADAPTERS
 from .streams import PatternStream, pattern
@@ -25,7 +26,7 @@ from .streams import PatternStream, pattern
 KEY = "data/large"
 
 
-@pytest.fixture(params=["local", "s3"])
+@pytest.fixture(params=sorted(BLOCKSTORES))
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[BlockStore]:
     with open_blockstore(ADAPTERS[request.param](request, tmp_path)) as opened:
         yield opened

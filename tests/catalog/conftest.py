@@ -16,6 +16,7 @@ from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.graveler import Graveler
 from kvlake.kv.memory import MemoryStore
 from tests.deletion.helpers import DeletionLake
+from tests.support import backends
 
 
 @pytest.fixture
@@ -25,7 +26,7 @@ def catalog(lake_blocks: BlockStore) -> Iterator[Catalog]:
     graveler = Graveler(
         store, CommittedManager(blocks), check_namespace=blocks.check_namespace, token_drop_delay=0
     )
-    graveler.create_repository("repo1", storage_namespace=f"{blocks.scheme}://lake/repo1")
+    graveler.create_repository("repo1", storage_namespace=backends.namespace(blocks, "repo1"))
     yield Catalog(graveler, blocks)
     store.close()
 

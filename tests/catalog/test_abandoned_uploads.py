@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from kvlake.blockstore import BlockStore
-from kvlake.catalog import LINK_SECONDS, PhysicalLinks, link_key
+from kvlake.catalog import LINK_SECONDS, PhysicalLinks, UploadTarget, link_key
 from tests.deletion.helpers import DeletionLake
 
 KEY = link_key(b"a master key for tests")
@@ -40,11 +40,13 @@ def test_an_abandoned_upload_is_aborted_once_its_address_expired(
     lake: DeletionLake, links: PhysicalLinks
 ) -> None:
     address, upload = _start(links, lake, "big")
-    links.upload_part(lake.repository, "main", "big", address, upload, 1, b"part")
+    links.upload_part(UploadTarget(lake.repository, "main", "big", address, upload), 1, b"part")
     kept, kept_upload = _start(links, lake, "other")
-    etag = links.upload_part(lake.repository, "main", "other", kept, kept_upload, 1, b"x")
+    etag = links.upload_part(
+        UploadTarget(lake.repository, "main", "other", kept, kept_upload), 1, b"x"
+    )
     links.complete_multipart(
-        lake.repository, "main", "other", kept, kept_upload, [(1, etag)],
+        UploadTarget(lake.repository, "main", "other", kept, kept_upload), [(1, etag)],
         content_type="", metadata={},
     )  # fmt: skip
     assert _listed(links, lake) == ["main/big"]  # the completed upload is no longer listed
@@ -61,7 +63,7 @@ def test_an_upload_in_progress_is_counted_and_aborted(
     lake: DeletionLake, links: PhysicalLinks
 ) -> None:
     address, upload = _start(links, lake, "big")
-    links.upload_part(lake.repository, "main", "big", address, upload, 1, b"part")
+    links.upload_part(UploadTarget(lake.repository, "main", "big", address, upload), 1, b"part")
     assert _uploads_in_progress(lake.blocks, lake.namespace, address) == 1
     assert _uploads_in_progress(lake.blocks, lake.namespace, address) == 0
 
@@ -81,5 +83,5 @@ def test_uploads_list_by_key_then_start_until_they_end(
     ]  # fmt: skip
     resumed = links.list_uploads(lake.repository, start_key="main/a/x", after_uid=_uid(first))
     assert [u.address for u in resumed] == [second, later]
-    links.abort_multipart(lake.repository, "main", "a/x", first, first_upload)
+    links.abort_multipart(UploadTarget(lake.repository, "main", "a/x", first, first_upload))
     assert [u.address for u in links.list_uploads(lake.repository)] == [second, later]

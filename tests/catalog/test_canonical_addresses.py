@@ -13,8 +13,7 @@ import pytest
 
 from kvlake.api.routes.staging import relative_address as api_relative_address
 from kvlake.blockstore import BlockStore
-from kvlake.catalog import ImportSource
-from kvlake.catalog.imports import check_outside_import_folders
+from kvlake.catalog import ImportSource, check_outside_import_folders
 from kvlake.catalog.links import relative_address
 from kvlake.config import ImportSettings, Settings
 from kvlake.deletion.purge import overlaps

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from kvlake.blockstore import BlockStore
-from kvlake.catalog import LINK_SECONDS, PhysicalLinks, link_key
+from kvlake.catalog import LINK_SECONDS, PhysicalLinks, UploadTarget, link_key
 from kvlake.config import DeletionSettings
 from kvlake.errors import InvalidInputError, PreconditionFailedError
 from kvlake.kv.memory import MemoryStore
@@ -197,26 +197,20 @@ def test_a_completed_multipart_upload_is_linked_and_kept(
     lake: DeletionLake, links: PhysicalLinks
 ) -> None:
     address, upload = links.start_multipart(lake.repository, "main", "big")
-    url = links.part_url(lake.repository, "main", "big", address, upload, 1, expires=60)
+    url = links.part_url(
+        UploadTarget(lake.repository, "main", "big", address, upload), 1, expires=60
+    )
     etag = httpx.put(url, content=b"one part").headers["ETag"]
     with pytest.raises(InvalidInputError, match="was not handed out"):
         links.complete_multipart(
-            lake.repository,
-            "main",
-            "other",
-            address,
-            upload,
+            UploadTarget(lake.repository, "main", "other", address, upload),
             [(1, etag)],
             content_type="",
             metadata={},
         )
     assert not lake.blocks.exists(lake.namespace, address)  # checked before assembling
     stat = links.complete_multipart(
-        lake.repository,
-        "main",
-        "big",
-        address,
-        upload,
+        UploadTarget(lake.repository, "main", "big", address, upload),
         [(1, etag)],
         content_type="text/plain",
         metadata={},
@@ -231,7 +225,7 @@ def test_an_aborted_multipart_upload_leaves_nothing_behind(
     lake: DeletionLake, links: PhysicalLinks
 ) -> None:
     address, upload = links.start_multipart(lake.repository, "main", "big")
-    links.abort_multipart(lake.repository, "main", "big", address, upload)
+    links.abort_multipart(UploadTarget(lake.repository, "main", "big", address, upload))
     lake.settle()
     assert lake.data_blobs() == set() and list(lake.dead_letters()) == []
 

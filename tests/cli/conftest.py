@@ -5,6 +5,10 @@ module, SQLite over a local folder; many commands per server) over real HTTP.
 costs seconds on a busy CI machine); `cli.process(...)` runs `python -m kvlake` as a
 subprocess, for what only a process shows (exit codes as a shell sees them, the
 environment, tracebacks). Each test gets a HOME of its own, so no ~/.lakectl.yaml leaks in.
+
+The operator's commands (kv, deletion, repo untangle, operations run) open the lake
+themselves, with no server: `lake_env` gives them the test's data dir, `namespace` a
+repository namespace on a local folder, then on S3 (test_operator.py, test_operations_run.py).
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from click.testing import CliRunner
 
 from kvlake.cli import main
 from tests.api.server import ACCESS_KEY_ID, SECRET_ACCESS_KEY, Server
+from tests.support import backends
+from tests.support.backends import BLOCKSTORES
 
 TIMEOUT = 120.0
 IMPORTS = "local://imports"
@@ -97,17 +103,26 @@ class Cli:
         return Run(done.returncode, done.stdout.decode(errors="replace"), done.stderr.decode())
 
 
-@pytest.fixture(scope="module")
-def cli_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """One server for the module's tests (they use repositories of their own)."""
-    server = Server(
-        tmp_path_factory.mktemp("cli-server"),
-        env={"KVLAKE_IMPORTS_LOCAL_ENABLED": "true", "KVLAKE_IMPORTS_LOCAL_PREFIXES": IMPORTS},
-    )
+def module_server(
+    factory: pytest.TempPathFactory, name: str, env: dict[str, str]
+) -> Iterator[Server]:
+    """A server for one module's tests, stopped after them. A module that needs other
+    settings defines its own `cli_server` fixture with this; `cli` then talks to it."""
+    server = Server(factory.mktemp(name), env=env)
     try:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="module")
+def cli_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """One server for the module's tests (they use repositories of their own)."""
+    yield from module_server(
+        tmp_path_factory,
+        "cli-server",
+        {"KVLAKE_IMPORTS_LOCAL_ENABLED": "true", "KVLAKE_IMPORTS_LOCAL_PREFIXES": IMPORTS},
+    )
 
 
 @pytest.fixture
@@ -123,6 +138,31 @@ def cli(cli_server: Server, tmp_path: Path) -> Cli:
             "LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY": SECRET_ACCESS_KEY,
         },
     )
+
+
+@pytest.fixture
+def lake_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> pytest.MonkeyPatch:
+    """For the operator's commands run in this process on a lake they open themselves: no
+    KVLAKE_* setting leaks in from the developer's shell, and the data dir is the test's."""
+    for name in os.environ:
+        if name.startswith("KVLAKE_") and not name.startswith("KVLAKE_TEST_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("KVLAKE_DATA_DIR", str(tmp_path / "data"))
+    return monkeypatch
+
+
+@pytest.fixture(params=sorted(BLOCKSTORES))
+def namespace(request: pytest.FixtureRequest, lake_env: pytest.MonkeyPatch, tmp_path: Path) -> str:
+    """For the operator's commands, which open the lake themselves: the namespace of their
+    repository `repo1`, in the data dir's folder, then in the bucket `lake` of the session's
+    S3 server (KVLAKE_BLOCKSTORE_URL and AWS_* set for the test)."""
+    backend = backends.on(request.param)
+    if backend.blocks == "s3":
+        from tests.support.s3server import lake_bucket_env  # moto loads only for S3
+
+        for name, value in lake_bucket_env(request, tmp_path / "aws").items():
+            lake_env.setenv(name, value)
+    return backend.namespace("repo1")
 
 
 @pytest.fixture

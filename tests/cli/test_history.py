@@ -121,7 +121,7 @@ def test_repo_delete_with_purge_goes_through_the_server(cli: Cli, cli_server: Se
     cli("repo", "create", f"lakefs://{name}", cli_server.storage.namespace(name)).ok()
     deleted = cli("repo", "delete", name, "--purge").ok().stdout
     assert deleted.startswith(f"deleted repository {name}\npurge: ")
-    assert "kvlake deletion status" in deleted
+    assert f"kvlake repo purge-status {name}" in deleted
     assert name not in [r["id"] for r in cli("repo", "list", "--json").json()]
 
 

@@ -57,10 +57,14 @@ def test_metrics_count_what_every_worker_did(two_workers: Server, tmp_path: Path
     cli("repo", "create", f"lakefs://{repo}", f"local://{repo}").ok()
     source = tmp_path / "f"
     source.write_bytes(b"12345")
+    created = samples(two_workers)
     for number in range(5):
         cli("fs", "upload", f"lakefs://{repo}/main/{number}", "-s", str(source)).ok()
+    uploaded = samples(two_workers)
     for _ in range(3):
         cli("fs", "stat", f"lakefs://{repo}/main/missing").error(4)
+    for _ in range(2):
+        cli("fs", "cat", f"lakefs://{repo}/main/0").ok()
     after = samples(two_workers)
 
     def delta(name: str, **labels: str) -> float:
@@ -75,6 +79,15 @@ def test_metrics_count_what_every_worker_did(two_workers: Server, tmp_path: Path
     assert delta("kvlake_kv_calls_total", driver="sqlite", call="get", outcome="ok") >= 10
     assert delta("kvlake_kv_calls_total", driver="sqlite", call="set", outcome="ok") >= 5
     assert delta("kvlake_kv_call_duration_seconds_count", driver="sqlite", call="get") >= 10
+    # Blockstore calls, by adapter, call and outcome: a blob per upload, reads for cats.
+    puts = ("kvlake_blockstore_calls_total", {"adapter": "local", "call": "put", "outcome": "ok"})
+    assert count(uploaded, puts[0], **puts[1]) - count(created, puts[0], **puts[1]) == 5
+    reads = {"adapter": "local", "call": "open_reader", "outcome": "ok"}
+    name = "kvlake_blockstore_calls_total"
+    # At least the two reads (the workers' background passes may read range files too).
+    assert count(after, name, **reads) - count(uploaded, name, **reads) >= 2
+    timed = ("kvlake_blockstore_call_duration_seconds_count", {"adapter": "local", "call": "put"})
+    assert count(uploaded, timed[0], **timed[1]) - count(created, timed[0], **timed[1]) == 5
     assert count(after, "kvlake_deletion_pending", partition="0") >= 0
     assert ("kvlake_deletion_dead_letters", ()) in after
 

@@ -20,6 +20,7 @@ from kvlake.kv.faults import Fault, FaultyStore
 from kvlake.kv.memory import MemoryStore
 from tests.deletion.blockstores import BlobCall, FaultyBlockStore
 from tests.deletion.helpers import DeletionLake
+from tests.support.backends import budget
 
 Step = Callable[[DeletionLake], object]
 
@@ -104,8 +105,8 @@ def purge(lake: DeletionLake) -> None:
     lake.cleaner.clean_once()
 
 
-CRASH_EVERY = {"local": 1, "s3": 5}
-"""Which KV calls crash, by blockstore: every one on a local folder; a fresh lake per call
+CRASH_EVERY = (1, 5)
+"""Which KV calls crash (every case, sample): every one on a local folder; a fresh lake per call
 and side costs 3 to 10 s a case on S3 (0.4 to 1.1 s locally), so S3 crashes at every fifth.
 The crash points are KV calls: every run makes the same blob calls."""
 
@@ -124,7 +125,7 @@ The crash points are KV calls: every run makes the same blob calls."""
 def test_a_crash_at_any_kv_call_deletes_nothing_referenced_and_orphans_nothing(
     setup: Step, action: Step, lake_blocks: BlockStore
 ) -> None:
-    every = CRASH_EVERY[lake_blocks.scheme]
+    every = budget(lake_blocks, *CRASH_EVERY)
     for lake in crashed_lakes(lake_blocks, setup, action, every=every):
         check_recovery(lake)
 

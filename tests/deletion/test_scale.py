@@ -15,7 +15,7 @@ import pytest
 from kvlake.blockstore import BlockStore
 from kvlake.catalog import entry_ref
 from kvlake.deletion import GcMarks, PendingDelete, ReferenceChecker, gc_records
-from kvlake.deletion.checks import STAGED_SET_REUSE
+from kvlake.deletion.staged_refs import STAGED_SET_REUSE
 from kvlake.graveler.keys import staging_partition
 from kvlake.kv import CountingStore
 from kvlake.kv.memory import MemoryStore
@@ -107,7 +107,7 @@ def test_a_path_is_checked_in_every_live_token_in_round_trips_that_do_not_grow_w
     assert trips[0] == trips[1]
 
 
-def test_a_cleaner_pass_reads_the_branches_once_however_many_tokens_it_drops(
+def test_a_cleaner_pass_reads_the_branches_its_tokens_were_queued_from_not_every_branch(
     lake_blocks: BlockStore,
 ) -> None:
     dropped, rows = 5, []
@@ -126,5 +126,28 @@ def test_a_cleaner_pass_reads_the_branches_once_however_many_tokens_it_drops(
             store.reset()
             assert lake.cleaner.clean_once().tokens_dropped == dropped
             rows.append(store.rows_read)
-    # One scan of the branches for the batch of tokens: not one more per token dropped.
+    # The records of the deleted branches only (none left): no scan of the others.
+    assert rows[0] == rows[1]
+
+
+def test_a_pass_over_entries_queued_without_their_branch_scans_the_branches_once(
+    lake_blocks: BlockStore,
+) -> None:
+    """Entries queued before they named their branch (older stores) are still checked."""
+    dropped, rows = 5, []
+    for branches in (10, 300):
+        with CountingStore(MemoryStore()) as store:
+            lake = DeletionLake(store, lake_blocks)
+            for n in range(branches):
+                lake.graveler.create_branch(lake.repository, f"b{n:04d}", "main")
+            tokens = [
+                lake.graveler.get_branch(lake.repository, f"b{n:04d}").staging_token
+                for n in range(dropped)
+            ]
+            for n in range(dropped):
+                lake.graveler._refs.delete_branch_record(lake.repository, f"b{n:04d}")
+            lake.graveler.queue_token_drops(lake.repository, tokens)
+            store.reset()
+            assert lake.cleaner.clean_once().tokens_dropped == dropped
+            rows.append(store.rows_read)
     assert rows[1] - rows[0] <= 300 - 10

@@ -24,7 +24,7 @@ from kvlake.deletion.leases import Leases
 from kvlake.kv import open_store
 from tests.deletion.helpers import DeletionLake
 from tests.support import FakeClock
-from tests.support.blockstores import BLOCKSTORES
+from tests.support.backends import BLOCKSTORES
 
 OBJECTS = 120
 KILL_AT_DELETE = 70

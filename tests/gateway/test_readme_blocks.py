@@ -1,6 +1,6 @@
-"""The README's "S3 clients" examples run as written against a real server.
+"""The "S3 clients" examples of docs/clients.md run as written against a real server.
 
-Each block of that section is taken from the README itself (so an edit that breaks
+Each block of that section is taken from docs/clients.md itself (so an edit that breaks
 one fails here), with only what a reader substitutes changed: the server's address,
 the keys, and the bucket (`example` becomes the test's repository). The boto3 and
 polars blocks run in this process, the AWS CLI lines as commands, the SQL in DuckDB
@@ -23,12 +23,12 @@ import pytest
 from tests.api.server import ACCESS_KEY_ID, SECRET_ACCESS_KEY, Server
 from tests.gateway.conftest import duckdb_with_httpfs
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[2] / "docs" / "clients.md"
 README_ENDPOINT = "http://127.0.0.1:8000"
 
 
 def _blocks() -> list[tuple[str, str]]:
-    """(language, code) of every fenced block of the README's "S3 clients" section."""
+    """(language, code) of every fenced block of the "S3 clients" section of docs/clients.md."""
     text = README.read_text()
     start = text.index("## S3 clients")
     end = text.index("\n## ", start + 1)
@@ -37,7 +37,9 @@ def _blocks() -> list[tuple[str, str]]:
 
 def _block(language: str, containing: str) -> str:
     found = [code for lang, code in _blocks() if lang == language and containing in code]
-    assert len(found) == 1, f"the README's S3 section lost its {language} block with {containing}"
+    assert len(found) == 1, (
+        f"docs/clients.md's S3 section lost its {language} block with {containing}"
+    )
     return found[0]
 
 
@@ -63,7 +65,7 @@ def test_the_boto3_block_puts_gets_lists_and_uploads_multipart(
     code = _as_reader_runs_it(_block("python", "import boto3"), server, repo)
     printed: list[Any] = []
     exec(  # noqa: S102 - the project's own documentation
-        compile(code, "README.md", "exec"),
+        compile(code, "docs/clients.md", "exec"),
         {
             "ACCESS_KEY_ID": ACCESS_KEY_ID,
             "SECRET_ACCESS_KEY": SECRET_ACCESS_KEY,
@@ -108,7 +110,7 @@ def test_the_polars_block_reads_parquet(server: Server, repo: str, s3: Any) -> N
     code = _as_reader_runs_it(_block("python", "import polars"), server, repo)
     code = code.replace("pl.read_parquet(", "frame = pl.read_parquet(")
     scope: dict[str, Any] = {"ACCESS_KEY_ID": ACCESS_KEY_ID, "SECRET_ACCESS_KEY": SECRET_ACCESS_KEY}
-    exec(compile(code, "README.md", "exec"), scope)  # noqa: S102 - our own documentation
+    exec(compile(code, "docs/clients.md", "exec"), scope)  # noqa: S102 - our own documentation
     assert scope["frame"].to_dict(as_series=False) == {"id": [1, 2, 3], "name": ["a", "b", "c"]}
 
 

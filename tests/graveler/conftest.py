@@ -2,7 +2,7 @@
 
 `graveler` runs on the memory store (`kv`) over each blockstore in turn (a local
 folder, then S3); `any_graveler` on each KV driver in turn (`any_store`), each
-paired with a blockstore (tests/conftest.py `PAIRS`), for the data-safety tests
+paired with a blockstore (tests/support/backends.py `PAIRED`), for the data-safety tests
 that must hold on every one. `namespace` is the repository's storage namespace on
 the run's blockstore.
 """
@@ -17,12 +17,12 @@ from kvlake.graveler.graveler import Graveler
 from kvlake.kv import Store
 from kvlake.kv.memory import MemoryStore
 from tests.graveler.helpers import make_graveler
-from tests.support import FakeClock
+from tests.support import FakeClock, backends
 
 
 @pytest.fixture
 def namespace(lake_blocks: BlockStore) -> str:
-    return f"{lake_blocks.scheme}://lake/repo"
+    return backends.namespace(lake_blocks, "repo")
 
 
 @pytest.fixture

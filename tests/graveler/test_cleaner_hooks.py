@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
 from kvlake.blockstore import BlockStore
 from kvlake.deletion import keys as deletion_keys
 from kvlake.graveler import keys
+from kvlake.graveler.records import decode_dropped_token
 from kvlake.kv.faults import Fault, FaultyStore
 from kvlake.kv.memory import MemoryStore
 from tests.deletion.helpers import DeletionLake
@@ -118,3 +120,49 @@ def test_a_token_queued_while_a_branch_still_names_it_is_kept_and_nothing_logged
     assert lake.graveler.get(lake.repository, "main", b"a") is not None
     lake.settle()
     assert stat.address in lake.data_blobs()
+
+
+@pytest.mark.parametrize("sealed", [False, True], ids=["staging", "sealed"])
+def test_a_token_queued_from_its_branch_while_the_branch_names_it_is_kept(
+    lake: DeletionLake, sealed: bool
+) -> None:
+    """The cleaner reads only the branch an entry names: that record must keep the token,
+    whether as the staging token or as one a commit in flight sealed."""
+    lake.graveler.create_branch(lake.repository, "other", "main")
+    stat = lake.upload("a")
+    refs = lake.graveler._refs
+    branch, predicate = refs.load_branch(lake.repository, "main")
+    token = branch.staging_token
+    if sealed:  # as a commit's seal leaves it, the commit still running
+        fresh = keys.new_staging_token(lake.repository.instance_uid)
+        moved = msgspec.structs.replace(branch, staging_token=fresh, sealed_tokens=(token,))
+        refs.swap_branch(lake.repository, "main", moved, predicate)
+    lake.graveler.queue_token_drops(lake.repository, [token], branch="main")
+    report = lake.cleaner.clean_once()
+    assert report.tokens_dropped == 0 and tokens_queued(lake) == 0 and lake.pending() == 0
+    assert lake.store.get(keys.staging_partition(token), b"a")
+    lake.settle()
+    assert stat.address in lake.data_blobs()
+
+
+def _queued_from(lake: DeletionLake) -> dict[str, str]:
+    """Each queued token and the branch its entry names."""
+    entries = (decode_dropped_token(raw) for _, raw in lake.store.scan(keys.DROPPED_TOKENS))
+    return {entry.token: entry.branch for entry in entries}
+
+
+@pytest.mark.parametrize("change", ["commit", "reset", "delete"])
+def test_tokens_a_branch_stops_naming_are_queued_naming_that_branch(
+    lake: DeletionLake, change: str
+) -> None:
+    """So the cleaner reads that branch's record alone, not every branch (issue 33)."""
+    lake.graveler.create_branch(lake.repository, "dev", "main")
+    lake.upload("a", branch="dev")
+    token = lake.graveler.get_branch(lake.repository, "dev").staging_token
+    if change == "commit":
+        lake.commit("dev")
+    elif change == "reset":
+        lake.graveler.resets.reset_branch(lake.repository, "dev")
+    else:
+        lake.graveler.delete_branch(lake.repository, "dev")
+    assert _queued_from(lake)[token] == "dev"

@@ -151,8 +151,8 @@ class _RacingManager(CommittedManager):
         super().__init__(blocks)
         self.during_apply: list[object] = []
 
-    def apply(self, namespace: str, base: str, changes):  # type: ignore[no-untyped-def]
-        result = super().apply(namespace, base, changes)
+    def apply(self, namespace: str, base: str, changes, **options):  # type: ignore[no-untyped-def]
+        result = super().apply(namespace, base, changes, **options)
         while self.during_apply:
             callback = self.during_apply.pop(0)
             callback()  # type: ignore[operator]
@@ -219,8 +219,8 @@ class _PausingManager(CommittedManager):
         self._calls = 0
         self._lock = threading.Lock()
 
-    def apply(self, namespace: str, base: str, changes):  # type: ignore[no-untyped-def]
-        result = super().apply(namespace, base, changes)
+    def apply(self, namespace: str, base: str, changes, **options):  # type: ignore[no-untyped-def]
+        result = super().apply(namespace, base, changes, **options)
         with self._lock:
             n, self._calls = self._calls, self._calls + 1
         if n < 2:
@@ -277,7 +277,7 @@ def test_values_survive_encoding_round_trip(graveler: Graveler, repo: Repository
 
 
 def test_a_key_starting_with_nul_is_refused(graveler: Graveler, repo: Repository) -> None:
-    """Staging keeps hidden-range records below every key that starts with another byte."""
+    """Staging keeps range tombstones below every key that starts with another byte."""
     with pytest.raises(InvalidInputError, match="starts with NUL"):
         graveler.set(repo, "main", b"\x00k", Value(identity=b"i", data=b""))
     with pytest.raises(InvalidInputError, match="starts with NUL"):

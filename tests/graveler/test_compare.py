@@ -11,7 +11,7 @@ from kvlake.blockstore import BlockStore
 from kvlake.graveler.committed import Chunking, CommittedManager
 from kvlake.graveler.compare import Difference, SortedLookup, compare, identity_of
 from kvlake.graveler.records import Value
-from tests.support.blockstores import examples
+from tests.support.backends import examples
 
 # Ranges of ~4 entries, so that a few hundred keys make dozens of ranges to walk.
 TINY = Chunking(target_entries=4, max_entries=10, max_bytes=600)

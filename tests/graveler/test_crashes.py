@@ -76,7 +76,11 @@ def live_partitions(graveler: Graveler, repository: Repository) -> set[bytes]:
     names = {
         keys.REPOSITORIES,
         keys.NAMESPACES,
+        keys.LIVE_REPOSITORIES,
+        keys.INDEXES,
         keys.instance_partition(repository.name, repository.instance_uid),
+        keys.visible_branches_partition(repository.name, repository.instance_uid),
+        keys.open_pulls_partition(repository.name, repository.instance_uid),
     }
     for _, branch in graveler.list_branches(repository):
         for token in (branch.staging_token, *branch.sealed_tokens):
@@ -106,6 +110,8 @@ def test_crash_during_create_never_exposes_a_half_created_repository(
         assert list(graveler.list(repo, "main")) == []
         Cleaner(graveler).clean_once()
         assert set(all_keys(store.inner)) <= live_partitions(graveler, repo)
+        with store.inner.scan(keys.LIVE_REPOSITORIES) as scan:  # the crashed one's key went
+            assert [k for k, _ in scan] == [keys.live_repository_key("repo1", repo.instance_uid)]
 
 
 def _repository_with_data(graveler: Graveler, namespace: str) -> Repository:
@@ -137,7 +143,8 @@ def test_crash_during_delete_leaves_repository_whole_or_gone_and_cleaner_removes
         with pytest.raises(RepositoryNotFoundError):
             graveler.get_repository("repo1")
         Cleaner(graveler).clean_once()
-        assert set(all_keys(store.inner)) == {keys.REPOSITORIES, keys.NAMESPACES}
+        # The live index is empty (its partition gone), its built marker kept.
+        assert set(all_keys(store.inner)) == {keys.REPOSITORIES, keys.NAMESPACES, keys.INDEXES}
         assert_data_kept(graveler, created.storage_namespace)
 
 
@@ -187,5 +194,5 @@ def test_crash_during_cleaner_pass_is_finished_by_the_next_pass(lake_blocks: Blo
 
     for graveler, store, namespace, _ in crashes(lake_blocks, setup, clean):
         Cleaner(graveler).clean_once()
-        assert set(all_keys(store.inner)) == {keys.REPOSITORIES, keys.NAMESPACES}
+        assert set(all_keys(store.inner)) == {keys.REPOSITORIES, keys.NAMESPACES, keys.INDEXES}
         assert_data_kept(graveler, namespace)

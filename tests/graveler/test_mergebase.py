@@ -17,7 +17,7 @@ from kvlake.graveler.refs import Refs
 from kvlake.kv.memory import MemoryStore
 from tests.graveler.helpers import add_commit, make_graveler
 from tests.support import FakeClock
-from tests.support.blockstores import examples
+from tests.support.backends import examples
 
 
 @pytest.fixture

@@ -37,7 +37,7 @@ from tests.interleavings.scheduler import (
     explore,
 )
 from tests.interleavings.test_lake import _settled
-from tests.support.blockstores import paired_params
+from tests.support.backends import budget, paired_params
 
 REPO = "repo1"
 _lakes = itertools.count()
@@ -231,9 +231,7 @@ def test_no_interleaving_of_requests_loses_a_write_or_a_referenced_blob(
     name: str, tmp_path: Path, lake_blocks: BlockStore
 ) -> None:
     build, limit, shuffled = SCENARIOS[name]
-    least = 10
-    if lake_blocks.scheme == "s3":
-        limit, shuffled, least = S3_SAMPLE
+    limit, shuffled, least = budget(lake_blocks, (limit, shuffled, 10), S3_SAMPLE)
     ran = explore(_scenario(build, tmp_path, lake_blocks), seed=0, limit=limit, shuffled=shuffled)
     assert ran > least
 

@@ -37,7 +37,7 @@ from tests.interleavings.scheduler import (
     explore,
 )
 from tests.support import drop_postgres_table
-from tests.support.blockstores import paired_params
+from tests.support.backends import budget, paired_params
 
 Operations = Sequence[Callable[[], object]]
 
@@ -267,15 +267,15 @@ SCENARIOS: dict[str, Scenario] = {
 }
 
 
-SCHEDULES = {"local": (300, 40, 20), "s3": (12, 3, 10)}
-"""(limit, shuffled, at least this many ran) of each scenario's exploration, by blockstore.
+SCHEDULES = ((300, 40, 20), (12, 3, 10))
+"""(limit, shuffled, at least this many ran) of each scenario's exploration: every case, sample.
 A local folder explores widely; S3 runs a sample, as the SQL drivers do below: a blob call
 is one step there like any other, at ten times the cost of a local one."""
 
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_no_interleaving_loses_a_write_or_a_referenced_blob(name: str, blocks: BlockStore) -> None:
-    limit, shuffled, least = SCHEDULES[blocks.scheme]
+    limit, shuffled, least = budget(blocks, *SCHEDULES)
     assert explore(SCENARIOS[name], seed=1, limit=limit, shuffled=shuffled) > least
 
 

@@ -23,7 +23,7 @@ from kvlake.blockstore import BlockStore
 from kvlake.catalog.records import ObjectEntry, to_value
 from kvlake.config import DeletionSettings, OperationsSettings, Settings
 from kvlake.errors import ConflictError, DirtyBranchError, LockedError, NoChangesError
-from kvlake.graveler import HiddenRange, Repository
+from kvlake.graveler import RangeTombstone, Repository
 from kvlake.graveler.keys import staging_partition
 from kvlake.graveler.records import encode as encode_value
 from kvlake.kv.memory import MemoryStore
@@ -39,6 +39,7 @@ from kvlake.operations import (
 from tests.interleavings.scheduler import Check, Scheduler, SteppingStore, explore
 from tests.interleavings.scheduler import Outcome as Ended
 from tests.support import FakeClock
+from tests.support.backends import budget
 
 Operations = Sequence[Callable[[], object]]
 PATHS = [f"d/{i}" for i in range(6)]
@@ -307,10 +308,16 @@ def _range_batch(lake: Lake, operation: Operation) -> int:
     raise AssertionError(f"operation {operation.id} has no range batch")
 
 
-def _records(lake: Lake, repo: Repository) -> list[HiddenRange]:
-    hiding = lake.graveler.get_branch(repo, "main").hiding
-    hidden = lake.graveler._staging.hidden(repo.storage_namespace, hiding)
-    return [record for token in hiding for record in (hidden.records(token) if hidden else ())]
+def _records(lake: Lake, repo: Repository) -> list[RangeTombstone]:
+    tombstone_tokens = lake.graveler.get_branch(repo, "main").tombstone_tokens
+    tombstones = lake.graveler._staging.range_tombstones(
+        repo.storage_namespace, tombstone_tokens, tombstone_tokens
+    )
+    return [
+        record
+        for token in tombstone_tokens
+        for record in (tombstones.records(token) if tombstones else ())
+    ]
 
 
 def two_bulk_deletes_from_two_commits(
@@ -360,8 +367,8 @@ SCENARIOS = {
 }
 
 
-SCHEDULES = {"local": (150, 10, 20), "s3": (12, 3, 10)}
-"""(limit, shuffled, at least this many ran) by blockstore: 160 schedules, each with a lake
+SCHEDULES = ((150, 10, 20), (12, 3, 10))
+"""(limit, shuffled, at least this many ran): every case, sample; 160 schedules, each with a lake
 of its own, cost 14 to 19 s a scenario through moto (2 to 5 s on a local folder), so S3
 runs a sample, as test_lake.py does."""
 
@@ -369,7 +376,7 @@ runs a sample, as test_lake.py does."""
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_no_interleaving_double_counts_or_loses_a_batch(name: str, lake_blocks: BlockStore) -> None:
     scenario = partial(SCENARIOS[name], blocks=lake_blocks)
-    limit, shuffled, least = SCHEDULES[lake_blocks.scheme]
+    limit, shuffled, least = budget(lake_blocks, *SCHEDULES)
     assert explore(scenario, seed=3, limit=limit, shuffled=shuffled) > least
 
 

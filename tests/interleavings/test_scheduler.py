@@ -24,6 +24,7 @@ from tests.interleavings.scheduler import (
     schedules,
 )
 from tests.support import FakeClock
+from tests.support.backends import budget
 
 
 def test_a_schedule_decides_the_order_of_store_calls() -> None:
@@ -107,5 +108,5 @@ def test_the_writer_flow_survives_the_same_schedules(lake_blocks: BlockStore) ->
 
     # 200 schedules, each committing to a namespace of its own, cost 23 s through moto
     # (3 s on a local folder): S3 runs a sample, as the scenarios of test_lake.py do.
-    limit, least = (200, 20) if lake_blocks.scheme == "local" else (16, 10)
+    limit, least = budget(lake_blocks, (200, 20), (16, 10))
     assert explore(_race(write, lake_blocks), limit=limit) > least

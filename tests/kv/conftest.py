@@ -1,6 +1,6 @@
 """KV fixtures: the contract runs unchanged on every driver through one parametrized fixture.
 
-The drivers are tests/support/stores.py's STORES; `store_url` and `any_store` are in
+The drivers are tests/support/backends.py's STORES; `store_url` and `any_store` are in
 tests/conftest.py, shared with the layers above. Here `store` is the store under contract.
 """
 

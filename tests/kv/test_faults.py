@@ -159,6 +159,15 @@ def test_get_many_is_one_faultable_call_per_chunk(inner: Store) -> None:
     assert store.get_many(P, wanted[:3]) == {b"000001": b"v"}
 
 
+def test_get_across_can_be_targeted_by_name(inner: Store) -> None:
+    inner.set(P, b"k", b"v")
+    store = FaultyStore(inner, [Fault(op="get_across")])
+    with pytest.raises(UnavailableError):
+        store.get_across([P], [b"k"])
+    assert store.get(P, b"k")[0] == b"v"  # other reads pass
+    assert [c.op for c in store.calls] == ["get_across", "get"]
+
+
 @pytest.mark.parametrize("when", WHENS)
 def test_delete_many_and_drop_partition_are_faultable(inner: Store, when: When) -> None:
     inner.set_many(P, [(b"a", b"1"), (b"b", b"2"), (b"c", b"3")])

@@ -1,4 +1,4 @@
-"""The KV contract, run unchanged on every driver (tests/support/stores.py STORES)."""
+"""The KV contract, run unchanged on every driver (tests/support/backends.py STORES)."""
 
 from __future__ import annotations
 

@@ -9,8 +9,8 @@ from kvlake.catalog.records import ObjectEntry, to_value
 from kvlake.config import DeletionSettings, OperationsSettings, Settings
 from kvlake.kv import Predicate, Store
 from kvlake.lake import Lake
-from kvlake.operations import Operation
-from kvlake.operations.records import decode_operation, encode
+from kvlake.operations import Operation, keys
+from kvlake.operations.records import decode_operation
 from tests.support import FakeClock
 
 BATCH_SIZE = 100
@@ -43,16 +43,16 @@ def fill(lake: Lake, *, committed: int, staged: int, outside: list[str]) -> None
 def record_swaps(lake: Lake, kv_url: str) -> None:
     """Append every operation record the ledger writes to `<kv file>.swaps` once it landed."""
     journal = journal_path(kv_url)
-    ledger = lake.ledger
-    original = ledger.swap
+    store = lake.ledger.store
+    original = store.set_if
 
-    def swap(predicate: Predicate, updated: Operation) -> Predicate:
-        landed = original(predicate, updated)  # only what landed: a lost swap wrote nothing
-        with open(journal, "ab") as out:
-            out.write(encode(updated).hex().encode() + b"\n")
-        return landed
+    def set_if(partition: bytes, key: bytes, value: bytes, predicate: Predicate | None) -> None:
+        original(partition, key, value, predicate)  # only what landed: a lost swap wrote nothing
+        if partition == keys.OPERATIONS and keys.is_operation_key(key):
+            with open(journal, "ab") as out:
+                out.write(value.hex().encode() + b"\n")
 
-    ledger.swap = swap  # type: ignore[method-assign]
+    store.set_if = set_if  # type: ignore[method-assign]
 
 
 def journal_path(kv_url: str) -> str:

@@ -32,7 +32,7 @@ from kvlake.operations import BulkDeleteOptions, LocalEngine, Operation, parse_b
 from kvlake.operations import keys as operation_keys
 from tests.operations.crash_setup import LEASE_TIME, fill, journal, lake_over, record_swaps
 from tests.support import FakeClock
-from tests.support.blockstores import BLOCKSTORES
+from tests.support.backends import BLOCKSTORES
 
 COMMITTED, STAGED = 2000, 30
 OUTSIDE = ["de", "del", "dek/1", "z/1"]

@@ -1,4 +1,4 @@
-"""Bulk deletes over whole committed ranges: one hidden-range record per range instead of a
+"""Bulk deletes over whole committed ranges: one range tombstone per range instead of a
 tombstone per object, with the same result as deleting the objects one by one."""
 
 from __future__ import annotations
@@ -10,13 +10,21 @@ from collections.abc import Iterator
 import pytest
 
 from kvlake.blockstore import BlockStore
-from kvlake.graveler import HiddenRange, Repository, keys
+from kvlake.graveler import RangeTombstone, Repository, keys
 from kvlake.kv import Predicate
 from kvlake.kv.memory import MemoryStore
 from kvlake.lake import Lake
 from kvlake.operations import BulkDeleteOptions, Filters, LocalEngine
+from kvlake.operations import keys as operation_keys
 from kvlake.operations.batches import BatchProcessor
-from kvlake.operations.records import Batch, Counters, Operation, Outcome, RangePlan
+from kvlake.operations.records import (
+    Batch,
+    Counters,
+    Operation,
+    Outcome,
+    RangePlan,
+    decode_operation,
+)
 from kvlake.operations.renewal import HeldDeleteLock
 from tests.operations.helpers import fill, listed, make_lake, populate, run, start
 
@@ -89,14 +97,14 @@ def test_whole_ranges_cost_one_record_each_and_delete_what_tombstones_would(lake
         assert staged_rows(by_path, by_path.graveler.get_repository("repo1")) >= len(INSIDE)
 
 
-def test_the_commit_drops_the_hidden_ranges(lake: Lake) -> None:
+def test_the_commit_drops_the_range_tombstones(lake: Lake) -> None:
     repo = setup(lake)
     options = BulkDeleteOptions(commit=True, commit_message="gone")
     final = run(lake, start(lake, "lakefs://repo1/main/a/", options=options))
     assert final.commit_id
     assert listed(lake, repo) == ["0", "a", "a/12345", "a0", "b/1"]
     assert listed(lake, repo) == [k.decode() for k, _ in lake.graveler.list(repo, final.commit_id)]
-    assert lake.graveler.get_branch(repo, "main").hiding == ()
+    assert lake.graveler.get_branch(repo, "main").tombstone_tokens == ()
 
 
 def test_a_dry_run_counts_ranges_and_changes_nothing(lake: Lake) -> None:
@@ -121,8 +129,8 @@ def test_a_range_batch_processed_again_counts_once(lake: Lake) -> None:
     operation = start(lake, "lakefs://repo1/main/a/")
     context = lake.engine_context(owner="s1")
 
-    class CrashAfterHiding(BatchProcessor):
-        def _hide(
+    class CrashAfterTombstoning(BatchProcessor):
+        def _tombstone_ranges(
             self,
             op: Operation,
             repository: Repository,
@@ -130,11 +138,11 @@ def test_a_range_batch_processed_again_counts_once(lake: Lake) -> None:
             plan: RangePlan,
             held: HeldDeleteLock,
         ) -> list[tuple[str, str]]:
-            super()._hide(op, repository, batch, plan, held)
+            super()._tombstone_ranges(op, repository, batch, plan, held)
             raise RuntimeError("crash")
 
     engine = LocalEngine(context)
-    engine.batches = CrashAfterHiding(context)
+    engine.batches = CrashAfterTombstoning(context)
     with pytest.raises(RuntimeError):
         engine.run(operation.id, threading.Event())
     crashed = lake.ledger.load(operation.id)[0]
@@ -179,7 +187,7 @@ def test_cancel_stops_after_a_range(lake: Lake) -> None:
 
 
 def test_ranges_whose_records_are_refused_get_tombstones_instead(lake: Lake) -> None:
-    """The token holds another commit's hidden ranges (a bulk delete from before a
+    """The token holds another commit's range tombstones (a bulk delete from before a
     commit), which ours could overlap: the batch's records are refused, and the same keys
     get one tombstone each. Nothing fails; the result is the one records give."""
     repo = setup(lake)
@@ -188,8 +196,8 @@ def test_ranges_whose_records_are_refused_get_tombstones_instead(lake: Lake) -> 
     inner = [r for r in ranges if r.min_key.startswith(b"a/") and r.max_key.startswith(b"a/")]
     assert len(inner) >= 3
     taken = inner[1]
-    other = HiddenRange(range_id=taken.id, min_key=taken.min_key, max_key=taken.min_key)
-    lake.graveler.hide(repo, "main", [other], metarange_id="another commit's")
+    other = RangeTombstone(range_id=taken.id, min_key=taken.min_key, max_key=taken.min_key)
+    lake.graveler.stage_range_tombstones(repo, "main", [other], metarange_id="another commit's")
     final = run(lake, start(lake, "lakefs://repo1/main/a/"))
     assert final.status == "completed_with_errors"
     c = final.counters
@@ -226,14 +234,15 @@ def test_an_object_committed_into_a_range_span_during_the_delete_is_deleted(lake
 def journalled(lake: Lake) -> list[Counters]:
     """The counters of every operation record the ledger writes from now on, once landed."""
     seen: list[Counters] = []
-    swap = lake.ledger.swap
+    store = lake.ledger.store
+    set_if = store.set_if
 
-    def journal(predicate: Predicate, updated: Operation) -> Predicate:
-        landed = swap(predicate, updated)
-        seen.append(updated.counters)
-        return landed
+    def journal(partition: bytes, key: bytes, value: bytes, predicate: Predicate | None) -> None:
+        set_if(partition, key, value, predicate)
+        if partition == operation_keys.OPERATIONS and operation_keys.is_operation_key(key):
+            seen.append(decode_operation(value).counters)
 
-    lake.ledger.swap = journal  # type: ignore[method-assign]
+    store.set_if = journal  # type: ignore[method-assign]
     return seen
 
 
@@ -307,7 +316,7 @@ def test_objects_restored_or_written_under_the_prefix_after_enumeration_stay(
     lake: Lake, options: BulkDeleteOptions
 ) -> None:
     """Issue 22 #6: a bulk delete deletes what existed when it listed the prefix, with
-    hidden ranges as with tombstones. An object deleted then and restored since (a reset
+    range tombstones as with tombstones. An object deleted then and restored since (a reset
     of the deletion), and one written since at a new key (below the locks, as a copy
     was), both stay whichever kind of batch covers them."""
     repo = setup(lake)

@@ -12,6 +12,7 @@ import pytest
 from kvlake import ids
 from kvlake.config import load_settings
 from kvlake.errors import ConfigError, KeyNotFoundError
+from kvlake.kv.counting import CountingStore
 from kvlake.kv.memory import MemoryStore
 from kvlake.operations import (
     Batch,
@@ -23,7 +24,7 @@ from kvlake.operations import (
     OperationRunner,
     register_engine,
 )
-from kvlake.operations.runner import fair_order
+from kvlake.operations.runner import EXPIRY_INTERVAL, fair_order
 from tests.operations import gated_engine
 from tests.support import FakeClock, wait_until
 
@@ -129,31 +130,63 @@ def test_a_concurrency_out_of_range_is_refused_naming_the_setting(value: str) ->
         load_settings({"KVLAKE_OPERATIONS_CONCURRENCY": value})
 
 
-def test_finished_operations_lose_their_leftover_batches_then_expire(kv: MemoryStore) -> None:
-    """A crash between an operation's end and its batches' drop leaves them: the next pass
-    drops them (and never a running operation's); past the retention the record and its
-    failures go too."""
-    ledger = Ledger(kv)
-    clock = FakeClock()
-    settings = load_settings({"KVLAKE_OPERATIONS_RETENTION": "100"}).operations
-    finished, running = _operation("alice"), _operation("bob")
-    ledger.create(msgspec.structs.replace(finished, status="completed", last_updated_at=clock()))
-    ledger.create(running)
-    for operation in (finished, running):
-        ledger.write_batch(operation.id, 0, Batch(paths=["a/1"]))
-        ledger.write_failures(operation.id, [("a/2", Failure(outcome="skipped", reason="locked"))])
+def _cleaning_runner(
+    ledger: Ledger, clock: FakeClock, environ: dict[str, str] | None = None
+) -> OperationRunner:
+    """A runner that only cleans (it starts nothing), with the operations settings of
+    `environ`: enough for what a pass reads and drops."""
     context = EngineContext(
         graveler=None,  # type: ignore[arg-type]  # cleaning reads only the ledger
         ledger=ledger,
         locks=None,  # type: ignore[arg-type]
         deletion=None,
         describe=None,  # type: ignore[arg-type]
-        settings=settings,
+        settings=load_settings(environ or {}).operations,
         owner="runner-1",
         clock=clock,
     )
     runner = OperationRunner(context, concurrency=1)
-    runner.concurrency = 0  # clean only: start nothing
+    runner.concurrency = 0
+    return runner
+
+
+def test_an_idle_pass_reads_no_finished_operation() -> None:
+    """Issue 33 item 5: finished records kept for their retention are not read by the
+    runner's idle passes (only by its hourly look for expired ones), so a pass reads the
+    same rows beside 10 finished operations and beside 1,000."""
+    rows = []
+    for finished_count in (10, 1000):
+        store = CountingStore(MemoryStore())
+        ledger, clock = Ledger(store), FakeClock()
+        for _ in range(finished_count):  # finished now: kept for the retention
+            ledger.create(
+                msgspec.structs.replace(
+                    _operation("a"), status="completed", last_updated_at=clock()
+                )
+            )
+        ledger.create(_operation("b"))  # one still running
+        runner = _cleaning_runner(ledger, clock)
+        runner.dispatch(threading.Event(), 60)  # cleans the finished ones once
+        clock.advance(60)
+        store.reset()
+        runner.dispatch(threading.Event(), 60)  # an idle pass
+        rows.append((store.rows_read, store.round_trips))
+    assert rows[0] == rows[1]
+
+
+def test_finished_operations_lose_their_leftover_batches_then_expire(kv: MemoryStore) -> None:
+    """A crash between an operation's end and its batches' drop leaves them: the next pass
+    drops them (and never a running operation's); past the retention the record and its
+    failures go too."""
+    ledger = Ledger(kv)
+    clock = FakeClock()
+    finished, running = _operation("alice"), _operation("bob")
+    ledger.create(msgspec.structs.replace(finished, status="completed", last_updated_at=clock()))
+    ledger.create(running)
+    for operation in (finished, running):
+        ledger.write_batch(operation.id, 0, Batch(paths=["a/1"]))
+        ledger.write_failures(operation.id, [("a/2", Failure(outcome="skipped", reason="locked"))])
+    runner = _cleaning_runner(ledger, clock, {"KVLAKE_OPERATIONS_RETENTION": "100"})
 
     clock.advance(99)
     runner.dispatch(threading.Event(), 60)
@@ -163,7 +196,10 @@ def test_finished_operations_lose_their_leftover_batches_then_expire(kv: MemoryS
     assert ledger.failures(finished.id).failures  # kept: the report, within its retention
     assert ledger.read_batch(running.id, 0).paths == ["a/1"]  # running: untouched
 
-    clock.advance(1)
+    clock.advance(1)  # past the retention, but the process looked for expired ones at 99
+    runner.dispatch(threading.Event(), 60)
+    assert finished.id in [op.id for op in ledger.list()]
+    clock.advance(EXPIRY_INTERVAL)  # its next look
     runner.dispatch(threading.Event(), 60)
     assert [op.id for op in ledger.list()] == [running.id]
     assert not ledger.failures(finished.id).failures
@@ -219,3 +255,20 @@ def test_a_completed_bulk_delete_with_free_storage_starts_one_garbage_collection
     assert (run.repository, run.created_by) == ("repo1", "alice")
     assert not ledger.load(cancelled.id)[0].follow_up
     assert not ledger.load(plain.id)[0].follow_up
+
+
+def test_a_store_written_before_the_live_index_gets_it_on_first_use() -> None:
+    """Records an older kvlake wrote have no live key: the first `unfinished` indexes the
+    unfinished and uncleaned ones (once), so a runner still resumes them."""
+    from kvlake.operations import keys
+    from kvlake.operations.records import encode
+
+    store = MemoryStore()
+    running = _operation("a")
+    cleaned = msgspec.structs.replace(_operation("a"), status="completed", cleaned=True)
+    for operation in (running, cleaned):  # as the older ledger wrote them: the record only
+        store.set(keys.OPERATIONS, keys.operation_key(operation.id), encode(operation))
+
+    assert [op.id for op in Ledger(store).unfinished()] == [running.id]
+    assert store.get(keys.OPERATIONS, keys.LIVE_INDEX_BUILT)[0] == b""
+    assert [op.id for op in Ledger(store).unfinished()] == [running.id]  # built once

@@ -22,7 +22,9 @@ from kvlake.config import Settings, SparkSettings
 from kvlake.kv import open_store
 from kvlake.lake import Lake
 from tests.support import FakeClock
-from tests.support.s3server import ACCESS_KEY_ID, SECRET_ACCESS_KEY, MotoS3
+from tests.support.backends import BLOCKSTORES
+from tests.support.lakes import lake_on
+from tests.support.s3server import ACCESS_KEY_ID, SECRET_ACCESS_KEY, lake_bucket_env
 
 if os.environ.get("CI", "").lower() == "true":
     import pyspark  # noqa: F401 - under CI the Spark tests must run, never skip
@@ -36,7 +38,8 @@ from kvlake.pipelines import open_spark  # noqa: E402
 TEST_CONF = ";".join(
     [
         "spark.ui.enabled=false",
-        # The S3 lakes' credentials (moto accepts any): tasks open the blockstore themselves.
+        # The S3 lakes' credentials (moto accepts any): tasks open the blockstore themselves,
+        # and Python workers keep the environment Spark started with, not the test's.
         f"spark.executorEnv.AWS_ACCESS_KEY_ID={ACCESS_KEY_ID}",
         f"spark.executorEnv.AWS_SECRET_ACCESS_KEY={SECRET_ACCESS_KEY}",
         "spark.executorEnv.AWS_REGION=us-east-1",
@@ -44,12 +47,6 @@ TEST_CONF = ";".join(
         "spark.sql.shuffle.partitions=4",
         # Faster JVM start for short tests (halves speed on real joins: tests only).
         "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
-        # Python workers keep the environment Spark started with, not the test's: S3 tasks
-        # need moto's keys (tests/support/s3server.py; not imported, to keep moto unloaded).
-        "spark.executorEnv.AWS_ACCESS_KEY_ID=testing",
-        "spark.executorEnv.AWS_SECRET_ACCESS_KEY=testing",
-        "spark.executorEnv.AWS_REGION=us-east-1",
-        "spark.executorEnv.AWS_EC2_METADATA_DISABLED=true",
     ]
 )
 
@@ -67,7 +64,7 @@ def spark() -> Iterator[SparkSession]:
     session.stop()
 
 
-@pytest.fixture(params=["local", "s3"])
+@pytest.fixture(params=sorted(BLOCKSTORES))
 def blockstore_kind(request: pytest.FixtureRequest) -> str:
     """The lake's blockstore: a local folder, then S3; a test that stores no blob (or is
     about one kind) parametrizes this name itself."""
@@ -78,10 +75,8 @@ def blockstore_kind(request: pytest.FixtureRequest) -> str:
 def settings(tmp_path: Path, blockstore_kind: str, request: pytest.FixtureRequest) -> Settings:
     if blockstore_kind == "local":
         return Settings(data_dir=str(tmp_path / "lake"))
-    s3: MotoS3 = request.getfixturevalue("s3_server")
-    return Settings(
-        data_dir=str(tmp_path / "lake"), blockstore_url=f"s3://lake?endpoint_url={s3.endpoint}"
-    )
+    s3 = lake_bucket_env(request, tmp_path / "aws")
+    return Settings(data_dir=str(tmp_path / "lake"), blockstore_url=s3["KVLAKE_BLOCKSTORE_URL"])
 
 
 @pytest.fixture
@@ -91,13 +86,8 @@ def lake(settings: Settings) -> Iterator[Lake]:
 
 
 @pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
 def clocked_lake(settings: Settings, clock: FakeClock) -> Iterator[Lake]:
     """A lake whose uploads and commits happen when the test's clock says (tasks read it)."""
-    store = open_store(settings.kv_url)
-    with Lake(settings, store, open_blockstore(settings.blockstore_url), clock=clock) as opened:
+    blocks, store = open_blockstore(settings.blockstore_url), open_store(settings.kv_url)
+    with lake_on(blocks, store, settings=settings, clock=clock) as opened:
         yield opened

@@ -29,11 +29,12 @@ SCRIPT = textwrap.dedent(
 
     import msgspec
     from kvlake.catalog import ImportSource
-    from kvlake.catalog.import_runs import ImportEngine
+    from kvlake.catalog.import_runs import ImportSteps
     from kvlake.config import load_settings
     from kvlake.lake import Lake
+    from kvlake.operations import drive
     from kvlake.pipelines import open_spark, read_lake
-    from kvlake.pipelines.gc import GarbageCollector
+    from kvlake.pipelines.gc.collector import GarbageCollector
 
     settings = load_settings()
     spark = open_spark(settings.spark)
@@ -48,7 +49,8 @@ SCRIPT = textwrap.dedent(
         lake.graveler.create_branch(repo, "imported", "main")
         source = ImportSource("local://imports/", "in/", "common_prefix")
         job = lake.catalog.imports.prepare(repo, "imported", [source], committer="c")
-        ImportEngine(lake.engine_context()).run(job.import_id, threading.Event())
+        context = lake.engine_context()
+        drive(context.driver(), job.import_id, threading.Event(), ImportSteps(context))
         status = lake.catalog.imports.status(repo, job.import_id)
         print("import", status.completed, status.ingested, repr(status.error))
 

@@ -21,7 +21,7 @@ from kvlake.catalog.records import ObjectEntry, to_value
 from kvlake.errors import InvalidInputError, NotFoundError
 from kvlake.graveler import DAY, Repository, make_rules
 from kvlake.lake import Lake
-from kvlake.pipelines.gc import SWEEP_STARTED, GarbageCollector
+from kvlake.pipelines.gc.collector import SWEEP_STARTED, GarbageCollector
 from kvlake.pipelines.runs import RunFiles
 from tests.support import FakeClock
 
@@ -132,10 +132,11 @@ def test_without_the_long_rule_the_overwritten_and_deleted_blobs_go_too(
     clocked_lake.graveler.delete_branch(built.repo, "keep")
     before = built.blobs()
 
-    GarbageCollector(spark, clocked_lake, clock=clock).run("repo1", grace_period=DAY)
+    swept = GarbageCollector(spark, clocked_lake, clock=clock).run("repo1", grace_period=DAY)
 
     assert before - built.blobs() == built.named("a1", "b", "d", "orphan")
     assert built.named("a2", "c", "staged", "young") <= built.blobs()
+    assert swept.counts.too_young == 1  # "young": its hour folder ends after the cutoff
 
 
 def test_a_dry_run_deletes_nothing_and_lists_every_candidate(
@@ -272,6 +273,7 @@ def test_an_inventory_file_replaces_the_listing(
     found = {a for batch in files.rows("candidates") for a in batch.column("address").to_pylist()}
     assert found == built.named("d", "orphan") | {extra[0]}
     assert marked.counts.listed == len(listed)  # less the young blob, plus only-in-inventory
+    assert marked.counts.too_young == 1  # the young blob, counted from the inventory too
 
 
 # On S3: a blockstore of the same kind that does not serve the namespace is one rooted

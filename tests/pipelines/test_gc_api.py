@@ -17,7 +17,7 @@ from kvlake.config import Settings
 from kvlake.graveler import make_rules
 from kvlake.lake import Lake
 from kvlake.operations import Operation
-from kvlake.pipelines.gc_runs import GcRunEngine
+from kvlake.pipelines.gc.runs import GcRunEngine
 from tests.api.inprocess import app_over, client_of, settings_in
 from tests.pipelines.test_gc import namespace_of
 

@@ -15,15 +15,15 @@ import pytest
 from pyspark.sql import SparkSession
 
 from kvlake.blockstore import open_blockstore
-from kvlake.config import Settings
+from kvlake.config import Settings, load_settings
 from kvlake.errors import ConflictError
 from kvlake.graveler import make_rules
 from kvlake.kv import Store, open_store
 from kvlake.kv.faults import FaultyStore
 from kvlake.lake import Lake
-from kvlake.pipelines.gc import GarbageCollector
-from kvlake.pipelines.gc_lease import GC_LEASES, LEASE_SECONDS, GcLeases, HeldGcLease
-from kvlake.pipelines.gc_runs import GcRuns
+from kvlake.pipelines.gc.collector import GarbageCollector
+from kvlake.pipelines.gc.lease import GC_LEASES, LEASE_SECONDS, GcLeases, HeldGcLease
+from kvlake.pipelines.gc.runs import GcRuns
 from tests.support import FakeClock, store_params
 
 SQL_DRIVERS = store_params("postgres", "sqlite")
@@ -263,3 +263,26 @@ def test_a_run_that_lost_its_lease_stops_before_its_next_phase_deletes_anything(
     assert lake.blockstore.exists(namespace, orphan)
     current = command.current("repo1")
     assert current is not None and current.run_id == "run-cli"  # its release left it alone
+
+
+def test_kvlake_gc_grace_period_is_a_runs_default_and_a_request_overrides_it(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    """The setting lives with the others (KVLAKE_GC_*); a run started without a grace
+    period records it, one started with one keeps its own."""
+    environ = {"KVLAKE_DATA_DIR": str(tmp_path), "KVLAKE_GC_GRACE_PERIOD": "7200"}
+    settings = load_settings(environ)
+    assert settings.gc.grace_period == 7200
+    with (
+        open_store("mem://") as store,
+        open_blockstore(f"local://{tmp_path}/blocks") as blocks,
+    ):
+        lake = Lake(settings, store, blocks, clock=clock)
+        repo = lake.graveler.create_repository("repo1", storage_namespace="local://repo1")
+        lake.graveler.retention.set_rules(repo, make_rules(7))
+        runs = GcRuns(lake)
+        first = runs.start("repo1", mode="mark")
+        clock.advance(LEASE_SECONDS + 1)  # no runner claims it: its lease lapses
+        second = runs.start("repo1", mode="mark", grace_period=60)
+        graces = {op.gc.run_id: op.gc.grace_period for op in lake.ledger.list() if op.gc}
+        assert graces == {first: 7200, second: 60}

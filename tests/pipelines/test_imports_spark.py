@@ -21,7 +21,7 @@ from kvlake.kv import open_store
 from kvlake.lake import Lake
 from kvlake.pipelines import imports as spark_imports
 from kvlake.pipelines.executors import encode_settings
-from kvlake.pipelines.gc import GarbageCollector
+from kvlake.pipelines.gc.collector import GarbageCollector
 from tests.support import FakeClock
 from tests.support.imports import run_import
 from tests.support.s3server import MotoS3

@@ -5,12 +5,14 @@ from __future__ import annotations
 import threading
 
 from kvlake.catalog import Importer
-from kvlake.catalog.import_runs import ImportEngine
+from kvlake.catalog.import_runs import ImportSteps
 from kvlake.lake import Lake
-from kvlake.operations import Operation
+from kvlake.operations import Operation, drive
 
 
 def run_import(lake: Lake, import_id: str, importer: Importer | None = None) -> Operation:
-    """Claim and run the `import` operation through its engine (with `importer`'s settings
-    when given, else the lake's); returns the record as the engine left it."""
-    return ImportEngine(lake.engine_context(), importer).run(import_id, threading.Event())
+    """Claim and run the `import` operation's steps through `drive` (with `importer`'s
+    settings when given, else the lake's); returns the record as it was left."""
+    context = lake.engine_context()
+    steps = ImportSteps(context, importer)
+    return drive(context.driver(), import_id, threading.Event(), steps)

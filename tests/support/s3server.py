@@ -43,6 +43,14 @@ def lake_bucket_url(request: pytest.FixtureRequest) -> str:
     return "s3://lake"
 
 
+def lake_bucket_env(request: pytest.FixtureRequest, blank: Path) -> dict[str, str]:
+    """The environment of a kvlake process (a server, a CLI run, Spark's tasks) whose
+    blockstore is the bucket `lake` of the session's S3 server, reset for the test (the
+    `s3_server` fixture); AWS configuration files in `blank`, which need not exist."""
+    moto: MotoS3 = request.getfixturevalue("s3_server")
+    return server_env(moto.endpoint, "lake", blank)
+
+
 def server_env(endpoint: str, bucket: str, blank: Path) -> dict[str, str]:
     """The environment of a kvlake process (a server, a CLI run) whose blockstore is the
     bucket `bucket` of the S3 server at `endpoint`: the URL and the test credentials, and

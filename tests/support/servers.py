@@ -17,22 +17,20 @@ import httpx
 import pytest
 
 from tests.api.server import Server, Storage
+from tests.support.backends import SERVED, Backend, served_params
 from tests.support.postgres import drop_postgres_table
 
-SERVERS = [
-    pytest.param(("sqlite", "local"), id="sqlite"),
-    pytest.param(("postgres", "s3"), id="postgres-s3", marks=pytest.mark.postgres),
-]
-"""(KV driver, blockstore) of the session's servers."""
+SERVERS = served_params(SERVED)
+"""The session's servers, a `Backend` each (`request.param`): ids `sqlite`, `postgres-s3`."""
 
 S3_BUCKET = "kvlake-api-suite"
 
 
 @contextmanager
-def backend_kv_url(request: pytest.FixtureRequest, prefix: str, kv: str = "") -> Iterator[str]:
-    """The KV URL for a server on `kv` (default `request.param`): "" (SQLite in its data
-    dir), or a PostgreSQL table of its own, dropped afterwards."""
-    if (kv or request.param) != "postgres":
+def backend_kv_url(request: pytest.FixtureRequest, prefix: str, kv: str) -> Iterator[str]:
+    """The KV URL for a server on driver `kv`: "" (SQLite in its data dir), or a PostgreSQL
+    table of its own, dropped afterwards."""
+    if kv != "postgres":
         yield ""
         return
     dsn = str(request.getfixturevalue("postgres_dsn"))
@@ -52,24 +50,33 @@ def served(
     *,
     workers: int = 1,
 ) -> Iterator[Server]:
-    """A server of `workers` processes on the (KV driver, blockstore) pair `request.param`
-    (one of SERVERS), its data dir a new folder named after `name`; stopped on exit."""
-    kv, blockstore = request.param
-    data_dir = tmp_path_factory.mktemp(f"{name}-{kv}-{blockstore}")
-    env = dict(env or {})
-    storage = None
-    if blockstore == "s3":
-        from tests.support.s3server import server_env
-
-        moto = request.getfixturevalue("moto_s3")
-        storage = Storage.s3(moto, S3_BUCKET)
-        env |= server_env(moto.endpoint, S3_BUCKET, tmp_path_factory.mktemp("aws"))
-    with backend_kv_url(request, f"kv_{name}", kv) as kv_url:
+    """A server of `workers` processes on the backend `request.param` (one of SERVERS), its
+    data dir a new folder named after `name`; stopped on exit."""
+    backend: Backend = request.param
+    data_dir = tmp_path_factory.mktemp(f"{name}-{backend.id}")
+    storage, s3_env = server_storage(request, tmp_path_factory, backend.blocks)
+    env = (env or {}) | s3_env
+    with backend_kv_url(request, f"kv_{name}", backend.kv) as kv_url:
         server = Server(data_dir, kv_url=kv_url, env=env, storage=storage, workers=workers)
         try:
             yield server
         finally:
             server.stop()
+
+
+def server_storage(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, blocks: str
+) -> tuple[Storage | None, dict[str, str]]:
+    """The storage of a server process on blockstore `blocks`, and the environment it needs:
+    none for a local folder (the data dir's, the default), and for S3 the bucket `S3_BUCKET`
+    of the session's moto server with the test credentials."""
+    if blocks != "s3":
+        return None, {}
+    from tests.support.s3server import server_env  # moto loads only for S3
+
+    moto = request.getfixturevalue("moto_s3")
+    env = server_env(moto.endpoint, S3_BUCKET, tmp_path_factory.mktemp("aws"))
+    return Storage.s3(moto, S3_BUCKET), env
 
 
 def session_server(

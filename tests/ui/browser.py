@@ -84,7 +84,7 @@ class Visitor:
         return self.driver.current_url.removeprefix(self.base_url)
 
     def submit(self, button_css: str) -> None:
-        """Click a form's button and wait for the next page to load."""
+        """Click a form's button or a link and wait for the next page to load."""
         old = self.find("html")
         self.find(button_css).click()
         WebDriverWait(self.driver, WAIT_SECONDS).until(lambda d: _stale(old))

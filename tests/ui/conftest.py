@@ -17,11 +17,12 @@ import pytest
 from selenium import webdriver
 
 from tests.api.server import Server
+from tests.support.backends import Backend, served_params
 from tests.support.servers import admin_http, new_repository, session_server
 from tests.ui.browser import Visitor, start_chromium
 
 
-@pytest.fixture(scope="session", params=[("sqlite", "local")], ids=["sqlite"])
+@pytest.fixture(scope="session", params=served_params([Backend("sqlite", "local")]))
 def ui_server(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Server]:

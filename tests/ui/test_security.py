@@ -91,3 +91,20 @@ def test_a_signed_s3_request_to_the_root_stays_the_gateways(ui_server: Server) -
     assert browser.status_code == 303 and browser.headers["location"] == "/ui/repositories"
     s3 = httpx.get(ui_server.url + "/", headers={"Authorization": "AWS4-HMAC-SHA256 x"})
     assert s3.status_code != 303 and "xml" in s3.headers["content-type"]
+
+
+def test_an_upload_is_read_only_from_a_session_and_stored_as_sent(
+    client: httpx.Client, repository: str, admin: httpx.Client
+) -> None:
+    target = f"/ui/repositories/{repository}/upload"
+    # A file whose own type is a form's: stored byte for byte, never parsed as one.
+    tricky = ("t.bin", b"--zz\r\nnot a part\r\n--zz--\r\n", "multipart/form-data; boundary=zz")
+    form = {"csrf_token": _csrf(client), "branch": "main", "path": "t.bin"}
+    refused = client.post(target, data=form, files={"file": tricky})
+    assert refused.status_code == 403, "no session: the upload was not read"
+    assert admin.get(f"/repositories/{repository}/refs/main/objects/ls").json()["results"] == []
+    assert _log_in(client).status_code == 303
+    sent = client.post(target, data=form, files={"file": tricky})
+    assert sent.status_code == 303, sent.text
+    stored = admin.get(f"/repositories/{repository}/refs/main/objects", params={"path": "t.bin"})
+    assert stored.content == tricky[1]

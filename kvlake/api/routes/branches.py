@@ -31,9 +31,11 @@ def list_branches(call: Call[None]) -> Response:
     branches = (
         wire.Ref(id=name, commit_id=branch.commit_id)
         for name, branch in graveler.list_branches(
-            repository, after=call.query.text("after"), prefix=call.query.text("prefix")
+            repository,
+            after=call.query.text("after"),
+            prefix=call.query.text("prefix"),
+            visible_only=not show_hidden,
         )
-        if show_hidden or not branch.hidden
     )
     results, pagination = page(
         branches, call.query.amount(), lambda ref: ref.id, prefix=call.query.text("prefix")

@@ -12,7 +12,8 @@ lakeFS without an external authentication service answers these operations so:
 
 from __future__ import annotations
 
-from typing import Final
+from collections.abc import Callable
+from typing import Any, Final, TypeVar
 
 from starlette.responses import Response
 
@@ -23,6 +24,7 @@ from kvlake.errors import FeatureOffError
 
 API_GROUP: Final = "external"
 PRINCIPALS: Final = "/auth/users/{userId}/external/principals"
+BodyT = TypeVar("BodyT")
 _PRINCIPAL_ID: Final = params.text("principalId", "the external principal", required=True)
 
 
@@ -53,69 +55,71 @@ def oauth_callback(call: Call[None]) -> Response:
     return Response(status_code=200)
 
 
+_PRINCIPALS_OFF: Final = "external principals: not in kvlake (501, as lakeFS without them)"
+
+
+def _off(
+    operation_id: str,
+    method: str,
+    path: str,
+    handler: Callable[[Call[BodyT]], Response],
+    **rest: Any,
+) -> Operation[BodyT]:
+    """An operation kvlake answers 501 Not Implemented, as lakeFS does without the feature."""
+    return Operation(operation_id, method, path, handler, API_GROUP, responses={501: None}, **rest)
+
+
 OPERATIONS: Final = (
-    Operation[wire.ExternalPrincipalCreation | None](
+    _off(
         "createUserExternalPrincipal",
         "POST",
         PRINCIPALS,
         create_principal_off,
-        API_GROUP,
-        summary="external principals: not in kvlake (501, as lakeFS without them)",
+        summary=_PRINCIPALS_OFF,
         params=(_PRINCIPAL_ID,),
         body=wire.ExternalPrincipalCreation,
         optional_body=True,
-        responses={501: None},
     ),
-    Operation(
+    _off(
         "deleteUserExternalPrincipal",
         "DELETE",
         PRINCIPALS,
         principals_off,
-        API_GROUP,
-        summary="external principals: not in kvlake (501, as lakeFS without them)",
+        summary=_PRINCIPALS_OFF,
         params=(_PRINCIPAL_ID,),
-        responses={501: None},
     ),
-    Operation(
+    _off(
         "listUserExternalPrincipals",
         "GET",
         PRINCIPALS + "/ls",
         principals_off,
-        API_GROUP,
-        summary="external principals: not in kvlake (501, as lakeFS without them)",
+        summary=_PRINCIPALS_OFF,
         params=params.PAGE,
-        responses={501: None},
     ),
-    Operation(
+    _off(
         "getExternalPrincipal",
         "GET",
         "/auth/external/principals",
         principals_off,
-        API_GROUP,
-        summary="external principals: not in kvlake (501, as lakeFS without them)",
+        summary=_PRINCIPALS_OFF,
         params=(_PRINCIPAL_ID,),
-        responses={501: None},
     ),
-    Operation(
+    _off(
         "externalPrincipalLogin",
         "POST",
         "/auth/external/principal/login",
         principal_login_off,
-        API_GROUP,
         summary="external principal login: not in kvlake (501, as lakeFS without it)",
         body=wire.ExternalLoginInformation,
-        responses={501: None},
         public=True,
     ),
-    Operation(
+    _off(
         "stsLogin",
         "POST",
         "/sts/login",
         sts_login_off,
-        API_GROUP,
         summary="STS login: kvlake has no OIDC provider (501, as lakeFS without one)",
         body=wire.StsAuthRequest,
-        responses={501: None},
         public=True,
     ),
     Operation(

@@ -3,7 +3,9 @@ prepareGarbageCollectionCommits (and its async variant with a status call), and
 prepareGarbageCollectionUncommitted.
 
 The files are the catalog's (kvlake/catalog/gcprepare.py); the async variant
-is a background task like dumpSubmit (kvlake/graveler/tasks.py). Permissions
+records an operation of kind `gc-prepare-commits` (kvlake/catalog/gc_prepare_runs.py)
+that a runner runs, like dumpSubmit; its status call is a view over that record,
+which `GET /api/v1/operations` lists and `DELETE` cancels like any other. Permissions
 are lakeFS's: `retention:PrepareGarbageCollectionCommits` for the commits calls,
 `retention:PrepareGarbageCollectionUncommitted` for the uncommitted one, and any
 signed-in user for the config. A repository without GC rules answers 404, as
@@ -26,9 +28,9 @@ from kvlake.api.routing import Call, Operation, json_response
 from kvlake.api.wire import retention as wire
 from kvlake.api.wire.common import Error
 from kvlake.catalog import PreparedCommits, decode_mark, encode_mark
+from kvlake.catalog.gc_prepare_runs import KIND, submit_gc_prepare_commits
 from kvlake.errors import KvlakeError, NotFoundError
-from kvlake.graveler import TaskResult
-from kvlake.pipelines.gc import DEFAULT_GRACE_PERIOD
+from kvlake.operations import task_status
 
 API_GROUP: Final = "internal"
 GC: Final = "/repositories/{repository}/gc"
@@ -39,7 +41,8 @@ _NO_RULES: Final[dict[type[KvlakeError], str]] = {NotFoundError: "get gc rules: 
 
 
 def get_config(call: Call[None]) -> Response:
-    return json_response(wire.GarbageCollectionConfig(grace_period=int(DEFAULT_GRACE_PERIOD)))
+    grace_period = int(call.services.lake.settings.gc.grace_period)
+    return json_response(wire.GarbageCollectionConfig(grace_period=grace_period))
 
 
 def _prepared(prepared: PreparedCommits) -> wire.GarbageCollectionPrepareResponse:
@@ -57,24 +60,25 @@ def prepare_commits(call: Call[None]) -> Response:
 
 
 def prepare_commits_async(call: Call[None]) -> Response:
-    repository = call.repository
-    graveler, preparation = call.services.graveler, call.services.gc_preparation
-    graveler.retention.get_rules(repository)  # no rules: 404 now, not a failed task
-
-    def work() -> TaskResult:
-        return TaskResult(run_id=preparation.prepare_commits(repository).run_id)
-
-    task_id = graveler.tasks.submit(repository, "gc_prepare_commits", work)
+    lake = call.services.lake
+    task_id = submit_gc_prepare_commits(
+        lake.ledger,
+        call.services.gc_preparation,
+        call.repository,
+        creator=call.principal,
+        now=lake.operations.context.clock(),
+    )  # no rules: 404 now, not a failed task
+    lake.operations.wake()  # a runner here (or a worker, at its next pass) runs it
     return json_response(wire.TaskCreation(id=task_id), 202)
 
 
 def prepare_commits_status(call: Call[None]) -> Response:
     repository = call.repository
     task_id = call.query.text("id")
-    task = call.services.graveler.tasks.status(repository, "gc_prepare_commits", task_id)
+    task = task_status(call.services.lake.ledger, repository, KIND, task_id)
     result = None
     if task.done and not task.error:
-        result = _prepared(call.services.gc_preparation.commits_of(repository, task.run_id))
+        result = _prepared(call.services.gc_preparation.commits_of(repository, task_id))
     status = wire.PrepareGarbageCollectionCommitsStatus(
         task_id=task_id,
         completed=task.done,

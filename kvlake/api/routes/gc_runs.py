@@ -5,7 +5,7 @@ master and answers 202 with its id; `GET .../gc/runs/{run_id}` answers its
 status (`running` with the last phase done, `marked`, `swept`, `dry_run` or
 `failed` with the reason) and its summary. Both need
 `retention:PrepareGarbageCollectionCommits`, lakeFS's action for preparing GC.
-See kvlake/pipelines/gc_runs.py.
+See kvlake/pipelines/gc/runs.py.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from starlette.responses import Response
 from kvlake.api.needs import on_repository
 from kvlake.api.routing import Call, Operation, json_response
 from kvlake.api.wire import gc_runs as wire
-from kvlake.pipelines.gc_runs import GcRunStatus
+from kvlake.pipelines.gc.runs import GcRunStatus
 
 API_GROUP: Final = "experimental"
 RUNS: Final = "/repositories/{repository}/gc/runs"

@@ -18,10 +18,11 @@ from starlette.responses import Response, StreamingResponse
 
 from kvlake.api import params
 from kvlake.api.needs import on_repository
-from kvlake.api.routes.objects import PRESIGN_SECONDS, chunks
+from kvlake.api.routes.objects import PRESIGN_SECONDS
 from kvlake.api.routing import Call, Operation, json_response
 from kvlake.api.wire import objects as wire
 from kvlake.auth import Permission, object_arn
+from kvlake.catalog import chunks
 from kvlake.errors import InvalidInputError
 
 API_GROUP: Final = "metadata"

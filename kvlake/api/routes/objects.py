@@ -7,9 +7,8 @@ stream from the blockstore in chunks, so memory stays flat for any object size.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
-from email.utils import formatdate
-from typing import Any, BinaryIO, Final
+from collections.abc import Sequence
+from typing import Any, Final
 
 import msgspec
 from starlette.responses import Response, StreamingResponse
@@ -22,8 +21,7 @@ from kvlake.api.routing import Call, Operation, json_response, no_content
 from kvlake.api.wire import objects as wire
 from kvlake.api.wire.common import pagination
 from kvlake.auth import Permission, object_arn
-from kvlake.blockstore import READ_CHUNK
-from kvlake.catalog import CommonPrefix, ObjectStat, blob_location
+from kvlake.catalog import CommonPrefix, ObjectStat, blob_location, chunks, object_headers
 from kvlake.errors import InvalidInputError
 
 API_GROUP: Final = "objects"
@@ -31,7 +29,9 @@ READ: Final = "/repositories/{repository}/refs/{ref}/objects"
 WRITE: Final = "/repositories/{repository}/branches/{branch}/objects"
 _SMALL: Final = 1 << 20
 _NO_PRESIGN: Final = params.unsupported(
-    "presign", "kvlake has no presigned URLs (pre_sign_support is false)"
+    "presign",
+    "kvlake presigns single objects, not a listing's entries; ask statObject or getObject"
+    " with presign=true for each object",
 )
 _PRESIGN: Final = params.flag(
     "presign",
@@ -40,24 +40,6 @@ _PRESIGN: Final = params.flag(
 )
 PRESIGN_SECONDS: Final = 15 * 60
 """How long a presigned URL is valid: lakeFS's default."""
-
-
-def _headers(stat: ObjectStat) -> dict[str, str]:
-    return {
-        "ETag": f'"{stat.checksum}"',
-        "Last-Modified": formatdate(stat.mtime, usegmt=True),
-        "Accept-Ranges": "bytes",
-        "Content-Type": stat.content_type,
-    }
-
-
-def chunks(reader: BinaryIO) -> Iterator[bytes]:
-    """A blob reader's bytes in READ_CHUNK pieces, closing it at the end (or on a drop)."""
-    try:
-        while chunk := reader.read(READ_CHUNK):
-            yield chunk
-    finally:
-        reader.close()
 
 
 def wants_presign(call: Call[Any]) -> bool:
@@ -93,7 +75,7 @@ def _read(call: Call[Any], *, with_body: bool) -> Response:
     stat = catalog.stat(repository, ref, path)
     if presign:
         return Response(status_code=302, headers={"Location": _presign(call, stat)})
-    headers = _headers(stat)
+    headers = object_headers(stat)
     if_none_match = call.query.text("If-None-Match")
     if if_none_match and if_none_match.strip() in (headers["ETag"], stat.checksum, "*"):
         return Response(status_code=304, headers={"ETag": headers["ETag"]})
@@ -125,10 +107,12 @@ def head_object(call: Call[None]) -> Response:
 
 
 def stat_object(call: Call[None]) -> Response:
-    # The record is read once and handed down: one KV read, not one per layer.
-    repository = call.repository
+    # The record and the branch are read once, together, and handed down: one round trip.
+    ref = call.path["ref"]
+    read = call.read_branch(ref)  # a ref that names no branch reads nothing more
+    repository = read.repository
     presign = wants_presign(call)
-    stat = call.services.catalog.stat(repository, call.path["ref"], call.query.text("path"))
+    stat = call.services.catalog.stat(repository, ref, call.query.text("path"), read=read)
     user_metadata = call.query.flag("user_metadata", True)
     stats = convert.object_stats(stat, repository.storage_namespace, user_metadata=user_metadata)
     if presign:

@@ -26,6 +26,8 @@ from kvlake.api.wire.common import pagination
 from kvlake.auth import Permission, branch_arn, object_arn
 from kvlake.errors import NotFoundError, PermissionDeniedError
 from kvlake.operations import (
+    KINDS,
+    BranchPath,
     BulkDeleteOptions,
     Filters,
     Progress,
@@ -33,6 +35,7 @@ from kvlake.operations import (
     progress_of,
 )
 from kvlake.operations import Operation as Record
+from kvlake.uri import SCHEME
 
 API_GROUP: Final = "operations"
 ADMIN: Final = Permission("auth:ManageOperations", "*")
@@ -83,13 +86,15 @@ def _options(body: wire.BulkDeleteCreation | None) -> BulkDeleteOptions:
 
 
 def status_of(progress: Progress) -> wire.OperationStatus:
-    """The one status shape of every kind (a GC run names its repository as its path)."""
+    """The one status shape of every kind (a kind without a branch, a GC run or a dump,
+    names its repository as its path)."""
     op = progress.operation
     counters = op.counters
+    where = BranchPath(op.repository, op.branch, op.prefix)
+    path = str(where) if op.branch else f"{SCHEME}{op.repository}/"
     if op.gc is not None:
-        path, dry_run, engine = f"lakefs://{op.repository}/", op.gc.dry_run, "spark"
+        dry_run, engine = op.gc.dry_run, "spark"
     else:
-        path = f"lakefs://{op.repository}/{op.branch}/{op.prefix}"
         dry_run, engine = op.options.dry_run, op.options.engine
     return wire.OperationStatus(
         operation_id=op.id,
@@ -268,7 +273,7 @@ OPERATIONS: Final = (
         summary="the caller's operations of every kind (an admin's: all), oldest first",
         params=(
             params.text("status", "only operations in this status"),
-            params.text("kind", "only operations of this kind (bulk-delete, gc-run, import)"),
+            params.text("kind", f"only operations of this kind ({', '.join(KINDS)})"),
             params.text("repository", "only operations on this repository"),
             params.text("creator", "only operations this user (id) created"),
             params.text("after", "return operations after this id"),

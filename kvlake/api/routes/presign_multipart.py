@@ -25,7 +25,7 @@ from kvlake.api.routing import Call, Operation, json_response, no_content
 from kvlake.api.wire import objects as wire
 from kvlake.auth import Permission, object_arn
 from kvlake.blockstore import MAX_PARTS
-from kvlake.catalog import blob_location
+from kvlake.catalog import UploadTarget, blob_location
 from kvlake.errors import InvalidInputError
 
 UPLOADS: Final = "/repositories/{repository}/branches/{branch}/staging/pmpu"
@@ -42,6 +42,19 @@ def _part_number(call: Call[Any]) -> int:
     return int(text)
 
 
+def _upload_target(call: Call[Any], physical_address: str) -> UploadTarget:
+    """The upload the call names: its branch, path and upload id, at the physical address
+    (a full URL in the namespace, as createPresignMultipartUpload answered it)."""
+    repository = call.repository
+    return UploadTarget(
+        repository,
+        call.path["branch"],
+        call.query.text("path"),
+        relative_address(repository.storage_namespace, physical_address),
+        call.path["uploadId"],
+    )
+
+
 def create_upload(call: Call[None]) -> Response:
     repository, branch, path = call.repository, call.path["branch"], call.query.text("path")
     parts = call.query.number("parts", 0)
@@ -49,7 +62,9 @@ def create_upload(call: Call[None]) -> Response:
     address, upload_id = links.start_multipart(repository, branch, path)
     urls = [
         links.part_url(
-            repository, branch, path, address, upload_id, number, expires=PRESIGN_SECONDS
+            UploadTarget(repository, branch, path, address, upload_id),
+            number,
+            expires=PRESIGN_SECONDS,
         )
         for number in range(1, parts + 1)
     ]
@@ -62,13 +77,8 @@ def create_upload(call: Call[None]) -> Response:
 
 
 def upload_part(call: Call[wire.UploadPartFrom]) -> Response:
-    repository = call.repository
     url = call.services.links.part_url(
-        repository,
-        call.path["branch"],
-        call.query.text("path"),
-        relative_address(repository.storage_namespace, call.body.physical_address),
-        call.path["uploadId"],
+        _upload_target(call, call.body.physical_address),
         _part_number(call),
         expires=PRESIGN_SECONDS,
     )
@@ -95,11 +105,7 @@ def upload_part_copy(call: Call[wire.UploadPartCopyFrom]) -> Response:
             )
         start, end = int(matched[1]), int(matched[2]) + 1
     etag = services.links.copy_part(
-        repository,
-        call.path["branch"],
-        call.query.text("path"),
-        relative_address(repository.storage_namespace, body.physical_address),
-        call.path["uploadId"],
+        _upload_target(call, body.physical_address),
         _part_number(call),
         source=blob_location(source_repository.storage_namespace, stat.address),
         start=start,
@@ -111,11 +117,7 @@ def upload_part_copy(call: Call[wire.UploadPartCopyFrom]) -> Response:
 def complete_upload(call: Call[wire.CompletePresignMultipartUpload]) -> Response:
     repository, body = call.repository, call.body
     stat = call.services.links.complete_multipart(
-        repository,
-        call.path["branch"],
-        call.query.text("path"),
-        relative_address(repository.storage_namespace, body.physical_address),
-        call.path["uploadId"],
+        _upload_target(call, body.physical_address),
         [(part.part_number, part.etag) for part in body.parts],
         content_type=body.content_type or "application/octet-stream",
         metadata=dict(body.user_metadata or {}),
@@ -125,14 +127,7 @@ def complete_upload(call: Call[wire.CompletePresignMultipartUpload]) -> Response
 
 
 def abort_upload(call: Call[wire.AbortPresignMultipartUpload]) -> Response:
-    repository = call.repository
-    call.services.links.abort_multipart(
-        repository,
-        call.path["branch"],
-        call.query.text("path"),
-        relative_address(repository.storage_namespace, call.body.physical_address),
-        call.path["uploadId"],
-    )
+    call.services.links.abort_multipart(_upload_target(call, call.body.physical_address))
     return no_content()
 
 

@@ -8,8 +8,9 @@ conditional (412 when the rules changed meanwhile).
 A refs dump is one id naming three files in the storage namespace; lakeFS's
 RefsDump carries three metarange ids, so kvlake puts the dump id in all three,
 and a restore takes them back only when they agree. dumpSubmit and restoreSubmit
-answer 202 at once and run in the background (kvlake/graveler/tasks.py);
-dumpStatus and restoreStatus say `done: false` until the outcome is recorded.
+answer 202 at once with the id of an operation record (kinds `dump` and `restore`,
+kvlake/operations/refs_tasks.py) that a runner runs; dumpStatus and restoreStatus
+read the record and say `done: false` until it is finished.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from kvlake.api.routing import Call, Operation, json_response, no_content
 from kvlake.api.wire import refs as wire
 from kvlake.errors import InvalidInputError, NotFoundError, PreconditionFailedError
 from kvlake.graveler import Rules
+from kvlake.operations import submit_dump, submit_restore, task_status
 
 API_GROUP: Final = "repositories"
 RULES: Final = "/repositories/{repository}/settings/branch_protection"
@@ -112,13 +114,16 @@ def restore_refs(call: Call[wire.RefsRestore]) -> Response:
 
 
 def dump_submit(call: Call[None]) -> Response:
-    task_id = call.services.graveler.tasks.submit_dump(call.repository)
+    lake = call.services.lake
+    now = lake.operations.context.clock()
+    task_id = submit_dump(lake.ledger, call.repository, creator=call.principal, now=now)
+    lake.operations.wake()  # a runner here (or a worker, at its next pass) runs it
     return json_response(wire.TaskInfo(id=task_id), 202)
 
 
 def dump_status(call: Call[None]) -> Response:
     task_id = call.query.text("task_id")
-    task = call.services.graveler.tasks.status(call.repository, "dump", task_id)
+    task = task_status(call.services.lake.ledger, call.repository, "dump", task_id)
     finished = task.done and not task.error
     status = wire.RepositoryDumpStatus(
         id=task_id,
@@ -131,13 +136,22 @@ def dump_status(call: Call[None]) -> Response:
 
 
 def restore_submit(call: Call[wire.RefsRestore]) -> Response:
-    task_id = call.services.graveler.tasks.submit_restore(call.repository, _dump_id(call.body))
+    lake = call.services.lake
+    task_id = submit_restore(
+        lake.ledger,
+        lake.graveler,
+        call.repository,
+        _dump_id(call.body),
+        creator=call.principal,
+        now=lake.operations.context.clock(),
+    )
+    lake.operations.wake()
     return json_response(wire.TaskInfo(id=task_id), 202)
 
 
 def restore_status(call: Call[None]) -> Response:
     task_id = call.query.text("task_id")
-    task = call.services.graveler.tasks.status(call.repository, "restore", task_id)
+    task = task_status(call.services.lake.ledger, call.repository, "restore", task_id)
     status = wire.RepositoryRestoreStatus(
         id=task_id, done=task.done, update_time=_utc(task.update_time), error=task.error or None
     )

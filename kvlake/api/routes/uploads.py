@@ -54,8 +54,9 @@ def if_absent(call: Call[Any], operation: str) -> bool:
 def upload_object(call: Call[None]) -> Response:
     query = call.query
     absent = if_absent(call, "upload")
-    repository = call.repository
     branch, path = call.path["branch"], query.text("path")
+    read = call.read_branch(branch)  # repository, branch and rules in one round trip
+    repository = read.repository
     content_type = call.request.headers.get("content-type", "")
     source = call.upload
     if content_type.lower().startswith("multipart/form-data"):
@@ -72,6 +73,7 @@ def upload_object(call: Call[None]) -> Response:
         metadata=user_metadata(call.request.headers),
         if_absent=absent,
         owner=call.principal,
+        read=read,
     )
     return json_response(convert.object_stats(stat, repository.storage_namespace), 201)
 

@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 import msgspec
 
 from kvlake.api.wire.common import Count, Metadata, Name, Pagination, Request, Text
+from kvlake.operations import OperationStatus as OperationState
 
 Glob = Annotated[str, msgspec.Meta(max_length=1024)]
 
@@ -51,15 +52,7 @@ class OperationStatus(msgspec.Struct, frozen=True, kw_only=True):
     operation_id: str
     kind: str
     path: str
-    status: Literal[
-        "not_started",
-        "started",
-        "in_progress",
-        "completed",
-        "completed_with_errors",
-        "failed",
-        "cancelled",
-    ]
+    status: OperationState
     created_at: float
     created_by: str
     last_updated_at: float

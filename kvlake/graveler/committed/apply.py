@@ -17,7 +17,7 @@ slices, never Python values.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from itertools import chain
 
 from kvlake.graveler.committed.columns import RangeRows
@@ -36,10 +36,14 @@ def apply_changes(
     namespace: str,
     base: list[RangeInfo],
     changes: Iterable[Change],
+    dropped: Collection[str] = frozenset(),
 ) -> list[RangeInfo]:
     """Write the ranges of `base` with `changes` applied and return them in key order.
 
-    The writer checks the order of every change key, deletions included.
+    The ranges of `dropped` (ids) lose every key: no change may fall into them, and
+    they are left out unopened (a whole range is whole chunks, so the rest is cut as
+    a fresh write of the remaining entries would cut it). The writer checks the
+    order of every change key, deletions included.
 
     Raises:
         InvalidInputError: changes are not strictly ascending by key, or a key is empty.
@@ -53,6 +57,11 @@ def apply_changes(
         while change is not None and change[0] < info.min_key:
             _apply_one(writer, change)
             change = next(pending, None)
+        if info.id in dropped:
+            if change is not None and change[0] <= info.max_key:
+                # Its keys were never read: merging a change would bring them back.
+                raise RuntimeError(f"change {change[0]!r} falls in range {info.id}, dropped")
+            continue  # every key of it is deleted (a range tombstone): nothing to write
         if index == last and not writer.closes_at(info):
             # The last range ended where the input ended, not at a boundary:
             # entries appended after it belong in it, so any change reopens it.

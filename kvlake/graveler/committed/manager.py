@@ -11,7 +11,7 @@ empty.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from itertools import takewhile
 from typing import Literal
 from zlib import crc32
@@ -144,12 +144,20 @@ class CommittedManager:
             writer.add_all(_values(piece.tail), deletions=False)
         return store_metarange(self._blockstore, namespace, writer.finish(), self.stats)
 
-    def apply(self, namespace: str, base: str, changes: Iterable[Change]) -> str:
+    def apply(
+        self,
+        namespace: str,
+        base: str,
+        changes: Iterable[Change],
+        *,
+        dropped: Collection[str] = frozenset(),
+    ) -> str:
         """Apply sorted changes (None deletes a key) to `base`; return the new metarange id.
 
         Ranges no change falls into are passed by reference, unopened; only
-        touched ranges are rewritten. Deleting an absent key changes nothing.
-        Returns `base` itself when nothing changed.
+        touched ranges are rewritten; ranges of `dropped` (ids; no change may
+        fall into them) are deleted whole, unopened. Deleting an absent key
+        changes nothing. Returns `base` itself when nothing changed.
 
         Raises:
             MetarangeNotFoundError: no metarange `base` in the namespace.
@@ -157,7 +165,7 @@ class CommittedManager:
             InvalidInputError: changes are not strictly ascending by key, or a key is empty.
         """
         old = self._reader.metarange(namespace, base).ranges
-        new = apply_changes(self._reader, self._writer(namespace), namespace, old, changes)
+        new = apply_changes(self._reader, self._writer(namespace), namespace, old, changes, dropped)
         if new == old:
             return base
         return store_metarange(self._blockstore, namespace, new, self.stats)

@@ -8,8 +8,9 @@ strictly ascending, or nothing is returned), and a range is only ever passed by
 reference at a boundary, so every range ends where the chunking rule would have
 ended it and an unchanged region is cut exactly as before. Files are put only
 when absent: content addressing makes a second put of the same id redundant.
-Puts run in background threads while the next ranges are cut (`PUTS_IN_FLIGHT`);
-`finish` waits for all of them, so a metarange never names a file not yet durable.
+A closed range is encoded, hashed and stored in a background thread while the next
+ranges are cut (`PUTS_IN_FLIGHT`; Parquet encoding, hashing and the disk release the
+GIL); `finish` waits for all of them, so a metarange never names a file not yet durable.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from bisect import bisect_left
 from collections import deque
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
+from functools import partial
 from itertools import accumulate, islice
 from operator import add, attrgetter, itemgetter, lt
 from typing import Any, Final, cast
@@ -36,9 +38,10 @@ from kvlake.graveler.records import Value
 BATCH: Final = 4096
 """`add_all` turns its input into columns this many entries at a time."""
 PUTS_IN_FLIGHT: Final = 4
-"""Range files one writer stores at a time in background threads while it goes on cutting
-and encoding the next ranges. A put is mostly writes and fsyncs, which release the GIL, so a
-big commit's CPU work no longer waits for the disk, and puts into one folder share its fsync.
+"""Range files one writer encodes and stores at a time in background threads while it goes
+on cutting the next ranges. Encoding, hashing and a put's writes and fsyncs release the GIL
+for most of their time, so a big commit's cutting no longer waits for them, and puts into
+one folder share its fsync.
 """
 _POOL_THREADS: Final = 8
 _pool: ThreadPoolExecutor | None = None
@@ -70,6 +73,21 @@ def _store(
     blockstore.put(namespace, key, data)
     stats.count("files_written")
     return True
+
+
+def _encode_and_store(
+    blockstore: BlockStore,
+    namespace: str,
+    pieces: list[Any],
+    min_key: bytes,
+    max_key: bytes,
+    count: int,
+    stats: CommittedStats,
+) -> RangeInfo:
+    """Encode a closed range's pieces as its file, store it, and describe it."""
+    data = encode_range_pieces(pieces)
+    range_id, _ = store_file(blockstore, namespace, data, stats)
+    return RangeInfo(id=range_id, min_key=min_key, max_key=max_key, count=count, size=len(data))
 
 
 def _put_pool() -> ThreadPoolExecutor:
@@ -133,9 +151,10 @@ class RangeWriter:
         # Keys are non-empty, so b"" sorts before the first; this check
         # (strictly ascending) is what keeps every range sorted and disjoint.
         self._last_key = b""
-        self._ranges: list[RangeInfo] = []
+        self._ranges: list[RangeInfo | Future[RangeInfo]] = []
+        """Closed ranges in key order; a future while its file is encoded and stored."""
         self._puts_in_flight = puts_in_flight
-        self._puts: deque[Future[bool]] = deque()
+        self._puts: deque[Future[RangeInfo]] = deque()
 
     @property
     def at_boundary(self) -> bool:
@@ -263,8 +282,7 @@ class RangeWriter:
         """Store the last, partial range and return all ranges in key order, all stored."""
         if self._count:
             self._flush()
-        self._wait_for_puts(0)
-        return self._ranges
+        return self._stored_ranges()
 
     def finish_open(self) -> tuple[list[RangeInfo], list[tuple[bytes, bytes, bytes]]]:
         """The ranges closed by the chunking rule, and the open range's entries, unwritten.
@@ -277,8 +295,7 @@ class RangeWriter:
             if not isinstance(piece, tuple):
                 raise RuntimeError("finish_open takes entries added as values, not rows read")
             tail.extend(zip(*piece, strict=True))
-        self._wait_for_puts(0)
-        return self._ranges, tail
+        return self._stored_ranges(), tail
 
     def _extend_lists(self, keys: list[bytes], identities: list[bytes], datas: list[bytes]) -> None:
         """Append ascending rows given as lists, closing ranges where `add` would."""
@@ -353,27 +370,32 @@ class RangeWriter:
             previous = key
 
     def _flush(self) -> None:
-        data = encode_range_pieces(self._pieces)
-        range_id = file_id(data)
+        """Close the range being built: encode and store it in a put thread (at most
+        `puts_in_flight` at a time), so cutting the next ranges overlaps both."""
+        job = partial(
+            _encode_and_store,
+            self._blockstore,
+            self._namespace,
+            self._pieces,
+            self._min_key,
+            self._max_key,
+            self._count,
+            self._stats,
+        )
         if self._puts_in_flight:
             self._wait_for_puts(self._puts_in_flight - 1)
-            put = _put_pool().submit(
-                _store, self._blockstore, self._namespace, range_id, data, self._stats
-            )
+            put = _put_pool().submit(job)
             self._puts.append(put)
+            self._ranges.append(put)
         else:
-            _store(self._blockstore, self._namespace, range_id, data, self._stats)
-        self._ranges.append(
-            RangeInfo(
-                id=range_id,
-                min_key=self._min_key,
-                max_key=self._max_key,
-                count=self._count,
-                size=len(data),
-            )
-        )
+            self._ranges.append(job())
         self._pieces, self._lists = [], None
         self._count = self._bytes = 0
+
+    def _stored_ranges(self) -> list[RangeInfo]:
+        """Every range closed so far, once all are stored, in key order."""
+        self._wait_for_puts(0)
+        return [r.result() if isinstance(r, Future) else r for r in self._ranges]
 
     def _wait_for_puts(self, at_most: int) -> None:
         """Wait until at most `at_most` puts are in flight, oldest first; raise a failed one's

@@ -9,13 +9,13 @@ of 100,000 objects is paged by the API's cursor, never read whole.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 from urllib.parse import quote
 
 from starlette.responses import Response
 
 from kvlake.ui import previews
-from kvlake.ui.page import NavItem, Page, page
+from kvlake.ui.page import NavItem, Page, next_after, page
 
 FOLDER_PAGE: Final = 1000
 
@@ -38,9 +38,13 @@ def folder(page: Page) -> Response:
         path={"repository": repository, "ref": ref},
         query={"prefix": prefix, "after": after, "delimiter": "/", "amount": FOLDER_PAGE},
     )
-    pagination = listed["pagination"]
     parts = prefix.rstrip("/").split("/") if prefix else []
     crumbs = [(part, "/".join(parts[: i + 1]) + "/") for i, part in enumerate(parts)]
+    writable = page.is_branch(repository, ref) and page.may(
+        "uploadObject",
+        path={"repository": repository, "branch": ref},
+        query={"path": prefix + "new-object"},  # a probe: the typed path is checked on upload
+    )
     return page.render(
         "objects/folder.html",
         repository=repository,
@@ -49,7 +53,8 @@ def folder(page: Page) -> Response:
         crumbs=crumbs,
         entries=listed["results"],
         after=after,
-        next_after=pagination["next_offset"] if pagination["has_more"] else "",
+        next_after=next_after(listed),
+        may_upload=writable,
     )
 
 
@@ -81,7 +86,12 @@ def object_page(page: Page) -> Response:
         path=path,
         folder_prefix=folder_prefix,
         stats=stats,
+        last_commit=_last_commit(page, repository, ref, path),
         preview=shown,
+        may_delete=page.is_branch(repository, ref)
+        and page.may(
+            "deleteObject", path={"repository": repository, "branch": ref}, query={"path": path}
+        ),
     )
 
 
@@ -108,3 +118,15 @@ ROUTES: Final = [
     page("/repositories/{repository}/download", download),
 ]
 NAV: Final[list[NavItem]] = []
+
+
+def _last_commit(page: Page, repository: str, ref: str, path: str) -> dict[str, Any] | None:
+    """The newest commit reachable from `ref` that changed `path` (logCommits with
+    `objects` and `limit`, as lakeFS's UI asks it), or None: never committed, or the
+    user may not read commits (the page then leaves the line out)."""
+    where = {"repository": repository, "ref": ref}
+    if not page.may("logCommits", path=where):
+        return None
+    found = page.api("logCommits", path=where, query={"objects": path, "limit": True, "amount": 1})
+    results: list[dict[str, Any]] = found["results"]
+    return results[0] if results else None

@@ -11,7 +11,7 @@ from typing import Any, Final
 
 from starlette.responses import Response
 
-from kvlake.ui.page import NavItem, Page, page, url
+from kvlake.ui.page import NavItem, Page, next_after, page, url
 
 PER_PAGE: Final = 50
 BRANCHES_SHOWN: Final = 100
@@ -23,13 +23,12 @@ def repository_list(page: Page) -> Response:
     listed = page.api(
         "listRepositories", query={"search": search, "after": after, "amount": PER_PAGE}
     )
-    pagination = listed["pagination"]
     return page.render(
         "repositories/list.html",
         repositories=listed["results"],
         search=search,
         after=after,
-        next_after=pagination["next_offset"] if pagination["has_more"] else "",
+        next_after=next_after(listed),
     )
 
 

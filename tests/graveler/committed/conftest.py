@@ -3,7 +3,7 @@ cutting small ranges.
 
 Every test here stores its ranges on `blockstore`, so every one runs on both; the
 property test of test_apply_properties.py runs a tenth of its examples on S3, where each
-range file is a round trip through moto (`tests/support/blockstores.py` `examples`).
+range file is a round trip through moto (`tests/support/backends.py` `examples`).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import pytest
 
 from kvlake.blockstore import BlockStore
 from kvlake.graveler.committed import CommittedManager
+from tests.support import backends
 
 from .helpers import SMALL
 
@@ -24,7 +25,7 @@ def blockstore(lake_blocks: BlockStore) -> BlockStore:
 @pytest.fixture
 def namespace(blockstore: BlockStore) -> str:
     """The storage namespace the tests write ranges to, on `blockstore`."""
-    return f"{blockstore.scheme}://lake/repo1"
+    return backends.namespace(blockstore, "repo1")
 
 
 @pytest.fixture

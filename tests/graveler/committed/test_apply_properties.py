@@ -11,7 +11,7 @@ from kvlake.blockstore import BlockStore
 from kvlake.errors import EntryNotFoundError
 from kvlake.graveler.committed import Change, Chunking, CommittedManager
 from kvlake.graveler.records import Value
-from tests.support.blockstores import examples
+from tests.support.backends import examples
 
 # Tiny ranges and a byte cap that large values reach, so that examples of a
 # few hundred keys cross hash boundaries, entry caps and byte caps.

@@ -4479,6 +4479,16 @@ MUTATIONS = (
             "tests/kv/test_updates.py::test_a_lost_race_applies_the_change_again_to_the_winners_value",
         ),
     ),
+    Mutation(
+        "kv-sqlite-wal-switch-retried",
+        "processes opening one new SQLite file together all open it (kvlake/kv/sqlite.py)",
+        "kvlake/kv/sqlite.py",
+        "                if not busy or time.monotonic() > deadline:\n",
+        "                if True:\n",
+        (
+            "tests/kv/test_sqlite.py::test_opening_a_new_file_another_process_is_switching_to_wal_waits_for_it",
+        ),
+    ),
 )
 
 

@@ -16,6 +16,7 @@ import logging
 import os
 import sqlite3
 import threading
+import time
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
@@ -170,7 +171,7 @@ class SqliteStore(Store):
         except sqlite3.Error as exc:
             raise self._open_failed(exc) from exc
         try:
-            (mode,) = conn.execute("PRAGMA journal_mode=WAL").fetchone()
+            mode = self._switch_to_wal(conn)
             conn.execute(f"PRAGMA synchronous={self._synchronous.upper()}")
         except sqlite3.Error as exc:
             conn.close()
@@ -187,6 +188,25 @@ class SqliteStore(Store):
             self._connections.append((weakref.ref(threading.current_thread()), conn))
         cursor = self._local.cursor = conn.cursor()
         return cursor
+
+    def _switch_to_wal(self, conn: sqlite3.Connection) -> str:
+        """Put the database in WAL mode (a no-op once it is) and return the mode it is in.
+
+        Switching a new file to WAL upgrades a read lock to a write lock, and SQLite answers
+        SQLITE_BUSY at once, without its busy handler, to one of two connections doing so
+        together (the deadlock it avoids): two processes opening one new file, say a Spark
+        job's tasks. So the switch is retried here until the busy timeout has passed.
+        """
+        deadline = time.monotonic() + self._busy_timeout
+        while True:
+            try:
+                (mode,) = conn.execute("PRAGMA journal_mode=WAL").fetchone()
+                return str(mode)
+            except sqlite3.OperationalError as exc:
+                busy = exc.sqlite_errorcode & 0xFF == sqlite3.SQLITE_BUSY
+                if not busy or time.monotonic() > deadline:
+                    raise
+            _wait_before_retrying_wal()
 
     def _close_connections_of_ended_threads(self) -> None:
         # A server that starts a thread per task would otherwise keep one open file per task.
@@ -367,3 +387,8 @@ class SqliteStore(Store):
         except sqlite3.Error:
             _log.warning("SQLite database %s: rollback failed; reconnecting", self._path)
             self._discard_connection(cursor)
+
+
+def _wait_before_retrying_wal() -> None:
+    """The pause between two tries of the WAL switch (tests stop here to order processes)."""
+    time.sleep(0.005)

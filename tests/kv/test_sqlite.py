@@ -13,6 +13,7 @@ import pytest
 
 from kvlake.errors import ClosedError, ConfigError, PreconditionFailedError, UnavailableError
 from kvlake.kv import MUST_EXIST, Store, open_store
+from kvlake.kv import sqlite as sqlite_driver
 from kvlake.kv.sqlite import SqliteStore
 
 P = b"partition"
@@ -100,6 +101,43 @@ def test_two_stores_on_one_file_see_each_others_writes(db: Path) -> None:
 def test_the_database_runs_in_wal_mode(db: Path) -> None:
     with SqliteStore(db), raw(db) as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+
+
+def test_opening_a_new_file_another_process_is_switching_to_wal_waits_for_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Processes opening one new file (a Spark job's tasks) switch it to WAL together, and
+    SQLite refuses one of them at once, without its busy handler. The open retries: it
+    waits here while the other holds the file's write lock, then finishes in WAL mode."""
+    path = tmp_path / "kv.db"
+    with raw(path) as other:
+        other.execute("BEGIN IMMEDIATE")  # the other process, mid-switch
+        retries: list[int] = []
+
+        def the_other_finishes() -> None:
+            retries.append(1)
+            if len(retries) == 1:
+                other.execute("COMMIT")
+
+        monkeypatch.setattr(sqlite_driver, "_wait_before_retrying_wal", the_other_finishes)
+        with SqliteStore(path) as store:
+            store.set(P, b"k", b"v")
+            assert store.get(P, b"k")[0] == b"v"
+        assert retries == [1]
+        assert other.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+
+
+def test_a_wal_switch_still_refused_after_the_busy_timeout_raises_unavailable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "kv.db"
+    with raw(path) as other:
+        other.execute("BEGIN IMMEDIATE")  # a lock that outlasts the timeout
+        monkeypatch.setattr(sqlite_driver, "_wait_before_retrying_wal", lambda: None)
+        with pytest.raises(UnavailableError, match="database is locked.*then retry"):
+            SqliteStore(path, busy_timeout=0.05)
+        other.execute("COMMIT")
+        assert other.execute("PRAGMA journal_mode").fetchone() == ("delete",)  # nothing changed
 
 
 @pytest.mark.parametrize(

@@ -198,10 +198,14 @@ def test_of_two_starts_at_once_exactly_one_takes_the_lease(
 
 
 @pytest.fixture
-def lake(two_stores: tuple[Store, Store], clock: FakeClock, tmp_path: Path) -> Iterator[Lake]:
-    """The server's lake, over the first store; the second is `kvlake gc run`'s process."""
-    with open_blockstore(f"local://{tmp_path}/blocks") as blocks:
-        lake = Lake(Settings(data_dir=str(tmp_path)), two_stores[0], blocks, clock=clock)
+def lake(
+    store_url: str, two_stores: tuple[Store, Store], clock: FakeClock, tmp_path: Path
+) -> Iterator[Lake]:
+    """The server's lake, over the first store; the second is `kvlake gc run`'s process.
+    Its settings name that store: a Spark task opens the lake from them."""
+    settings = Settings(data_dir=str(tmp_path), kv_url=store_url)
+    with open_blockstore(settings.blockstore_url) as blocks:
+        lake = Lake(settings, two_stores[0], blocks, clock=clock)
         repo = lake.graveler.create_repository("repo1", storage_namespace="local://repo1")
         lake.graveler.retention.set_rules(repo, make_rules(7))
         yield lake

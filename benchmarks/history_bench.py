@@ -30,7 +30,7 @@ from kvlake.graveler import keys
 from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.records import Commit, Repository, Value, encode
-from kvlake.graveler.refs import Refs
+from kvlake.graveler.refs.store import Refs
 from kvlake.kv import Store, open_store
 
 NAMESPACE = "local://lake/history"

@@ -47,9 +47,9 @@ from kvlake.catalog import entry_ref
 from kvlake.config import Settings
 from kvlake.deletion import GcMarks, PendingDelete, ReferenceChecker, gc_records
 from kvlake.graveler import keys
-from kvlake.graveler.orphans import OrphanSweep
+from kvlake.graveler.lifecycle.orphans import OrphanSweep
 from kvlake.graveler.records import Commit, decode_branch, decode_repository, encode
-from kvlake.graveler.refs import commit_id
+from kvlake.graveler.refs.store import commit_id
 from kvlake.kv import CountingStore, open_store
 from kvlake.lake import Lake
 from kvlake.operations import Operation

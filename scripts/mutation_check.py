@@ -45,7 +45,7 @@ MUTATIONS = (
     Mutation(
         "repository-active-check",
         "invariant 1: only an active repository is usable",
-        "kvlake/graveler/repositories.py",
+        "kvlake/graveler/lifecycle/repositories.py",
         '        if repository.state == "active":\n            return repository\n',
         "        return repository\n",
         ("tests/graveler/test_repositories.py",),
@@ -53,7 +53,7 @@ MUTATIONS = (
     Mutation(
         "writer-re-read",
         "invariant 2: a write re-reads the branch and writes again after a seal",
-        "kvlake/graveler/writer.py",
+        "kvlake/graveler/staging/writer.py",
         "            current = self._refs.load_branch(repository, branch)[0]\n"
         "            if current.staging_token == token:\n"
         "                return\n",
@@ -63,7 +63,7 @@ MUTATIONS = (
     Mutation(
         "writer-re-read-interleaved",
         "invariant 2, found by the interleaving harness rather than a hand-placed pause",
-        "kvlake/graveler/writer.py",
+        "kvlake/graveler/staging/writer.py",
         "            current = self._refs.load_branch(repository, branch)[0]\n"
         "            if current.staging_token == token:\n"
         "                return\n",
@@ -76,7 +76,7 @@ MUTATIONS = (
     Mutation(
         "writer-re-read-through-http",
         "invariant 2 (issue 9 defect 6), found by the harness driving HTTP requests",
-        "kvlake/graveler/writer.py",
+        "kvlake/graveler/staging/writer.py",
         "            current = self._refs.load_branch(repository, branch)[0]\n"
         "            if current.staging_token == token:\n"
         "                return\n",
@@ -86,7 +86,7 @@ MUTATIONS = (
     Mutation(
         "commit-records-consumed-tokens-through-http",
         "issue 9 defect 5: a commit racing a hard reset fails clearly, found through HTTP",
-        "kvlake/graveler/commits.py",
+        "kvlake/graveler/history/commits.py",
         "            self._refs.record_consumed(repository, mine, commit_id)\n",
         "",
         ("tests/interleavings/test_http.py",),
@@ -102,7 +102,7 @@ MUTATIONS = (
     Mutation(
         "reset-shadows-sealed-keys",
         "issue 9 defect 1: a reset stages the committed value over keys a commit sealed",
-        "kvlake/graveler/reset.py",
+        "kvlake/graveler/history/reset.py",
         "            if branch.sealed_tokens:\n"
         "                shadows = self._shadows(repository, branch, start, stop, read)\n"
         "                self._stage_shadows(repository, branch.staging_token, shadows)\n",
@@ -112,7 +112,7 @@ MUTATIONS = (
     Mutation(
         "writer-waits-for-commits",
         "invariant 3: commits never block writers (a writer that waits for them fails)",
-        "kvlake/graveler/writer.py",
+        "kvlake/graveler/staging/writer.py",
         "            if current.staging_token == token:\n                return\n",
         "            if current.staging_token == token and not current.sealed_tokens:\n"
         "                return\n",
@@ -124,7 +124,7 @@ MUTATIONS = (
     Mutation(
         "writer-superseded-shortcut",
         "invariant 2 (issue 9 defect 6): a write replaced in a sealed token is written again",
-        "kvlake/graveler/writer.py",
+        "kvlake/graveler/staging/writer.py",
         "            token, again = current.staging_token, True\n",
         "            if self._read(keys.staging_partition(token), key)[0] not in (b'', encoded):\n"
         "                return\n"
@@ -134,7 +134,7 @@ MUTATIONS = (
     Mutation(
         "writer-logs-replaced-blob",
         "invariant 4: the intent to delete is durable before the staged reference goes",
-        "kvlake/graveler/writer.py",
+        "kvlake/graveler/staging/writer.py",
         "            if raw and self.hooks is not None:\n"
         "                self.hooks.before_unstage("
         "repository, token, [(key, decode_value(raw))], value)\n",
@@ -144,7 +144,7 @@ MUTATIONS = (
     Mutation(
         "writer-marks-restaged-shared",
         "invariant 4a: a value re-written after a seal (maybe committed) is marked shared",
-        "kvlake/graveler/writer.py",
+        "kvlake/graveler/staging/writer.py",
         "                # Also in the sealed token, which its commit may publish: shared now.\n"
         "                self.hooks.before_restage(repository, [value])\n",
         "                pass\n",
@@ -153,7 +153,7 @@ MUTATIONS = (
     Mutation(
         "if-absent-check",
         "issue 10 item 3: If-None-Match is a compare-and-swap, exactly one winner",
-        "kvlake/graveler/writer.py",
+        "kvlake/graveler/staging/writer.py",
         "                self._refuse_present("
         "repository, branch, key, raw, expected, below, encoded)\n",
         "                pass\n",
@@ -162,7 +162,7 @@ MUTATIONS = (
     Mutation(
         "commit-records-consumed-tokens",
         "invariant 4a: a commit records the tokens it consumes before publishing",
-        "kvlake/graveler/commits.py",
+        "kvlake/graveler/history/commits.py",
         "            self._refs.record_consumed(repository, mine, commit_id)\n",
         "",
         ("tests/graveler/test_consumed_tokens.py", "tests/catalog/test_committed_blobs.py"),
@@ -170,7 +170,7 @@ MUTATIONS = (
     Mutation(
         "commit-unseals-when-empty",
         "issue 9 defect 4: a commit with nothing to commit leaves the branch clean",
-        "kvlake/graveler/commits.py",
+        "kvlake/graveler/history/commits.py",
         "                self._unseal(repository, branch_name, mine, parent_id)\n",
         "",
         ("tests/graveler/test_commits.py",),
@@ -194,7 +194,7 @@ MUTATIONS = (
     Mutation(
         "sweep-spares-referenced-tokens",
         "invariant 2: the orphan sweep never drops a staging token a branch references",
-        "kvlake/graveler/orphans.py",
+        "kvlake/graveler/lifecycle/orphans.py",
         "            return token not in referenced[uid], repository\n",
         "            return True, repository\n",
         ("tests/graveler/test_orphans.py",),
@@ -202,7 +202,7 @@ MUTATIONS = (
     Mutation(
         "sweep-waits-a-grace-period",
         "issue 9 defect 7: an orphan is dropped only if it stays one for the grace period",
-        "kvlake/graveler/orphans.py",
+        "kvlake/graveler/lifecycle/orphans.py",
         "            if at is None or now - at < self._grace:\n",
         "            if at is None:\n",
         ("tests/graveler/test_orphans.py",),
@@ -210,7 +210,7 @@ MUTATIONS = (
     Mutation(
         "sweep-logs-stray-blobs",
         "invariant 4: a swept stray entry's blob is logged before its partition goes",
-        "kvlake/graveler/orphans.py",
+        "kvlake/graveler/lifecycle/orphans.py",
         "                    self._before_token_drop(owner, token, at)\n",
         "                    pass\n",
         ("tests/graveler/test_orphans.py",),
@@ -218,7 +218,7 @@ MUTATIONS = (
     Mutation(
         "cleaner-reads-every-batch",
         "issue 9 item 8: the cleaner streams its queue in batches and still empties it",
-        "kvlake/graveler/cleaner.py",
+        "kvlake/graveler/lifecycle/cleaner.py",
         "            self._drop_batch(due, report)\n",
         "            self._drop_batch(due, report)\n            return\n",
         ("tests/graveler/test_cleaner_batches.py",),
@@ -226,7 +226,7 @@ MUTATIONS = (
     Mutation(
         "log-pages-resume-from-a-cursor",
         "issue 9 item 8: a log page costs its own commits, not the history before it",
-        "kvlake/graveler/log.py",
+        "kvlake/graveler/history/log.py",
         "    if len(frontier) > MAX_CURSOR_FRONTIER:\n",
         "    if True:\n",
         (
@@ -373,7 +373,7 @@ MUTATIONS = (
     Mutation(
         "namespace-nesting-after-claim",
         "issue 10 item 2: nesting is checked after the claim is written, so racers see each other",
-        "kvlake/graveler/namespaces.py",
+        "kvlake/graveler/lifecycle/namespaces.py",
         "        for other, claim in self._nested(namespace):\n"
         "            if self._holds(claim, taking_over=False):\n"
         '                self._settle(key, mine, "free")\n'
@@ -384,7 +384,7 @@ MUTATIONS = (
     Mutation(
         "namespace-purging-blocks-takeover",
         "issue 9 (restore and worker): a namespace being purged cannot be taken over",
-        "kvlake/graveler/namespaces.py",
+        "kvlake/graveler/lifecycle/namespaces.py",
         '        if claim.state == "purging":\n            return True\n',
         '        if claim.state == "purging":\n            return False\n',
         ("tests/interleavings/test_lake.py",),
@@ -392,7 +392,7 @@ MUTATIONS = (
     Mutation(
         "namespace-kept-blocks-new-repositories",
         "issue 10 item 2: a namespace deleted without purge keeps its data from new repositories",
-        "kvlake/graveler/namespaces.py",
+        "kvlake/graveler/lifecycle/namespaces.py",
         "        return live or not taking_over  # kept: only a bare repository may take it over\n",
         "        return live\n",
         ("tests/graveler/test_namespaces.py",),
@@ -400,7 +400,7 @@ MUTATIONS = (
     Mutation(
         "namespace-settled-before-deletion",
         "issue 10 item 2: a deletion settles the namespace claim while the record is live",
-        "kvlake/graveler/repositories.py",
+        "kvlake/graveler/lifecycle/repositories.py",
         "                before(repository)\n",
         "                pass\n",
         ("tests/graveler/test_namespaces.py",),
@@ -478,7 +478,7 @@ MUTATIONS = (
     Mutation(
         "gc-rules-refuse-negative-days",
         "issue 12: a negative retention is refused and changes nothing",
-        "kvlake/graveler/gcrules.py",
+        "kvlake/graveler/lifecycle/gcrules.py",
         "    if days < 0:\n",
         "    if False:\n",
         ("tests/graveler/test_gcrules.py",),
@@ -486,7 +486,7 @@ MUTATIONS = (
     Mutation(
         "retention-keeps-heads",
         "issue 12 / invariant 4a: a branch head is retained whatever its age",
-        "kvlake/graveler/retention.py",
+        "kvlake/graveler/lifecycle/retention.py",
         "        if head or self.date(start) > threshold:",
         "        if self.date(start) > threshold:",
         ("tests/graveler/test_retention.py::test_heads_are_kept_whatever_their_age",),
@@ -494,7 +494,7 @@ MUTATIONS = (
     Mutation(
         "retention-walk-stops-at-the-first-old-commit",
         "issue 12: a branch's line is retained until the first commit older than its threshold",
-        "kvlake/graveler/retention.py",
+        "kvlake/graveler/lifecycle/retention.py",
         "        while self.date(current) > threshold:\n",
         "        while True:\n",
         ("tests/graveler/test_retention.py::test_retained_commits_follow_the_rules",),
@@ -502,7 +502,7 @@ MUTATIONS = (
     Mutation(
         "retention-keeps-the-first-old-commit",
         "issue 12 / invariant 4a: the first commit older than the threshold is retained too",
-        "kvlake/graveler/retention.py",
+        "kvlake/graveler/lifecycle/retention.py",
         "            if self._keep(parent):\n",
         "            if self.date(parent) > threshold and self._keep(parent):\n",
         ("tests/graveler/test_retention.py::test_retained_commits_follow_the_rules",),
@@ -510,7 +510,7 @@ MUTATIONS = (
     Mutation(
         "retention-walks-first-parents",
         "issue 12: a line is walked by first parents (a merged-in line has its own rule)",
-        "kvlake/graveler/retention.py",
+        "kvlake/graveler/lifecycle/retention.py",
         "            parent = self._slot(commit.parents[0])\n",
         "            parent = self._slot(commit.parents[-1])\n",
         ("tests/graveler/test_retention.py::test_retained_commits_follow_the_rules",),
@@ -518,7 +518,7 @@ MUTATIONS = (
     Mutation(
         "retention-dangling-commits-start-walks",
         "issue 12: a commit no branch holds (deleted branch, hard reset) is a starting point",
-        "kvlake/graveler/retention.py",
+        "kvlake/graveler/lifecycle/retention.py",
         "        starts.extend((default, i, False) for i in graph.leaves() if i not in heads)\n",
         "",
         ("tests/graveler/test_retention.py::test_retained_commits_follow_the_rules",),
@@ -526,7 +526,7 @@ MUTATIONS = (
     Mutation(
         "retention-scans-commits-before-branches",
         "issue 12 / invariant 4a: a head published during the walk is not taken for dangling",
-        "kvlake/graveler/retention.py",
+        "kvlake/graveler/lifecycle/retention.py",
         "        graph.scan()  # before the branches: see the module docstring\n"
         "        default = now - rules.default_retention_days * DAY\n"
         "        starts: list[tuple[float, int, bool]] = []\n"
@@ -721,7 +721,7 @@ MUTATIONS = (
     Mutation(
         "update-marks-committed-shared",
         "invariant 4a: an update restaging a committed blob marks it shared",
-        "kvlake/graveler/writer.py",
+        "kvlake/graveler/staging/writer.py",
         "                    self.hooks.before_restage(repository, [value])\n"
         "                else:\n",
         "                    pass\n                else:\n",
@@ -733,7 +733,7 @@ MUTATIONS = (
     Mutation(
         "update-compare-and-swap",
         "invariant 2: an update never replaces a racing write with a change of what it read",
-        "kvlake/graveler/writer.py",
+        "kvlake/graveler/staging/writer.py",
         "                self._store.set_if(partition, key, encoded, expected)\n"
         "                return\n"
         "            except PreconditionFailedError:\n"
@@ -785,7 +785,7 @@ MUTATIONS = (
     Mutation(
         "commit-record-is-its-content-address",
         "issue 14: a commit record is stored only under the id its content hashes to",
-        "kvlake/graveler/refs.py",
+        "kvlake/graveler/refs/store.py",
         "        if commit_id(commit) != identifier:\n",
         "        if False:\n",
         (
@@ -796,7 +796,7 @@ MUTATIONS = (
     Mutation(
         "commit-names-an-existing-metarange",
         "issue 14: a commit (source_metarange, a record) names a metarange that is there",
-        "kvlake/graveler/commits.py",
+        "kvlake/graveler/history/commits.py",
         "            self._committed.ranges(repository.storage_namespace, metarange_id)\n",
         "            pass\n",
         (
@@ -1035,7 +1035,7 @@ MUTATIONS = (
     Mutation(
         "range-tombstones-list-the-token-first",
         "range tombstones: a token is listed in Branch.tombstone_tokens before its first record",
-        "kvlake/graveler/writer.py",
+        "kvlake/graveler/staging/writer.py",
         "            if self._list_tombstone_token(repository, branch, token):\n",
         "            if True:\n",
         (
@@ -1045,7 +1045,7 @@ MUTATIONS = (
     Mutation(
         "range-tombstone-loses-to-its-tokens-entries",
         "range tombstones: an entry staged in the record's token wins over the record",
-        "kvlake/graveler/staging.py",
+        "kvlake/graveler/staging/store.py",
         "        return overlay([entries, tombstones])  # the token's own entries win\n",
         "        return overlay([tombstones, entries])\n",
         (
@@ -1056,7 +1056,7 @@ MUTATIONS = (
     Mutation(
         "range-tombstone-hides-only-its-keys",
         "range tombstones: a key created inside a range's span is no key of the range",
-        "kvlake/graveler/range_tombstones.py",
+        "kvlake/graveler/staging/range_tombstones.py",
         "        return record.min_key <= key and self._holds(record, key)\n",
         "        return record.min_key <= key\n",
         (
@@ -1067,7 +1067,7 @@ MUTATIONS = (
     Mutation(
         "commit-applies-range-tombstones",
         "range tombstones: a commit drops the keys its tokens' records hide",
-        "kvlake/graveler/commits.py",
+        "kvlake/graveler/history/commits.py",
         "            staged = self._staging.read(namespace, mine, branch.tombstone_tokens)\n",
         "            staged = self._staging.read(namespace, mine, ())\n",
         (
@@ -1096,7 +1096,7 @@ MUTATIONS = (
     Mutation(
         "range-tombstone-keys-keep-to-the-span",
         "range tombstones: a record's keys are those of its range inside its span",
-        "kvlake/graveler/range_tombstones.py",
+        "kvlake/graveler/staging/range_tombstones.py",
         "        high = bisect_right(range_keys, record.max_key)\n",
         "        high = len(range_keys)\n",
         (
@@ -1357,7 +1357,7 @@ MUTATIONS = (
     Mutation(
         "canonical-take-over-inherits-kept",
         "issue 23 #7: the claim of a bare take-over names the kept instance",
-        "kvlake/graveler/namespaces.py",
+        "kvlake/graveler/lifecycle/namespaces.py",
         "                kept = _still_kept(current)\n",
         "",
         (
@@ -1368,7 +1368,7 @@ MUTATIONS = (
     Mutation(
         "canonical-kept-passed-on",
         "issue 23 #7: a kept namespace passed on unrestored still names every kept instance",
-        "kvlake/graveler/namespaces.py",
+        "kvlake/graveler/lifecycle/namespaces.py",
         '        return (*current.kept, f"{current.repository}/{current.instance_uid}")\n',
         '        return (f"{current.repository}/{current.instance_uid}",)\n',
         (
@@ -1401,7 +1401,7 @@ MUTATIONS = (
     Mutation(
         "bulkrace-tombstone-guard-is-compare-and-swapped",
         "issue 22 #4: one atomic step decides which metarange a token's records come from",
-        "kvlake/graveler/range_tombstones.py",
+        "kvlake/graveler/staging/range_tombstones.py",
         "                store.set_if(partition, GUARD_KEY, metarange_id.encode(), None)\n",
         "                store.set(partition, GUARD_KEY, metarange_id.encode())\n",
         (
@@ -1412,7 +1412,7 @@ MUTATIONS = (
     Mutation(
         "bulkrace-tombstone-guard-refuses-another-metarange",
         "issue 22 #4: a token takes range tombstones of one metarange only",
-        "kvlake/graveler/range_tombstones.py",
+        "kvlake/graveler/staging/range_tombstones.py",
         "        if raw.decode() != metarange_id:\n",
         "        if False:\n",
         ("tests/graveler/test_range_tombstones.py::test_records_of_another_metarange_are_refused",),
@@ -1431,7 +1431,7 @@ MUTATIONS = (
     Mutation(
         "bulkrace-tombstone-guard-is-no-staged-change",
         "issue 22 #4: a token holding only its tombstone guard is clean",
-        "kvlake/graveler/staging.py",
+        "kvlake/graveler/staging/store.py",
         "scan(keys.staging_partition(token), RECORD_PREFIX, batch_size=1)",
         "scan(keys.staging_partition(token), batch_size=1)",
         ("tests/graveler/test_range_tombstones.py::test_resets_lift_tombstoned_keys",),
@@ -1439,7 +1439,7 @@ MUTATIONS = (
     Mutation(
         "bulkrace-untangle-rewrites-overlaps",
         "issue 22 #4: a branch wedged by overlapping records is repaired",
-        "kvlake/graveler/range_tombstones.py",
+        "kvlake/graveler/staging/range_tombstones.py",
         "            if last is None or record.min_key > last:\n",
         "            if True:\n",
         (
@@ -1449,7 +1449,7 @@ MUTATIONS = (
     Mutation(
         "bulkrace-untangle-keeps-what-was-hidden",
         "issue 22 #4: the repair stages a tombstone for each key the dropped record hid",
-        "kvlake/graveler/range_tombstones.py",
+        "kvlake/graveler/staging/range_tombstones.py",
         "                    self._store.set_if(partition, key, TOMBSTONE, None)\n",
         "                    pass\n",
         (
@@ -1985,7 +1985,7 @@ MUTATIONS = (
     Mutation(
         "canonical-restore-of-an-old-dump-matches-by-name",
         "issue 23 #7: a dump made before dumps named their instance still releases the kept data",
-        "kvlake/graveler/namespaces.py",
+        "kvlake/graveler/lifecycle/namespaces.py",
         '                and not (not manifest.instance_uid and k.rpartition("/")[0] =='
         " manifest.repository)\n",
         "",
@@ -2047,7 +2047,7 @@ MUTATIONS = (
     Mutation(
         "sparkdata-commit-keeps-staged",
         "issue 25: a job's commit leaves what others staged on the branch staged",
-        "kvlake/graveler/imports.py",
+        "kvlake/graveler/history/imports.py",
         "        if keep_staged:\n",
         "        if False:\n",
         ("tests/graveler/test_imports.py",),
@@ -2107,7 +2107,7 @@ MUTATIONS = (
     Mutation(
         "sparkdata-keep-staged-keeps-sealed-tokens",
         "invariant 2 (issue 25): a job's commit keeps the tokens a running commit sealed",
-        "kvlake/graveler/commits.py",
+        "kvlake/graveler/history/commits.py",
         "                return branch.with_tokens(commit_id=commit_id)\n",
         "                return branch.with_tokens(commit_id=commit_id, sealed_tokens=())\n",
         (
@@ -2582,7 +2582,7 @@ MUTATIONS = (
     Mutation(
         "compat-merge-refuses-only-a-source-with-nothing-new",
         "issue 32: a merge is refused as 'no changes' only when the source's tree is the base's",
-        "kvlake/graveler/merge.py",
+        "kvlake/graveler/history/merge.py",
         "    return bool(base.parents) and source.metarange_id == base.metarange_id\n",
         "    return False\n",
         (
@@ -2593,7 +2593,7 @@ MUTATIONS = (
     Mutation(
         "compat-merge-first-commit-has-no-tree",
         "issue 32: lakeFS's first commit has no metarange, so a source never equals that base",
-        "kvlake/graveler/merge.py",
+        "kvlake/graveler/history/merge.py",
         "    return bool(base.parents) and source.metarange_id == base.metarange_id\n",
         "    return source.metarange_id == base.metarange_id\n",
         (
@@ -2604,7 +2604,7 @@ MUTATIONS = (
     Mutation(
         "compat-merge-ignores-the-destinations-tree",
         "issue 32: a source with changes is merged even when the result is the destination's",
-        "kvlake/graveler/merge.py",
+        "kvlake/graveler/history/merge.py",
         "                strategy=strategy,\n            )\n            parents =",
         "                strategy=strategy,\n            )\n"
         "            if metarange_id == head.metarange_id:\n"
@@ -2618,7 +2618,7 @@ MUTATIONS = (
     Mutation(
         "compat-committed-removal-has-its-old-size",
         "issue 32: a removal between commits reports the size the object had, as lakeFS does",
-        "kvlake/graveler/diff.py",
+        "kvlake/graveler/history/diff.py",
         "        size = 0 if removed_size is None else removed_size(difference.key)\n",
         "        size = 0\n",
         ("tests/graveler/test_diff.py::test_diff_entries_say_type_size_and_value",),
@@ -2864,7 +2864,7 @@ MUTATIONS = (
         "scale-cleaner-keeps-referenced-tokens",
         "invariant 2: the cleaner never drops a token a branch names (the hook no longer"
         " re-checks)",
-        "kvlake/graveler/cleaner.py",
+        "kvlake/graveler/lifecycle/cleaner.py",
         "                    if entry.token not in referenced:\n",
         "                    if True:\n",
         (
@@ -2875,7 +2875,7 @@ MUTATIONS = (
     Mutation(
         "scale-repository-prefix-seek",
         "issue 33 item 4: a repository prefix seeks to its first name",
-        "kvlake/graveler/liverepos.py",
+        "kvlake/graveler/lifecycle/liverepos.py",
         "        first = keys.live_repository_prefix(prefix)\n",
         "        first = keys.live_repository_prefix(prefix[:0])\n",
         ("tests/graveler/test_scale.py::test_a_repository_prefix_reads_only_the_names_it_lists",),
@@ -2883,7 +2883,7 @@ MUTATIONS = (
     Mutation(
         "scale-ref-prefix-seek",
         "issue 33 item 4: a branch or tag prefix seeks to its first name",
-        "kvlake/graveler/refs.py",
+        "kvlake/graveler/refs/store.py",
         "        first = prefix + name_prefix.encode()\n",
         "        first = prefix\n",
         (
@@ -2894,7 +2894,7 @@ MUTATIONS = (
     Mutation(
         "scale-ref-walk-lineages",
         "issue 33 item 7: a first-parent walk reads lineages, which a long history keeps cached",
-        "kvlake/graveler/refexpr.py",
+        "kvlake/graveler/refs/refexpr.py",
         "                parents = self._refs.get_lineage(repository, commit_id).parents\n",
         "                parents = self._refs.get_commit(repository, commit_id).parents\n",
         (
@@ -2905,7 +2905,7 @@ MUTATIONS = (
     Mutation(
         "scale-lineage-cache",
         "issue 33 item 7: walks keep the lineages they read",
-        "kvlake/graveler/refs.py",
+        "kvlake/graveler/refs/store.py",
         "        self._lineages.put(cache_key, lineage)\n",
         "        pass\n",
         (
@@ -2958,7 +2958,7 @@ MUTATIONS = (
     Mutation(
         "safety2-interleaved-commit-tombstones-follow-the-seal",
         "invariant 2 (issue 22 c): a batch's tombstones follow a commit's seal, at every step",
-        "kvlake/graveler/writer.py",
+        "kvlake/graveler/staging/writer.py",
         "            current = self._refs.load_branch(repository, branch)[0]\n"
         "            if current.staging_token == token:\n"
         "                return\n",
@@ -2970,7 +2970,7 @@ MUTATIONS = (
     Mutation(
         "safety2-interleaved-commit-tombstoned-blobs-logged",
         "invariant 4 (issue 22 c): a batch logs the staged blobs it tombstones, a commit racing",
-        "kvlake/graveler/writer.py",
+        "kvlake/graveler/staging/writer.py",
         "            self.hooks.before_unstage(repository, token, entries, None)\n"
         "        for key, raw in live:\n",
         "            pass\n        for key, raw in live:\n",
@@ -3072,7 +3072,7 @@ MUTATIONS = (
     Mutation(
         "scale-cleaner-reads-markers",
         "issue 33 item 5: an idle cleaner pass reads creation markers, not every repository",
-        "kvlake/graveler/cleaner.py",
+        "kvlake/graveler/lifecycle/cleaner.py",
         "        every_record, self._read_every_record = not self._read_every_record, True\n",
         "        every_record = True\n",
         ("tests/graveler/test_scale.py::test_an_idle_cleaner_pass_reads_no_repository_record",),
@@ -3080,7 +3080,7 @@ MUTATIONS = (
     Mutation(
         "scale-creation-marker-first",
         "invariant 1: every `initial` record has a creation marker the cleaner finds",
-        "kvlake/graveler/repositories.py",
+        "kvlake/graveler/lifecycle/repositories.py",
         '            self._store.set(keys.CREATIONS, marker, b"%.3f" % now)\n',
         "            pass\n",
         (
@@ -3091,7 +3091,7 @@ MUTATIONS = (
     Mutation(
         "scale-creation-marker-kept-in-flight",
         "invariant 1: a creation's marker outlives its record's write (the cleaner waits)",
-        "kvlake/graveler/repositories.py",
+        "kvlake/graveler/lifecycle/repositories.py",
         "            elif self._clock() - float(written) > self._initial_timeout:\n",
         "            else:\n",
         (
@@ -3113,7 +3113,7 @@ MUTATIONS = (
     Mutation(
         "scale-orphan-sweep-slice",
         "issue 33 item 6: an orphan sweep looks at one slice of the partitions",
-        "kvlake/graveler/orphans.py",
+        "kvlake/graveler/lifecycle/orphans.py",
         "        listed = itertools.islice(self._store.partitions(after=first), self._slice)\n",
         "        listed = self._store.partitions(after=first)\n",
         (
@@ -3124,7 +3124,7 @@ MUTATIONS = (
     Mutation(
         "scale-orphan-notes-kept-outside-the-slice",
         "issue 33 item 6: a sweep forgets only the notes of the slice it looked at",
-        "kvlake/graveler/orphans.py",
+        "kvlake/graveler/lifecycle/orphans.py",
         "                if through is not None and key > through:\n",
         "                if False:\n",
         ("tests/graveler/test_scale.py::test_orphan_sweeps_in_slices_note_then_drop_every_orphan",),
@@ -3275,7 +3275,7 @@ MUTATIONS = (
     Mutation(
         "sparkdata-batch-published-above-staged",
         "issue 25: a staged job's token is published above what the branch staged before",
-        "kvlake/graveler/commits.py",
+        "kvlake/graveler/history/commits.py",
         "                sealed_tokens=(above, branch.staging_token, *branch.sealed_tokens),\n",
         "                sealed_tokens=(branch.staging_token, above, *branch.sealed_tokens),\n",
         (
@@ -3286,7 +3286,7 @@ MUTATIONS = (
     Mutation(
         "sparkdata-batch-rotates-the-staging-token",
         "invariant 2 (issue 25): publishing a batch seals the staging token under it",
-        "kvlake/graveler/commits.py",
+        "kvlake/graveler/history/commits.py",
         "                staging_token=keys.new_staging_token(repository.instance_uid),\n"
         "                sealed_tokens=(above,",
         "                sealed_tokens=(above,",
@@ -3298,7 +3298,7 @@ MUTATIONS = (
     Mutation(
         "sparkdata-shadowed-staged-blobs-logged",
         "invariant 4 (issue 25): an overwrite logs the staged blobs it hides before hiding them",
-        "kvlake/graveler/batches.py",
+        "kvlake/graveler/staging/batches.py",
         "            hooks.before_unstage(repository, staged_token, page, None)\n",
         "            pass\n",
         (
@@ -3426,7 +3426,7 @@ MUTATIONS = (
     Mutation(
         "compat32-log-orders-by-nanoseconds",
         "issue 32: commits made in one second log in the order they were made, as on lakeFS",
-        "kvlake/graveler/log.py",
+        "kvlake/graveler/history/log.py",
         "        -commit.creation_nanos,\n",
         "",
         ("tests/graveler/test_log.py",),
@@ -3434,7 +3434,7 @@ MUTATIONS = (
     Mutation(
         "compat32-commits-record-nanoseconds",
         "issue 32: a commit records the sub-second part of its creation time",
-        "kvlake/graveler/commits.py",
+        "kvlake/graveler/history/commits.py",
         "        seconds, nanos = commit_time(self._clock()) if date is None else (date, 0)\n",
         "        seconds, nanos = (int(self._clock()) if date is None else date), 0\n",
         ("tests/graveler/test_log.py",),
@@ -3873,7 +3873,7 @@ MUTATIONS = (
     Mutation(
         "lead26-range-with-staged-entries-goes-key-by-key",
         "issue 26: a range tombstone with entries staged in its span is not dropped whole",
-        "kvlake/graveler/staging.py",
+        "kvlake/graveler/staging/store.py",
         "                or self._stages_within(info.min_key, info.max_key)\n",
         "",
         (
@@ -3883,7 +3883,7 @@ MUTATIONS = (
     Mutation(
         "lead26-range-with-kept-keys-goes-key-by-key",
         "issue 26: a range tombstone that keeps some keys is not dropped whole",
-        "kvlake/graveler/staging.py",
+        "kvlake/graveler/staging/store.py",
         "                or record.keep\n",
         "",
         (
@@ -3893,7 +3893,7 @@ MUTATIONS = (
     Mutation(
         "fast28-read-branch-checks-instance",
         "issue 28: a remembered instance uid is used only while the record still names it",
-        "kvlake/graveler/repositories.py",
+        "kvlake/graveler/lifecycle/repositories.py",
         '                if repository.state == "active" and repository.instance_uid == uid:\n',
         '                if repository.state == "active":\n',
         (
@@ -3904,7 +3904,7 @@ MUTATIONS = (
     Mutation(
         "fast28-read-branch-checks-state",
         "issue 28 / invariant 1: a joint read serves only an active repository",
-        "kvlake/graveler/repositories.py",
+        "kvlake/graveler/lifecycle/repositories.py",
         '                if repository.state == "active" and repository.instance_uid == uid:\n',
         "                if repository.instance_uid == uid:\n",
         (
@@ -3926,7 +3926,7 @@ MUTATIONS = (
     Mutation(
         "scale33-repos-creation-indexes-its-instance",
         "issue 33 item 5: a creation indexes its instance before writing its record",
-        "kvlake/graveler/repositories.py",
+        "kvlake/graveler/lifecycle/repositories.py",
         "            self._live.add(name, record.instance_uid)"
         "  # before the record: listings find it\n",
         "            pass\n",
@@ -3935,7 +3935,7 @@ MUTATIONS = (
     Mutation(
         "scale33-repos-deletion-unlists-its-instance",
         "issue 33 item 5: a deletion takes its instance out of the live index",
-        "kvlake/graveler/repositories.py",
+        "kvlake/graveler/lifecycle/repositories.py",
         "        self._unlist(repository)\n",
         "",
         ("tests/graveler/test_live_repositories.py::test_a_listing_reads_no_deleted_repository",),
@@ -3943,7 +3943,7 @@ MUTATIONS = (
     Mutation(
         "scale33-repos-listing-drops-a-tombstoned-key",
         "issue 33 item 5: a listing drops the key of an instance it finds tombstoned",
-        "kvlake/graveler/liverepos.py",
+        "kvlake/graveler/lifecycle/liverepos.py",
         "                    self.drop(name, uid)"
         "  # its deletion stopped between tombstone and drop\n",
         "                    pass\n",
@@ -3955,7 +3955,7 @@ MUTATIONS = (
     Mutation(
         "scale33-repos-listing-keeps-a-creation-in-flight",
         "issue 33 item 5: a key whose creation marker is there is not dropped",
-        "kvlake/graveler/liverepos.py",
+        "kvlake/graveler/lifecycle/liverepos.py",
         "            elif not self._creating(name, uid):\n",
         "            else:\n",
         ("tests/graveler/test_live_repositories.py::test_a_creation_in_flight_keeps_its_key",),
@@ -3963,7 +3963,7 @@ MUTATIONS = (
     Mutation(
         "scale33-repos-listing-drops-a-replaced-key",
         "issue 33 item 5: a listing drops the key of an instance another replaced",
-        "kvlake/graveler/liverepos.py",
+        "kvlake/graveler/lifecycle/liverepos.py",
         "                self.drop(name, uid)"
         "  # an instance deleted and replaced, or never written\n",
         "                pass\n",
@@ -3975,7 +3975,7 @@ MUTATIONS = (
     Mutation(
         "scale33-repos-cleaner-drops-the-key",
         "issue 33 item 5: the cleaner drops a cleaned instance's live key",
-        "kvlake/graveler/cleaner.py",
+        "kvlake/graveler/lifecycle/cleaner.py",
         "                    keys.LIVE_REPOSITORIES,"
         " keys.live_repository_key(entry.name, entry.instance_uid)\n",
         "                    keys.LIVE_REPOSITORIES, b'-'\n",
@@ -3987,7 +3987,7 @@ MUTATIONS = (
     Mutation(
         "scale33-repos-old-store-builds-the-index",
         "issue 33 item 5: a store written before the live index gets it built",
-        "kvlake/graveler/liverepos.py",
+        "kvlake/graveler/lifecycle/liverepos.py",
         '                        if r.state != "deleted"\n',
         "                        if False\n",
         (
@@ -3998,7 +3998,7 @@ MUTATIONS = (
     Mutation(
         "scale33-repos-stale-creation-drops-its-key",
         "issue 33 item 5: a crashed creation's key goes with its marker",
-        "kvlake/graveler/repositories.py",
+        "kvlake/graveler/lifecycle/repositories.py",
         "                self._live.drop(name, uid)  # its key, if it wrote one before losing\n",
         "",
         (
@@ -4064,7 +4064,7 @@ MUTATIONS = (
     Mutation(
         "scale33-branches-visible-listing-reads-the-index",
         "issue 33 item 5: listing visible branches reads their index, not the hidden ones",
-        "kvlake/graveler/refs.py",
+        "kvlake/graveler/refs/store.py",
         "        if visible_only:\n",
         "        if False:\n",
         (
@@ -4074,7 +4074,7 @@ MUTATIONS = (
     Mutation(
         "scale33-branches-creation-indexes-after",
         "issue 33 item 5: a visible branch is indexed after its record is written",
-        "kvlake/graveler/refs.py",
+        "kvlake/graveler/refs/store.py",
         "        if not branch.hidden:\n            self._visible.add(partition, name)\n",
         "",
         (
@@ -4084,7 +4084,7 @@ MUTATIONS = (
     Mutation(
         "scale33-branches-deletion-unindexes",
         "issue 33 item 5: a deleted branch leaves the visible index",
-        "kvlake/graveler/refs.py",
+        "kvlake/graveler/refs/store.py",
         "        self._visible.remove(partition_of(repository), name)\n",
         "",
         (
@@ -4094,7 +4094,7 @@ MUTATIONS = (
     Mutation(
         "scale33-branches-unindex-restores-a-raced-creation",
         "issue 33 item 5: a deletion that raced a creation of the name puts the key back",
-        "kvlake/graveler/visible.py",
+        "kvlake/graveler/refs/visible.py",
         "        if not decode_branch(raw).hidden:\n"
         '            self._store.set(_index(partition), name.encode(), b"")\n',
         "        if False:\n            pass\n",
@@ -4105,7 +4105,7 @@ MUTATIONS = (
     Mutation(
         "scale33-branches-listing-drops-a-stale-key",
         "issue 33 item 5: a listing drops a key naming no visible branch",
-        "kvlake/graveler/visible.py",
+        "kvlake/graveler/refs/visible.py",
         "                self.remove(partition, name)\n",
         "                pass\n",
         (
@@ -4115,7 +4115,7 @@ MUTATIONS = (
     Mutation(
         "scale33-branches-old-repository-builds-the-index",
         "issue 33 item 5: a repository written before the visible index gets it built",
-        "kvlake/graveler/visible.py",
+        "kvlake/graveler/refs/visible.py",
         "                    if not decode_branch(raw).hidden:\n",
         "                    if False:\n",
         (
@@ -4125,7 +4125,7 @@ MUTATIONS = (
     Mutation(
         "scale33-indexes-dropped-with-the-instance",
         "issue 33 item 5: the cleaner drops an instance's index partitions with it",
-        "kvlake/graveler/cleaner.py",
+        "kvlake/graveler/lifecycle/cleaner.py",
         "        self._store.drop_partition(keys.visible_branches_partition(name, instance_uid))\n",
         "",
         (
@@ -4137,7 +4137,7 @@ MUTATIONS = (
     Mutation(
         "scale3-token-drop-reads-its-branch",
         "issue 33 item 3: a cleaner pass reads the branch each token was queued from, not all",
-        "kvlake/graveler/cleaner.py",
+        "kvlake/graveler/lifecycle/cleaner.py",
         "        if any(not entry.branch for _, entry in entries):\n",
         "        if True:\n",
         (
@@ -4148,7 +4148,7 @@ MUTATIONS = (
     Mutation(
         "scale3-token-drop-checks-its-branch",
         "invariant 2: a token its branch still names (staging or sealed) is never dropped",
-        "kvlake/graveler/cleaner.py",
+        "kvlake/graveler/lifecycle/cleaner.py",
         "            referenced.update(branch.tokens())\n",
         "            referenced.add(branch.staging_token)\n",
         (
@@ -4170,7 +4170,7 @@ MUTATIONS = (
     Mutation(
         "scale3-old-token-entries-scan-branches",
         "invariant 2: an entry queued without its branch is checked against every branch",
-        "kvlake/graveler/cleaner.py",
+        "kvlake/graveler/lifecycle/cleaner.py",
         "            referenced |= staging | sealed\n",
         "            pass\n",
         (
@@ -4181,7 +4181,7 @@ MUTATIONS = (
     Mutation(
         "scale3-orphan-notes-batched",
         "issue 33 item 6: a sweep writes its new notes a batch at a time, not one per orphan",
-        "kvlake/graveler/orphans.py",
+        "kvlake/graveler/lifecycle/orphans.py",
         "        self._store.set_many(keys.ORPHANS, fresh)\n",
         "        [self._store.set(keys.ORPHANS, key, at) for key, at in fresh]\n",
         (
@@ -4192,7 +4192,7 @@ MUTATIONS = (
     Mutation(
         "scale3-orphan-sweep-cursor-kept",
         "issue 33 item 6: a sweep's slice cursor outlives the process (kept in the KV)",
-        "kvlake/graveler/orphans.py",
+        "kvlake/graveler/lifecycle/orphans.py",
         "            self._store.set(keys.SWEEP, keys.SWEEP_CURSOR, last)\n",
         "            pass\n",
         (
@@ -4203,7 +4203,7 @@ MUTATIONS = (
     Mutation(
         "scale3-commit-queues-with-branch",
         "issue 33 item 3: a commit queues the tokens it published naming its branch",
-        "kvlake/graveler/commits.py",
+        "kvlake/graveler/history/commits.py",
         "            ours = [t for t in mine if t in branch.sealed_tokens]\n"
         "            self._drop_tokens(repository, ours, branch=branch_name)\n",
         "            ours = [t for t in mine if t in branch.sealed_tokens]\n"
@@ -4216,7 +4216,7 @@ MUTATIONS = (
     Mutation(
         "scale3-reset-queues-with-branch",
         "issue 33 item 3: a reset queues the tokens it drops naming its branch",
-        "kvlake/graveler/reset.py",
+        "kvlake/graveler/history/reset.py",
         "            self._drop_tokens(repository, branch.tokens(), branch=name)\n",
         '            self._drop_tokens(repository, branch.tokens(), branch="")\n',
         (
@@ -4301,7 +4301,7 @@ MUTATIONS = (
     Mutation(
         "actions30-cleaner-instance-cleanups",
         "issue 30: the cleaner runs the instance clean-ups layers above gave it",
-        "kvlake/graveler/cleaner.py",
+        "kvlake/graveler/lifecycle/cleaner.py",
         "                    cleanup(entry)\n",
         "                    pass\n",
         (
@@ -4452,7 +4452,7 @@ MUTATIONS = (
     Mutation(
         "lead26-overlapped-range-goes-key-by-key",
         "issue 26: a range tombstone another record overlaps is not dropped whole",
-        "kvlake/graveler/staging.py",
+        "kvlake/graveler/staging/store.py",
         "                or _overlapped(records, index)\n",
         "",
         (
@@ -4462,7 +4462,7 @@ MUTATIONS = (
     Mutation(
         "lead26-narrow-record-goes-key-by-key",
         "issue 26: a range tombstone narrower than its range is not dropped whole",
-        "kvlake/graveler/staging.py",
+        "kvlake/graveler/staging/store.py",
         "                or (record.min_key, record.max_key) != (info.min_key, info.max_key)\n",
         "",
         (

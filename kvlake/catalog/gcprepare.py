@@ -6,7 +6,7 @@ two inputs and reads them from the namespace (kvlake runs its own GC too,
 kvlake/pipelines/gc/collector.py, from the same two sources):
 
 - **Commits** (`prepareGarbageCollectionCommits`): every commit the repository's
-  GC rules retain now, the graveler's retention walk (kvlake/graveler/retention.py),
+  GC rules retain now, the graveler's retention walk (kvlake/graveler/lifecycle/retention.py),
   as a CSV at `_lakefs/retention/gc/commits/run_id=<run id>/commits.csv` with
   lakeFS's header `commit_id,expired,metarange_id`. As in lakeFS, only retained
   commits are listed (`expired` is always `false`); a commit missing from the

@@ -1,7 +1,7 @@
 """The one path every staging write of a new blob takes: its write lock, then the writer flow.
 
 A bulk delete's tombstones are written blind where nothing is staged
-(kvlake/graveler/writer.py, `write_tombstones`): a blob staged at such a path
+(kvlake/graveler/staging/writer.py, `write_tombstones`): a blob staged at such a path
 between the bulk delete's read of the write locks and its write would be
 replaced unannounced, an orphan no deletion record names. The delete lock
 closes that window only for writes that meet it (kvlake/operations/locks.py),

@@ -1,6 +1,6 @@
 """`kvlake gc`: garbage collection; `kvlake gc rules` reads and edits retention rules.
 
-The rules are lakeFS's (see kvlake/graveler/gcrules.py), in lakeFS's JSON shape,
+The rules are lakeFS's (see kvlake/graveler/lifecycle/gcrules.py), in lakeFS's JSON shape,
 so a file written for `lakectl gc set-config` works here unchanged:
 
     {"default_retention_days": 21, "branches": [{"branch_id": "main", "retention_days": 28}]}

@@ -29,7 +29,7 @@ from kvlake.blockstore.store import BlockStore
 from kvlake.errors import BlobNotFoundError, InvalidInputError, NotFoundError
 from kvlake.graveler import keys
 from kvlake.graveler.records import Branch, CommitRecord, DumpedRef, RefsManifest, Repository, Tag
-from kvlake.graveler.refs import Refs, commit_id
+from kvlake.graveler.refs.store import Refs, commit_id
 
 DUMP_PREFIX: Final = "_lakefs/refs_manifest/"
 

@@ -12,16 +12,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 
 from kvlake.errors import EntryNotFoundError, KeyNotFoundError
-from kvlake.graveler.branch_reads import BranchRead
-from kvlake.graveler.commits import Committer
 from kvlake.graveler.committed import CommittedManager
-from kvlake.graveler.range_tombstones import RangeTombstone
+from kvlake.graveler.history.commits import Committer
 from kvlake.graveler.records import Branch, BranchProtection, Repository, Value
-from kvlake.graveler.refexpr import RefResolver, ResolvedRef
-from kvlake.graveler.refs import Refs
-from kvlake.graveler.staging import StagedRead, Staging, overlay
+from kvlake.graveler.refs.branch_reads import BranchRead
+from kvlake.graveler.refs.refexpr import RefResolver, ResolvedRef
+from kvlake.graveler.refs.store import Refs
+from kvlake.graveler.staging.range_tombstones import RangeTombstone
+from kvlake.graveler.staging.store import StagedRead, Staging, overlay
+from kvlake.graveler.staging.writer import StagingHooks, Writer
 from kvlake.graveler.validation import check_branch_name
-from kvlake.graveler.writer import StagingHooks, Writer
 
 
 class EntryMethods:
@@ -101,7 +101,7 @@ class EntryMethods:
     ) -> None:
         """Stage a tombstone at every key of these committed ranges (of metarange
         `metarange_id`) but their `keep` keys, one record per range
-        (kvlake/graveler/range_tombstones.py; see Writer.stage_range_tombstones)."""
+        (kvlake/graveler/staging/range_tombstones.py; see Writer.stage_range_tombstones)."""
         self._writer.stage_range_tombstones(repository, branch, records, metarange_id=metarange_id)
 
     @property
@@ -114,10 +114,11 @@ class EntryMethods:
         """Rewrite the branch's overlapping range tombstones as tombstones; return how
         many records were rewritten (0: nothing to repair).
 
-        Tokens staged before range tombstones were guarded (kvlake/graveler/range_tombstones.py)
-        may hold overlapping records of two bulk deletes, which fail every commit and
-        reset of the branch. What the branch shows is unchanged, nobody's staged
-        writes are touched, and running it again is harmless.
+        Tokens staged before range tombstones were guarded
+        (kvlake/graveler/staging/range_tombstones.py) may hold overlapping records of
+        two bulk deletes, which fail every commit and reset of the branch. What the
+        branch shows is unchanged, nobody's staged writes are touched, and running it
+        again is harmless.
 
         Raises:
             BranchNotFoundError: no such branch.

@@ -22,20 +22,21 @@ from kvlake.errors import (
     DefaultBranchError,
 )
 from kvlake.graveler import keys
-from kvlake.graveler.batches import Batches
-from kvlake.graveler.branch_reads import BranchRead
-from kvlake.graveler.commits import Committer
 from kvlake.graveler.committed import CommittedManager
-from kvlake.graveler.diff import Differ
 from kvlake.graveler.dump import RefsDumper
 from kvlake.graveler.entry_methods import EntryMethods
 from kvlake.graveler.events import Event, EventHooks
-from kvlake.graveler.imports import Imports
-from kvlake.graveler.log import CommitLog
-from kvlake.graveler.merge import Merger
+from kvlake.graveler.history.commits import Committer
+from kvlake.graveler.history.diff import Differ
+from kvlake.graveler.history.imports import Imports
+from kvlake.graveler.history.log import CommitLog
+from kvlake.graveler.history.merge import Merger
+from kvlake.graveler.history.reset import Resetter
+from kvlake.graveler.history.revert import ChangeApplier
+from kvlake.graveler.lifecycle.namespaces import Namespaces
+from kvlake.graveler.lifecycle.repositories import INITIAL_TIMEOUT, Repositories
+from kvlake.graveler.lifecycle.retention import Retention
 from kvlake.graveler.metadata import RepositoryMetadataSettings
-from kvlake.graveler.namespaces import Namespaces
-from kvlake.graveler.protection import BranchProtectionRules
 from kvlake.graveler.pulls import PullRequests
 from kvlake.graveler.records import (
     Branch,
@@ -46,21 +47,20 @@ from kvlake.graveler.records import (
     Value,
 )
 from kvlake.graveler.references import References
-from kvlake.graveler.refexpr import RefResolver, ResolvedRef
-from kvlake.graveler.refs import COMMIT_CACHE_SIZE, Refs, dropped_token_items
-from kvlake.graveler.repositories import INITIAL_TIMEOUT, Repositories
+from kvlake.graveler.refs.branch_reads import BranchRead
+from kvlake.graveler.refs.protection import BranchProtectionRules
+from kvlake.graveler.refs.refexpr import RefResolver, ResolvedRef
+from kvlake.graveler.refs.store import COMMIT_CACHE_SIZE, Refs, dropped_token_items
 from kvlake.graveler.repository_methods import RepositoryMethods
-from kvlake.graveler.reset import Resetter
-from kvlake.graveler.retention import Retention
-from kvlake.graveler.revert import ChangeApplier
 from kvlake.graveler.spans import RefSpans
-from kvlake.graveler.staging import Staging
+from kvlake.graveler.staging.batches import Batches
+from kvlake.graveler.staging.store import Staging
+from kvlake.graveler.staging.writer import StagingHooks, Writer
 from kvlake.graveler.uploads import MultipartUploads
 from kvlake.graveler.validation import (
     check_branch_name,
     check_tag_name,
 )
-from kvlake.graveler.writer import StagingHooks, Writer
 from kvlake.kv import Store
 
 TOKEN_DROP_DELAY: Final = 60.0

@@ -20,7 +20,7 @@ from kvlake.graveler.records import (
     decode_repository_metadata,
     encode,
 )
-from kvlake.graveler.refs import partition_of
+from kvlake.graveler.refs.store import partition_of
 from kvlake.kv import Store, get_or_none, update
 
 SETTING: Final = "repository_metadata"

@@ -33,9 +33,9 @@ from kvlake.errors import (
     SameBranchError,
 )
 from kvlake.graveler import keys
-from kvlake.graveler.merge import Merger
+from kvlake.graveler.history.merge import Merger
 from kvlake.graveler.records import PullRequest, Repository, decode_pull_request, encode
-from kvlake.graveler.refs import Refs, partition_of
+from kvlake.graveler.refs.store import Refs, partition_of
 from kvlake.graveler.validation import check_branch_name
 from kvlake.kv import Store, get_or_none
 from kvlake.kv import update as update_record

@@ -57,7 +57,7 @@ class Branch(msgspec.Struct, frozen=True, kw_only=True):
     `sealed_tokens` are newest first; each is a staging partition whose writes
     are not yet in `commit_id` but are visible to readers. `hidden` is lakeFS's
     hidden branch (listings leave it out). `tombstone_tokens` lists the tokens
-    that may hold range tombstones (kvlake/graveler/range_tombstones.py), listed
+    that may hold range tombstones (kvlake/graveler/staging/range_tombstones.py), listed
     before the first is written, so readers look for them only there.
     """
 

@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 from kvlake.errors import KeyNotFoundError
 from kvlake.graveler import keys
 from kvlake.graveler.committed import CommittedManager
-from kvlake.graveler.namespaces import NamespaceClaim, Namespaces
-from kvlake.graveler.range_tombstones import FIRST_PATH
+from kvlake.graveler.lifecycle.namespaces import NamespaceClaim, Namespaces
 from kvlake.graveler.records import (
     ConsumedToken,
     DeletedRepository,
@@ -26,7 +25,8 @@ from kvlake.graveler.records import (
     decode_repository,
     decode_value,
 )
-from kvlake.graveler.refs import Refs
+from kvlake.graveler.refs.store import Refs
+from kvlake.graveler.staging.range_tombstones import FIRST_PATH
 from kvlake.kv import Store
 
 StagedPage = list[tuple[bytes, Value | None]]

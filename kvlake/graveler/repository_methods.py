@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from kvlake.graveler import keys
-from kvlake.graveler.branch_reads import BranchRead
 from kvlake.graveler.committed import CommittedManager
-from kvlake.graveler.namespaces import Namespaces
+from kvlake.graveler.lifecycle.namespaces import Namespaces
+from kvlake.graveler.lifecycle.repositories import Repositories
 from kvlake.graveler.records import Branch, Commit, Repository, commit_time
-from kvlake.graveler.refs import Refs
-from kvlake.graveler.repositories import Repositories
+from kvlake.graveler.refs.branch_reads import BranchRead
+from kvlake.graveler.refs.store import Refs
 from kvlake.graveler.validation import check_branch_name, check_repository_name
 
 
@@ -101,7 +101,7 @@ class RepositoryMethods:
     def read_branch(self, name: str, branch: str) -> BranchRead:
         """The repository (as `get_repository`), one of its branches and its protection
         rules, read in one round trip once the process knows the instance (see
-        `Repositories.get_with`). For one request only (kvlake/graveler/branch_reads.py).
+        `Repositories.get_with`). For one request only (kvlake/graveler/refs/branch_reads.py).
         """
         check_repository_name(name)
         repository, rows = self._repositories.get_with(name, BranchRead.instance_keys(branch))

@@ -25,12 +25,12 @@ import msgspec
 
 from kvlake.errors import RepositoryNotFoundError, StaleReadError
 from kvlake.graveler.committed import CommittedManager
-from kvlake.graveler.diff import prefix_end
+from kvlake.graveler.history.diff import prefix_end
+from kvlake.graveler.lifecycle.repositories import Repositories
 from kvlake.graveler.records import Repository, Value
 from kvlake.graveler.references import References
-from kvlake.graveler.refexpr import RefResolver, ResolvedRef
-from kvlake.graveler.repositories import Repositories
-from kvlake.graveler.staging import Staging, overlay
+from kvlake.graveler.refs.refexpr import RefResolver, ResolvedRef
+from kvlake.graveler.staging.store import Staging, overlay
 
 
 class RefState(msgspec.Struct, frozen=True, kw_only=True):
@@ -41,7 +41,7 @@ class RefState(msgspec.Struct, frozen=True, kw_only=True):
     metarange_id: str
     tokens: tuple[str, ...] = ()
     tombstone_tokens: tuple[str, ...] = msgspec.field(default=(), name="hiding")
-    """The tokens that may hold range tombstones (kvlake/graveler/range_tombstones.py);
+    """The tokens that may hold range tombstones (kvlake/graveler/staging/range_tombstones.py);
     encoded as "hiding", their first name, so spans planned before the rename decode."""
 
 

@@ -23,7 +23,7 @@ from kvlake.graveler.records import (
     decode_multipart_upload,
     encode,
 )
-from kvlake.graveler.refs import partition_of
+from kvlake.graveler.refs.store import partition_of
 from kvlake.kv import Store
 
 

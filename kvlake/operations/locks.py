@@ -13,7 +13,7 @@ holder never blocks anyone for longer than its lease:
   are refused.
 
 The upload and the bulk delete meet Dekker-style, which is what makes a bulk
-delete's blind tombstone writes safe (kvlake/graveler/writer.py,
+delete's blind tombstone writes safe (kvlake/graveler/staging/writer.py,
 `write_tombstones`): an upload writes its lock *then* reads the delete locks;
 a bulk delete writes its delete lock *then* reads the write locks of each
 batch before touching it. Whichever writes second sees the other's record, so

@@ -10,7 +10,7 @@ from lakefs_sdk.client import LakeFSClient
 from lakefs_sdk.exceptions import ApiException
 
 from kvlake.graveler import Commit
-from kvlake.graveler.refs import commit_id
+from kvlake.graveler.refs.store import commit_id
 from tests.api.server import Server
 
 

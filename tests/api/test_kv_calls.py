@@ -32,7 +32,7 @@ release) are what lets bulk deletes write tombstones blind (kvlake/operations/lo
 its three intent calls (append the blob's record before the put, then withdraw it: a get
 and a delete) are what leaves no orphan when its process dies mid-upload (issue 22). A
 branch creation's two index writes (its visible-branch key before and after its record)
-are what lets listBranches read past no hidden branch (issue 33, graveler/visible.py)."""
+are what lets listBranches read past no hidden branch (issue 33, graveler/refs/visible.py)."""
 
 
 async def _stat(client: httpx.AsyncClient, repo: str) -> httpx.Response:

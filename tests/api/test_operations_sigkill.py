@@ -54,7 +54,7 @@ from kvlake.catalog.records import ObjectEntry, to_value
 from kvlake.config import Settings
 from kvlake.graveler import keys
 from kvlake.graveler.records import encode
-from kvlake.graveler.staging import TOMBSTONE
+from kvlake.graveler.staging.store import TOMBSTONE
 from kvlake.lake import Lake
 from tests.api.server import Server
 from tests.support import wait_until

@@ -9,7 +9,7 @@ import pytest
 from kvlake.blockstore import BlockStore
 from kvlake.errors import CommitIdError, ConflictError, DirtyBranchError, InvalidInputError
 from kvlake.graveler import Commit
-from kvlake.graveler.refs import commit_id
+from kvlake.graveler.refs.store import commit_id
 from kvlake.kv import Store
 from tests.deletion.helpers import DeletionLake
 

@@ -18,8 +18,8 @@ from kvlake.errors import (
     UnavailableError,
 )
 from kvlake.graveler import keys
-from kvlake.graveler.protection import BranchProtectionRules
 from kvlake.graveler.records import encode
+from kvlake.graveler.refs.protection import BranchProtectionRules
 from kvlake.kv.faults import Call, Fault, FaultyStore
 from kvlake.kv.memory import MemoryStore
 from tests.deletion.helpers import DeletionLake

@@ -15,7 +15,7 @@ from kvlake.catalog.gcprepare import commits_key
 from kvlake.errors import InvalidInputError, NotFoundError
 from kvlake.graveler import Repository, make_rules
 from kvlake.graveler.records import Branch
-from kvlake.graveler.refs import Refs
+from kvlake.graveler.refs.store import Refs
 
 
 def _repo(catalog: Catalog) -> Repository:

@@ -16,7 +16,7 @@ from kvlake.catalog import ObjectEntry, ObjectStat
 from kvlake.catalog.records import to_value
 from kvlake.errors import NoChangesError, PreconditionFailedError, UnavailableError
 from kvlake.graveler import keys
-from kvlake.graveler.refs import partition_of
+from kvlake.graveler.refs.store import partition_of
 from kvlake.kv import Store
 from kvlake.kv.faults import Call, Fault
 from tests.deletion.helpers import DeletionLake

@@ -25,8 +25,8 @@ from kvlake.errors import InvalidInputError
 from kvlake.graveler import RangeTombstone, keys
 from kvlake.graveler.committed import CommittedManager, RangeInfo
 from kvlake.graveler.graveler import Graveler
-from kvlake.graveler.range_tombstones import encode_record, record_key
 from kvlake.graveler.records import Repository, decode_value, encode
+from kvlake.graveler.staging.range_tombstones import encode_record, record_key
 from kvlake.kv import open_store
 from kvlake.lake import Lake
 from tests.support import wait_until

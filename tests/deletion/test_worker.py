@@ -15,7 +15,7 @@ from kvlake.deletion.leases import Leases
 from kvlake.errors import InvalidInputError, NotFoundError
 from kvlake.graveler.keys import new_staging_token, staging_partition
 from kvlake.graveler.records import Branch
-from kvlake.graveler.refs import Refs
+from kvlake.graveler.refs.store import Refs
 from kvlake.ids import new_uid
 from kvlake.kv import Predicate
 from kvlake.kv.memory import MemoryStore

@@ -12,8 +12,8 @@ from __future__ import annotations
 import pytest
 
 from kvlake.blockstore import BlockStore
-from kvlake.graveler.cleaner import Cleaner
 from kvlake.graveler.graveler import Graveler
+from kvlake.graveler.lifecycle.cleaner import Cleaner
 from kvlake.kv import Store
 from kvlake.kv.memory import MemoryStore
 from tests.graveler.helpers import make_graveler

@@ -8,10 +8,10 @@ from kvlake.blockstore import BlockStore
 from kvlake.graveler import keys
 from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.graveler import Graveler
-from kvlake.graveler.namespaces import Namespaces
+from kvlake.graveler.lifecycle.namespaces import Namespaces
+from kvlake.graveler.lifecycle.repositories import Repositories
 from kvlake.graveler.records import Commit, Repository, Value, encode
-from kvlake.graveler.refs import Refs
-from kvlake.graveler.repositories import Repositories
+from kvlake.graveler.refs.store import Refs
 from kvlake.kv import Store
 from tests.support import FakeClock
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from kvlake.graveler import cleaner as cleaner_module
 from kvlake.graveler import keys
-from kvlake.graveler.cleaner import Cleaner
 from kvlake.graveler.graveler import Graveler
+from kvlake.graveler.lifecycle import cleaner as cleaner_module
+from kvlake.graveler.lifecycle.cleaner import Cleaner
 from tests.graveler.helpers import value
 
 

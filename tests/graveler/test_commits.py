@@ -17,11 +17,11 @@ from kvlake.errors import (
     RefNotFoundError,
 )
 from kvlake.graveler import keys
-from kvlake.graveler.cleaner import Cleaner
 from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.graveler import Graveler
+from kvlake.graveler.lifecycle.cleaner import Cleaner
 from kvlake.graveler.records import Repository, Value
-from kvlake.graveler.refs import commit_id
+from kvlake.graveler.refs.store import commit_id
 from kvlake.kv.faults import Call
 from kvlake.kv.memory import MemoryStore
 from tests.graveler.helpers import all_keys, value

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from kvlake.blockstore import BlockStore
 from kvlake.graveler.committed import Chunking, CommittedManager
-from kvlake.graveler.compare import Difference, SortedLookup, compare, identity_of
+from kvlake.graveler.history.compare import Difference, SortedLookup, compare, identity_of
 from kvlake.graveler.records import Value
 from tests.support.backends import examples
 

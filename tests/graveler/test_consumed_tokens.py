@@ -13,7 +13,7 @@ from kvlake.blockstore import BlockStore
 from kvlake.graveler import keys
 from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.records import Repository, decode_consumed_token
-from kvlake.graveler.refs import Refs, partition_of
+from kvlake.graveler.refs.store import Refs, partition_of
 from tests.graveler.helpers import value
 from tests.graveler.stepping import paused_graveler, run_paused
 from tests.support import FakeClock

@@ -23,8 +23,8 @@ from kvlake.errors import (
     UnavailableError,
 )
 from kvlake.graveler import keys
-from kvlake.graveler.cleaner import Cleaner
 from kvlake.graveler.graveler import Graveler
+from kvlake.graveler.lifecycle.cleaner import Cleaner
 from kvlake.graveler.records import Repository
 from kvlake.kv.faults import Fault, FaultyStore
 from kvlake.kv.memory import MemoryStore

@@ -11,7 +11,7 @@ from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.dump import dump_key
 from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.records import CommitRecord, Repository
-from kvlake.graveler.refs import Refs
+from kvlake.graveler.refs.store import Refs
 from kvlake.kv.memory import MemoryStore
 from tests.graveler.helpers import all_keys, contents, make_graveler, value
 from tests.support import FakeClock

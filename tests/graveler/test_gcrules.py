@@ -6,8 +6,8 @@ import pytest
 
 from kvlake.errors import InvalidInputError, NotFoundError
 from kvlake.graveler import MAX_DAYS, GarbageCollectionRules, make_rules
-from kvlake.graveler.gcrules import MAX_BRANCH_RULES
 from kvlake.graveler.graveler import Graveler
+from kvlake.graveler.lifecycle.gcrules import MAX_BRANCH_RULES
 from kvlake.graveler.records import Repository
 
 

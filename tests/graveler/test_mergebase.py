@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 from kvlake.blockstore import BlockStore
 from kvlake.graveler.graveler import Graveler
-from kvlake.graveler.mergebase import find_merge_base
+from kvlake.graveler.history.mergebase import find_merge_base
 from kvlake.graveler.records import Repository
-from kvlake.graveler.refs import Refs
+from kvlake.graveler.refs.store import Refs
 from kvlake.kv.memory import MemoryStore
 from tests.graveler.helpers import add_commit, make_graveler
 from tests.support import FakeClock

@@ -16,9 +16,9 @@ from kvlake.blockstore import BlockStore
 from kvlake.blockstore.memory import MemoryBlockStore
 from kvlake.catalog.records import ObjectEntry, to_value
 from kvlake.graveler import keys
-from kvlake.graveler.cleaner import Cleaner
 from kvlake.graveler.graveler import Graveler
-from kvlake.graveler.orphans import SWEEP_GRACE, OrphanSweep
+from kvlake.graveler.lifecycle.cleaner import Cleaner
+from kvlake.graveler.lifecycle.orphans import SWEEP_GRACE, OrphanSweep
 from kvlake.graveler.records import Repository
 from kvlake.graveler.records import encode as encode_value
 from kvlake.kv import CountingStore, Store

@@ -1,6 +1,6 @@
 """Range tombstones: one staged record stands for a tombstone at every key of a committed
 range, and every reader (get, list, diff, spans, commit, reset, conditional writes)
-sees exactly those tombstones (kvlake/graveler/range_tombstones.py)."""
+sees exactly those tombstones (kvlake/graveler/staging/range_tombstones.py)."""
 
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ from kvlake.errors import (
 from kvlake.graveler import RangeTombstone, keys
 from kvlake.graveler.committed import Chunking, CommittedManager, RangeInfo
 from kvlake.graveler.graveler import Graveler
-from kvlake.graveler.range_tombstones import encode_record, record_key
 from kvlake.graveler.records import Commit, Repository, Value, decode_branch, encode
+from kvlake.graveler.staging.range_tombstones import encode_record, record_key
 from kvlake.kv import KeyValue
 from kvlake.kv.memory import MemoryStore
 from tests.graveler.helpers import make_graveler, value

@@ -7,8 +7,8 @@ import pytest
 from kvlake.errors import InvalidInputError, RefNotFoundError
 from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.records import Commit, Repository
-from kvlake.graveler.refexpr import parse_ref
-from kvlake.graveler.refs import Refs
+from kvlake.graveler.refs.refexpr import parse_ref
+from kvlake.graveler.refs.store import Refs
 from tests.graveler.helpers import all_keys, value
 from tests.support import FakeClock
 

@@ -7,10 +7,10 @@ import pytest
 from kvlake.blockstore import BlockStore
 from kvlake.errors import BranchNotFoundError, InvalidInputError, RefNotFoundError
 from kvlake.graveler import keys
-from kvlake.graveler.cleaner import Cleaner
 from kvlake.graveler.graveler import Graveler
+from kvlake.graveler.lifecycle.cleaner import Cleaner
 from kvlake.graveler.records import Branch, Repository, decode_dropped_token
-from kvlake.graveler.refs import Refs
+from kvlake.graveler.refs.store import Refs
 from tests.graveler.helpers import all_keys, contents, value
 from tests.graveler.test_crashes import crashes, live_partitions
 

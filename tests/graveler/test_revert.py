@@ -10,11 +10,11 @@ from kvlake.errors import (
     MergeConflictError,
     NoChangesError,
 )
-from kvlake.graveler.commits import Committer
 from kvlake.graveler.graveler import Graveler
+from kvlake.graveler.history.commits import Committer
 from kvlake.graveler.records import Commit, Repository
-from kvlake.graveler.refs import Refs
-from kvlake.graveler.staging import Staging
+from kvlake.graveler.refs.store import Refs
+from kvlake.graveler.staging.store import Staging
 from tests.graveler.helpers import all_keys, contents, value
 from tests.support import FakeClock
 

@@ -11,13 +11,13 @@ import msgspec
 
 from kvlake.blockstore.memory import MemoryBlockStore
 from kvlake.graveler import keys
-from kvlake.graveler.cleaner import Cleaner, CleanerReport
 from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.graveler import Graveler
-from kvlake.graveler.mergebase import find_merge_base
-from kvlake.graveler.orphans import OrphanSweep
+from kvlake.graveler.history.mergebase import find_merge_base
+from kvlake.graveler.lifecycle.cleaner import Cleaner, CleanerReport
+from kvlake.graveler.lifecycle.orphans import OrphanSweep
+from kvlake.graveler.lifecycle.repositories import INITIAL_TIMEOUT
 from kvlake.graveler.records import Repository
-from kvlake.graveler.repositories import INITIAL_TIMEOUT
 from kvlake.kv import CountingStore
 from kvlake.kv.memory import MemoryStore
 from tests.graveler.helpers import make_graveler

@@ -9,7 +9,7 @@ from kvlake.blockstore.memory import MemoryBlockStore
 from kvlake.graveler import keys
 from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.records import Repository
-from kvlake.graveler.refs import partition_of
+from kvlake.graveler.refs.store import partition_of
 from kvlake.kv import CountingStore, Store
 from kvlake.kv.memory import MemoryStore
 from tests.graveler.helpers import make_graveler

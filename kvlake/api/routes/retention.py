@@ -1,6 +1,6 @@
 """Garbage collection rules: lakeFS's getGCRules, setGCRules and deleteGCRules.
 
-The rules live in the graveler (kvlake/graveler/gcrules.py), one record per
+The rules live in the graveler (kvlake/graveler/lifecycle/gcrules.py), one record per
 repository. As in lakeFS: a repository without rules answers 404 `not found`;
 setting replaces the rules whole (204); deleting answers 204 whether or not
 there were rules; reading needs `retention:GetGarbageCollectionRules`, setting

@@ -3,7 +3,7 @@
 `PrepareGarbageCollectionCommitsStatus`, `PrepareGCUncommitted*`).
 
 Day counts are plain integers here: the graveler refuses a negative one with a
-message that says what to give instead (kvlake/graveler/gcrules.py).
+message that says what to give instead (kvlake/graveler/lifecycle/gcrules.py).
 """
 
 from __future__ import annotations

@@ -35,11 +35,11 @@ from typing import Final
 
 from kvlake.errors import InvalidInputError
 from kvlake.graveler.committed import CommittedManager
-from kvlake.graveler.compare import compare
-from kvlake.graveler.diff import prefix_end
+from kvlake.graveler.history.compare import compare
+from kvlake.graveler.history.diff import prefix_end
 from kvlake.graveler.records import Commit, CommitRecord, LogPage, Repository
-from kvlake.graveler.refexpr import RefResolver
-from kvlake.graveler.refs import Refs
+from kvlake.graveler.refs.refexpr import RefResolver
+from kvlake.graveler.refs.store import Refs
 from kvlake.graveler.validation import is_commit_id
 
 MAX_AMOUNT: Final = 1000

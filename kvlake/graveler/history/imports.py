@@ -20,8 +20,8 @@ import heapq
 from collections.abc import Callable, Iterator, Sequence
 
 from kvlake.errors import InvalidInputError
-from kvlake.graveler.commits import Committer
 from kvlake.graveler.committed import Change, CommittedManager
+from kvlake.graveler.history.commits import Committer
 from kvlake.graveler.records import Commit, Repository, Value, commit_time
 from kvlake.kv import Store
 

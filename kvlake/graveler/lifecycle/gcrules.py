@@ -24,7 +24,7 @@ from kvlake.graveler.records import (
     decode_gc_rules,
     encode,
 )
-from kvlake.graveler.refs import partition_of
+from kvlake.graveler.refs.store import partition_of
 from kvlake.graveler.validation import is_branch_name
 from kvlake.kv import Store
 

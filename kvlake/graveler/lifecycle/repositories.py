@@ -26,7 +26,7 @@ from kvlake.errors import (
     TooManyTriesError,
 )
 from kvlake.graveler import keys
-from kvlake.graveler.liverepos import LiveRepositories
+from kvlake.graveler.lifecycle.liverepos import LiveRepositories
 from kvlake.graveler.records import (
     DeletedRepository,
     Repository,

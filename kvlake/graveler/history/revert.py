@@ -15,14 +15,14 @@ from collections.abc import Callable
 import msgspec
 
 from kvlake.errors import InvalidInputError, NoChangesError
-from kvlake.graveler.commits import Committer
 from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.events import Event, EventHooks
-from kvlake.graveler.merge import merge_metaranges
-from kvlake.graveler.protection import BranchProtectionRules
+from kvlake.graveler.history.commits import Committer
+from kvlake.graveler.history.merge import merge_metaranges
 from kvlake.graveler.records import Commit, Repository, commit_time
-from kvlake.graveler.refexpr import RefResolver
-from kvlake.graveler.refs import Refs
+from kvlake.graveler.refs.protection import BranchProtectionRules
+from kvlake.graveler.refs.refexpr import RefResolver
+from kvlake.graveler.refs.store import Refs
 
 CHERRY_PICK_ORIGIN = "cherry-pick-origin"
 CHERRY_PICK_COMMITTER = "cherry-pick-committer"

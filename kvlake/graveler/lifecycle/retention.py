@@ -47,7 +47,7 @@ from datetime import datetime
 from typing import Final
 
 from kvlake.errors import InvalidInputError
-from kvlake.graveler.gcrules import GarbageCollectionRuleSettings
+from kvlake.graveler.lifecycle.gcrules import GarbageCollectionRuleSettings
 from kvlake.graveler.records import (
     Commit,
     CommitRecord,
@@ -55,7 +55,7 @@ from kvlake.graveler.records import (
     Repository,
     RetainedCommit,
 )
-from kvlake.graveler.refs import Refs
+from kvlake.graveler.refs.store import Refs
 from kvlake.kv import Store
 
 DAY: Final = 86_400

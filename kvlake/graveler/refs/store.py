@@ -41,7 +41,7 @@ from kvlake.graveler.records import (
     decode_tag,
     encode,
 )
-from kvlake.graveler.visible import VisibleBranches
+from kvlake.graveler.refs.visible import VisibleBranches
 from kvlake.kv import Predicate, Store, get_or_none, update
 
 _R = TypeVar("_R")

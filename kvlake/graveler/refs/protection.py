@@ -30,7 +30,7 @@ from kvlake.graveler.records import (
     decode_branch_protection,
     encode,
 )
-from kvlake.graveler.refs import partition_of
+from kvlake.graveler.refs.store import partition_of
 from kvlake.graveler.validation import check_branch_name
 from kvlake.kv import Store, get_or_none, update
 

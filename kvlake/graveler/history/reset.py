@@ -25,14 +25,14 @@ from collections.abc import Iterator
 from kvlake.errors import InvalidInputError, PreconditionFailedError
 from kvlake.graveler import keys
 from kvlake.graveler.committed import CommittedManager
-from kvlake.graveler.compare import SortedLookup
-from kvlake.graveler.diff import prefix_end
-from kvlake.graveler.protection import BranchProtectionRules
+from kvlake.graveler.history.compare import SortedLookup
+from kvlake.graveler.history.diff import prefix_end
 from kvlake.graveler.records import Branch, Repository, decode_value, encode
-from kvlake.graveler.refexpr import RefResolver
-from kvlake.graveler.refs import DropTokens, Refs
-from kvlake.graveler.staging import TOMBSTONE, Staging
-from kvlake.graveler.writer import Writer
+from kvlake.graveler.refs.protection import BranchProtectionRules
+from kvlake.graveler.refs.refexpr import RefResolver
+from kvlake.graveler.refs.store import DropTokens, Refs
+from kvlake.graveler.staging.store import TOMBSTONE, Staging
+from kvlake.graveler.staging.writer import Writer
 from kvlake.kv import Store
 
 

@@ -47,8 +47,8 @@ from kvlake.errors import (
 from kvlake.graveler import keys
 from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.records import Branch, Commit, Repository, commit_time
-from kvlake.graveler.refs import DropTokens, Refs
-from kvlake.graveler.staging import Staging
+from kvlake.graveler.refs.store import DropTokens, Refs
+from kvlake.graveler.staging.store import Staging
 from kvlake.kv import MAX_TRIES
 
 log = logging.getLogger(__name__)

@@ -33,7 +33,7 @@ from typing import Final, Protocol
 from kvlake.errors import KeyNotFoundError, KvlakeError
 from kvlake.graveler import keys
 from kvlake.graveler.records import Repository, decode_deleted_repository, decode_repository
-from kvlake.graveler.refs import Refs
+from kvlake.graveler.refs.store import Refs
 from kvlake.kv import Store
 
 SWEEP_GRACE: Final = 3600.0

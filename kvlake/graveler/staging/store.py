@@ -5,7 +5,7 @@ token; a delete puts a tombstone (an empty value). Sealed tokens keep their
 writes visible while a commit turns them into ranges. Readers consult the
 current token, then the sealed ones newest first, then the commit: the first
 hit wins. `overlay` is that rule as a streaming k-way merge. A token may also
-hold range tombstones (kvlake/graveler/range_tombstones.py): tombstones at every key
+hold range tombstones (kvlake/graveler/staging/range_tombstones.py): tombstones at every key
 of a committed range, which the token's own entries override.
 """
 
@@ -18,14 +18,14 @@ from typing import TypeVar
 from kvlake.errors import KeyNotFoundError
 from kvlake.graveler import keys
 from kvlake.graveler.committed import CommittedManager
-from kvlake.graveler.range_tombstones import (
+from kvlake.graveler.records import Value, decode_value, encode
+from kvlake.graveler.staging.range_tombstones import (
     FIRST_PATH,
     RECORD_PREFIX,
     RangeTombstone,
     RangeTombstones,
 )
-from kvlake.graveler.range_tombstones import TOMBSTONE as TOMBSTONE
-from kvlake.graveler.records import Value, decode_value, encode
+from kvlake.graveler.staging.range_tombstones import TOMBSTONE as TOMBSTONE
 from kvlake.kv import Store
 
 _T = TypeVar("_T")

@@ -37,7 +37,7 @@ import msgspec
 from kvlake.errors import KvlakeError, PreconditionFailedError, RepositoryNotFoundError
 from kvlake.graveler import keys
 from kvlake.graveler.graveler import Graveler
-from kvlake.graveler.orphans import SWEEP_GRACE, OrphanSweep
+from kvlake.graveler.lifecycle.orphans import SWEEP_GRACE, OrphanSweep
 from kvlake.graveler.records import (
     DeletedRepository,
     DroppedToken,

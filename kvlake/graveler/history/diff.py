@@ -15,12 +15,12 @@ from typing import Final, Literal
 
 from kvlake.errors import InvalidInputError
 from kvlake.graveler.committed import CommittedManager
-from kvlake.graveler.compare import Difference, SortedLookup, compare, identity_of
-from kvlake.graveler.mergebase import find_merge_base
+from kvlake.graveler.history.compare import Difference, SortedLookup, compare, identity_of
+from kvlake.graveler.history.mergebase import find_merge_base
 from kvlake.graveler.records import DiffEntry, DiffPage, DiffType, Repository, Value
-from kvlake.graveler.refexpr import RefResolver
-from kvlake.graveler.refs import Refs
-from kvlake.graveler.staging import StagedRead, Staging
+from kvlake.graveler.refs.refexpr import RefResolver
+from kvlake.graveler.refs.store import Refs
+from kvlake.graveler.staging.store import StagedRead, Staging
 from kvlake.graveler.validation import check_branch_name
 
 MAX_AMOUNT: Final = 1000

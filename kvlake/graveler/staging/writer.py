@@ -39,8 +39,6 @@ from kvlake.errors import (
 )
 from kvlake.graveler import keys
 from kvlake.graveler.committed import CommittedManager
-from kvlake.graveler.protection import BranchProtectionRules
-from kvlake.graveler.range_tombstones import FIRST_PATH, RangeTombstone, stage_records
 from kvlake.graveler.records import (
     Branch,
     BranchProtection,
@@ -49,8 +47,10 @@ from kvlake.graveler.records import (
     decode_value,
     encode,
 )
-from kvlake.graveler.refs import Refs
-from kvlake.graveler.staging import TOMBSTONE, Staging
+from kvlake.graveler.refs.protection import BranchProtectionRules
+from kvlake.graveler.refs.store import Refs
+from kvlake.graveler.staging.range_tombstones import FIRST_PATH, RangeTombstone, stage_records
+from kvlake.graveler.staging.store import TOMBSTONE, Staging
 from kvlake.kv import Predicate, Store
 
 WRITE_TRIES: Final = 10
@@ -216,7 +216,7 @@ class Writer:
     ) -> None:
         """Stage range tombstones: a tombstone at every key of each committed range
         (all of metarange `metarange_id`) but its `keep` keys, in one writer flow
-        (kvlake/graveler/range_tombstones.py).
+        (kvlake/graveler/staging/range_tombstones.py).
 
         The token is listed in the branch's `tombstone_tokens` before its first record is
         written, so a reader never misses one. As with `write_tombstones`, the

@@ -14,7 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kvlake.graveler import keys
-from kvlake.graveler.protection import SETTING
 from kvlake.graveler.records import (
     Branch,
     BranchProtection,
@@ -22,6 +21,7 @@ from kvlake.graveler.records import (
     decode_branch,
     decode_branch_protection,
 )
+from kvlake.graveler.refs.protection import SETTING
 
 BRANCH_READ_SETTINGS = (keys.setting_key(SETTING),)
 """The instance keys read beside the branch: its protection rules."""

@@ -22,9 +22,9 @@ from kvlake.errors import (
     RefNotFoundError,
     TagNotFoundError,
 )
-from kvlake.graveler.branch_reads import BranchRead
 from kvlake.graveler.records import Commit, Repository
-from kvlake.graveler.refs import Refs
+from kvlake.graveler.refs.branch_reads import BranchRead
+from kvlake.graveler.refs.store import Refs
 from kvlake.graveler.validation import is_branch_name, is_commit_id, is_tag_name
 
 MIN_PREFIX: Final = 4

@@ -18,7 +18,7 @@ import heapq
 from collections.abc import Iterable
 
 from kvlake.graveler.records import Repository
-from kvlake.graveler.refs import Lineage, Refs
+from kvlake.graveler.refs.store import Lineage, Refs
 
 _LEFT = 1
 _RIGHT = 2

@@ -27,14 +27,14 @@ from kvlake.errors import (
     NoChangesError,
     RefNotFoundError,
 )
-from kvlake.graveler.commits import Committer
 from kvlake.graveler.committed import Change, CommittedManager
-from kvlake.graveler.compare import Difference, SortedLookup, compare, identity_of
 from kvlake.graveler.events import Event, EventHooks
-from kvlake.graveler.mergebase import find_merge_base
+from kvlake.graveler.history.commits import Committer
+from kvlake.graveler.history.compare import Difference, SortedLookup, compare, identity_of
+from kvlake.graveler.history.mergebase import find_merge_base
 from kvlake.graveler.records import Commit, Repository, Value, commit_time
-from kvlake.graveler.refexpr import RefResolver
-from kvlake.graveler.refs import Refs
+from kvlake.graveler.refs.refexpr import RefResolver
+from kvlake.graveler.refs.store import Refs
 from kvlake.graveler.validation import check_branch_name, is_branch_name
 
 MergeStrategy = Literal["none", "source-wins", "dest-wins"]

@@ -24,12 +24,12 @@ from collections.abc import Iterable
 from typing import Final
 
 from kvlake.graveler import keys
-from kvlake.graveler.commits import Committer
-from kvlake.graveler.protection import BranchProtectionRules
+from kvlake.graveler.history.commits import Committer
 from kvlake.graveler.records import Repository, Value
-from kvlake.graveler.refs import Refs
-from kvlake.graveler.staging import Staging
-from kvlake.graveler.writer import Writer, check_key
+from kvlake.graveler.refs.protection import BranchProtectionRules
+from kvlake.graveler.refs.store import Refs
+from kvlake.graveler.staging.store import Staging
+from kvlake.graveler.staging.writer import Writer, check_key
 
 LOG_BATCH: Final = 1000
 """Staged entries logged (and shadowed) per hook call."""

@@ -1,0 +1,1 @@
+"""Commits and history: committing, merging, reverting, resetting, diffs and logs."""

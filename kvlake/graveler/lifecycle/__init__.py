@@ -1,0 +1,1 @@
+"""Repository lifecycle: creation and deletion, namespaces, cleaning and retention."""

@@ -1,0 +1,1 @@
+"""Refs: branches, tags and commits as KV records, ref expressions, branch protection."""

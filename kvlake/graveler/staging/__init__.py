@@ -1,0 +1,1 @@
+"""Staging: uncommitted entries per branch token, the writer flow and range tombstones."""

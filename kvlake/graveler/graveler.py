@@ -37,6 +37,7 @@ from kvlake.graveler.lifecycle.namespaces import Namespaces
 from kvlake.graveler.lifecycle.repositories import INITIAL_TIMEOUT, Repositories
 from kvlake.graveler.lifecycle.retention import Retention
 from kvlake.graveler.metadata import RepositoryMetadataSettings
+from kvlake.graveler.parts import Parts
 from kvlake.graveler.pulls import PullRequests
 from kvlake.graveler.records import (
     Branch,
@@ -113,62 +114,31 @@ class Graveler(RepositoryMethods, EntryMethods):
         self._resolver = resolver = RefResolver(self._refs)
         self.protection = protection = BranchProtectionRules(store)
         """Branch protection rules: get, set, delete, check."""
-        self._writer = Writer(
+        parts = Parts(
             store=store,
             refs=self._refs,
             staging=self._staging,
             committed=committed,
+            resolver=resolver,
             protection=protection,
-            hooks=staging_hooks,
-        )
-        self._committer = committer = Committer(
-            refs=self._refs,
-            staging=self._staging,
-            committed=committed,
             drop_tokens=self.queue_token_drops,
             clock=clock,
         )
+        self._writer = Writer(parts, hooks=staging_hooks)
+        self._committer = committer = Committer(parts)
         # The engines: each method's contract is documented where it is implemented.
         self.committed = committed
         """Committed ranges and metaranges (immutable, cached)."""
-        self.history = CommitLog(refs=self._refs, resolver=resolver, committed=committed)
+        self.history = CommitLog(parts)
         """`log`: pages of commits reachable from a ref."""
-        self.diffs = Differ(
-            refs=self._refs,
-            resolver=resolver,
-            staging=self._staging,
-            committed=committed,
-            value_size=value_size,
-        )
+        self.diffs = Differ(parts, value_size=value_size)
         """`diff` between refs and `diff_uncommitted` of a branch."""
-        self.merges = Merger(
-            refs=self._refs,
-            resolver=resolver,
-            committed=committed,
-            committer=committer,
-            clock=clock,
-        )
+        self.merges = Merger(parts, committer=committer)
         """`merge` (allowed on protected branches: it is how they are meant to change) and
         `merge_base`."""
-        self.changes = ChangeApplier(
-            refs=self._refs,
-            resolver=resolver,
-            committed=committed,
-            committer=committer,
-            protection=protection,
-            clock=clock,
-        )
+        self.changes = ChangeApplier(parts, committer=committer)
         """`revert` and `cherry_pick`: one commit's change applied to a branch."""
-        self.resets = Resetter(
-            store=store,
-            refs=self._refs,
-            staging=self._staging,
-            committed=committed,
-            resolver=resolver,
-            drop_tokens=self.queue_token_drops,
-            writer=self._writer,
-            protection=protection,
-        )
+        self.resets = Resetter(parts, writer=self._writer)
         """`reset_branch`, `reset_key`, `reset_prefix` (uncommitted changes) and `reset_hard`."""
         self.references = References(store, self._refs, committed, self._namespaces)
         """Reads for the deletion layer: instances, live tokens, staged entries, commits."""
@@ -191,13 +161,7 @@ class Graveler(RepositoryMethods, EntryMethods):
         """`commit_metarange` (an import's one commit) and import statuses."""
         self.uploads = MultipartUploads(store)
         """S3 multipart uploads in progress: `add`, `remove`, `scan`."""
-        self.batches = Batches(
-            refs=self._refs,
-            staging=self._staging,
-            committer=committer,
-            protection=protection,
-            writer=self._writer,
-        )
+        self.batches = Batches(parts, committer=committer, writer=self._writer)
         """Staged batches: `fill` a fresh token, `shadow_staged`, `publish` it in one swap."""
         self.events: EventHooks | None = None
         """The actions run around commits, merges, branches and tags (kvlake/graveler/events.py);

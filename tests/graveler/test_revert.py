@@ -12,7 +12,9 @@ from kvlake.errors import (
 )
 from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.history.commits import Committer
+from kvlake.graveler.parts import Parts
 from kvlake.graveler.records import Commit, Repository
+from kvlake.graveler.refs.refexpr import RefResolver
 from kvlake.graveler.refs.store import Refs
 from kvlake.graveler.staging.store import Staging
 from tests.graveler.helpers import all_keys, contents, value
@@ -135,13 +137,18 @@ def test_cherry_pick_copies_the_change_message_and_records_its_origin(
 def test_a_commit_racing_the_publish_makes_it_rebuild_on_the_new_head(
     graveler: Graveler, repo: Repository, clock: FakeClock
 ) -> None:
-    committer = Committer(
-        refs=Refs(graveler.store),
+    refs = Refs(graveler.store)
+    parts = Parts(
+        store=graveler.store,
+        refs=refs,
         staging=Staging(graveler.store, graveler.committed),
         committed=graveler.committed,
+        resolver=RefResolver(refs),
+        protection=graveler.protection,
         drop_tokens=graveler.queue_token_drops,
         clock=clock,
     )
+    committer = Committer(parts)
     heads: list[str] = []
 
     def build(head_id: str, head: Commit) -> Commit:

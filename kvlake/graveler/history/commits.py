@@ -45,10 +45,8 @@ from kvlake.errors import (
     TooManyTriesError,
 )
 from kvlake.graveler import keys
-from kvlake.graveler.committed import CommittedManager
+from kvlake.graveler.parts import Parts
 from kvlake.graveler.records import Branch, Commit, Repository, commit_time
-from kvlake.graveler.refs.store import DropTokens, Refs
-from kvlake.graveler.staging.store import Staging
 from kvlake.kv import MAX_TRIES
 
 log = logging.getLogger(__name__)
@@ -75,20 +73,9 @@ BuildCommit = Callable[[str, Commit], Commit]
 class Committer:
     """Runs commits on branches. Many committers may run on one branch at once."""
 
-    def __init__(
-        self,
-        *,
-        refs: Refs,
-        staging: Staging,
-        committed: CommittedManager,
-        drop_tokens: DropTokens,
-        clock: Callable[[], float],
-    ) -> None:
-        self._refs = refs
-        self._staging = staging
-        self._committed = committed
-        self._drop_tokens = drop_tokens
-        self._clock = clock
+    def __init__(self, parts: Parts) -> None:
+        self._refs, self._staging, self._committed = parts.refs, parts.staging, parts.committed
+        self._drop_tokens, self._clock = parts.drop_tokens, parts.clock
 
     def commit(
         self,
@@ -135,7 +122,7 @@ class Committer:
             if metarange_id == parent.metarange_id and not allow_empty:
                 self._unseal(repository, branch_name, mine, parent_id)
                 raise NoChangesError(f"branch {branch_name!r} has no changes to commit")
-            commit = self._next_commit(
+            commit = self.next_commit(
                 parent_id, parent, metarange_id, committer, message, metadata, date
             )
             commit_id = self._refs.add_commit(repository, commit)
@@ -193,13 +180,13 @@ class Committer:
         self._check_metarange(repository, metarange_id)
 
         def build(parent_id: str, head: Commit) -> Commit:
-            return self._next_commit(
+            return self.next_commit(
                 parent_id, head, metarange_id, committer, message, metadata, date
             )
 
         return self.commit_on_clean_head(repository, branch_name, build)
 
-    def _next_commit(
+    def next_commit(
         self,
         parent_id: str,
         parent: Commit,

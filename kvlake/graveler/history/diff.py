@@ -17,10 +17,9 @@ from kvlake.errors import InvalidInputError
 from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.history.compare import Difference, SortedLookup, compare, identity_of
 from kvlake.graveler.history.mergebase import find_merge_base
+from kvlake.graveler.parts import Parts
 from kvlake.graveler.records import DiffEntry, DiffPage, DiffType, Repository, Value
-from kvlake.graveler.refs.refexpr import RefResolver
-from kvlake.graveler.refs.store import Refs
-from kvlake.graveler.staging.store import StagedRead, Staging
+from kvlake.graveler.staging.store import StagedRead
 from kvlake.graveler.validation import check_branch_name
 
 MAX_AMOUNT: Final = 1000
@@ -167,19 +166,9 @@ def staged_differences(
 class Differ:
     """Diffs of one graveler's repositories. Thread-safe."""
 
-    def __init__(
-        self,
-        *,
-        refs: Refs,
-        resolver: RefResolver,
-        staging: Staging,
-        committed: CommittedManager,
-        value_size: ValueSize,
-    ) -> None:
-        self._refs = refs
-        self._resolver = resolver
-        self._staging = staging
-        self._committed = committed
+    def __init__(self, parts: Parts, *, value_size: ValueSize) -> None:
+        self._refs, self._resolver = parts.refs, parts.resolver
+        self._staging, self._committed = parts.staging, parts.committed
         self._value_size = value_size
 
     def diff(
@@ -213,15 +202,7 @@ class Differ:
             old = lookup.value(key)
             return 0 if old is None else self._value_size(old)
 
-        return diff_page(
-            source,
-            prefix=prefix,
-            delimiter=delimiter,
-            after=after,
-            amount=amount,
-            value_size=self._value_size,
-            removed_size=removed_size,
-        )
+        return self._page(source, prefix, delimiter, after, amount, removed_size)
 
     def source(
         self, repository: Repository, left: str, right: str, *, mode: DiffMode = "three_dot"
@@ -278,6 +259,18 @@ class Differ:
         def source(start: bytes, stop: bytes | None) -> Iterator[Difference]:
             return staged_differences(staged, self._committed, namespace, metarange_id, start, stop)
 
+        return self._page(source, prefix, delimiter, after, amount)
+
+    def _page(
+        self,
+        source: DiffSource,
+        prefix: bytes,
+        delimiter: bytes,
+        after: bytes,
+        amount: int,
+        removed_size: RemovedSize | None = None,
+    ) -> DiffPage:
+        """One page of `source`, its entries sized by this graveler's `value_size`."""
         return diff_page(
             source,
             prefix=prefix,
@@ -285,4 +278,5 @@ class Differ:
             after=after,
             amount=amount,
             value_size=self._value_size,
+            removed_size=removed_size,
         )

@@ -34,11 +34,10 @@ from collections.abc import Iterator, Sequence
 from typing import Final
 
 from kvlake.errors import InvalidInputError
-from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.history.compare import compare
 from kvlake.graveler.history.diff import prefix_end
+from kvlake.graveler.parts import Parts
 from kvlake.graveler.records import Commit, CommitRecord, LogPage, Repository
-from kvlake.graveler.refs.refexpr import RefResolver
 from kvlake.graveler.refs.store import Refs
 from kvlake.graveler.validation import is_commit_id
 
@@ -64,10 +63,8 @@ def _order(record: CommitRecord) -> tuple[int, int, int, str]:
 class CommitLog:
     """Walks commit histories of one graveler's repositories. Thread-safe."""
 
-    def __init__(self, *, refs: Refs, resolver: RefResolver, committed: CommittedManager) -> None:
-        self._refs = refs
-        self._resolver = resolver
-        self._committed = committed
+    def __init__(self, parts: Parts) -> None:
+        self._refs, self._resolver, self._committed = parts.refs, parts.resolver, parts.committed
 
     def log(
         self,

@@ -15,7 +15,7 @@ into. Work and memory follow the size of the change, not of the data.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Final, Literal
 
 import msgspec
@@ -32,9 +32,8 @@ from kvlake.graveler.events import Event, EventHooks
 from kvlake.graveler.history.commits import Committer
 from kvlake.graveler.history.compare import Difference, SortedLookup, compare, identity_of
 from kvlake.graveler.history.mergebase import find_merge_base
+from kvlake.graveler.parts import Parts
 from kvlake.graveler.records import Commit, Repository, Value, commit_time
-from kvlake.graveler.refs.refexpr import RefResolver
-from kvlake.graveler.refs.store import Refs
 from kvlake.graveler.validation import check_branch_name, is_branch_name
 
 MergeStrategy = Literal["none", "source-wins", "dest-wins"]
@@ -137,20 +136,10 @@ def _nothing_new(source_id: str, source: Commit, base_id: str, base: Commit) -> 
 class Merger:
     """Merges refs into branches of one graveler's repositories. Thread-safe."""
 
-    def __init__(
-        self,
-        *,
-        refs: Refs,
-        resolver: RefResolver,
-        committed: CommittedManager,
-        committer: Committer,
-        clock: Callable[[], float],
-    ) -> None:
-        self._refs = refs
-        self._resolver = resolver
-        self._committed = committed
+    def __init__(self, parts: Parts, *, committer: Committer) -> None:
+        self._refs, self._resolver, self._committed = parts.refs, parts.resolver, parts.committed
+        self._clock = parts.clock
         self._committer = committer
-        self._clock = clock
         self.events: EventHooks | None = None
         """The actions run around merges (set by `Graveler.set_event_hooks`)."""
 

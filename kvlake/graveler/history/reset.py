@@ -24,40 +24,21 @@ from collections.abc import Iterator
 
 from kvlake.errors import InvalidInputError, PreconditionFailedError
 from kvlake.graveler import keys
-from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.history.compare import SortedLookup
 from kvlake.graveler.history.diff import prefix_end
+from kvlake.graveler.parts import Parts
 from kvlake.graveler.records import Branch, Repository, decode_value, encode
-from kvlake.graveler.refs.protection import BranchProtectionRules
-from kvlake.graveler.refs.refexpr import RefResolver
-from kvlake.graveler.refs.store import DropTokens, Refs
-from kvlake.graveler.staging.store import TOMBSTONE, Staging
+from kvlake.graveler.staging.store import TOMBSTONE
 from kvlake.graveler.staging.writer import Writer
-from kvlake.kv import Store
 
 
 class Resetter:
     """Resets branches of one graveler's repositories. Thread-safe."""
 
-    def __init__(
-        self,
-        *,
-        store: Store,
-        refs: Refs,
-        staging: Staging,
-        committed: CommittedManager,
-        resolver: RefResolver,
-        drop_tokens: DropTokens,
-        writer: Writer,
-        protection: BranchProtectionRules,
-    ) -> None:
-        self._protection = protection
-        self._store = store
-        self._refs = refs
-        self._staging = staging
-        self._committed = committed
-        self._resolver = resolver
-        self._drop_tokens = drop_tokens
+    def __init__(self, parts: Parts, *, writer: Writer) -> None:
+        self._store, self._refs, self._staging = parts.store, parts.refs, parts.staging
+        self._committed, self._resolver = parts.committed, parts.resolver
+        self._drop_tokens, self._protection = parts.drop_tokens, parts.protection
         self._writer = writer
         self._hooks = writer.hooks
 

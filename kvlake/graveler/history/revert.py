@@ -10,19 +10,14 @@ conflicts with what happened since is reported, not guessed.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import msgspec
 
 from kvlake.errors import InvalidInputError, NoChangesError
-from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.events import Event, EventHooks
 from kvlake.graveler.history.commits import Committer
 from kvlake.graveler.history.merge import merge_metaranges
-from kvlake.graveler.records import Commit, Repository, commit_time
-from kvlake.graveler.refs.protection import BranchProtectionRules
-from kvlake.graveler.refs.refexpr import RefResolver
-from kvlake.graveler.refs.store import Refs
+from kvlake.graveler.parts import Parts
+from kvlake.graveler.records import Commit, Repository
 
 CHERRY_PICK_ORIGIN = "cherry-pick-origin"
 CHERRY_PICK_COMMITTER = "cherry-pick-committer"
@@ -34,22 +29,10 @@ class ChangeApplier:
     Thread-safe.
     """
 
-    def __init__(
-        self,
-        *,
-        refs: Refs,
-        resolver: RefResolver,
-        committed: CommittedManager,
-        committer: Committer,
-        protection: BranchProtectionRules,
-        clock: Callable[[], float],
-    ) -> None:
-        self._protection = protection
-        self._refs = refs
-        self._resolver = resolver
-        self._committed = committed
+    def __init__(self, parts: Parts, *, committer: Committer) -> None:
+        self._refs, self._resolver, self._committed = parts.refs, parts.resolver, parts.committed
+        self._protection = parts.protection
         self._committer = committer
-        self._clock = clock
         self.events: EventHooks | None = None
         """The actions run around reverts and cherry-picks (set by `Graveler.set_event_hooks`)."""
 
@@ -194,16 +177,8 @@ class ChangeApplier:
                     f"{what} onto branch {branch!r} changes nothing; "
                     f"pass allow_empty to commit anyway"
                 )
-            seconds, nanos = commit_time(self._clock())
-            return Commit(
-                committer=committer,
-                message=message,
-                metarange_id=metarange_id,
-                creation_date=seconds,
-                creation_nanos=nanos,
-                parents=(head_id,),
-                metadata=metadata,
-                generation=head.generation + 1,
+            return self._committer.next_commit(
+                head_id, head, metarange_id, committer, message, metadata, None
             )
 
         commit_id = self._committer.commit_on_clean_head(repository, branch, build)

@@ -25,10 +25,8 @@ from typing import Final
 
 from kvlake.graveler import keys
 from kvlake.graveler.history.commits import Committer
+from kvlake.graveler.parts import Parts
 from kvlake.graveler.records import Repository, Value
-from kvlake.graveler.refs.protection import BranchProtectionRules
-from kvlake.graveler.refs.store import Refs
-from kvlake.graveler.staging.store import Staging
 from kvlake.graveler.staging.writer import Writer, check_key
 
 LOG_BATCH: Final = 1000
@@ -38,19 +36,9 @@ LOG_BATCH: Final = 1000
 class Batches:
     """Fills and publishes staging tokens. Thread-safe; no in-process state."""
 
-    def __init__(
-        self,
-        *,
-        refs: Refs,
-        staging: Staging,
-        committer: Committer,
-        protection: BranchProtectionRules,
-        writer: Writer,
-    ) -> None:
-        self._refs = refs
-        self._staging = staging
+    def __init__(self, parts: Parts, *, committer: Committer, writer: Writer) -> None:
+        self._refs, self._staging, self._protection = parts.refs, parts.staging, parts.protection
         self._committer = committer
-        self._protection = protection
         self._writer = writer
 
     @staticmethod

@@ -38,7 +38,7 @@ from kvlake.errors import (
     TooManyTriesError,
 )
 from kvlake.graveler import keys
-from kvlake.graveler.committed import CommittedManager
+from kvlake.graveler.parts import Parts
 from kvlake.graveler.records import (
     Branch,
     BranchProtection,
@@ -47,11 +47,9 @@ from kvlake.graveler.records import (
     decode_value,
     encode,
 )
-from kvlake.graveler.refs.protection import BranchProtectionRules
-from kvlake.graveler.refs.store import Refs
 from kvlake.graveler.staging.range_tombstones import FIRST_PATH, RangeTombstone, stage_records
-from kvlake.graveler.staging.store import TOMBSTONE, Staging
-from kvlake.kv import Predicate, Store
+from kvlake.graveler.staging.store import TOMBSTONE
+from kvlake.kv import Predicate
 
 WRITE_TRIES: Final = 10
 """Seals a write may race (and compare-and-swaps it may lose) before giving up."""
@@ -105,21 +103,9 @@ class StagingHooks(Protocol):
 class Writer:
     """Runs the writer flow for one graveler. Thread-safe; no in-process state."""
 
-    def __init__(
-        self,
-        *,
-        store: Store,
-        refs: Refs,
-        staging: Staging,
-        committed: CommittedManager,
-        protection: BranchProtectionRules,
-        hooks: StagingHooks | None,
-    ) -> None:
-        self._store = store
-        self._refs = refs
-        self._staging = staging
-        self._committed = committed
-        self._protection = protection
+    def __init__(self, parts: Parts, *, hooks: StagingHooks | None) -> None:
+        self._store, self._refs, self._staging = parts.store, parts.refs, parts.staging
+        self._committed, self._protection = parts.committed, parts.protection
         self.hooks = hooks
 
     def write(

@@ -21,6 +21,7 @@ from kvlake.blockstore import BlockStore
 from kvlake.errors import HookAbortedError
 from kvlake.graveler import Repository
 from kvlake.lake import Lake
+from tests.support import backends
 from tests.support.lakes import lake_on
 
 
@@ -236,7 +237,9 @@ def lake(lake_blocks: BlockStore) -> Iterator[Lake]:
 
 def _repository(lake: Lake, port: int) -> Repository:
     scheme = lake.blockstore.scheme
-    repository = lake.graveler.create_repository("repo", storage_namespace=f"{scheme}://lake/a")
+    repository = lake.graveler.create_repository(
+        "repo", storage_namespace=backends.namespace(scheme, "a")
+    )
     action = GATE.format(port=port).encode()
     lake.catalog.upload(repository, "main", "_lakefs_actions/gate.yaml", io.BytesIO(action))
     return repository

@@ -13,6 +13,7 @@ from kvlake.errors import HookAbortedError
 from kvlake.graveler import Repository
 from kvlake.lake import Lake
 from kvlake.operations import BulkDeleteOptions, Filters, parse_branch_path
+from tests.support import backends
 from tests.support.lakes import lake_on
 
 GATE = b"""name: keep raw data
@@ -38,7 +39,9 @@ def lake(lake_blocks: BlockStore) -> Iterator[Lake]:
 
 def _repository(lake: Lake) -> Repository:
     scheme = lake.blockstore.scheme
-    repository = lake.graveler.create_repository("repo", storage_namespace=f"{scheme}://lake/b")
+    repository = lake.graveler.create_repository(
+        "repo", storage_namespace=backends.namespace(scheme, "b")
+    )
     lake.catalog.upload(repository, "main", "_lakefs_actions/gate.yaml", io.BytesIO(GATE))
     lake.catalog.upload(repository, "main", "raw/1", io.BytesIO(b"1"))
     lake.graveler.commit(repository, "main", committer="admin", message="gate and data")
@@ -92,7 +95,9 @@ hooks:
 
 def test_a_pre_bulk_delete_hook_refuses_by_prefix_and_filters(lake: Lake) -> None:
     scheme = lake.blockstore.scheme
-    repository = lake.graveler.create_repository("repo", storage_namespace=f"{scheme}://lake/p")
+    repository = lake.graveler.create_repository(
+        "repo", storage_namespace=backends.namespace(scheme, "p")
+    )
     lake.catalog.upload(repository, "main", "_lakefs_actions/gate.yaml", io.BytesIO(PATH_GATE))
     lake.graveler.commit(repository, "main", committer="admin", message="gate")
     raw = parse_branch_path("lakefs://repo/main/raw/2024/")

@@ -15,6 +15,7 @@ from kvlake.blockstore import BlockStore
 from kvlake.graveler import Repository
 from kvlake.lake import Lake
 from kvlake.operations import BulkDeleteOptions, parse_branch_path
+from tests.support import backends
 from tests.support.lakes import lake_on
 
 RECORD = b"""name: record everything
@@ -39,7 +40,9 @@ def lake(lake_blocks: BlockStore) -> Iterator[Lake]:
 def _with_runs(lake: Lake, name: str) -> Repository:
     """A repository with two recorded runs and one post-event waiting in the queue."""
     scheme = lake.blockstore.scheme
-    repository = lake.graveler.create_repository(name, storage_namespace=f"{scheme}://lake/{name}")
+    repository = lake.graveler.create_repository(
+        name, storage_namespace=backends.namespace(scheme, f"{name}")
+    )
     lake.catalog.upload(repository, "main", "_lakefs_actions/record.yaml", io.BytesIO(RECORD))
     for number in range(2):
         lake.catalog.upload(repository, "main", f"data/{number}", io.BytesIO(b"x"))
@@ -74,6 +77,6 @@ def test_the_cleaner_drops_a_deleted_instances_runs_and_queued_events(lake: Lake
     assert _records(lake, gone) == (0, 0)
     assert _records(lake, kept) == (2, 1)
 
-    namespace = f"{lake.blockstore.scheme}://lake/gone-2"
+    namespace = backends.namespace(lake.blockstore, "gone-2")
     again = lake.graveler.create_repository("gone", storage_namespace=namespace)
     assert list(lake.actions.runs.scan(again)) == []

@@ -17,6 +17,7 @@ from kvlake.blockstore import BlockStore
 from kvlake.graveler import Repository
 from kvlake.lake import Lake
 from kvlake.operations import BulkDeleteOptions, Filters, GcRunRequest, Operation, parse_branch_path
+from tests.support import backends
 from tests.support.lakes import lake_on
 
 REPORT = b"""name: report deletes
@@ -49,7 +50,9 @@ def lake(lake_blocks: BlockStore) -> Iterator[Lake]:
 
 def _repository(lake: Lake) -> Repository:
     scheme = lake.blockstore.scheme
-    repository = lake.graveler.create_repository("repo", storage_namespace=f"{scheme}://lake/e")
+    repository = lake.graveler.create_repository(
+        "repo", storage_namespace=backends.namespace(scheme, "e")
+    )
     lake.catalog.upload(repository, "main", "_lakefs_actions/report.yaml", io.BytesIO(REPORT))
     for name in ("raw/a.tmp", "raw/b.tmp", "raw/keep.csv"):
         lake.catalog.upload(repository, "main", name, io.BytesIO(b"x"))

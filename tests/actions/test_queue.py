@@ -13,6 +13,7 @@ from kvlake.actions.queue import MAX_ATTEMPTS, PARTITION
 from kvlake.blockstore import BlockStore
 from kvlake.graveler import Event, Repository
 from kvlake.lake import Lake
+from tests.support import backends
 from tests.support.lakes import lake_on
 
 ACTION = b"""name: announce
@@ -49,7 +50,9 @@ def lake(lake_blocks: BlockStore, clock: Clock) -> Iterator[Lake]:
 
 def _repository(lake: Lake) -> Repository:
     scheme = lake.blockstore.scheme
-    repository = lake.graveler.create_repository("repo", storage_namespace=f"{scheme}://lake/q")
+    repository = lake.graveler.create_repository(
+        "repo", storage_namespace=backends.namespace(scheme, "q")
+    )
     lake.catalog.upload(repository, "main", "_lakefs_actions/announce.yaml", io.BytesIO(ACTION))
     return repository
 

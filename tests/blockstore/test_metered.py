@@ -13,7 +13,7 @@ import pytest
 from kvlake.blockstore import BlockStore, MeteredBlockStore, observe_throttling, open_blockstore
 from kvlake.blockstore.throttle import AdaptiveRateLimiter
 from kvlake.errors import BlobNotFoundError, ConflictError
-from tests.support import FakeClock
+from tests.support import FakeClock, backends
 from tests.support.backends import BLOCKSTORES
 
 from .conftest import ADAPTERS
@@ -36,7 +36,7 @@ def _metered(inner: BlockStore, clock: FakeClock | None = None) -> tuple[Metered
 
 def test_each_call_is_reported_once_with_its_outcome(inner: BlockStore) -> None:
     store, calls = _metered(inner)
-    namespace = f"{inner.scheme}://lake/repo1"
+    namespace = backends.namespace(inner, "repo1")
     store.put(namespace, "a", io.BytesIO(b"abc"))
     assert store.get(namespace, "a") == b"abc"
     with pytest.raises(BlobNotFoundError):
@@ -57,7 +57,7 @@ def test_each_call_is_reported_once_with_its_outcome(inner: BlockStore) -> None:
 def test_a_listing_is_one_call_timed_by_the_adapter_not_the_caller(inner: BlockStore) -> None:
     clock = FakeClock()
     store, calls = _metered(inner, clock)
-    namespace = f"{inner.scheme}://lake/repo1"
+    namespace = backends.namespace(inner, "repo1")
     for key in ("d/1", "d/2", "d/3"):
         inner.put(namespace, key, b"x")
     seen = []

@@ -18,6 +18,7 @@ import pytest
 
 from kvlake.blockstore import MIN_PART_BYTES, BlockStore, multipart_etag, open_blockstore
 from kvlake.errors import UploadRefusedError
+from tests.support import backends
 from tests.support.backends import BLOCKSTORES
 
 from .conftest import ADAPTERS
@@ -34,7 +35,7 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[BlockStore
 
 @pytest.fixture
 def ns(store: BlockStore) -> str:
-    return f"{store.scheme}://lake/repo1"
+    return backends.namespace(store, "repo1")
 
 
 def _md5(data: bytes) -> str:

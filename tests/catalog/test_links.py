@@ -20,6 +20,7 @@ from kvlake.errors import (
 from kvlake.kv import Store
 from tests.deletion.blockstores import FaultyBlockStore
 from tests.deletion.helpers import DAY, DeletionLake
+from tests.support import backends
 
 
 def _link(
@@ -173,7 +174,7 @@ def test_an_address_outside_the_namespace_is_refused_and_never_marked(
 ) -> None:
     lake = DeletionLake(any_store, lake_blocks)
     address = address.format(scheme=lake_blocks.scheme, namespace=lake.namespace)
-    other = f"{lake_blocks.scheme}://lake/other"
+    other = backends.namespace(lake_blocks, "other")
     lake.blocks.put(other, "data/x", b"theirs")
     # Refused for where it is, not for a missing blob it was looked for in our namespace.
     refusal = "outside the repository's storage namespace|one of kvlake's own files"

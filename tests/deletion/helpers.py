@@ -17,7 +17,7 @@ from kvlake.graveler import keys
 from kvlake.graveler.records import Repository, decode_commit, decode_value
 from kvlake.kv import Store
 from kvlake.lake import Lake
-from tests.support import FakeClock
+from tests.support import FakeClock, backends
 
 DAY = 86400.0
 
@@ -51,7 +51,7 @@ class DeletionLake:
         self.log, self.purges = self.lake.deletion_log, self.lake.purges
         self.graveler, self.catalog = self.lake.graveler, self.lake.catalog
         self.cleaner = self.lake.cleaner()
-        self.namespace = namespace or f"{blocks.scheme}://lake/repo1"
+        self.namespace = namespace or backends.namespace(blocks, "repo1")
         if create:
             self.graveler.create_repository("repo1", storage_namespace=self.namespace)
 

@@ -20,6 +20,7 @@ from kvlake.kv.faults import Fault, FaultyStore
 from kvlake.kv.memory import MemoryStore
 from tests.deletion.blockstores import BlobCall, FaultyBlockStore
 from tests.deletion.helpers import DeletionLake
+from tests.support import backends
 from tests.support.backends import budget
 
 Step = Callable[[DeletionLake], object]
@@ -34,7 +35,7 @@ def crashed_lakes(
     The lakes share `blocks`, each in a namespace of its own, so none sees another's blobs.
     """
     probe = FaultyStore(MemoryStore())
-    lake = DeletionLake(probe, blocks, namespace=f"{blocks.scheme}://lake/probe")
+    lake = DeletionLake(probe, blocks, namespace=backends.namespace(blocks, "probe"))
     setup(lake)
     before = len(probe.calls)
     action(lake)
@@ -43,7 +44,7 @@ def crashed_lakes(
     for n in sorted({*range(0, total, every), total - 1}):
         for when in ("before", "after"):
             store = FaultyStore(MemoryStore())
-            lake = DeletionLake(store, blocks, namespace=f"{blocks.scheme}://lake/{when}{n}")
+            lake = DeletionLake(store, blocks, namespace=backends.namespace(blocks, f"{when}{n}"))
             setup(lake)
             store.arm(Fault(skip=n, when=when))
             try:
@@ -149,14 +150,18 @@ def test_a_blockstore_failing_any_worker_call_never_loses_a_referenced_blob(
     when: str, lake_blocks: BlockStore
 ) -> None:
     scheme = lake_blocks.scheme  # one namespace per lake: none sees another's blobs
-    probe_lake = DeletionLake(MemoryStore(), lake_blocks, namespace=f"{scheme}://lake/probe")
+    probe_lake = DeletionLake(
+        MemoryStore(), lake_blocks, namespace=backends.namespace(scheme, "probe")
+    )
     logged_overwrites(probe_lake)
     probe = FaultyBlockStore(probe_lake.blocks)
     probe_lake.worker(probe).run_once()
     total = len(probe.calls)
     assert total >= 2
     for n in range(total):
-        lake = DeletionLake(MemoryStore(), lake_blocks, namespace=f"{scheme}://lake/run{n}")
+        lake = DeletionLake(
+            MemoryStore(), lake_blocks, namespace=backends.namespace(scheme, f"run{n}")
+        )
         logged_overwrites(lake)
 
         def fail(call: BlobCall, n: int = n) -> str | None:

@@ -15,7 +15,7 @@ from kvlake.errors import ProtectedBranchError, RepositoryNotFoundError
 from kvlake.kv import Store
 from kvlake.kv.faults import FaultyStore
 from tests.graveler.helpers import make_graveler, value
-from tests.support import FakeClock
+from tests.support import FakeClock, backends
 
 
 def test_a_name_recreated_by_another_process_is_read_from_its_new_instance(
@@ -23,7 +23,7 @@ def test_a_name_recreated_by_another_process_is_read_from_its_new_instance(
 ) -> None:
     first = make_graveler(any_store, clock, lake_blocks)
     second = make_graveler(any_store, clock, lake_blocks)
-    namespace = f"{lake_blocks.scheme}://lake/reads"
+    namespace = backends.namespace(lake_blocks, "reads")
     old = first.create_repository("repo1", storage_namespace=namespace)
     first.set(old, "main", b"k", value("old"))
     read = second.read_branch("repo1", "main")  # the second process now knows the old uid
@@ -42,7 +42,7 @@ def test_a_repository_deleted_by_another_process_is_gone_at_once(
 ) -> None:
     first = make_graveler(any_store, clock, lake_blocks)
     second = make_graveler(any_store, clock, lake_blocks)
-    first.create_repository("repo1", storage_namespace=f"{lake_blocks.scheme}://lake/gone")
+    first.create_repository("repo1", storage_namespace=backends.namespace(lake_blocks, "gone"))
     second.read_branch("repo1", "main")
     first.delete_repository("repo1")
     with pytest.raises(RepositoryNotFoundError):
@@ -55,7 +55,7 @@ def test_rules_and_branch_moves_by_another_process_show_on_the_next_read(
     first = make_graveler(any_store, clock, lake_blocks)
     second = make_graveler(any_store, clock, lake_blocks)
     repository = first.create_repository(
-        "repo1", storage_namespace=f"{lake_blocks.scheme}://lake/rules"
+        "repo1", storage_namespace=backends.namespace(lake_blocks, "rules")
     )
     assert second.read_branch("repo1", "main").protection.rules == {}
     first.protection.set_rule(repository, "main", ["staging_write"])
@@ -70,7 +70,7 @@ def test_a_known_instance_reads_record_branch_and_rules_in_one_call(
 ) -> None:
     store = FaultyStore(any_store, [])
     graveler = make_graveler(store, clock, lake_blocks)
-    graveler.create_repository("repo1", storage_namespace=f"{lake_blocks.scheme}://lake/one")
+    graveler.create_repository("repo1", storage_namespace=backends.namespace(lake_blocks, "one"))
     graveler.read_branch("repo1", "main")
     before = len(store.calls)
     read = graveler.read_branch("repo1", "main")

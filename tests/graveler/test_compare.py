@@ -11,6 +11,7 @@ from kvlake.blockstore import BlockStore
 from kvlake.graveler.committed import Chunking, CommittedManager
 from kvlake.graveler.history.compare import Difference, SortedLookup, compare, identity_of
 from kvlake.graveler.records import Value
+from tests.support import backends
 from tests.support.backends import examples
 
 # Ranges of ~4 entries, so that a few hundred keys make dozens of ranges to walk.
@@ -25,7 +26,7 @@ windows = st.tuples(st.none() | keys, st.none() | keys)
 
 def _namespace(blocks: BlockStore, *, unique: bool = False) -> str:
     """The test's namespace on `blocks`; `unique`: one of a generated example's own."""
-    return f"{blocks.scheme}://lake/compare" + (f"-{uuid.uuid4().hex}" if unique else "")
+    return backends.namespace(blocks, "compare") + (f"-{uuid.uuid4().hex}" if unique else "")
 
 
 def _apply(model: dict[bytes, Value], changes: dict[bytes, Value | None]) -> dict[bytes, Value]:

@@ -29,7 +29,7 @@ from kvlake.graveler.records import Repository
 from kvlake.kv.faults import Fault, FaultyStore
 from kvlake.kv.memory import MemoryStore
 from tests.graveler.helpers import all_keys, make_graveler, value
-from tests.support import FakeClock
+from tests.support import FakeClock, backends
 
 _S = TypeVar("_S")
 
@@ -47,7 +47,7 @@ def crashes(
     """
     probe = FaultyStore(MemoryStore())
     graveler = make_graveler(probe, FakeClock(), blocks)
-    state = setup(graveler, f"{blocks.scheme}://lake/probe")
+    state = setup(graveler, backends.namespace(blocks, "probe"))
     before = len(probe.calls)
     action(graveler, state)
     total = len(probe.calls) - before
@@ -58,7 +58,7 @@ def crashes(
             clock = FakeClock()
             store = FaultyStore(MemoryStore())
             graveler = make_graveler(store, clock, blocks)
-            state = setup(graveler, f"{blocks.scheme}://lake/crash-{n}-{when}")
+            state = setup(graveler, backends.namespace(blocks, f"crash-{n}-{when}"))
             store.arm(Fault(skip=n, when=when, times=1))
             try:
                 action(graveler, state)

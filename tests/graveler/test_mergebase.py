@@ -16,7 +16,7 @@ from kvlake.graveler.records import Repository
 from kvlake.graveler.refs.store import Refs
 from kvlake.kv.memory import MemoryStore
 from tests.graveler.helpers import add_commit, make_graveler
-from tests.support import FakeClock
+from tests.support import FakeClock, backends
 from tests.support.backends import examples
 
 
@@ -107,7 +107,7 @@ def test_random_histories_match_the_model(lake_blocks: BlockStore) -> None:
     def check(seed: int, size: int, roots: int) -> None:
         rng = random.Random(seed)
         graveler = make_graveler(MemoryStore(), FakeClock(), lake_blocks)
-        namespace = f"{lake_blocks.scheme}://lake/{uuid.uuid4().hex}"
+        namespace = backends.namespace(lake_blocks, uuid.uuid4().hex)
         repo = graveler.create_repository("repo1", storage_namespace=namespace)
         parents: dict[str, tuple[str, ...]] = {}
         ids: list[str] = []

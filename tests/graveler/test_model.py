@@ -11,7 +11,7 @@ from kvlake.blockstore import BlockStore
 from kvlake.errors import EntryNotFoundError, NoChangesError
 from kvlake.kv.memory import MemoryStore
 from tests.graveler.helpers import make_graveler, value
-from tests.support import FakeClock
+from tests.support import FakeClock, backends
 
 keys_ = st.binary(min_size=1, max_size=3).filter(lambda key: not key.startswith(b"\0"))
 operations = st.lists(
@@ -38,7 +38,7 @@ def test_branch_view_and_commits_match_a_dict_model(
 ) -> None:
     clock = FakeClock()
     graveler = make_graveler(MemoryStore(), clock, lake_blocks)
-    namespace = f"{lake_blocks.scheme}://lake/{uuid.uuid4().hex}"
+    namespace = backends.namespace(lake_blocks, uuid.uuid4().hex)
     repo = graveler.create_repository("repo1", storage_namespace=namespace)
     model: dict[bytes, str] = {}
     committed: dict[str, dict[bytes, str]] = {}

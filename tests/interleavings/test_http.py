@@ -37,6 +37,7 @@ from tests.interleavings.scheduler import (
     explore,
 )
 from tests.interleavings.test_lake import _settled
+from tests.support import backends
 from tests.support.backends import budget, paired_params
 
 REPO = "repo1"
@@ -72,7 +73,7 @@ class Served:
             SteppingStore(new_store(), scheduler),
             SteppingBlockStore(blocks, scheduler),
             settings=self.settings,
-            namespace=f"{blocks.scheme}://lake/repo{next(_lakes)}",
+            namespace=backends.namespace(blocks, f"repo{next(_lakes)}"),
         )
         self.services = Services(self.lake.lake)
         self.services.install()

@@ -36,7 +36,7 @@ from tests.interleavings.scheduler import (
     SteppingStore,
     explore,
 )
-from tests.support import drop_postgres_table
+from tests.support import backends, drop_postgres_table
 from tests.support.backends import budget, paired_params
 
 Operations = Sequence[Callable[[], object]]
@@ -64,7 +64,7 @@ def _lake(scheduler: Scheduler) -> DeletionLake:
     return DeletionLake(
         SteppingStore(_new_store(), scheduler),
         SteppingBlockStore(_blocks, scheduler),
-        namespace=f"{_blocks.scheme}://lake/repo{next(_lakes)}",
+        namespace=backends.namespace(_blocks, f"repo{next(_lakes)}"),
     )
 
 

@@ -38,7 +38,7 @@ from kvlake.operations import (
 )
 from tests.interleavings.scheduler import Check, Scheduler, SteppingStore, explore
 from tests.interleavings.scheduler import Outcome as Ended
-from tests.support import FakeClock
+from tests.support import FakeClock, backends
 from tests.support.backends import budget
 
 Operations = Sequence[Callable[[], object]]
@@ -73,7 +73,7 @@ def _lake(
     if clock is None:
         clock = TickingClock() if ticking else (lambda: 1_750_000_000.0)
     lake = Lake(settings, SteppingStore(MemoryStore(), scheduler), blocks, clock=clock)
-    namespace = f"{blocks.scheme}://lake/repo{next(_lakes)}"
+    namespace = backends.namespace(blocks, f"repo{next(_lakes)}")
     repo = lake.graveler.create_repository("repo1", storage_namespace=namespace)
     for path in [*PATHS, "e/1"]:
         entry = ObjectEntry(

@@ -23,7 +23,7 @@ from tests.interleavings.scheduler import (
     explore,
     schedules,
 )
-from tests.support import FakeClock
+from tests.support import FakeClock, backends
 from tests.support.backends import budget
 
 
@@ -72,7 +72,7 @@ def _race(
         graveler = make_graveler(
             SteppingStore(MemoryStore(), scheduler), clock, SteppingBlockStore(blocks, scheduler)
         )
-        namespace = f"{blocks.scheme}://lake/{uuid.uuid4().hex}"
+        namespace = backends.namespace(blocks, uuid.uuid4().hex)
         repository = graveler.create_repository("repo1", storage_namespace=namespace)
         graveler.set(repository, "main", b"base", value("b"))
 

@@ -11,7 +11,7 @@ from kvlake.kv import Predicate, Store
 from kvlake.lake import Lake
 from kvlake.operations import Operation, keys
 from kvlake.operations.records import decode_operation
-from tests.support import FakeClock
+from tests.support import FakeClock, backends
 
 BATCH_SIZE = 100
 LEASE_TIME = 30.0
@@ -28,7 +28,7 @@ def lake_over(store: Store, blocks: BlockStore, clock: FakeClock) -> Lake:
 def fill(lake: Lake, *, committed: int, staged: int, outside: list[str]) -> None:
     """`committed` objects under `del/` (blobs not written: only metadata matters here),
     then `staged` real uploads under `del/s/`, and the `outside` paths, committed."""
-    namespace = f"{lake.blockstore.scheme}://lake/repo1"
+    namespace = backends.namespace(lake.blockstore, "repo1")
     repo = lake.graveler.create_repository("repo1", storage_namespace=namespace)
     for i in range(committed):
         entry = ObjectEntry(address=f"data/c{i}", size=1, checksum="c", mtime=1.0, content_type="x")

@@ -18,7 +18,7 @@ from kvlake.lake import Lake
 from kvlake.operations import BulkDeleteOptions, LocalEngine, Operation, parse_branch_path
 from kvlake.operations.local import HeldOperation
 from kvlake.operations.records import Batch
-from tests.support import FakeClock
+from tests.support import FakeClock, backends
 
 E = TypeVar("E", bound=LocalEngine)
 
@@ -47,7 +47,7 @@ def populate(
     try:
         repo = lake.graveler.get_repository(repository)
     except RepositoryNotFoundError:
-        namespace = f"{lake.blockstore.scheme}://lake/{repository}"
+        namespace = backends.namespace(lake.blockstore, f"{repository}")
         repo = lake.graveler.create_repository(repository, storage_namespace=namespace)
     for path in paths:
         lake.catalog.upload(repo, "main", path, io.BytesIO(path.encode()))

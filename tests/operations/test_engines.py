@@ -22,6 +22,7 @@ from kvlake.operations import (
     select_engine,
 )
 from tests.operations.helpers import listed, make_lake, populate, start
+from tests.support import backends
 
 ENGINES = ("local", "threads")
 
@@ -37,7 +38,9 @@ def threads_engine() -> None:
 def _run_on(engine: str, blocks: BlockStore) -> tuple[object, ...]:
     lake = make_lake(MemoryStore(), blocks, batch_size=3)
     # Each engine's repository has a namespace of its own on the shared blockstore.
-    lake.graveler.create_repository("repo1", storage_namespace=f"{blocks.scheme}://lake/{engine}")
+    lake.graveler.create_repository(
+        "repo1", storage_namespace=backends.namespace(blocks, f"{engine}")
+    )
     repo = populate(lake, [f"a/{i:02d}.csv" for i in range(10)] + ["a/x.tmp", "b/1"])
     populate(lake, ["a/staged.csv"], commit=False)
     lake.locks.acquire(repo, "a/04.csv", owner="bob", ttl=600)

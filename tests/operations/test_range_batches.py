@@ -27,6 +27,7 @@ from kvlake.operations.records import (
 )
 from kvlake.operations.renewal import HeldDeleteLock
 from tests.operations.helpers import fill, listed, make_lake, populate, run, start
+from tests.support import backends
 
 INSIDE = [f"a/{i:05d}" for i in range(20_000)]
 OUTSIDE = ["0", "a", "a0", "b/1"]
@@ -85,7 +86,7 @@ def test_whole_ranges_cost_one_record_each_and_delete_what_tombstones_would(lake
     blocks = lake.blockstore
     with make_lake(MemoryStore(), blocks, batch_size=1000) as by_path:
         # The same blockstore, in a namespace of its own.
-        namespace = f"{blocks.scheme}://lake/by-path"
+        namespace = backends.namespace(blocks, "by-path")
         by_path.graveler.create_repository("repo1", storage_namespace=namespace)
         # A filter every object matches makes the engine list and tombstone each one.
         assert outcome_of(by_path, BulkDeleteOptions(filters=Filters(min_size=0))) == (

@@ -11,6 +11,7 @@ from kvlake.blockstore import BlockStore
 from kvlake.errors import EntryNotFoundError
 from kvlake.graveler.committed import Change, Chunking, CommittedManager
 from kvlake.graveler.records import Value
+from tests.support import backends
 from tests.support.backends import examples
 
 # Tiny ranges and a byte cap that large values reach, so that examples of a
@@ -42,7 +43,7 @@ def test_applies_match_a_dict_model(blockstore: BlockStore) -> None:
         probes=st.lists(keys, max_size=20),
     )
     def check(initial: dict[bytes, Value], rounds: list[list[Change]], probes: list[bytes]) -> None:
-        namespace = f"{blockstore.scheme}://lake/{uuid.uuid4().hex}"
+        namespace = backends.namespace(blockstore, uuid.uuid4().hex)
         manager = CommittedManager(blockstore, range_cache_size=4, chunking=TINY)
         model = dict(initial)
         metarange_id = manager.write_metarange(namespace, sorted(model.items()))

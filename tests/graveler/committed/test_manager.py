@@ -18,6 +18,7 @@ from kvlake.errors import (
 )
 from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.records import Value
+from tests.support import backends
 
 from .helpers import SMALL, entries, value
 
@@ -63,7 +64,7 @@ def test_same_entries_give_same_ids_and_bytes_in_any_store(
     first = blockstore
     with open_blockstore(f"local://{tmp_path}/second") as second:
         id_one = CommittedManager(first, chunking=SMALL).write_metarange(namespace, entries(300))
-        other = f"{second.scheme}://lake/repo1"
+        other = backends.namespace(second, "repo1")
         id_two = CommittedManager(second, chunking=SMALL).write_metarange(other, entries(300))
 
         assert id_one == id_two

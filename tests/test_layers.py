@@ -130,6 +130,24 @@ top-level module) and units of a lower rank only. Units of one rank are siblings
 import neither way (auth and catalog; gateway and pipelines). `kvlake` is the package's
 own __init__.py (its version)."""
 
+
+def _documented_layers() -> dict[str, int]:
+    """docs/design.md's rank table: `rank  unit  what`, or `rank  a, b, c: what`."""
+    text = (PACKAGE.parent / "docs" / "design.md").read_text()
+    table = text.split("rank  units\n", 1)[1].split("```", 1)[0]
+    ranks: dict[str, int] = {}
+    for line in table.splitlines():
+        rank, rest = line.split(maxsplit=1)
+        first = rest.split()[0]
+        for unit in rest.split(":")[0].split(",") if first.endswith(",") else [first]:
+            ranks[unit.strip()] = int(rank)
+    return ranks
+
+
+def test_the_design_docs_rank_table_is_the_one_checked() -> None:
+    assert _documented_layers() == {u: r for u, r in LAYERS.items() if u != "kvlake"}
+
+
 MOUNTS = {("kvlake.api.app", "kvlake.ui")}
 """The upward imports the design names: api/app.py mounts the UI, whose pages call the
 API's operations (imported inside the app's factory, after kvlake.api is built)."""

@@ -2849,6 +2849,28 @@ MUTATIONS = (
         ),
     ),
     Mutation(
+        "scale-gc-scans-only-tokens-with-entries",
+        "issue 33 item 2: a GC batch scans no live token whose staging partition is empty",
+        "kvlake/deletion/staged_refs.py",
+        "            if len(unread) > DIRECT_SCANS:\n",
+        "            if False:\n",
+        (
+            "tests/deletion/test_scale.py::"
+            "test_a_gc_batch_scans_no_live_token_whose_staging_is_empty",
+        ),
+    ),
+    Mutation(
+        "scale-gc-scans-the-tokens-with-entries",
+        "invariant 4: a GC candidate staged on one branch among many is in use",
+        "kvlake/deletion/staged_refs.py",
+        "                unread = [token for token in unread if token in holding]\n",
+        "                unread = []\n",
+        (
+            "tests/deletion/test_scale.py::"
+            "test_a_gc_batch_scans_no_live_token_whose_staging_is_empty",
+        ),
+    ),
+    Mutation(
         "scale-token-drop-one-branch-scan",
         "issue 33 item 3: a cleaner pass scans the branches once, not once per dropped token",
         "kvlake/deletion/hooks.py",

@@ -134,6 +134,11 @@ def staging_partition(token: str) -> bytes:
     return STAGING_PREFIX + token.encode()
 
 
+def staging_prefix(instance_uid: str) -> bytes:
+    """What every staging partition of that instance starts with (`new_staging_token`)."""
+    return STAGING_PREFIX + instance_uid.encode() + b"_"
+
+
 def new_staging_token(instance_uid: str) -> str:
     """A fresh token; it embeds the instance uid so leftovers can be traced to their owner."""
     return instance_uid + "_" + ids.new_uid()

@@ -125,11 +125,15 @@ class Bench:
         return keys.instance_partition(self.repository.name, self.repository.instance_uid)
 
     def add_repositories(self, records: Iterable[tuple[bytes, bytes]]) -> None:
-        """Repository records as their creations would leave them: each instance not
-        deleted indexed in the live index (liverepos.py)."""
+        """Repository records as their creations would leave them: each instance's uid
+        named (`graveler_instances`), and each not deleted in the live index (liverepos.py)."""
         items = list(records)
         self.store.set_many(keys.REPOSITORIES, items)
-        live = (r for r in (decode_repository(raw) for _, raw in items) if r.state != "deleted")
+        decoded = [decode_repository(raw) for _, raw in items]
+        self.store.set_many(
+            keys.INSTANCES, ((r.instance_uid.encode(), r.name.encode()) for r in decoded)
+        )
+        live = (r for r in decoded if r.state != "deleted")
         self.store.set_many(
             keys.LIVE_REPOSITORIES,
             ((keys.live_repository_key(r.name, r.instance_uid), b"") for r in live),

@@ -14,12 +14,12 @@ creating it is not what is measured.
     .venv/bin/python benchmarks/scale_bench.py -k cleaner -k orphan   # those rows only
 
 Dimensions: staged entries (GC candidates checked in batches), branches (one
-due record's in-use check; a cleaner pass dropping 5 tokens; listBranches with
-a prefix, and beside hidden branches), repositories (listRepositories with a
-prefix, and beside deleted names; an idle cleaner pass; an orphan sweep), commits
-(`tip~N` over the whole history, called again), finished records (a runner's idle
-pass; listing open pull requests beside closed ones). `-k TEXT` (repeatable) runs
-the operations whose label contains TEXT.
+due record's in-use check, with a path and a GC one's; a cleaner pass dropping
+5 tokens; listBranches with a prefix, and beside hidden branches), repositories
+(listRepositories with a prefix, and beside deleted names; an idle cleaner
+pass; an orphan sweep), commits (`tip~N` over the whole history, called again),
+finished records (a runner's idle pass; listing open pull requests beside closed
+ones). `-k TEXT` (repeatable) runs the operations whose label contains TEXT.
 """
 
 from __future__ import annotations
@@ -125,11 +125,15 @@ class Bench:
         return keys.instance_partition(self.repository.name, self.repository.instance_uid)
 
     def add_repositories(self, records: Iterable[tuple[bytes, bytes]]) -> None:
-        """Repository records as their creations would leave them: each instance not
-        deleted indexed in the live index (liverepos.py)."""
+        """Repository records as their creations would leave them: each instance's uid
+        named (`graveler_instances`), and each not deleted in the live index (liverepos.py)."""
         items = list(records)
         self.store.set_many(keys.REPOSITORIES, items)
-        live = (r for r in (decode_repository(raw) for _, raw in items) if r.state != "deleted")
+        decoded = [decode_repository(raw) for _, raw in items]
+        self.store.set_many(
+            keys.INSTANCES, ((r.instance_uid.encode(), r.name.encode()) for r in decoded)
+        )
+        live = (r for r in decoded if r.state != "deleted")
         self.store.set_many(
             keys.LIVE_REPOSITORIES,
             ((keys.live_repository_key(r.name, r.instance_uid), b"") for r in live),
@@ -202,6 +206,16 @@ def due_record(bench: Bench, branches: int) -> Figure:
     )
     checker = _checker(bench)
     return measure(bench.store, lambda: checker.check([record]))
+
+
+def due_gc_record(bench: Bench, branches: int) -> Figure:
+    """One GC candidate's in-use check by a fresh checker (no staged-address set yet),
+    beside `branches` branches with empty staging."""
+    bench.add_branches(branches)
+    GcMarks(bench.store).save("run1", [])
+    log, repository = bench.lake.deletion_log, bench.repository
+    records = list(gc_records(log, repository, "run1", time.time(), ["data/old/1"]))
+    return measure(bench.store, lambda: _checker(bench).check(records))
 
 
 def cleaner_pass(bench: Bench, branches: int) -> Figure:
@@ -454,6 +468,7 @@ DIMENSIONS: Final = (
     ("GC run, 10 batches of 100", "staged", gc_run),
     ("GC batch of 100, run under way", "staged", gc_batch),
     ("in-use check of 1 record", "branches", due_record),
+    ("in-use check of 1 GC record", "branches", due_gc_record),
     ("cleaner pass dropping 5 tokens", "branches", cleaner_pass),
     ("listBranches prefix, 1st page", "branches", branch_prefix),
     ("listBranches, hidden before", "branches", hidden_branches),

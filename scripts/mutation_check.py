@@ -2849,6 +2849,73 @@ MUTATIONS = (
         ),
     ),
     Mutation(
+        "scale-gc-scans-only-tokens-with-entries",
+        "issue 33 item 2: a GC batch scans no live token whose staging partition is empty",
+        "kvlake/deletion/staged_refs.py",
+        "            if len(unread) > DIRECT_SCANS:\n",
+        "            if False:\n",
+        (
+            "tests/deletion/test_scale.py::"
+            "test_a_gc_batch_scans_no_live_token_whose_staging_is_empty",
+        ),
+    ),
+    Mutation(
+        "scale-gc-scans-the-tokens-with-entries",
+        "invariant 4: a GC candidate staged on one branch among many is in use",
+        "kvlake/deletion/staged_refs.py",
+        "                unread = [token for token in unread if token in holding]\n",
+        "                unread = []\n",
+        (
+            "tests/deletion/test_scale.py::"
+            "test_a_gc_batch_scans_no_live_token_whose_staging_is_empty",
+        ),
+    ),
+    Mutation(
+        "scale-sweep-instance-names-written",
+        "invariant 2: a creation names its uid, so a sweep slice of staging partitions finds"
+        " the live owner of each (issue 33 item 6)",
+        "kvlake/graveler/lifecycle/liverepos.py",
+        "        self._store.set(keys.INSTANCES, instance_uid.encode(), name.encode())\n",
+        "",
+        (
+            "tests/graveler/test_scale.py::"
+            "test_a_live_repositorys_staging_is_found_live_by_a_slice_that_misses_its_instance",
+        ),
+    ),
+    Mutation(
+        "scale-sweep-instance-names-built",
+        "invariant 2: a store older than the uid index gets it built before a sweep judges",
+        "kvlake/graveler/lifecycle/liverepos.py",
+        "            self._build_names()\n",
+        "            pass\n",
+        (
+            "tests/graveler/test_scale.py::"
+            "test_a_live_repositorys_staging_is_found_live_by_a_slice_that_misses_its_instance",
+        ),
+    ),
+    Mutation(
+        "scale-sweep-reads-its-slices-instances",
+        "issue 33 item 6: a sweep reads the repositories of its slice, not every record",
+        "kvlake/graveler/lifecycle/orphans.py",
+        "            live, cleaning = self._instances(batch)\n",
+        "            live, cleaning = self._instances(list(self._store.partitions()))\n",
+        (
+            "tests/graveler/test_scale.py::"
+            "test_an_orphan_sweep_reads_the_repositories_of_its_slice_not_every_repository",
+        ),
+    ),
+    Mutation(
+        "scale-cleaner-forgets-instance-names",
+        "a cleaned instance leaves no uid name behind, even after a crash",
+        "kvlake/graveler/lifecycle/cleaner.py",
+        "                self._store.delete(keys.INSTANCES, entry.instance_uid.encode())\n",
+        "",
+        (
+            "tests/graveler/test_crashes.py::"
+            "test_crash_during_cleaner_pass_is_finished_by_the_next_pass",
+        ),
+    ),
+    Mutation(
         "scale-token-drop-one-branch-scan",
         "issue 33 item 3: a cleaner pass scans the branches once, not once per dropped token",
         "kvlake/deletion/hooks.py",

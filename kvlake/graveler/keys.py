@@ -28,10 +28,15 @@ ORPHANS = b"graveler_orphans"
 LIVE_REPOSITORIES = b"graveler_live"
 """`<repository name>\\0<instance uid>` -> "": an instance not yet deleted (initial, active or
 deleting), so a listing scans these, not the tombstones that keep deleted names (issue 33)."""
+INSTANCES = b"graveler_instances"
+"""`<instance uid>` -> repository name: every instance a creation indexed, until the cleaner
+has removed it, so the orphan sweep finds the owner of a staging partition (named by uid)
+with point reads, not a scan of every repository record (issue 33)."""
 INDEXES = b"graveler_indexes"
 """`<index name>` -> "": that index was built over the records older than it (see
 `LIVE_INDEX_BUILT`)."""
 LIVE_INDEX_BUILT = b"live-repositories"
+INSTANCES_INDEX_BUILT = b"instance-names"
 SWEEP = b"graveler_sweep"
 """`SWEEP_CURSOR` -> the last partition the orphan sweep looked at (see orphans.py)."""
 SWEEP_CURSOR = b"cursor"
@@ -132,6 +137,11 @@ def instance_partition(name: str, instance_uid: str) -> bytes:
 
 def staging_partition(token: str) -> bytes:
     return STAGING_PREFIX + token.encode()
+
+
+def staging_prefix(instance_uid: str) -> bytes:
+    """What every staging partition of that instance starts with (`new_staging_token`)."""
+    return STAGING_PREFIX + instance_uid.encode() + b"_"
 
 
 def new_staging_token(instance_uid: str) -> str:

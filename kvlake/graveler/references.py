@@ -153,6 +153,16 @@ class References:
             }
         return found
 
+    def tokens_with_entries(self, instance_uid: str) -> Iterator[str]:
+        """The instance's staging tokens whose partitions hold any key, in order: live,
+        sealed, or dropped and not yet cleaned. A listing of the non-empty partitions
+        only, so the many branches whose staging is empty cost nothing (issue 33)."""
+        prefix = keys.staging_prefix(instance_uid)
+        for partition in self._store.partitions(after=prefix):
+            if not partition.startswith(prefix):
+                return
+            yield partition[len(keys.STAGING_PREFIX) :].decode()
+
     def staged_pages(
         self, token: str, *, batch_size: int = 1000, start: bytes = FIRST_PATH
     ) -> Iterator[StagedPage]:

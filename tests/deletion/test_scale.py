@@ -19,6 +19,7 @@ from kvlake.deletion.staged_refs import STAGED_SET_REUSE
 from kvlake.graveler.keys import staging_partition
 from kvlake.kv import CountingStore
 from kvlake.kv.memory import MemoryStore
+from kvlake.kv.store import DEFAULT_BATCH_SIZE
 from tests.deletion.helpers import DeletionLake
 
 BATCHES = 3
@@ -151,3 +152,35 @@ def test_a_pass_over_entries_queued_without_their_branch_scans_the_branches_once
             assert lake.cleaner.clean_once().tokens_dropped == dropped
             rows.append(store.rows_read)
     assert rows[1] - rows[0] <= 300 - 10
+
+
+def check_a_gc_record_beside_branches(
+    lake_blocks: BlockStore, branches: int
+) -> tuple[CountingStore, list[str]]:
+    """One batch of two GC records beside `branches` branches, one staging the first record's
+    blob: the round trips and rows of the check, and the verdicts."""
+    with CountingStore(MemoryStore()) as store:
+        lake = DeletionLake(store, lake_blocks)
+        for n in range(branches):
+            lake.graveler.create_branch(lake.repository, f"b{n:05d}", "main")
+        staged = lake.upload("kept", branch=f"b{branches // 2:05d}").address
+        GcMarks(lake.store).save("run1", [])
+        batch = list(gc_records(lake.log, lake.repository, "run1", 0.0, [staged, "data/old/1"]))
+        store.reset()
+        verdicts: list[str] = [v.action for v in checker(lake).check(batch)]
+        return store, verdicts
+
+
+def test_a_gc_batch_scans_no_live_token_whose_staging_is_empty(lake_blocks: BlockStore) -> None:
+    """Issue 33 item 2: one due record at 10,000 branches made 10,015 round trips."""
+    small, large = 10, 1000
+    (few, few_verdicts), (many, many_verdicts) = (
+        check_a_gc_record_beside_branches(lake_blocks, branches) for branches in (small, large)
+    )
+    # The entry staged on one branch among many is found all the same.
+    assert few_verdicts == many_verdicts == ["in_use", "delete"]
+    # What grows is the one scan of the branch records (for the live tokens), a page per
+    # 1,000: no round trip, and no row, per branch whose staging is empty.
+    assert many.round_trips - few.round_trips <= large // DEFAULT_BATCH_SIZE
+    assert many.rows_read - few.rows_read <= large - small
+    assert many.calls["scan"] - few.calls["scan"] <= large // DEFAULT_BATCH_SIZE

@@ -77,6 +77,7 @@ def live_partitions(graveler: Graveler, repository: Repository) -> set[bytes]:
         keys.REPOSITORIES,
         keys.NAMESPACES,
         keys.LIVE_REPOSITORIES,
+        keys.INSTANCES,
         keys.INDEXES,
         keys.instance_partition(repository.name, repository.instance_uid),
         keys.visible_branches_partition(repository.name, repository.instance_uid),

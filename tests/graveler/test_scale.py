@@ -8,6 +8,7 @@ reads must not grow with them.
 from __future__ import annotations
 
 import msgspec
+import pytest
 
 from kvlake.blockstore.memory import MemoryBlockStore
 from kvlake.graveler import keys
@@ -20,7 +21,7 @@ from kvlake.graveler.lifecycle.repositories import INITIAL_TIMEOUT
 from kvlake.graveler.records import Repository
 from kvlake.kv import CountingStore
 from kvlake.kv.memory import MemoryStore
-from tests.graveler.helpers import make_graveler
+from tests.graveler.helpers import make_graveler, value
 from tests.support import FakeClock
 
 SIZES = (5, 300)
@@ -228,3 +229,46 @@ def test_orphan_sweeps_in_slices_note_then_drop_every_orphan() -> None:
     assert sum(sweep.run().dropped for _ in range(4)) == 45
     assert not strays & set(store.partitions())
     assert list(store.scan(keys.ORPHANS)) == []
+
+
+def test_an_orphan_sweep_reads_the_repositories_of_its_slice_not_every_repository() -> None:
+    """Issue 33 item 6: a sweep read every repository record on every pass."""
+    rows, noted = [], []
+    for repositories in (20, 1000):
+        graveler, store = counted_graveler()
+        for n in range(repositories):  # each with a staging partition no branch names
+            repository = graveler.create_bare_repository(
+                f"aaa{n:04d}", storage_namespace=f"mem://b/a{n}"
+            )
+            token = keys.new_staging_token(repository.instance_uid)
+            store.set(keys.staging_partition(token), b"k", b"v")
+        store.set(keys.SWEEP, keys.SWEEP_CURSOR, keys.STAGING_PREFIX)  # a slice of strays
+        sweep = OrphanSweep(store, graveler._refs, clock=graveler.clock, slice_size=10)
+        store.reset()
+        noted.append(sweep.run().noted)
+        rows.append(store.rows_read)
+    assert noted[0] == noted[1] == 10 and rows[0] == rows[1]
+
+
+@pytest.mark.parametrize("older_store", [False, True])
+def test_a_live_repositorys_staging_is_found_live_by_a_slice_that_misses_its_instance(
+    older_store: bool,
+) -> None:
+    """A slice of staging partitions only finds their owners by uid (the index a creation
+    writes); a store whose creations wrote no uid names gets the index built on first use."""
+    graveler, store = counted_graveler()
+    repository = graveler.create_repository("repo", storage_namespace="mem://b/repo")
+    graveler.set(repository, "main", b"a", value("a"))
+    graveler.create_branch(repository, "dev", "main")
+    if older_store:
+        store.drop_partition(keys.INSTANCES)
+        store.delete(keys.INDEXES, keys.INSTANCES_INDEX_BUILT)
+    clock = graveler.clock
+    assert isinstance(clock, FakeClock)
+    sweep = OrphanSweep(store, graveler._refs, clock=clock, grace=10)
+    for _ in range(2):  # slices of staging partitions only: no instance partition names them
+        store.set(keys.SWEEP, keys.SWEEP_CURSOR, keys.STAGING_PREFIX)
+        report = sweep.run()
+        assert report.noted == report.dropped == 0
+        clock.advance(11)
+    assert graveler.get(repository, "main", b"a") == value("a")

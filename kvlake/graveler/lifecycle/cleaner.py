@@ -164,6 +164,9 @@ class Cleaner:
                 self._store.delete(
                     keys.LIVE_REPOSITORIES, keys.live_repository_key(entry.name, entry.instance_uid)
                 )
+                # Its partitions are gone: the orphan sweep needs its name no more (before
+                # the entry, so a crash between leaves the entry to do it again).
+                self._store.delete(keys.INSTANCES, entry.instance_uid.encode())
                 for cleanup in self._instance_cleanups:
                     cleanup(entry)
                 if self._hooks is not None:

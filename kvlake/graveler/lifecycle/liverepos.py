@@ -18,6 +18,10 @@ instance's partitions. Keys are per instance, so dropping one never drops a newe
 creation's. A store written before the index gets it built once, on first use
 (a marker in `keys.INDEXES` says it was done).
 
+The same creation first writes its uid's name (`keys.INSTANCES`), kept until the
+cleaner removed the instance: a staging partition is named by uid only, and the
+orphan sweep finds its owner with that point read, not a scan of every record.
+
 Tombstones themselves are kept: the KV has no conditional delete, and an
 unguarded one could remove the record of a creation that just replaced the
 tombstone. With the index, no listing or idle pass reads them.
@@ -25,12 +29,12 @@ tombstone. With the index, no listing or idle pass reads them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from typing import Final
 
 from kvlake.errors import KeyNotFoundError
 from kvlake.graveler import keys
-from kvlake.graveler.records import Repository, decode_repository
+from kvlake.graveler.records import Repository, decode_deleted_repository, decode_repository
 from kvlake.kv import Store
 
 PAGE: Final = 100
@@ -47,9 +51,19 @@ class LiveRepositories:
 
     def add(self, name: str, instance_uid: str) -> None:
         """Index an instance before its record is written (building the index first on a
-        store written before it, so a new store never scans its records for it)."""
+        store written before it, so a new store never scans its records for it): by name
+        for listings, and its uid's name for the orphan sweep (`names`)."""
         self.build()
+        self._store.set(keys.INSTANCES, instance_uid.encode(), name.encode())
         self._store.set(keys.LIVE_REPOSITORIES, keys.live_repository_key(name, instance_uid), b"")
+
+    def names(self, instance_uids: Collection[str]) -> dict[str, str]:
+        """The repository name each of those instances was created under, for those
+        indexed: one `get_many`. Every instance a creation indexed is there until the
+        cleaner removed it, so a uid left out names no instance with data to keep."""
+        self.build()
+        found = self._store.get_many(keys.INSTANCES, sorted(u.encode() for u in instance_uids))
+        return {uid.decode(): name.decode() for uid, name in found.items()}
 
     def drop(self, name: str, instance_uid: str) -> None:
         """Take a deleted (or never written) instance out of the index."""
@@ -109,9 +123,10 @@ class LiveRepositories:
         if self._built:
             return
         # No lock: two threads building at once write the same keys, which is harmless.
-        try:
-            self._store.get(keys.INDEXES, keys.LIVE_INDEX_BUILT)
-        except KeyNotFoundError:
+        built = self._store.get_many(
+            keys.INDEXES, [keys.LIVE_INDEX_BUILT, keys.INSTANCES_INDEX_BUILT]
+        )
+        if keys.LIVE_INDEX_BUILT not in built:
             with self._store.scan(keys.REPOSITORIES, keys.repository_key("")) as scan:
                 records = (decode_repository(raw) for _, raw in scan)
                 self._store.set_many(
@@ -123,4 +138,21 @@ class LiveRepositories:
                     ),
                 )
             self._store.set(keys.INDEXES, keys.LIVE_INDEX_BUILT, b"")
+        if keys.INSTANCES_INDEX_BUILT not in built:
+            self._build_names()
+            self._store.set(keys.INDEXES, keys.INSTANCES_INDEX_BUILT, b"")
         self._built = True
+
+    def _build_names(self) -> None:
+        """Index the uid of every record (tombstones too: their instances may await the
+        cleaner) and of every instance queued for cleaning, of a store written before."""
+        with self._store.scan(keys.REPOSITORIES, keys.repository_key("")) as scan:
+            records = (decode_repository(raw) for _, raw in scan)
+            self._store.set_many(
+                keys.INSTANCES, ((r.instance_uid.encode(), r.name.encode()) for r in records)
+            )
+        with self._store.scan(keys.DELETED_REPOSITORIES) as scan:
+            deleted = (decode_deleted_repository(raw) for _, raw in scan)
+            self._store.set_many(
+                keys.INSTANCES, ((d.instance_uid.encode(), d.name.encode()) for d in deleted)
+            )

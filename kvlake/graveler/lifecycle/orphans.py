@@ -17,8 +17,9 @@ noted the first time (`graveler_orphans`, with the time it was found) and
 dropped on a later pass, at least `grace` seconds on, if it is an orphan still:
 nothing in flight (a creation, a branch record about to name a new token) stays
 unreferenced that long. Notes are read and written a batch of partitions at a
-time (`get_many`, `set_many`), not a round trip or two per orphan. A live
-instance's orphaned staging partition goes through
+time (`get_many`, `set_many`), not a round trip or two per orphan, and so are
+the instances the batch's partitions belong to (`_instances`), not every
+repository record. A live instance's orphaned staging partition goes through
 `CleanerHooks.before_token_drop` first, so the blobs of its stray entries are
 logged like those of any dropped token.
 """
@@ -32,7 +33,8 @@ from typing import Final, Protocol
 
 from kvlake.errors import KeyNotFoundError, KvlakeError
 from kvlake.graveler import keys
-from kvlake.graveler.records import Repository, decode_deleted_repository, decode_repository
+from kvlake.graveler.lifecycle.liverepos import LiveRepositories
+from kvlake.graveler.records import Repository, decode_repository
 from kvlake.graveler.refs.store import Refs
 from kvlake.kv import Store
 
@@ -42,8 +44,9 @@ SWEEP_GRACE: Final = 3600.0
 SWEEP_SLICE: Final = 10_000
 """Partitions one sweep looks at; the next sweep goes on after the last, and wraps around.
 
-Listing every partition, and scanning the branches of every repository with
-staged data, on every sweep made a sweep cost the whole store (issue 33). A
+Listing every partition, reading every repository record, and scanning the
+branches of every repository with staged data, on every sweep made a sweep cost
+the whole store (issue 33). A
 partition is still looked at once per (partitions / slice) sweeps, and an orphan
 noted on one visit is dropped on a later one at least `grace` seconds on."""
 
@@ -80,11 +83,11 @@ class OrphanSweep:
         self._before_token_drop = before_token_drop
         self._grace = grace
         self._slice = slice_size
+        self._names = LiveRepositories(store)
 
     def run(self) -> SweepReport:
         report = SweepReport()
         now = self._clock()
-        live, cleaning = self._instances()
         queued = self._queued_tokens()
         referenced: dict[str, set[str]] = {}
         orphans: set[bytes] = set()
@@ -93,6 +96,7 @@ class OrphanSweep:
         for batch in _batches(listed):
             looked += len(batch)
             last = batch[-1]
+            live, cleaning = self._instances(batch)
             found: list[tuple[bytes, Repository | None]] = []
             for partition in batch:
                 orphan, owner = self._orphan(partition, live, cleaning, queued, referenced)
@@ -119,17 +123,37 @@ class OrphanSweep:
             return b""
         return raw
 
-    def _instances(self) -> tuple[dict[str, Repository], set[str]]:
-        """Live instances by uid (creations and deletions in flight count as live), and
-        the uids queued for the cleaner's instance cleaning."""
+    def _instances(self, partitions: list[bytes]) -> tuple[dict[str, Repository], set[str]]:
+        """Of the instances those partitions belong to: the live ones by uid (creations
+        and deletions in flight count as live), and the uids queued for the cleaner's
+        instance cleaning.
+
+        Point reads of the batch's instances only, three `get_many` in all, not a scan
+        of every repository record (issue 33): an instance partition names its
+        repository, a staging partition only its uid, whose name the creation indexed
+        (`LiveRepositories.names`). A uid not indexed names no instance that holds data.
+        """
+        named: dict[str, str] = {}  # uid -> name
+        unnamed: set[str] = set()
+        for partition in partitions:
+            staging = keys.parse_staging_partition(partition)
+            instance = keys.parse_instance_partition(partition)
+            if staging is not None:
+                unnamed.add(staging[0])
+            elif instance is not None:
+                named[instance[1]] = instance[0]
+        if unnamed - named.keys():
+            named.update(self._names.names(unnamed - named.keys()))
+        by_name = {keys.repository_key(name) for name in named.values()}
+        records = self._store.get_many(keys.REPOSITORIES, sorted(by_name))
         live: dict[str, Repository] = {}
-        with self._store.scan(keys.REPOSITORIES) as scan:
-            for _, raw in scan:
-                repository = decode_repository(raw)
-                if repository.state != "deleted":
-                    live[repository.instance_uid] = repository
-        with self._store.scan(keys.DELETED_REPOSITORIES) as scan:
-            cleaning = {decode_deleted_repository(raw).instance_uid for _, raw in scan}
+        for raw in records.values():
+            repository = decode_repository(raw)
+            if repository.state != "deleted" and repository.instance_uid in named:
+                live[repository.instance_uid] = repository
+        wanted = {keys.deleted_repository_key(name, uid): uid for uid, name in named.items()}
+        entries = self._store.get_many(keys.DELETED_REPOSITORIES, sorted(wanted))
+        cleaning = {wanted[key] for key in entries}
         return live, cleaning
 
     def _queued_tokens(self) -> set[str]:

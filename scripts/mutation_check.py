@@ -1086,6 +1086,16 @@ MUTATIONS = (
         ),
     ),
     Mutation(
+        "untagged-range-batch-stays-a-range-batch",
+        "issue 26: a range batch stored before batches were tagged resumes as a range batch",
+        "kvlake/operations/records.py",
+        "    if old.ranges:\n",
+        "    if False:\n",
+        (
+            "tests/operations/test_batch_records.py::test_a_batch_stored_before_batches_were_tagged_decodes_to_its_variant",
+        ),
+    ),
+    Mutation(
         "range-batch-plan-stored-before-it-runs",
         "issue 13: a range batch's plan is stored first, so a retry counts what it counted",
         "kvlake/operations/batches.py",

@@ -41,6 +41,8 @@ from kvlake.operations.records import (
     Operation,
     OperationStatus,
     Outcome,
+    PathBatch,
+    RangeBatch,
 )
 from kvlake.operations.refs_tasks import RefsTaskSteps, submit_dump, submit_restore
 from kvlake.operations.runner import OperationRunner
@@ -92,7 +94,9 @@ __all__ = [
     "OperationRunner",
     "OperationStatus",
     "Outcome",
+    "PathBatch",
     "Progress",
+    "RangeBatch",
     "RefsTaskSteps",
     "Steps",
     "StepsEngine",

@@ -60,6 +60,8 @@ from kvlake.operations.records import (
     Filters,
     Operation,
     OperationStatus,
+    PathBatch,
+    RangeBatch,
     decode_batch,
     encode,
 )
@@ -242,7 +244,7 @@ class BulkDeleteDriver:
         """
         return snapshot_holds(self.context, held.repository, held.operation.branch, snapshot, taken)
 
-    def _range_batch(self, held: HeldOperation, whole: list[RangeInfo]) -> Batch:
+    def _range_batch(self, held: HeldOperation, whole: list[RangeInfo]) -> RangeBatch:
         """The range batch of a run of whole ranges, with what staging holds in their span
         now (one staged scan, not the range files): what the operation found there.
 
@@ -270,7 +272,7 @@ class BulkDeleteDriver:
         for key, value in sorted(found.items()):
             (gone if value is None else staged).append(key.decode())
         estimate = max(0, sum(info.count for info in whole) - len(gone))
-        return Batch(ranges=whole, estimate=estimate, staged=staged, gone=gone)
+        return RangeBatch(ranges=whole, estimate=estimate, staged=staged, gone=gone)
 
     def _next_whole_ranges(self, held: HeldOperation, start: bytes) -> list[RangeInfo]:
         """The run of ranges of the base commit from the first at or after `start`, as
@@ -314,7 +316,7 @@ class BulkDeleteDriver:
             if existing is not None and existing != batch:
                 batch, adopted = existing, True
                 cursor = batch.last_path
-        counted = 0 if batch is None else len(batch.paths) + batch.estimate
+        counted = 0 if batch is None else batch.objects
         counters = operation.counters
         self._checkpoint(
             held,
@@ -335,7 +337,7 @@ class BulkDeleteDriver:
         *,
         final: bool,
     ) -> bool:
-        batch = Batch(paths=paths, addresses=addresses) if paths else None
+        batch = PathBatch(paths=paths, addresses=addresses) if paths else None
         return self._write_batch(held, batch, cursor, final=final)
 
     def _write_once(self, operation_id: str, number: int, batch: Batch) -> Batch | None:

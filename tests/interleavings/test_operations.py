@@ -35,6 +35,7 @@ from kvlake.operations import (
     LocalBatches,
     Operation,
     Outcome,
+    RangeBatch,
     local_engine,
     parse_branch_path,
 )
@@ -304,7 +305,7 @@ def _range_batch(lake: Lake, operation: Operation) -> int:
     """The number of the operation's first range batch."""
     final = _enumerated(lake, operation)
     for number in range(final.batches):
-        if lake.ledger.read_batch(operation.id, number).ranges:
+        if isinstance(lake.ledger.read_batch(operation.id, number), RangeBatch):
             return number
     raise AssertionError(f"operation {operation.id} has no range batch")
 

@@ -23,10 +23,10 @@ from kvlake.operations import (
 from kvlake.operations import keys as operation_keys
 from kvlake.operations.batches import BatchProcessor
 from kvlake.operations.records import (
-    Batch,
     Counters,
     Operation,
     Outcome,
+    RangeBatch,
     RangePlan,
     decode_operation,
 )
@@ -140,7 +140,7 @@ def test_a_range_batch_processed_again_counts_once(lake: Lake) -> None:
             self,
             op: Operation,
             repository: Repository,
-            batch: Batch,
+            batch: RangeBatch,
             plan: RangePlan,
             held: HeldDeleteLock,
         ) -> list[tuple[str, str]]:
@@ -178,7 +178,7 @@ def test_cancel_stops_after_a_range(lake: Lake) -> None:
     class CancelAfterRange(BatchProcessor):
         def process(self, op: Operation, repository: Repository, number: int) -> Outcome:
             outcome = super().process(op, repository, number)
-            if lake.ledger.read_batch(op.id, number).ranges:
+            if isinstance(lake.ledger.read_batch(op.id, number), RangeBatch):
                 lake.bulk_deletes.cancel(op.id, user="alice", admin=False)
             return outcome
 

@@ -1096,6 +1096,16 @@ MUTATIONS = (
         ),
     ),
     Mutation(
+        "listing-skips-wholly-tombstoned-ranges",
+        "issue 26: listing a branch skips the ranges its range tombstones hide whole, unread",
+        "kvlake/graveler/entry_methods.py",
+        "        hidden = staged.wholly_tombstoned(metarange_id, start, stop)\n",
+        "        hidden = frozenset[str]()\n",
+        (
+            "tests/graveler/test_range_tombstone_listing.py::test_listing_a_branch_skips_wholly_tombstoned_ranges_unread",
+        ),
+    ),
+    Mutation(
         "range-batch-plan-stored-before-it-runs",
         "issue 13: a range batch's plan is stored first, so a retry counts what it counted",
         "kvlake/operations/batches.py",

@@ -605,7 +605,7 @@ MUTATIONS = (
     Mutation(
         "enumeration-resumes-from-its-cursor",
         "invariant 5 (issue 13): a restarted enumeration lists on from its checkpoint",
-        "kvlake/operations/local.py",
+        "kvlake/operations/bulk_delete_driver.py",
         '        start = cursor.encode() + b"\\0" if cursor is not None else prefix\n',
         "        start = prefix\n",
         (
@@ -616,7 +616,7 @@ MUTATIONS = (
     Mutation(
         "bulk-delete-takes-its-delete-lock",
         "issue 13: a bulk delete locks its prefix before it reads write locks (blind tombstones)",
-        "kvlake/operations/local.py",
+        "kvlake/operations/bulk_delete_driver.py",
         "            if not operation.options.dry_run:\n                self._lock(held)\n"
         "            if not operation.enumerated:\n",
         "            if not operation.enumerated:\n",
@@ -680,7 +680,7 @@ MUTATIONS = (
     Mutation(
         "cancel-stops-at-a-batch-boundary",
         "issue 13: a cancelled bulk delete stops at the next batch boundary",
-        "kvlake/operations/local.py",
+        "kvlake/operations/bulk_delete_driver.py",
         "        while held.operation.done < held.operation.batches:\n"
         "            if stop.is_set() or held.operation.cancel_requested:\n",
         "        while held.operation.done < held.operation.batches:\n"
@@ -1086,6 +1086,26 @@ MUTATIONS = (
         ),
     ),
     Mutation(
+        "untagged-range-batch-stays-a-range-batch",
+        "issue 26: a range batch stored before batches were tagged resumes as a range batch",
+        "kvlake/operations/records.py",
+        "    if old.ranges:\n",
+        "    if False:\n",
+        (
+            "tests/operations/test_batch_records.py::test_a_batch_stored_before_batches_were_tagged_decodes_to_its_variant",
+        ),
+    ),
+    Mutation(
+        "listing-skips-wholly-tombstoned-ranges",
+        "issue 26: listing a branch skips the ranges its range tombstones hide whole, unread",
+        "kvlake/graveler/entry_methods.py",
+        "        hidden = staged.wholly_tombstoned(metarange_id, start, stop)\n",
+        "        hidden = frozenset[str]()\n",
+        (
+            "tests/graveler/test_range_tombstone_listing.py::test_listing_a_branch_skips_wholly_tombstoned_ranges_unread",
+        ),
+    ),
+    Mutation(
         "range-batch-plan-stored-before-it-runs",
         "issue 13: a range batch's plan is stored first, so a retry counts what it counted",
         "kvlake/operations/batches.py",
@@ -1119,7 +1139,7 @@ MUTATIONS = (
     Mutation(
         "range-batch-counted-without-staged-deletions",
         "invariant 5: a range batch's count leaves out deletions staged before (counted once)",
-        "kvlake/operations/local.py",
+        "kvlake/operations/bulk_delete_driver.py",
         "        estimate = max(0, sum(info.count for info in whole) - len(gone))\n",
         "        estimate = sum(info.count for info in whole)\n",
         (
@@ -1459,7 +1479,7 @@ MUTATIONS = (
     Mutation(
         "bulkrace-enumeration-checks-its-snapshot-at-each-batch",
         "issue 22 #5: a batch listed across a token drop is listed again, not written short",
-        "kvlake/operations/local.py",
+        "kvlake/operations/bulk_delete_driver.py",
         "                if not self._listing_holds(held, snapshot, taken):\n"
         "                    return  # staged entries may be gone from it: list again from the"
         " cursor\n",
@@ -1469,7 +1489,7 @@ MUTATIONS = (
     Mutation(
         "bulkrace-enumeration-checks-its-snapshot-at-the-end",
         "issue 22 #5: a listing that ended across a token drop is listed again",
-        "kvlake/operations/local.py",
+        "kvlake/operations/bulk_delete_driver.py",
         "        if not self._listing_holds(held, snapshot, taken):\n"
         "            return  # as above: nothing of this listing is written\n",
         "",
@@ -2156,7 +2176,7 @@ MUTATIONS = (
     Mutation(
         "locks-enumeration-keeps-its-lock-alive",
         "issue 22 #2: a long enumeration renews the lease and the delete lock while it lists",
-        "kvlake/operations/local.py",
+        "kvlake/operations/bulk_delete_driver.py",
         "        for key, value in listing:\n            self._keep_alive(held)\n",
         "        for key, value in listing:\n",
         (
@@ -2167,7 +2187,7 @@ MUTATIONS = (
     Mutation(
         "locks-checkpoint-renews-the-delete-lock",
         "issue 22 #2: the delete lock is renewed wherever the lease is (each checkpoint)",
-        "kvlake/operations/local.py",
+        "kvlake/operations/bulk_delete_driver.py",
         "        if not held.operation.options.dry_run:\n"
         "            self._lock(held)  # the lock lives as long as the lease",
         "        if False:\n            self._lock(held)  # the lock lives as long as the lease",
@@ -3015,7 +3035,7 @@ MUTATIONS = (
     Mutation(
         "safety2-range-batch-counts-what-the-drop-committed",
         "issue 22 (a): entries the drop's commit took out of staging count as found staged",
-        "kvlake/operations/local.py",
+        "kvlake/operations/bulk_delete_driver.py",
         "        for key, value in since.items():\n            found.setdefault(key, value)\n",
         "",
         (

@@ -180,16 +180,20 @@ class EntryMethods:
 
         `ref` may be one the caller resolved already, so a listing that restarts
         (past a common prefix) reads one branch state instead of one per restart.
-        No committed range that starts at or after `stop` is read.
+        No committed range that starts at or after `stop` is read, nor any that the
+        branch's range tombstones hide whole (`StagedRead.wholly_tombstoned`): a branch
+        after a bulk delete lists in O(ranges) of what it hides, not O(keys).
         """
         resolved = ref if isinstance(ref, ResolvedRef) else self._resolver.resolve(repository, ref)
-        committed = self.committed.scan(
-            repository.storage_namespace, resolved.commit.metarange_id, start, stop
-        )
+        namespace, metarange_id = repository.storage_namespace, resolved.commit.metarange_id
         if not resolved.staging_tokens:
-            yield from committed
+            yield from self.committed.scan(namespace, metarange_id, start, stop)
             return
-        for key, value in overlay([self.list_staged(repository, resolved, start, stop), committed]):
+        staged = self._staged(repository, resolved)
+        hidden = staged.wholly_tombstoned(metarange_id, start, stop)
+        committed = self.committed.scan(namespace, metarange_id, start, stop, skip=hidden)
+        window = _window(staged.without(hidden).scan(start), stop)
+        for key, value in overlay([window, committed]):
             if value is not None:
                 yield key, value
 
@@ -206,10 +210,7 @@ class EntryMethods:
         resolved = ref if isinstance(ref, ResolvedRef) else self._resolver.resolve(repository, ref)
         if not resolved.staging_tokens:
             return
-        for key, value in self._staged(repository, resolved).scan(start):
-            if stop is not None and key >= stop:
-                return
-            yield key, value
+        yield from _window(self._staged(repository, resolved).scan(start), stop)
 
     def _staged(self, repository: Repository, resolved: ResolvedRef) -> StagedRead:
         return self._staging.read(
@@ -219,3 +220,13 @@ class EntryMethods:
     def _branch(self, repository: Repository, name: str) -> Branch:
         check_branch_name(name)
         return self._refs.load_branch(repository, name)[0]
+
+
+def _window(
+    entries: Iterator[tuple[bytes, Value | None]], stop: bytes | None
+) -> Iterator[tuple[bytes, Value | None]]:
+    """`entries` (ascending) below `stop`."""
+    for key, value in entries:
+        if stop is not None and key >= stop:
+            return
+        yield key, value

@@ -4,9 +4,11 @@ resumable from the KV."""
 
 from kvlake.operations.batches import BatchProcessor
 from kvlake.operations.bulk_delete import BulkDeletes, Progress, check_filters, progress_of
+from kvlake.operations.bulk_delete_driver import OPERATION_METADATA_KEY, BulkDeleteDriver
 from kvlake.operations.driver import Driver, LostLeaseError
 from kvlake.operations.engines import (
     ENGINE_NAMES,
+    BatchEngine,
     Describe,
     Engine,
     EngineContext,
@@ -20,7 +22,7 @@ from kvlake.operations.engines import (
 )
 from kvlake.operations.heartbeat import Heartbeat
 from kvlake.operations.ledger import FailurePage, Ledger
-from kvlake.operations.local import OPERATION_METADATA_KEY, LocalEngine
+from kvlake.operations.local import LocalBatches, local_engine
 from kvlake.operations.locks import ObjectLocks, UploadLock
 from kvlake.operations.paths import BranchPath, parse_branch_path, parse_ref_path
 from kvlake.operations.records import (
@@ -39,6 +41,8 @@ from kvlake.operations.records import (
     Operation,
     OperationStatus,
     Outcome,
+    PathBatch,
+    RangeBatch,
 )
 from kvlake.operations.refs_tasks import RefsTaskSteps, submit_dump, submit_restore
 from kvlake.operations.runner import OperationRunner
@@ -61,8 +65,10 @@ __all__ = [
     "OPERATION_METADATA_KEY",
     "STATUSES",
     "Batch",
+    "BatchEngine",
     "BatchProcessor",
     "BranchPath",
+    "BulkDeleteDriver",
     "BulkDeleteOptions",
     "BulkDeletes",
     "Cancelled",
@@ -79,7 +85,7 @@ __all__ = [
     "ImportLocation",
     "ImportRequest",
     "Ledger",
-    "LocalEngine",
+    "LocalBatches",
     "Lock",
     "LostLeaseError",
     "ObjectInfo",
@@ -88,7 +94,9 @@ __all__ = [
     "OperationRunner",
     "OperationStatus",
     "Outcome",
+    "PathBatch",
     "Progress",
+    "RangeBatch",
     "RefsTaskSteps",
     "Steps",
     "StepsEngine",
@@ -99,6 +107,7 @@ __all__ = [
     "drive",
     "engine_available",
     "load_dotted",
+    "local_engine",
     "open_engine",
     "open_engine_for",
     "parse_branch_path",

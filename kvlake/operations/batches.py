@@ -19,7 +19,15 @@ import msgspec
 from kvlake.errors import ConflictError, TooManyTriesError
 from kvlake.graveler import RangeInfo, RangeTombstone, Repository
 from kvlake.operations.engines import EngineContext
-from kvlake.operations.records import Batch, Failure, Lock, Operation, Outcome, RangePlan
+from kvlake.operations.records import (
+    Failure,
+    Lock,
+    Operation,
+    Outcome,
+    PathBatch,
+    RangeBatch,
+    RangePlan,
+)
 from kvlake.operations.renewal import HeldDeleteLock
 from kvlake.operations.snapshots import committed_since, staged_span
 
@@ -53,7 +61,7 @@ class BatchProcessor:
             return batch.outcome
         held = HeldDeleteLock(self.context, operation, repository)
         held.renew()  # before the write locks are read: see kvlake/operations/renewal.py
-        if batch.ranges:
+        if isinstance(batch, RangeBatch):
             return self._process_range(operation, repository, number, batch, held)
         failures, todo, addresses = self._split_locked(repository, batch)
         failed = 0
@@ -76,7 +84,7 @@ class BatchProcessor:
         operation: Operation,
         repository: Repository,
         number: int,
-        batch: Batch,
+        batch: RangeBatch,
         held: HeldDeleteLock,
     ) -> Outcome:
         """A range batch: its staged objects one by one, each range's keys as one record."""
@@ -110,7 +118,9 @@ class BatchProcessor:
         ledger.record_outcome(operation.id, number, batch, outcome)
         return outcome
 
-    def _plan_range(self, operation: Operation, repository: Repository, batch: Batch) -> RangePlan:
+    def _plan_range(
+        self, operation: Operation, repository: Repository, batch: RangeBatch
+    ) -> RangePlan:
         """Read the span's staged entries and locks (and, where there are any, the range
         keys they fall on); write the skips.
 
@@ -186,7 +196,7 @@ class BatchProcessor:
             skipped=len(failures),
         )
 
-    def _range_keys(self, repository: Repository, batch: Batch) -> Iterator[bytes]:
+    def _range_keys(self, repository: Repository, batch: RangeBatch) -> Iterator[bytes]:
         """Every key of the batch's ranges, in order (one range file in memory at a time)."""
         committed = self.context.graveler.committed
         for info in batch.ranges:
@@ -196,7 +206,7 @@ class BatchProcessor:
         self,
         operation: Operation,
         repository: Repository,
-        batch: Batch,
+        batch: RangeBatch,
         plan: RangePlan,
         held: HeldDeleteLock,
     ) -> list[tuple[str, str]]:
@@ -251,7 +261,7 @@ class BatchProcessor:
         ]
 
     def _split_locked(
-        self, repository: Repository, batch: Batch
+        self, repository: Repository, batch: PathBatch
     ) -> tuple[list[tuple[str, Failure]], list[str], list[str]]:
         paths = batch.paths
         if not paths:

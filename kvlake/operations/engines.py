@@ -9,28 +9,27 @@ claim, heartbeat, cancel and finish for all of them; a GC run
 every engine through the one small interface, `run(operation_id, stop)`, and all
 claim, renew and end their records through `Driver` (kvlake/operations/driver.py).
 
-An engine gets an `EngineContext` (the lake's parts the work needs) and runs
-one operation with `run(operation_id, stop)` until it is finished or `stop`
-is set. The contract every engine keeps, so that all give the same result on
-the same data (docs/operations.md):
+A bulk delete's engines differ only in where they process its work batches, so
+each is a `BatchEngine`: `wave` (batches per call) and `process(operation,
+repository, numbers)`. `BulkDeleteDriver` (kvlake/operations/bulk_delete_driver.py)
+runs every bulk delete through one: it claims the lease, takes the delete lock,
+enumerates the batches, hands them to the engine a wave at a time, counts each
+wave with one `Ledger.fold`, reads cancellation between waves, commits and
+finishes. The local engine (`LocalBatches`, kvlake/operations/local.py)
+processes one batch at a time in the calling thread; the Spark engine
+(`SparkBatches`, kvlake/pipelines/bulk_delete.py) a wave of them as a Spark job.
+What a `BatchEngine` must keep, so that all give the same result on the same
+data (docs/operations.md): it processes each batch it is given with
+`BatchProcessor.process` (locks, filters, tombstones, failures, the batch's
+stored outcome; safe to repeat), in any order and anywhere (executors may open
+the lake from its settings), and returns once every one of them has its
+outcome stored, or raises. It counts nothing: the driver's fold does.
 
-- it holds the operation's lease (`LocalEngine.claim` shows how) and renews it
-  at least once per `lease_time`, and takes the operation's delete lock
-  (`ObjectLocks.take_delete_lock`) before it reads a batch's write locks;
-- it writes work batches with `Ledger.write_batch` (contiguous numbers, the
-  enumeration cursor advanced by compare-and-swap with them), processes each
-  with `BatchProcessor.process` (locks, filters, tombstones, failures; safe to
-  repeat), and counts them only through `Ledger.fold`, which moves `done` and
-  the counters together. Batches may be processed in any order and anywhere
-  (executors may open the store from the settings); folding is in order;
-- it checks `cancel_requested` at batch boundaries and finishes the record
-  with `LocalEngine.finish`-equivalent steps (commit, status, release).
-
-Engines are named in `_ENGINES` and imported on first use, so pyspark loads
-only when a Spark operation runs. `spark` names the class the pipelines
-package provides (kvlake/pipelines/bulk_delete.py, `SparkBulkDeleteEngine`);
-where pyspark is missing, asking for `spark` is a clear error and `auto`
-falls back to `local`.
+Engines are named in `_ENGINES` as `module:factory`, a callable taking the
+`EngineContext`, and imported on first use, so pyspark loads only when a Spark
+operation runs. `spark` names the factory the pipelines package provides
+(kvlake/pipelines/bulk_delete.py, `spark_engine`); where pyspark is missing,
+asking for `spark` is a clear error and `auto` falls back to `local`.
 """
 
 from __future__ import annotations
@@ -52,6 +51,7 @@ from kvlake.operations.steps import Steps, StepsEngine
 
 if TYPE_CHECKING:
     from kvlake.deletion import DeletionLog
+    from kvlake.graveler import Repository
     from kvlake.operations.ledger import Ledger
     from kvlake.operations.locks import ObjectLocks
     from kvlake.operations.records import Operation
@@ -109,9 +109,26 @@ class Engine(Protocol):
 
 EngineFactory = Callable[[EngineContext], Engine]
 
+
+class BatchEngine(Protocol):
+    """Where and how a bulk delete's work batches are processed: what its engines differ in.
+
+    `BulkDeleteDriver` calls `process` with up to `wave` consecutive batch numbers
+    and folds their outcomes once it returns (the module docstring says what an
+    implementation must keep).
+    """
+
+    wave: int
+    """Batches handed over per call: one fold (and one cancellation check) per wave."""
+
+    def process(self, operation: Operation, repository: Repository, numbers: range) -> None:
+        """Process batches `numbers` of `operation`, each storing its outcome, in any order."""
+        ...
+
+
 _ENGINES: Final = {
-    "local": "kvlake.operations.local:LocalEngine",
-    "spark": "kvlake.pipelines.bulk_delete:SparkBulkDeleteEngine",
+    "local": "kvlake.operations.local:local_engine",
+    "spark": "kvlake.pipelines.bulk_delete:spark_engine",
 }
 ENGINE_NAMES: Final = ("auto", "local", "spark")
 """The names a request may give; engines registered later are accepted by name too."""
@@ -131,15 +148,16 @@ cancels and finishes them all alike (kvlake/operations/steps.py)."""
 
 
 def register_engine(name: str, dotted_path: str) -> None:
-    """Make `name` an engine, built by `module:Class(context)` (plugins and tests).
+    """Make `name` an engine, built by `module:factory(context)` (plugins and tests): a
+    bulk delete's factory returns `BulkDeleteDriver(context, its BatchEngine)`.
 
     Raises:
-        ConfigError: the name is taken, or the path is not `package.module:Class`.
+        ConfigError: the name is taken, or the path is not `package.module:factory`.
     """
     if name in _ENGINES or name == "auto":
         raise ConfigError(f"engine {name!r} is already registered")
     if ":" not in dotted_path:
-        raise ConfigError(f"engine path {dotted_path!r} must look like 'package.module:Class'")
+        raise ConfigError(f"engine path {dotted_path!r} must look like 'package.module:factory'")
     _ENGINES[name] = dotted_path
 
 

@@ -172,9 +172,10 @@ class Ledger:
                 outcome = batch.outcome
                 if outcome is None:
                     break
-                found = batch.estimate if outcome.objects is None else outcome.objects
+                # A range batch corrects what enumeration counted, only ever upwards.
+                found = batch.objects if outcome.objects is None else outcome.objects
                 counters = Counters(
-                    enumerated=counters.enumerated + found - batch.estimate,
+                    enumerated=counters.enumerated + found - batch.objects,
                     deleted=counters.deleted + outcome.deleted,
                     failed=counters.failed + outcome.failed,
                     skipped=counters.skipped + outcome.skipped,

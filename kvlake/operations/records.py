@@ -220,45 +220,94 @@ class RangePlan(msgspec.Struct, frozen=True, kw_only=True):
     skipped: int
 
 
-class Batch(msgspec.Struct, frozen=True, kw_only=True):
-    """One work batch and, once processed, its outcome.
+class _Work(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind"):
+    """What every work batch has: once processed, its outcome (stored before it is
+    folded into the operation's counters, so batches may finish in any order, on many
+    executors, and a crash between the two folds it later, never twice)."""
 
-    A path batch lists its paths in key order; `addresses` (same order) is kept
-    only when the blobs must be marked shared (`purge` false). A range batch
-    (`ranges` set) stands for consecutive committed ranges of the operation's
-    base commit lying wholly under the prefix, and for the span from the first
-    one's `min_key` to the last one's `max_key`: the executor that processes it
-    reads the range files, the staged entries and the locks of that span
-    (`RangePlan`) and stages one range tombstone per range instead of a
-    tombstone per object. An outcome is written before it is folded into the
-    operation's counters, so batches may finish in any order (an engine with
-    many executors) and a crash between the two folds it later, never twice.
+    outcome: Outcome | None = None
+
+
+class PathBatch(_Work, frozen=True, kw_only=True, tag="paths"):
+    """Paths enumeration listed, in key order, each deleted with a tombstone of its own.
+
+    `addresses` (same order) is kept only when the blobs must be marked shared
+    (`purge` false).
     """
 
-    paths: list[str] = []
+    paths: list[str]
     addresses: list[str] = []
-    ranges: list[RangeInfo] = []
+
+    @property
+    def objects(self) -> int:
+        """How many objects enumeration counted in the batch."""
+        return len(self.paths)
+
+    @property
+    def last_path(self) -> str:
+        """Where enumeration stood once it wrote this batch."""
+        return self.paths[-1]
+
+
+class RangeBatch(_Work, frozen=True, kw_only=True, tag="ranges"):
+    """Consecutive committed ranges of the operation's base commit lying wholly under
+    the prefix, and the span from the first one's `min_key` to the last one's `max_key`.
+
+    The executor that processes it reads the range files, the staged entries and
+    the locks of that span (`plan`, a `RangePlan`) and stages one range tombstone
+    per range instead of a tombstone per object.
+    """
+
+    ranges: list[RangeInfo]
     estimate: int = 0
-    """Objects enumeration counted for a range batch: the ranges' recorded sizes less
-    the deletions staged in their span (0 for a path batch)."""
+    """Objects enumeration counted: the ranges' recorded sizes less the deletions
+    staged in their span."""
     staged: list[str] = []
-    """A range batch's span as enumeration saw it: the paths of objects staged there."""
+    """The span as enumeration saw it: the paths of objects staged there."""
     gone: list[str] = []
     """... and the paths deleted in staging there. With `staged`, what existed when the
     operation listed the span: only that is deleted (docs/operations.md), as a path
     batch deletes only the paths it lists."""
     plan: RangePlan | None = None
-    outcome: Outcome | None = None
+
+    @property
+    def objects(self) -> int:
+        """How many objects enumeration counted in the batch (`estimate`)."""
+        return self.estimate
 
     @property
     def span(self) -> tuple[bytes, bytes]:
-        """A range batch's first and last key (inclusive)."""
+        """The batch's first and last key (inclusive)."""
         return self.ranges[0].min_key, self.ranges[-1].max_key
 
     @property
     def last_path(self) -> str:
         """Where enumeration stood once it wrote this batch."""
-        return self.ranges[-1].max_key.decode() if self.ranges else self.paths[-1]
+        return self.ranges[-1].max_key.decode()
+
+
+Batch = PathBatch | RangeBatch
+"""One work batch of a bulk delete, tagged by `kind` in the KV (`decode_batch`)."""
+
+
+class _UntaggedBatch(msgspec.Struct, frozen=True, kw_only=True):
+    """A batch as kvlake stored it before batches were tagged: one struct whose
+    `ranges` told a range batch from a path batch. Read only by `decode_batch`."""
+
+    paths: list[str] = []
+    addresses: list[str] = []
+    ranges: list[RangeInfo] = []
+    estimate: int = 0
+    staged: list[str] = []
+    gone: list[str] = []
+    plan: RangePlan | None = None
+    outcome: Outcome | None = None
+
+
+class _Kind(msgspec.Struct, frozen=True):
+    """Just a stored batch's tag ("" for one written before batches were tagged)."""
+
+    kind: str = ""
 
 
 class Failure(msgspec.Struct, frozen=True, kw_only=True):
@@ -295,11 +344,13 @@ class Lock(msgspec.Struct, frozen=True, kw_only=True):
 _ENCODER: Final = msgspec.msgpack.Encoder()
 _OPERATION: Final = msgspec.msgpack.Decoder(Operation)
 _BATCH: Final = msgspec.msgpack.Decoder(Batch)
+_BATCH_KIND: Final = msgspec.msgpack.Decoder(_Kind)
+_UNTAGGED_BATCH: Final = msgspec.msgpack.Decoder(_UntaggedBatch)
 _FAILURE: Final = msgspec.msgpack.Decoder(Failure)
 _LOCK: Final = msgspec.msgpack.Decoder(Lock)
 
 
-def encode(record: Operation | Batch | Failure | Lock) -> bytes:
+def encode(record: Operation | PathBatch | RangeBatch | Failure | Lock) -> bytes:
     return _ENCODER.encode(record)
 
 
@@ -308,7 +359,25 @@ def decode_operation(raw: bytes) -> Operation:
 
 
 def decode_batch(raw: bytes) -> Batch:
-    return _BATCH.decode(raw)
+    """The batch stored as `raw`: the one place batches are decoded.
+
+    Batches written before they were tagged (no `kind`) still decode: a running
+    operation's batches outlive an upgrade of the process that resumes it.
+    """
+    if _BATCH_KIND.decode(raw).kind:
+        batch: Batch = _BATCH.decode(raw)
+        return batch
+    old = _UNTAGGED_BATCH.decode(raw)
+    if old.ranges:
+        return RangeBatch(
+            ranges=old.ranges,
+            estimate=old.estimate,
+            staged=old.staged,
+            gone=old.gone,
+            plan=old.plan,
+            outcome=old.outcome,
+        )
+    return PathBatch(paths=old.paths, addresses=old.addresses, outcome=old.outcome)
 
 
 def decode_failure(raw: bytes) -> Failure:

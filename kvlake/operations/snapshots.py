@@ -3,8 +3,8 @@
 A staging token outlives the commit (or reset) that consumes it by the graveler's
 `token_drop_delay`; a listing still open when the cleaner drops it reads the rest
 of it as empty, silently (issue 22 #5). Enumeration checks its snapshot before it
-writes what it listed (kvlake/operations/local.py); the range batches' reads of a
-span's staged entries, at enumeration (`LocalEngine._range_batch`) and when a
+writes what it listed (kvlake/operations/bulk_delete_driver.py); the range batches' reads of a
+span's staged entries, at enumeration (`BulkDeleteDriver._range_batch`) and when a
 batch is planned (`BatchProcessor._plan_range`, `_tombstoned_paths`), are listings too, so
 they read through `staged_span`: the listing is taken whole, then its snapshot is
 checked, and a listing whose snapshot may have lost a token is read again from a

@@ -1,15 +1,15 @@
 """The `spark` engine of bulk deletes: work batches processed by Spark tasks, counted by the driver.
 
-It is the local engine (kvlake/operations/local.py) with the processing moved
-to Spark: the driver claims the operation, takes its delete lock and
-enumerates the branch into work batches in the KV as the local engine does
-(streamed, one batch in memory); then, a wave of batches at a time, Spark tasks
-open the lake from its settings and run `BatchProcessor.process` on their
+`BulkDeleteDriver` (kvlake/operations/bulk_delete_driver.py) runs the operation
+as for every engine: it claims the operation, takes its delete lock and
+enumerates the branch into work batches in the KV (streamed, one batch in
+memory). `SparkBatches` is its `BatchEngine`: a wave of batches at a time, Spark
+tasks open the lake from its settings and run `BatchProcessor.process` on their
 batches (write locks, filters, tombstones through graveler's writer flow,
 failure records, the batch's outcome), in any order and on any executor. The
-driver counts a wave with one `Ledger.fold` (which moves `done` and the
-counters together and renews the lease) and reads cancellation before the next
-wave; each task renews the delete lock before each batch it processes
+driver counts a wave with one `Ledger.fold` (which moves `done` and the counters
+together and renews the lease) and reads cancellation before the next wave;
+each task renews the delete lock before each batch it processes
 (kvlake/operations/renewal.py). A batch processed twice (a retried task, a
 resumed operation) is counted once, as with every engine.
 
@@ -20,23 +20,24 @@ cross between driver and tasks.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterator
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import msgspec
 import pyarrow as pa
 
 from kvlake.errors import ConfigError
 from kvlake.graveler import Repository
-from kvlake.operations import LocalEngine
+from kvlake.operations import BulkDeleteDriver
 from kvlake.operations.batches import BatchProcessor
 from kvlake.operations.engines import EngineContext
-from kvlake.operations.local import HeldOperation
 from kvlake.operations.records import Operation, decode_operation, encode
 from kvlake.pipelines.arrow import spark_schema
 from kvlake.pipelines.executors import encode_settings, task_lake
 from kvlake.pipelines.session import open_spark
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 WAVE_BATCHES: Final = 32
 """Batches per Spark job between two folds (10k paths each by default)."""
@@ -45,33 +46,36 @@ OUTCOMES: Final = pa.schema(
 )
 
 
-class SparkBulkDeleteEngine(LocalEngine):
-    """Runs bulk deletes with Spark tasks doing the per-batch work."""
+class SparkBatches:
+    """A `BatchEngine` whose waves are Spark jobs, one task per batch."""
+
+    wave = WAVE_BATCHES
 
     def __init__(self, context: EngineContext) -> None:
-        super().__init__(context)
         if context.lake_settings is None:
             raise ConfigError(
                 "the spark engine needs the lake's settings to give its tasks;"
                 " build its context with Lake.engine_context()"
             )
+        self.context = context
         self._settings = context.lake_settings
+        self._spark: SparkSession | None = None
 
-    def _process(self, held: HeldOperation, stop: threading.Event) -> None:
-        spark = open_spark(self._settings.spark, app_name="kvlake-bulk-delete")
-        settings = encode_settings(self._settings)
-        while held.operation.done < held.operation.batches:
-            if stop.is_set() or held.operation.cancel_requested:
-                return
-            first = held.operation.done
-            numbers = [
-                (n,) for n in range(first, min(held.operation.batches, first + WAVE_BATCHES))
-            ]
-            wave = spark.createDataFrame(numbers, "number long").repartition(len(numbers))
-            work = process_batches(settings, self.context.owner, held.operation, held.repository)
-            outcomes = wave.mapInArrow(work, spark_schema(OUTCOMES))
-            outcomes.count()  # runs the wave; the outcomes are in the KV
-            held.operation = self.context.ledger.fold(held.operation.id, lease=self._renew)
+    def process(self, operation: Operation, repository: Repository, numbers: range) -> None:
+        if self._spark is None:  # the session only once there is work for it
+            self._spark = open_spark(self._settings.spark, app_name="kvlake-bulk-delete")
+        rows = [(number,) for number in numbers]
+        wave = self._spark.createDataFrame(rows, "number long").repartition(len(rows))
+        work = process_batches(
+            encode_settings(self._settings), self.context.owner, operation, repository
+        )
+        outcomes = wave.mapInArrow(work, spark_schema(OUTCOMES))
+        outcomes.count()  # runs the wave; the outcomes are in the KV
+
+
+def spark_engine(context: EngineContext) -> BulkDeleteDriver:
+    """The `spark` engine: the driver here, the batches' work on Spark."""
+    return BulkDeleteDriver(context, SparkBatches(context))
 
 
 def process_batches(

@@ -30,10 +30,13 @@ from kvlake.kv.memory import MemoryStore
 from kvlake.lake import Lake
 from kvlake.operations import (
     BatchProcessor,
+    BulkDeleteDriver,
     BulkDeleteOptions,
-    LocalEngine,
+    LocalBatches,
     Operation,
     Outcome,
+    RangeBatch,
+    local_engine,
     parse_branch_path,
 )
 from tests.interleavings.scheduler import Check, Scheduler, SteppingStore, explore
@@ -107,8 +110,7 @@ def _enumerated(lake: Lake, operation: Operation) -> Operation:
             stop.set()
             return Outcome()
 
-    engine = LocalEngine(context)
-    engine.batches = EnumerateOnly(context)
+    engine = BulkDeleteDriver(context, LocalBatches(EnumerateOnly(context)))
     return engine.run(operation.id, stop)
 
 
@@ -143,9 +145,9 @@ def expiring_leases(scheduler: Scheduler, blocks: BlockStore) -> tuple[Operation
     """Two servers whose leases keep expiring take the operation over from each other."""
     lake = _lake(scheduler, blocks, lease_time=2.0, ticking=True)
     operation = _create(lake)
-    engines = [LocalEngine(lake.engine_context(owner=f"server-{n}")) for n in range(2)]
+    engines = [local_engine(lake.engine_context(owner=f"server-{n}")) for n in range(2)]
 
-    def runner(engine: LocalEngine) -> Callable[[], Operation]:
+    def runner(engine: BulkDeleteDriver) -> Callable[[], Operation]:
         return lambda: engine.run(operation.id, threading.Event())
 
     def check(outcomes: list[Ended]) -> None:
@@ -153,7 +155,7 @@ def expiring_leases(scheduler: Scheduler, blocks: BlockStore) -> tuple[Operation
             assert outcome.acknowledged, outcome.error
         final = lake.ledger.load(operation.id)[0]
         if not final.finished:  # both lost their lease at the end: a later pass finishes
-            final = LocalEngine(lake.engine_context(owner="later")).run(
+            final = local_engine(lake.engine_context(owner="later")).run(
                 operation.id, threading.Event()
             )
         assert final.status == "completed", final
@@ -168,7 +170,7 @@ def cancel_while_running(scheduler: Scheduler, blocks: BlockStore) -> tuple[Oper
     """A cancel racing the engine stops it at a batch boundary; counters match the data."""
     lake = _lake(scheduler, blocks)
     operation = _create(lake)
-    engine = LocalEngine(lake.engine_context(owner="server"))
+    engine = local_engine(lake.engine_context(owner="server"))
 
     def cancel() -> Operation:
         return lake.bulk_deletes.cancel(operation.id, user="alice", admin=False)
@@ -271,7 +273,7 @@ def _upload_race(
     lake.catalog.upload(repo, "main", "d/3", io.BytesIO(b"staged"))  # a staged value to replace
     upload = _writer(lake, repo, writer)
     operation = _create(lake, purge=purge)
-    engine = LocalEngine(lake.engine_context(owner="server"))
+    engine = local_engine(lake.engine_context(owner="server"))
 
     def check(outcomes: list[Ended]) -> None:
         assert outcomes[0].acknowledged, outcomes[0].error
@@ -303,7 +305,7 @@ def _range_batch(lake: Lake, operation: Operation) -> int:
     """The number of the operation's first range batch."""
     final = _enumerated(lake, operation)
     for number in range(final.batches):
-        if lake.ledger.read_batch(operation.id, number).ranges:
+        if isinstance(lake.ledger.read_batch(operation.id, number), RangeBatch):
             return number
     raise AssertionError(f"operation {operation.id} has no range batch")
 
@@ -350,7 +352,7 @@ def _two_deletes(scheduler: Scheduler, blocks: BlockStore) -> tuple[Lake, Operat
         for before, after in itertools.pairwise(records):
             assert before.max_key < after.min_key, f"overlapping records: {before}, {after}"
         for operation in (first, second):  # the rest of both, as their engines would
-            LocalEngine(lake.engine_context(owner="setup")).run(operation.id, threading.Event())
+            local_engine(lake.engine_context(owner="setup")).run(operation.id, threading.Event())
         lake.graveler.commit(repo, "main", committer="t", message="deleted")
         assert _left(lake) == ["e/1"], _left(lake)
 
@@ -567,7 +569,7 @@ def _writer_race(
         catalog.upload(repo, "main", "d/3", io.BytesIO(b"staged over d/3"))
         catalog.upload(repo, "main", "d/8", io.BytesIO(b"staged d/8"))
     operation = _enumerated(lake, _create(lake))
-    engine = LocalEngine(lake.engine_context(owner="setup"))  # the enumeration's lease
+    engine = local_engine(lake.engine_context(owner="setup"))  # the enumeration's lease
     graveler = lake.graveler
 
     def intrude() -> object:

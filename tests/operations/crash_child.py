@@ -17,7 +17,7 @@ import threading
 from kvlake.blockstore import open_blockstore
 from kvlake.kv import open_store
 from kvlake.kv.faults import Call, Fault, FaultyStore
-from kvlake.operations import LocalEngine
+from kvlake.operations import local_engine
 from tests.operations.crash_setup import lake_over, record_swaps
 from tests.support import FakeClock
 
@@ -43,7 +43,7 @@ def main() -> None:
     store = FaultyStore(open_store(kv_url), [fault])
     lake = lake_over(store, open_blockstore(blocks_url), clock)
     record_swaps(lake, kv_url)
-    LocalEngine(lake.engine_context(owner="doomed")).run(operation_id, threading.Event())
+    local_engine(lake.engine_context(owner="doomed")).run(operation_id, threading.Event())
     print("not killed")
 
 

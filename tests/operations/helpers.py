@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import threading
 from collections.abc import Callable
-from typing import TypeVar
 
 from kvlake.blockstore import BlockStore
 from kvlake.catalog.records import ObjectEntry, to_value
@@ -15,12 +14,17 @@ from kvlake.graveler import Repository, keys
 from kvlake.graveler.records import encode
 from kvlake.kv import Store
 from kvlake.lake import Lake
-from kvlake.operations import BulkDeleteOptions, LocalEngine, Operation, parse_branch_path
-from kvlake.operations.local import HeldOperation
+from kvlake.operations import (
+    BulkDeleteDriver,
+    BulkDeleteOptions,
+    EngineContext,
+    Operation,
+    local_engine,
+    parse_branch_path,
+)
+from kvlake.operations.bulk_delete_driver import HeldOperation
 from kvlake.operations.records import Batch
 from tests.support import FakeClock, backends
-
-E = TypeVar("E", bound=LocalEngine)
 
 
 def make_lake(
@@ -78,7 +82,7 @@ def start(
 
 def run(lake: Lake, operation: Operation, *, owner: str = "server-1") -> Operation:
     """Run the operation with the local engine in this thread, to its end."""
-    return LocalEngine(lake.engine_context(owner=owner)).run(operation.id, threading.Event())
+    return local_engine(lake.engine_context(owner=owner)).run(operation.id, threading.Event())
 
 
 def listed(lake: Lake, repo: Repository, prefix: str = "") -> list[str]:
@@ -111,11 +115,13 @@ class DropTheToken:
         assert state not in ("staging", "sealed"), f"token {token} is still {state}"
 
 
-def committing_mid_listing(engine: type[E], hook: Callable[[], None]) -> type[E]:
-    """`engine` running `hook` after it writes each batch record of its enumeration (the
-    listing of the branch still open)."""
+def committing_mid_listing(
+    engine: Callable[[EngineContext], BulkDeleteDriver], hook: Callable[[], None]
+) -> Callable[[EngineContext], BulkDeleteDriver]:
+    """`engine` running `hook` after its driver writes each batch record of its
+    enumeration (the listing of the branch still open)."""
 
-    class Committing(engine):  # type: ignore[valid-type,misc]
+    class Committing(BulkDeleteDriver):
         def _write_batch(
             self, held: HeldOperation, batch: Batch | None, cursor: str | None, *, final: bool
         ) -> bool:
@@ -123,4 +129,4 @@ def committing_mid_listing(engine: type[E], hook: Callable[[], None]) -> type[E]
             hook()
             return written
 
-    return Committing
+    return lambda context: Committing(context, engine(context).engine)

@@ -21,9 +21,10 @@ from kvlake.kv.memory import MemoryStore
 from kvlake.lake import Lake
 from kvlake.operations import (
     BatchProcessor,
+    BulkDeleteDriver,
     BulkDeleteOptions,
     Filters,
-    LocalEngine,
+    LocalBatches,
     Operation,
     Outcome,
     parse_branch_path,
@@ -239,8 +240,7 @@ def test_cancel_stops_at_a_batch_boundary(lake: Lake) -> None:
             lake.bulk_deletes.cancel(op.id, user="alice", admin=False)
             return outcome
 
-    engine = LocalEngine(engine_context)
-    engine.batches = CancelAfterFirst(engine_context)
+    engine = BulkDeleteDriver(engine_context, LocalBatches(CancelAfterFirst(engine_context)))
     finished = engine.run(operation.id, threading.Event())
     assert finished.status == "cancelled"
     assert finished.done == 1 and finished.counters.deleted == 4

@@ -28,7 +28,7 @@ import pytest
 from kvlake.blockstore import BlockStore, open_blockstore
 from kvlake.kv import Store, open_store
 from kvlake.lake import Lake
-from kvlake.operations import BulkDeleteOptions, LocalEngine, Operation, parse_branch_path
+from kvlake.operations import BulkDeleteOptions, Operation, local_engine, parse_branch_path
 from kvlake.operations import keys as operation_keys
 from tests.operations.crash_setup import LEASE_TIME, fill, journal, lake_over, record_swaps
 from tests.support import FakeClock
@@ -134,7 +134,7 @@ def test_a_killed_bulk_delete_resumes_and_completes_exactly(
     with open_store(kv_url) as store, open_blockstore(blocks_url) as blocks:
         lake = lake_over(store, blocks, clock)
         record_swaps(lake, kv_url)
-        engine = LocalEngine(lake.engine_context(owner="restarted"))
+        engine = local_engine(lake.engine_context(owner="restarted"))
         held = engine.run(operation.id, threading.Event())
         assert held.owner == "doomed" and not held.finished  # its lease still holds
         clock.advance(LEASE_TIME + 1)

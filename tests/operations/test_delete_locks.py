@@ -24,12 +24,14 @@ from kvlake.kv.memory import MemoryStore
 from kvlake.lake import Lake
 from kvlake.operations import (
     BatchProcessor,
+    BulkDeleteDriver,
     BulkDeleteOptions,
     Filters,
-    LocalEngine,
+    LocalBatches,
     ObjectInfo,
     Operation,
     Outcome,
+    local_engine,
 )
 from tests.operations.helpers import listed, make_lake, populate, start
 from tests.support import FakeClock
@@ -192,7 +194,7 @@ def test_the_delete_lock_lives_through_an_enumeration_that_keeps_nothing_for_lon
             refused.append(True)
         return context.describe(value)
 
-    engine = LocalEngine(dataclasses.replace(context, describe=slow_describe))
+    engine = local_engine(dataclasses.replace(context, describe=slow_describe))
     engine.run(operation.id, threading.Event())
     assert len(refused) == 12 and all(refused), refused
 
@@ -222,8 +224,7 @@ def test_the_delete_lock_is_renewed_for_each_batch(lake: Lake) -> None:
                 uploads.append("refused")
             return outcome
 
-    engine = LocalEngine(context)
-    engine.batches = SlowBatches(context)
+    engine = BulkDeleteDriver(context, LocalBatches(SlowBatches(context)))
     final = engine.run(operation.id, threading.Event())
     assert final.status == "completed_with_errors", final
     assert (final.counters.deleted, final.counters.skipped) == (2, 4)

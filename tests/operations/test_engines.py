@@ -30,7 +30,7 @@ ENGINES = ("local", "threads")
 @pytest.fixture(scope="module", autouse=True)
 def threads_engine() -> None:
     try:
-        register_engine("threads", "tests.operations.threaded_engine:ThreadedEngine")
+        register_engine("threads", "tests.operations.threaded_engine:threaded_engine")
     except ConfigError:
         pass  # registered by an earlier module of this process
 

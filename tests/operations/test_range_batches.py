@@ -14,14 +14,19 @@ from kvlake.graveler import RangeTombstone, Repository, keys
 from kvlake.kv import Predicate
 from kvlake.kv.memory import MemoryStore
 from kvlake.lake import Lake
-from kvlake.operations import BulkDeleteOptions, Filters, LocalEngine
+from kvlake.operations import (
+    BulkDeleteDriver,
+    BulkDeleteOptions,
+    Filters,
+    LocalBatches,
+)
 from kvlake.operations import keys as operation_keys
 from kvlake.operations.batches import BatchProcessor
 from kvlake.operations.records import (
-    Batch,
     Counters,
     Operation,
     Outcome,
+    RangeBatch,
     RangePlan,
     decode_operation,
 )
@@ -135,15 +140,14 @@ def test_a_range_batch_processed_again_counts_once(lake: Lake) -> None:
             self,
             op: Operation,
             repository: Repository,
-            batch: Batch,
+            batch: RangeBatch,
             plan: RangePlan,
             held: HeldDeleteLock,
         ) -> list[tuple[str, str]]:
             super()._tombstone_ranges(op, repository, batch, plan, held)
             raise RuntimeError("crash")
 
-    engine = LocalEngine(context)
-    engine.batches = CrashAfterTombstoning(context)
+    engine = BulkDeleteDriver(context, LocalBatches(CrashAfterTombstoning(context)))
     with pytest.raises(RuntimeError):
         engine.run(operation.id, threading.Event())
     crashed = lake.ledger.load(operation.id)[0]
@@ -174,12 +178,11 @@ def test_cancel_stops_after_a_range(lake: Lake) -> None:
     class CancelAfterRange(BatchProcessor):
         def process(self, op: Operation, repository: Repository, number: int) -> Outcome:
             outcome = super().process(op, repository, number)
-            if lake.ledger.read_batch(op.id, number).ranges:
+            if isinstance(lake.ledger.read_batch(op.id, number), RangeBatch):
                 lake.bulk_deletes.cancel(op.id, user="alice", admin=False)
             return outcome
 
-    engine = LocalEngine(context)
-    engine.batches = CancelAfterRange(context)
+    engine = BulkDeleteDriver(context, LocalBatches(CancelAfterRange(context)))
     final = engine.run(operation.id, threading.Event())
     assert final.status == "cancelled"
     left = [p for p in listed(lake, repo) if p.startswith("a/")]
@@ -224,8 +227,7 @@ def test_an_object_committed_into_a_range_span_during_the_delete_is_deleted(lake
                 lake.graveler.commit(repository, "main", committer="bob", message="meanwhile")
             return super().process(op, repository, number)
 
-    engine = LocalEngine(context)
-    engine.batches = CommitFirst(context)
+    engine = BulkDeleteDriver(context, LocalBatches(CommitFirst(context)))
     final = engine.run(operation.id, threading.Event())
     assert listed(lake, repo) == ["0", "a", "a/12345", "a0", "b/1"]
     assert final.counters.deleted + final.counters.skipped == final.counters.enumerated
@@ -297,8 +299,7 @@ def test_an_object_deleted_after_enumeration_counts_as_deleted(lake: Lake) -> No
                     lake.graveler.delete(repository, "main", path.encode())
             return super().process(op, repository, number)
 
-    engine = LocalEngine(context)
-    engine.batches = DeleteBehind(context)
+    engine = BulkDeleteDriver(context, LocalBatches(DeleteBehind(context)))
     seen = journalled(lake)
     final = engine.run(operation.id, threading.Event())
     never_back(seen)
@@ -335,8 +336,7 @@ def test_objects_restored_or_written_under_the_prefix_after_enumeration_stay(
                 lake.graveler.set(repository, "main", b"a/15000x", copied)
             return super().process(op, repository, number)
 
-    engine = LocalEngine(context)
-    engine.batches = AfterEnumeration(context)
+    engine = BulkDeleteDriver(context, LocalBatches(AfterEnumeration(context)))
     final = engine.run(operation.id, threading.Event())
     assert final.status == "completed_with_errors"
     c = final.counters

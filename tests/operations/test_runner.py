@@ -15,13 +15,13 @@ from kvlake.errors import ConfigError, KeyNotFoundError
 from kvlake.kv.counting import CountingStore
 from kvlake.kv.memory import MemoryStore
 from kvlake.operations import (
-    Batch,
     BulkDeleteOptions,
     EngineContext,
     Failure,
     Ledger,
     Operation,
     OperationRunner,
+    PathBatch,
     register_engine,
 )
 from kvlake.operations.runner import EXPIRY_INTERVAL, fair_order
@@ -184,7 +184,7 @@ def test_finished_operations_lose_their_leftover_batches_then_expire(kv: MemoryS
     ledger.create(msgspec.structs.replace(finished, status="completed", last_updated_at=clock()))
     ledger.create(running)
     for operation in (finished, running):
-        ledger.write_batch(operation.id, 0, Batch(paths=["a/1"]))
+        ledger.write_batch(operation.id, 0, PathBatch(paths=["a/1"]))
         ledger.write_failures(operation.id, [("a/2", Failure(outcome="skipped", reason="locked"))])
     runner = _cleaning_runner(ledger, clock, {"KVLAKE_OPERATIONS_RETENTION": "100"})
 
@@ -194,7 +194,7 @@ def test_finished_operations_lose_their_leftover_batches_then_expire(kv: MemoryS
         ledger.read_batch(finished.id, 0)
     assert ledger.load(finished.id)[0].cleaned
     assert ledger.failures(finished.id).failures  # kept: the report, within its retention
-    assert ledger.read_batch(running.id, 0).paths == ["a/1"]  # running: untouched
+    assert ledger.read_batch(running.id, 0) == PathBatch(paths=["a/1"])  # running: untouched
 
     clock.advance(1)  # past the retention, but the process looked for expired ones at 99
     runner.dispatch(threading.Event(), 60)
@@ -203,7 +203,7 @@ def test_finished_operations_lose_their_leftover_batches_then_expire(kv: MemoryS
     runner.dispatch(threading.Event(), 60)
     assert [op.id for op in ledger.list()] == [running.id]
     assert not ledger.failures(finished.id).failures
-    assert ledger.read_batch(running.id, 0).paths == ["a/1"]
+    assert ledger.read_batch(running.id, 0) == PathBatch(paths=["a/1"])
     assert ledger.failures(running.id).failures
 
 

@@ -19,7 +19,7 @@ from kvlake.graveler import TOKEN_DROP_DELAY, keys
 from kvlake.kv.faults import Call
 from kvlake.kv.memory import MemoryStore
 from kvlake.lake import Lake
-from kvlake.operations import BulkDeleteOptions, Filters, LocalEngine
+from kvlake.operations import BulkDeleteOptions, Filters, local_engine
 from tests.graveler.stepping import SteppingStore
 from tests.operations.helpers import (
     DropTheToken,
@@ -73,7 +73,7 @@ def test_a_token_dropped_under_the_enumeration_is_listed_again_from_a_fresh_snap
     fill(lake, repo, STAGED, commit=False)
     operation = start(lake, "lakefs://repo1/main/s/", options=options)
     drop = DropTheToken(lake, clock)
-    engine = committing_mid_listing(LocalEngine, drop)(lake.engine_context(owner="server-1"))
+    engine = committing_mid_listing(local_engine, drop)(lake.engine_context(owner="server-1"))
     final = engine.run(operation.id, threading.Event())
     assert drop.dropped
     total = len(STAGED) + len(after)
@@ -121,7 +121,7 @@ def test_a_token_dropped_under_a_range_batch_read_of_staging_is_read_again(
             armed[0] = True
 
         operation = start(lake, "lakefs://repo1/main/r/")
-        engine = committing_mid_listing(LocalEngine, arm if phase == "planning" else lambda: None)
+        engine = committing_mid_listing(local_engine, arm if phase == "planning" else lambda: None)
         stepping.at_call = at_call
         final = engine(lake.engine_context(owner="server-1")).run(operation.id, threading.Event())
         stepping.at_call = None

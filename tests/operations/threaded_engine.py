@@ -1,30 +1,35 @@
-"""A second engine for the agreement test: batches processed by a thread pool, out of order.
+"""A third engine for the agreement test: batches processed by a thread pool, out of order.
 
-It is what a Spark engine does in small (kvlake/operations/engines.py): the
-local engine's claim, lock, enumeration, commit and finish, but the batches
-processed concurrently in any order with `BatchProcessor.process` and counted
-only by `Ledger.fold`. Registered as `threads` by tests/operations/test_engines.py.
+It is what a Spark engine does in small (kvlake/operations/engines.py): a
+`BatchEngine` under the same `BulkDeleteDriver` (claim, lock, enumeration, commit
+and finish), but handed every batch at once and processing them concurrently in
+reverse order with `BatchProcessor.process`; the driver counts them with one
+`Ledger.fold`. Registered as `threads` by tests/operations/test_engines.py.
 """
 
 from __future__ import annotations
 
-import threading
 from concurrent.futures import ThreadPoolExecutor
 
-from kvlake.operations import LocalEngine
-from kvlake.operations.local import HeldOperation
+from kvlake.graveler import Repository
+from kvlake.operations import BatchProcessor, BulkDeleteDriver, EngineContext, Operation
 
 
-class ThreadedEngine(LocalEngine):
-    def _process(self, held: HeldOperation, stop: threading.Event) -> None:
-        operation = held.operation
-        pending = list(reversed(range(operation.done, operation.batches)))
+class ThreadedBatches:
+    wave = 1_000_000  # every batch written, in one call and one fold
+
+    def __init__(self, context: EngineContext) -> None:
+        self.processor = BatchProcessor(context)
+
+    def process(self, operation: Operation, repository: Repository, numbers: range) -> None:
         with ThreadPoolExecutor(4) as pool:
             futures = [
-                pool.submit(self.batches.process, operation, held.repository, number)
-                for number in pending
+                pool.submit(self.processor.process, operation, repository, number)
+                for number in reversed(numbers)
             ]
             for future in futures:
                 future.result()
-        # Every outcome is stored; one fold counts them all, in order, exactly once.
-        held.operation = self.context.ledger.fold(operation.id, lease=self._renew)
+
+
+def threaded_engine(context: EngineContext) -> BulkDeleteDriver:
+    return BulkDeleteDriver(context, ThreadedBatches(context))

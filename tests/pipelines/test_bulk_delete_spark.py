@@ -16,18 +16,19 @@ from pyspark.sql import SparkSession
 from kvlake.blockstore import open_blockstore
 from kvlake.config import DeletionSettings, OperationsSettings, Settings
 from kvlake.errors import InvalidInputError
-from kvlake.graveler import TOKEN_DROP_DELAY
+from kvlake.graveler import TOKEN_DROP_DELAY, Repository
 from kvlake.kv import open_store
 from kvlake.lake import Lake
 from kvlake.operations import (
+    BulkDeleteDriver,
     BulkDeleteOptions,
     Filters,
+    Operation,
     open_engine,
     parse_branch_path,
     select_engine,
 )
-from kvlake.operations.local import HeldOperation
-from kvlake.pipelines.bulk_delete import SparkBulkDeleteEngine
+from kvlake.pipelines.bulk_delete import SparkBatches, spark_engine
 from tests.operations.helpers import (
     DropTheToken,
     committing_mid_listing,
@@ -138,7 +139,7 @@ def test_the_spark_engine_lists_again_when_the_token_is_dropped_under_its_enumer
             created_by="alice",
         )
         drop = DropTheToken(lake, clock)
-        engine = committing_mid_listing(SparkBulkDeleteEngine, drop)
+        engine = committing_mid_listing(spark_engine, drop)
         final = engine(lake.engine_context(owner="s")).run(operation.id, threading.Event())
         assert drop.dropped
         assert final.status == "completed", final
@@ -169,14 +170,16 @@ def test_the_spark_engine_keeps_what_was_restored_or_written_after_enumeration(
             created_by="alice",
         )
 
-        class RestoringAfterEnumeration(SparkBulkDeleteEngine):
-            def _process(self, held: HeldOperation, stop: threading.Event) -> None:
-                lake.graveler.resets.reset_key(repo, "main", b"a/06009")
-                lake.graveler.set(repo, "main", b"a/06019", copied)  # written again
-                lake.graveler.set(repo, "main", b"a/09000x", copied)
-                super()._process(held, stop)
+        class RestoringAfterEnumeration(SparkBatches):
+            def process(self, operation: Operation, repository: Repository, numbers: range) -> None:
+                if numbers.start == 0:
+                    lake.graveler.resets.reset_key(repo, "main", b"a/06009")
+                    lake.graveler.set(repo, "main", b"a/06019", copied)  # written again
+                    lake.graveler.set(repo, "main", b"a/09000x", copied)
+                super().process(operation, repository, numbers)
 
-        engine = RestoringAfterEnumeration(lake.engine_context(owner="s"))
+        context = lake.engine_context(owner="s")
+        engine = BulkDeleteDriver(context, RestoringAfterEnumeration(context))
         final = engine.run(operation.id, threading.Event())
         assert final.status == "completed", final
         assert final.counters.deleted == final.counters.enumerated == 11_998

@@ -190,9 +190,18 @@ class CommittedManager:
         )
 
     def scan(
-        self, namespace: str, metarange_id: str, start: bytes = b"", stop: bytes | None = None
+        self,
+        namespace: str,
+        metarange_id: str,
+        start: bytes = b"",
+        stop: bytes | None = None,
+        *,
+        skip: Collection[str] = (),
     ) -> Iterator[tuple[bytes, Value]]:
         """Iterate the entries with `start` <= key < `stop` in ascending order, range by range.
+
+        The ranges whose ids are in `skip` are passed over unread (a listing of a branch
+        whose range tombstones hide them whole).
 
         The metarange is read now (an unknown id raises here, not on first
         `next`); each range is read when the scan reaches it, and none that
@@ -207,6 +216,8 @@ class CommittedManager:
         ranges = metarange.ranges[metarange.find(start) :]
         if stop is not None:
             ranges = [info for info in ranges if info.min_key < stop]  # sorted: a prefix
+        if skip:
+            ranges = [info for info in ranges if info.id not in skip]
         entries = self._scan_ranges(namespace, ranges, start)
         return entries if stop is None else takewhile(lambda entry: entry[0] < stop, entries)
 

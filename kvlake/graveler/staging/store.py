@@ -101,10 +101,15 @@ class StagedRead:
         tombstones = None if self._tombstones is None else self._tombstones.without(range_ids)
         return StagedRead(self._store, self.tokens, tombstones)
 
-    def wholly_tombstoned(self, metarange_id: str) -> frozenset[str]:
-        """The ids of the ranges of `metarange_id` (a commit's base) whose every key the
-        tokens delete through one range tombstone alone: a commit drops those ranges
-        without reading their keys (and reads the metarange only if there are records).
+    def wholly_tombstoned(
+        self, metarange_id: str, start: bytes = b"", stop: bytes | None = None
+    ) -> frozenset[str]:
+        """The ids of the ranges of `metarange_id` (a commit's base, a listed branch's
+        commit) whose every key the tokens delete through one range tombstone alone: a
+        commit drops those ranges without reading their keys, and a listing skips them
+        (the metarange is read only if there are records). With `start` and `stop`, only
+        ranges lying wholly in [start, stop): a listing of a window reads only the
+        records there (and every record that could overlap one of them).
 
         A record qualifies when it covers its whole range with no `keep`, no other
         record of any token overlaps its span (unless it hides the same range whole
@@ -122,7 +127,7 @@ class StagedRead:
                 record
                 for token in self.tokens
                 if token in tombstones.tokens
-                for record in tombstones.records(token)
+                for record in _until(tombstones.records(token, start), stop)
             ),
             key=lambda record: record.min_key,
         )
@@ -131,6 +136,8 @@ class StagedRead:
             info = base.get(record.range_id)
             if (
                 info is None
+                or record.min_key < start
+                or (stop is not None and record.max_key >= stop)
                 or record.keep
                 or (record.min_key, record.max_key) != (info.min_key, info.max_key)
                 or _overlapped(records, index)
@@ -204,6 +211,15 @@ class Staging:
 
     def drop(self, token: str) -> None:
         self._store.drop_partition(keys.staging_partition(token))
+
+
+def _until(records: Iterator[RangeTombstone], stop: bytes | None) -> Iterator[RangeTombstone]:
+    """One token's records (in key order: they never overlap) up to the first that starts
+    at or after `stop`."""
+    for record in records:
+        if stop is not None and record.min_key >= stop:
+            return
+        yield record
 
 
 def _overlapped(records: Sequence[RangeTombstone], index: int) -> bool:

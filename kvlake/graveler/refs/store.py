@@ -401,17 +401,25 @@ class Refs:
                 lineage = lineage_of(commit)
                 self._lineages.put((uid, identifier), lineage)
             found[identifier] = lineage
-        if missing:
-            raws = self._store.get_many(
-                partition_of(repository), [keys.commit_key(i) for i in missing]
-            )
-            for identifier in missing:
-                raw = raws.get(keys.commit_key(identifier))
-                if raw is None:
-                    raise _commit_not_found(repository, identifier)
-                found[identifier] = lineage = lineage_of(decode_commit(raw))
-                self._lineages.put((uid, identifier), lineage)
+        for identifier, commit in self._read_commits(repository, missing):
+            found[identifier] = lineage = lineage_of(commit)
+            self._lineages.put((uid, identifier), lineage)
         return found
+
+    def _read_commits(
+        self, repository: Repository, identifiers: list[str]
+    ) -> Iterator[tuple[str, Commit]]:
+        """These commits, read in one batched KV read. Raises CommitNotFoundError."""
+        if not identifiers:
+            return
+        raws = self._store.get_many(
+            partition_of(repository), [keys.commit_key(i) for i in identifiers]
+        )
+        for identifier in identifiers:
+            raw = raws.get(keys.commit_key(identifier))
+            if raw is None:
+                raise _commit_not_found(repository, identifier)
+            yield identifier, decode_commit(raw)
 
     def get_commits(self, repository: Repository, identifiers: Sequence[str]) -> list[Commit]:
         """The commits with these ids, in order: one batched KV read for those not cached.
@@ -422,16 +430,9 @@ class Refs:
         uid = repository.instance_uid
         found = {i: c for i in identifiers if (c := self._commits.get((uid, i))) is not None}
         missing = [i for i in dict.fromkeys(identifiers) if i not in found]
-        if missing:
-            raws = self._store.get_many(
-                partition_of(repository), [keys.commit_key(i) for i in missing]
-            )
-            for identifier in missing:
-                raw = raws.get(keys.commit_key(identifier))
-                if raw is None:
-                    raise _commit_not_found(repository, identifier)
-                found[identifier] = commit = decode_commit(raw)
-                self._commits.put((uid, identifier), commit)
+        for identifier, commit in self._read_commits(repository, missing):
+            found[identifier] = commit
+            self._commits.put((uid, identifier), commit)
         return [found[i] for i in identifiers]
 
     def list_commits(self, repository: Repository) -> Iterator[tuple[str, Commit]]:

@@ -72,6 +72,7 @@ class Sizes:
     branches: tuple[int, int]
     repositories: tuple[int, int]
     commits: tuple[int, int]
+    walks: tuple[int, int]
     finished: tuple[int, int]
 
 
@@ -80,6 +81,7 @@ FULL: Final = Sizes(
     branches=(100, 10_000),
     repositories=(1_000, 50_000),
     commits=(1_000, 100_000),
+    walks=(1_000, 50_000),
     finished=(100, 10_000),
 )
 QUICK: Final = Sizes(
@@ -87,6 +89,7 @@ QUICK: Final = Sizes(
     branches=(10, 1_000),
     repositories=(100, 5_000),
     commits=(100, 10_000),
+    walks=(1_000, 10_000),
     finished=(10, 1_000),
 )
 
@@ -416,6 +419,58 @@ def ref_walk(bench: Bench, commits: int) -> Figure:
     return measure(bench.store, lambda: bench.graveler.resolve_ref(bench.repository, ref))
 
 
+def _cold_walk(bench: Bench, commits: int, *, stamped: bool, walk: str) -> Figure:
+    """`tip~N` or the merge base of two branches forked N commits back, on empty caches;
+    `stamped` stores the commits with skip pointers (`add_commit`), else as records of
+    older kvlake versions were (`add_commits`): the baseline."""
+    from kvlake.graveler.history.mergebase import find_merge_base
+    from kvlake.graveler.refs.refexpr import RefResolver
+    from kvlake.graveler.refs.store import Refs
+
+    refs = Refs(bench.store)
+    root = bench.graveler.get_branch(bench.repository, "main").commit_id
+
+    def line(base: str, count: int, side: str) -> str:
+        tip, commit = base, refs.get_commit(bench.repository, base)
+        batch: list[tuple[str, Commit]] = []
+        for n in range(count):
+            commit = msgspec.structs.replace(
+                commit, message=f"{side}{n}", parents=(tip,), generation=commit.generation + 1
+            )
+            tip = refs.add_commit(bench.repository, commit) if stamped else commit_id(commit)
+            batch.append((tip, commit))
+        if not stamped:
+            refs.add_commits(bench.repository, batch)
+        return tip
+
+    left = line(root, commits, "l")
+    right = line(line(root, 1, "f"), commits, "r") if walk == "base" else ""
+
+    def operation() -> object:
+        fresh = Refs(bench.store)  # empty caches: a new process, or another one's history
+        if walk == "base":
+            return find_merge_base(fresh, bench.repository, left, right)
+        return RefResolver(fresh).resolve(bench.repository, f"{left}~{commits}")
+
+    return measure(bench.store, operation)
+
+
+def cold_tilde(bench: Bench, commits: int) -> Figure:
+    return _cold_walk(bench, commits, stamped=True, walk="tilde")
+
+
+def cold_tilde_old(bench: Bench, commits: int) -> Figure:
+    return _cold_walk(bench, commits, stamped=False, walk="tilde")
+
+
+def cold_base(bench: Bench, commits: int) -> Figure:
+    return _cold_walk(bench, commits, stamped=True, walk="base")
+
+
+def cold_base_old(bench: Bench, commits: int) -> Figure:
+    return _cold_walk(bench, commits, stamped=False, walk="base")
+
+
 # -- running -------------------------------------------------------------------------
 
 
@@ -477,6 +532,10 @@ DIMENSIONS: Final = (
     ("cleaner idle pass (half tombstones)", "repositories", cleaner_idle),
     ("orphan sweep (one slice)", "repositories", orphan_sweep),
     ("tip~N again (N = all commits)", "commits", ref_walk),
+    ("cold tip~N, old records (baseline)", "walks", cold_tilde_old),
+    ("cold tip~N, skip pointers", "walks", cold_tilde),
+    ("cold merge base, old records (base)", "walks", cold_base_old),
+    ("cold merge base, skip pointers", "walks", cold_base),
     ("runner idle pass", "finished", runner_idle),
     ("open pull requests, closed kept", "finished", closed_pulls),
 )

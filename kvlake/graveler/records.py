@@ -107,6 +107,10 @@ class Commit(msgspec.Struct, frozen=True, kw_only=True):
     sub-second commit times do. It stays out of the id, so the ids of commits, old
     and new, and of restored commit records (whose dates are whole seconds) are what
     their whole-second fields make them.
+
+    `depth`, `skip` and `merge_depth` stay out of the id too: they are what walks of
+    the history jump by (`kvlake.graveler.refs.lineage`), set as the commit is
+    stored, and 0 or empty on records stored before kvlake recorded them.
     """
 
     committer: str
@@ -117,6 +121,9 @@ class Commit(msgspec.Struct, frozen=True, kw_only=True):
     metadata: dict[str, str]
     generation: int
     creation_nanos: int = 0
+    depth: int = 0
+    skip: str = ""
+    merge_depth: int = 0
 
 
 def commit_time(now: float) -> tuple[int, int]:

@@ -189,17 +189,16 @@ class _Walk:
         self._since = since
         self._queue: list[tuple[tuple[int, int, int, str], CommitRecord]] = []
         self._seen: set[str] = set()
-        for commit_id in starts:
-            self._push(commit_id)
+        self._push(starts)
 
-    def _push(self, commit_id: str) -> None:
-        if commit_id in self._seen:
-            return
-        self._seen.add(commit_id)
-        record = CommitRecord(
-            id=commit_id, commit=self._refs.get_commit(self._repository, commit_id)
-        )
-        heapq.heappush(self._queue, (_order(record), record))
+    def _push(self, commit_ids: Sequence[str]) -> None:
+        """Queue the commits not seen yet, read in one `get_many` (a merge's parents)."""
+        new = [i for i in dict.fromkeys(commit_ids) if i not in self._seen]
+        self._seen.update(new)
+        commits = self._refs.get_commits(self._repository, new)
+        for commit_id, commit in zip(new, commits, strict=True):
+            record = CommitRecord(id=commit_id, commit=commit)
+            heapq.heappush(self._queue, (_order(record), record))
 
     def frontier(self) -> list[str]:
         return [record.id for _, record in self._queue]
@@ -210,8 +209,8 @@ class _Walk:
             if self._since is not None and record.commit.creation_date < self._since:
                 return
             parents = record.commit.parents
-            for parent_id in parents[:1] if self._first_parent else parents:
-                self._push(parent_id)  # before the yield: `frontier` is then exact
+            # Before the yield: `frontier` is then exact.
+            self._push(parents[:1] if self._first_parent else parents)
             yield record
 
 

@@ -24,6 +24,7 @@ from kvlake.errors import (
 )
 from kvlake.graveler.records import Commit, Repository
 from kvlake.graveler.refs.branch_reads import BranchRead
+from kvlake.graveler.refs.lineage import first_parent_ancestor, lineage_of
 from kvlake.graveler.refs.store import Refs
 from kvlake.graveler.validation import is_branch_name, is_commit_id, is_tag_name
 
@@ -203,21 +204,21 @@ class RefResolver:
     def _first_parent(
         self, repository: Repository, ref: str, commit_id: str, commit: Commit, count: int
     ) -> tuple[str, Commit]:
-        """The `count`-th first-parent ancestor: the commits between are read as lineages,
-        which a long history keeps cached where whole commits would not fit (issue 33)."""
+        """The `count`-th first-parent ancestor, reached by the commits' skip pointers in
+        O(log count) reads where they are recorded (`lineage.first_parent_ancestor`);
+        the commits between are read as lineages, cached where whole commits would not
+        fit (issue 33)."""
         if count == 0:
             return commit_id, commit
-        parents = commit.parents
-        for step in range(count):
-            if not parents:
-                raise RefNotFoundError(
-                    f"ref {ref!r} not found in repository {repository.name!r}: commit "
-                    f"{commit_id[:12]}... has 0 parents, so it has no parent number 1"
-                )
-            commit_id = parents[0]
-            if step < count - 1:
-                parents = self._refs.get_lineage(repository, commit_id).parents
-        return commit_id, self._refs.get_commit(repository, commit_id)
+        reached, left = first_parent_ancestor(
+            lambda i: self._refs.get_lineage(repository, i), commit_id, lineage_of(commit), count
+        )
+        if left:
+            raise RefNotFoundError(
+                f"ref {ref!r} not found in repository {repository.name!r}: commit "
+                f"{reached[:12]}... has 0 parents, so it has no parent number 1"
+            )
+        return reached, self._refs.get_commit(repository, reached)
 
     def _parent(
         self, repository: Repository, ref: str, commit_id: str, commit: Commit, number: int

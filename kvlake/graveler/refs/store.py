@@ -11,10 +11,8 @@ id, can never be stale, whatever other processes do.
 from __future__ import annotations
 
 import hashlib
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Final, Generic, NamedTuple, Protocol, TypeVar
+from typing import Final, Protocol, TypeVar
 
 import msgspec
 
@@ -41,11 +39,12 @@ from kvlake.graveler.records import (
     decode_tag,
     encode,
 )
+from kvlake.graveler.refs.lineage import Lineage, lineage_of, stamp, unstamped
+from kvlake.graveler.refs.lru import Lru
 from kvlake.graveler.refs.visible import VisibleBranches
 from kvlake.kv import Predicate, Store, get_or_none, update
 
 _R = TypeVar("_R")
-_V = TypeVar("_V")
 
 COMMIT_CACHE_SIZE: Final = 20_000
 """Commits kept decoded (a few hundred bytes each): a long log reads each only once."""
@@ -103,40 +102,6 @@ def partition_of(repository: Repository) -> bytes:
     return keys.instance_partition(repository.name, repository.instance_uid)
 
 
-class _Lru(Generic[_V]):
-    """A thread-safe LRU by (instance uid, commit id)."""
-
-    def __init__(self, capacity: int) -> None:
-        self._capacity = capacity
-        self._items: OrderedDict[tuple[str, str], _V] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: tuple[str, str]) -> _V | None:
-        with self._lock:
-            value = self._items.get(key)
-            if value is not None:
-                self._items.move_to_end(key)
-            return value
-
-    def put(self, key: tuple[str, str], value: _V) -> None:
-        if self._capacity <= 0:
-            return
-        with self._lock:
-            self._items[key] = value
-            self._items.move_to_end(key)
-            while len(self._items) > self._capacity:
-                self._items.popitem(last=False)
-
-
-class Lineage(NamedTuple):
-    """What a walk of the history needs of a commit: its parents, generation and date."""
-
-    parents: tuple[str, ...]
-    generation: int
-    creation_date: int
-    creation_nanos: int
-
-
 class Refs:
     """Typed access to the records of a repository instance. Thread-safe.
 
@@ -152,8 +117,8 @@ class Refs:
         lineage_cache_size: int = LINEAGE_CACHE_SIZE,
     ) -> None:
         self._store = store
-        self._commits: _Lru[Commit] = _Lru(commit_cache_size)
-        self._lineages: _Lru[Lineage] = _Lru(lineage_cache_size)
+        self._commits: Lru[Commit] = Lru(commit_cache_size)
+        self._lineages: Lru[Lineage] = Lru(lineage_cache_size)
         self._visible = VisibleBranches(store)
 
     # -- branches ---------------------------------------------------------------
@@ -342,11 +307,13 @@ class Refs:
     # -- commits ----------------------------------------------------------------
 
     def add_commit(self, repository: Repository, commit: Commit) -> str:
-        """Store the commit under its content address; storing it twice is a no-op."""
+        """Store the commit under its content address, with its walk fields set from its
+        first parent (`lineage.stamp`); storing it twice is a no-op."""
         identifier = commit_id(commit)
+        record = stamp(lambda i: self.get_lineage(repository, i), commit)
         try:
             self._store.set_if(
-                partition_of(repository), keys.commit_key(identifier), encode(commit), None
+                partition_of(repository), keys.commit_key(identifier), encode(record), None
             )
         except PreconditionFailedError:
             pass  # same id, same content: already stored by an earlier try
@@ -364,18 +331,26 @@ class Refs:
                 f"commit id {identifier!r} is not the content address of the commit given"
                 " (sha256 of its fields, as kvlake computes it); send the id kvlake gave it"
             )
+        record = stamp(lambda i: self.get_lineage(repository, i), commit)
         try:
             self._store.set_if(
-                partition_of(repository), keys.commit_key(identifier), encode(commit), None
+                partition_of(repository), keys.commit_key(identifier), encode(record), None
             )
         except PreconditionFailedError:
             raise ConflictError(f"commit {identifier!r} already exists") from None
 
     def add_commits(self, repository: Repository, commits: Iterable[tuple[str, Commit]]) -> None:
-        """Store many commits under ids the caller has checked (`commit_id`), in batches."""
+        """Store many commits under ids the caller has checked (`commit_id`), in batches.
+
+        Their walk fields are dropped, not trusted: nothing checks them against each
+        other here, and walks take the commits one read at a time without them.
+        """
         self._store.set_many(
             partition_of(repository),
-            ((keys.commit_key(identifier), encode(commit)) for identifier, commit in commits),
+            (
+                (keys.commit_key(identifier), encode(unstamped(commit)))
+                for identifier, commit in commits
+            ),
         )
 
     def get_commit(self, repository: Repository, identifier: str) -> Commit:
@@ -392,31 +367,59 @@ class Refs:
         try:
             raw, _ = self._store.get(partition_of(repository), keys.commit_key(identifier))
         except KeyNotFoundError:
-            raise CommitNotFoundError(
-                f"commit {identifier!r} not found in repository {repository.name!r}"
-            ) from None
+            raise _commit_not_found(repository, identifier) from None
         return decode_commit(raw)
 
     def get_lineage(self, repository: Repository, identifier: str) -> Lineage:
-        """A commit's parents, generation and date, for walks: from the lineage cache, else
-        the commit cache, else one KV read (kept as a lineage only, so a long walk does not
-        evict the decoded commits other calls use).
+        """A commit's lineage (`lineage.Lineage`), for walks.
 
         Raises:
             CommitNotFoundError: no such commit.
         """
-        cache_key = (repository.instance_uid, identifier)
-        lineage = self._lineages.get(cache_key)
-        if lineage is not None:
-            return lineage
-        commit = self._commits.get(cache_key)
-        if commit is None:
-            commit = self._read_commit(repository, identifier)
-        lineage = Lineage(
-            commit.parents, commit.generation, commit.creation_date, commit.creation_nanos
+        return self.get_lineages(repository, (identifier,))[identifier]
+
+    def get_lineages(
+        self, repository: Repository, identifiers: Sequence[str]
+    ) -> dict[str, Lineage]:
+        """The lineages of these commits: from the lineage cache, else the commit cache,
+        else one batched KV read for all the others (kept as lineages only, so a long
+        walk does not evict the decoded commits other calls use).
+
+        Raises:
+            CommitNotFoundError: one of them is not stored.
+        """
+        uid = repository.instance_uid
+        found: dict[str, Lineage] = {}
+        missing = []
+        for identifier in identifiers:
+            lineage = self._lineages.get((uid, identifier))
+            if lineage is None:
+                commit = self._commits.get((uid, identifier))
+                if commit is None:
+                    missing.append(identifier)
+                    continue
+                lineage = lineage_of(commit)
+                self._lineages.put((uid, identifier), lineage)
+            found[identifier] = lineage
+        for identifier, commit in self._read_commits(repository, missing):
+            found[identifier] = lineage = lineage_of(commit)
+            self._lineages.put((uid, identifier), lineage)
+        return found
+
+    def _read_commits(
+        self, repository: Repository, identifiers: list[str]
+    ) -> Iterator[tuple[str, Commit]]:
+        """These commits, read in one batched KV read. Raises CommitNotFoundError."""
+        if not identifiers:
+            return
+        raws = self._store.get_many(
+            partition_of(repository), [keys.commit_key(i) for i in identifiers]
         )
-        self._lineages.put(cache_key, lineage)
-        return lineage
+        for identifier in identifiers:
+            raw = raws.get(keys.commit_key(identifier))
+            if raw is None:
+                raise _commit_not_found(repository, identifier)
+            yield identifier, decode_commit(raw)
 
     def get_commits(self, repository: Repository, identifiers: Sequence[str]) -> list[Commit]:
         """The commits with these ids, in order: one batched KV read for those not cached.
@@ -427,18 +430,9 @@ class Refs:
         uid = repository.instance_uid
         found = {i: c for i in identifiers if (c := self._commits.get((uid, i))) is not None}
         missing = [i for i in dict.fromkeys(identifiers) if i not in found]
-        if missing:
-            raws = self._store.get_many(
-                partition_of(repository), [keys.commit_key(i) for i in missing]
-            )
-            for identifier in missing:
-                raw = raws.get(keys.commit_key(identifier))
-                if raw is None:
-                    raise CommitNotFoundError(
-                        f"commit {identifier!r} not found in repository {repository.name!r}"
-                    )
-                found[identifier] = commit = decode_commit(raw)
-                self._commits.put((uid, identifier), commit)
+        for identifier, commit in self._read_commits(repository, missing):
+            found[identifier] = commit
+            self._commits.put((uid, identifier), commit)
         return [found[i] for i in identifiers]
 
     def list_commits(self, repository: Repository) -> Iterator[tuple[str, Commit]]:
@@ -484,3 +478,7 @@ class Refs:
 
 def _branch_not_found(repository: Repository, name: str) -> BranchNotFoundError:
     return BranchNotFoundError(f"branch {name!r} not found in repository {repository.name!r}")
+
+
+def _commit_not_found(repository: Repository, identifier: str) -> CommitNotFoundError:
+    return CommitNotFoundError(f"commit {identifier!r} not found in repository {repository.name!r}")

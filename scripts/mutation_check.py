@@ -2982,8 +2982,10 @@ MUTATIONS = (
         "scale-ref-walk-lineages",
         "issue 33 item 7: a first-parent walk reads lineages, which a long history keeps cached",
         "kvlake/graveler/refs/refexpr.py",
-        "                parents = self._refs.get_lineage(repository, commit_id).parents\n",
-        "                parents = self._refs.get_commit(repository, commit_id).parents\n",
+        "            lambda i: self._refs.get_lineage(repository, i), commit_id,"
+        " lineage_of(commit), count\n",
+        "            lambda i: lineage_of(self._refs.get_commit(repository, i)), commit_id,"
+        " lineage_of(commit), count\n",
         (
             "tests/graveler/test_scale.py::"
             "test_walking_a_history_longer_than_the_commit_cache_again_reads_no_commit",
@@ -2993,8 +2995,9 @@ MUTATIONS = (
         "scale-lineage-cache",
         "issue 33 item 7: walks keep the lineages they read",
         "kvlake/graveler/refs/store.py",
-        "        self._lineages.put(cache_key, lineage)\n",
-        "        pass\n",
+        "            found[identifier] = lineage = lineage_of(commit)\n"
+        "            self._lineages.put((uid, identifier), lineage)\n",
+        "            found[identifier] = lineage = lineage_of(commit)\n",
         (
             "tests/graveler/test_scale.py::"
             "test_walking_a_history_longer_than_the_commit_cache_again_reads_no_commit",

@@ -1,8 +1,8 @@
 """The gateway's bodies hold the same per-process budget and pace as the REST API's.
 
 A REST request that sends only the start of a 1 MiB JSON body fills a 1 MiB
-budget; a PutObject through the gateway is then refused with 503 until the
-holder leaves, and goes through after. A PutObject whose body trickles below
+budget (or its address's share of a larger one); a PutObject through the
+gateway is then refused with 503 until the holder leaves, and goes through after. A PutObject whose body trickles below
 the minimum rate is cut as a REST upload is (the doors share kvlake/http's
 reader), with S3's RequestTimeout, and nothing is stored. Nothing here
 measures time.
@@ -30,13 +30,21 @@ from tests.support import wait_until
 
 
 @pytest.mark.parametrize("start_server", ["local"], indirect=True)  # no blob is involved
+@pytest.mark.parametrize(
+    ("budget", "share"),
+    [
+        pytest.param(1 << 20, "1", id="the-whole-budget"),
+        # Half of 2 MiB is free, but this address's share is full: the gateway holds its
+        # body under the client's address, as the REST API does, not under another.
+        pytest.param(2 << 20, "0.5", id="the-addresss-share"),
+    ],
+)
 def test_a_gateway_upload_waits_for_the_body_budget_the_rest_api_fills(
-    start_server: StartServer, tmp_path: Path
+    start_server: StartServer, tmp_path: Path, budget: int, share: str
 ) -> None:
     server: Server = start_server(
         tmp_path / "server",
-        # One address (the test) holds the whole budget: its share is all of it.
-        env={"KVLAKE_SERVER_BODY_BUDGET": str(1 << 20), "KVLAKE_SERVER_CLIENT_BODY_SHARE": "1"},
+        env={"KVLAKE_SERVER_BODY_BUDGET": str(budget), "KVLAKE_SERVER_CLIENT_BODY_SHARE": share},
     )
     repo = f"gw-{uuid.uuid4().hex[:12]}"
     with server.http() as http:

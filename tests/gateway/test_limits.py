@@ -2,10 +2,10 @@
 
 A REST request that sends only the start of a 1 MiB JSON body fills a 1 MiB
 budget (or its address's share of a larger one); a PutObject through the
-gateway is then refused with 503 until the holder leaves, and goes through after. A PutObject whose body trickles below
-the minimum rate is cut as a REST upload is (the doors share kvlake/http's
-reader), with S3's RequestTimeout, and nothing is stored. Nothing here
-measures time.
+gateway is then refused with 503 until the holder leaves, and goes through
+after. A PutObject whose body trickles below the minimum rate is cut as a REST
+upload is (the doors share kvlake/http's reader), with S3's RequestTimeout, and
+nothing is stored. Nothing here measures time.
 """
 
 from __future__ import annotations

@@ -62,7 +62,8 @@ def main() -> int:
     parser.add_argument("--dir", default=None, help="where to write (default: TMPDIR)")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
-    put_rates, bare_rates = [], []
+    put_rates: list[float] = []
+    bare_rates: list[float] = []
     for _ in range(args.rounds):
         for rates, run in ((put_rates, puts), (bare_rates, bare)):
             scratch = tempfile.mkdtemp(prefix="kvlake-blob-bench-", dir=args.dir)

@@ -40,10 +40,12 @@ def make_private_folders(path: str | os.PathLike[str]) -> None:
                 raise  # a file where a folder should be
 
 
-def create_private_file(path: str | os.PathLike[str]) -> int:
+def create_private_file(path: str | os.PathLike[str], dir_fd: int | None = None) -> int:
     """Create a new file with mode 0600 and return its descriptor (open for writing).
+
+    A relative `path` with `dir_fd` is taken in that open folder, not resolved again.
 
     Raises:
         FileExistsError: something is at `path` already.
     """
-    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE, dir_fd=dir_fd)

@@ -254,8 +254,8 @@ MUTATIONS = (
         "private-blobs",
         "issue 10 item 10: blobs are the server user's alone",
         "kvlake/blockstore/local.py",
-        '            file = os.fdopen(create_private_file(temp), "wb")  # closed by _write_temp\n',
-        '            file = open(temp, "xb")  # closed by _write_temp\n',
+        "                fd = create_private_file(temp, dir_fd=descriptor)\n",
+        "                fd = os.open(temp, os.O_WRONLY | os.O_CREAT, 0o666, dir_fd=descriptor)\n",
         ("tests/blockstore/test_local.py::test_the_root_its_folders_and_blobs_are_private",),
     ),
     Mutation(
@@ -4000,6 +4000,59 @@ MUTATIONS = (
         (
             "tests/graveler/test_branch_reads.py"
             "::test_a_repository_deleted_by_another_process_is_gone_at_once",
+        ),
+    ),
+    Mutation(
+        "fast28-put-folder-known-by-identity",
+        "issue 28: a put skips the folder's link check only for a folder checked before",
+        "kvlake/blockstore/local.py",
+        "                if self._checked.known(folder, opened):\n",
+        "                if True:\n",
+        ("tests/blockstore/test_local.py::test_key_linked_out_of_its_namespace_is_refused",),
+    ),
+    Mutation(
+        "fast28-checked-folder-by-identity-not-path",
+        "issue 28: a checked folder swapped for a link leading out is checked again",
+        "kvlake/blockstore/local_folders.py",
+        "        return self._checked.get(folder) == opened\n",
+        "        return folder in self._checked\n",
+        (
+            "tests/blockstore/test_local.py"
+            "::test_a_folder_swapped_for_a_link_after_a_put_is_checked_again",
+        ),
+    ),
+    Mutation(
+        "fast28-new-folders-checked-before-creation",
+        "issue 28: no folder is created through a link leading out of the namespace",
+        "kvlake/blockstore/local.py",
+        "            self._blob_path(namespace, key)"
+        "  # no link out along the way before creating any\n",
+        "            pass\n",
+        (
+            "tests/blockstore/test_local.py"
+            "::test_a_new_folder_below_a_link_out_is_refused_before_it_is_created",
+        ),
+    ),
+    Mutation(
+        "fast28-blob-fsynced-before-its-name",
+        "invariant 4: a blob's data is durable before the rename that names it",
+        "kvlake/blockstore/local.py",
+        "                os.fsync(file.fileno())\n",
+        "                pass\n",
+        (
+            "tests/blockstore/test_local.py"
+            "::test_a_put_fsyncs_the_blob_before_renaming_it_and_the_folder_after",
+        ),
+    ),
+    Mutation(
+        "fast28-put-folder-fsynced-after-rename",
+        "invariant 4: a put returns only once its rename is durable (the folder fsynced)",
+        "kvlake/blockstore/local.py",
+        "            self._syncs.sync(folder, lambda: self._fsync_descriptor(descriptor, what))\n",
+        "            pass\n",
+        (
+            "tests/blockstore/test_local.py"
+            "::test_a_put_fsyncs_the_blob_before_renaming_it_and_the_folder_after",
         ),
     ),
     Mutation(

@@ -25,6 +25,8 @@ from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, BinaryIO, Self
 
 from kvlake.blockstore.listing import BlobInfo
+from kvlake.blockstore.local_folders import CheckedFolders, identity
+from kvlake.blockstore.local_reader import RangeReader
 from kvlake.blockstore.local_syncs import FolderSyncs
 from kvlake.blockstore.local_uploads import TEMP_PREFIX, LocalUploads
 from kvlake.blockstore.store import BlockStore
@@ -39,44 +41,7 @@ from kvlake.errors import (
 from kvlake.permissions import create_private_file, make_private_folders
 
 if TYPE_CHECKING:
-    from _typeshed import WriteableBuffer
-
-
-class _RangeReader(io.RawIOBase):
-    """Reads an open file from its position for `remaining` bytes, then reports end of file."""
-
-    def __init__(self, file: io.FileIO, remaining: int, store: LocalBlockStore, what: str) -> None:
-        super().__init__()
-        self._file = file
-        self._remaining = remaining
-        self._store = store
-        self._what = what
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: WriteableBuffer) -> int:
-        if self._remaining <= 0:
-            return 0
-        view = memoryview(buffer).cast("B")[: self._remaining]
-        with self._store._os_errors(f"read {self._what}"):
-            count = self._file.readinto(view) or 0
-        self._remaining -= count
-        return count
-
-    def readall(self) -> bytes:
-        """The rest in one system call, not the default loop of small reads."""
-        if self._remaining <= 0:
-            return b""
-        with self._store._os_errors(f"read {self._what}"):
-            data = self._file.read(self._remaining) or b""
-        self._remaining -= len(data)
-        return data
-
-    def close(self) -> None:
-        if not self.closed:
-            self._file.close()
-        super().close()
+    pass
 
 
 def _escapes(namespace: str, key: str) -> InvalidInputError:
@@ -112,6 +77,7 @@ class LocalBlockStore(LocalUploads, BlockStore):
         self._root = os.path.realpath(root)
         self._root_prefix = os.path.join(self._root, "")
         self._syncs = FolderSyncs()
+        self._checked = CheckedFolders()
 
     @classmethod
     def from_url(cls, url: str) -> Self:
@@ -135,8 +101,7 @@ class LocalBlockStore(LocalUploads, BlockStore):
         return f"{self.scheme}://{self._namespace_path(namespace)}"
 
     def _check_put_namespace(self, namespace: str) -> str:
-        # `_put` resolves the blob's whole path (`_blob_path`), which checks the
-        # namespace's links too: one resolution per put instead of three.
+        # `_put` checks the blob's folder, and so the namespace's links, itself.
         return f"{self.scheme}://{self._namespace_path(namespace)}"
 
     # -- paths --------------------------------------------------------------------
@@ -230,29 +195,76 @@ class LocalBlockStore(LocalUploads, BlockStore):
     # -- primitives -------------------------------------------------------------------
 
     def _put(self, namespace: str, key: str, chunks: Iterator[bytes]) -> int:
-        path = self._blob_path(namespace, key)
+        """Write through the blob's open folder: two fsyncs, no path resolved twice.
+
+        The temporary file is fsynced before the rename (else a crash could leave
+        the name on an empty or torn file), and the folder after it (else a crash
+        could lose the name); the folder's fsync is shared with concurrent puts.
+        Both are needed on any POSIX filesystem; nothing else is synced unless
+        folders were created.
+        """
+        lexical = self._path_in(os.path.join(self._root, self._namespace_path(namespace)), key)
+        folder, name = os.path.split(lexical)
         what = f"blob {key!r} in {namespace!r}"
-        folder = os.path.dirname(path)
-        self._make_folder(folder, namespace, key, what)
-        temp = os.path.join(folder, TEMP_PREFIX + secrets.token_hex(8))
-        with self._os_errors(f"create a temporary file for {what}"):
-            file = os.fdopen(create_private_file(temp), "wb")  # closed by _write_temp
+        descriptor = self._open_folder(folder, namespace, key, what)
         try:
-            size = self._write_temp(file, chunks, what)
+            temp = TEMP_PREFIX + secrets.token_hex(8)
+            with self._os_errors(f"create a temporary file for {what}"):
+                fd = create_private_file(temp, dir_fd=descriptor)
+                file = os.fdopen(fd, "wb")  # closed by _write_temp
             try:
-                os.replace(temp, path)
-            except (IsADirectoryError, NotADirectoryError) as exc:
-                raise self._conflict(namespace, key) from exc
-            except OSError as exc:
-                raise self._failure(exc, f"rename the upload into {what}") from exc
-        except BaseException:
-            # The original error matters more than a failed clean-up, and a leftover
-            # temporary file is hidden from listings.
-            with suppress(OSError):
-                os.unlink(temp)
-            raise
-        self._sync_folder(folder, what)
+                size = self._write_temp(file, chunks, what)
+                try:
+                    os.replace(temp, name, src_dir_fd=descriptor, dst_dir_fd=descriptor)
+                except (IsADirectoryError, NotADirectoryError) as exc:
+                    raise self._conflict(namespace, key) from exc
+                except OSError as exc:
+                    raise self._failure(exc, f"rename the upload into {what}") from exc
+            except BaseException:
+                # The original error matters more than a failed clean-up, and a leftover
+                # temporary file is hidden from listings.
+                with suppress(OSError):
+                    os.unlink(temp, dir_fd=descriptor)
+                raise
+            self._syncs.sync(folder, lambda: self._fsync_descriptor(descriptor, what))
+        finally:
+            os.close(descriptor)
         return size
+
+    def _open_folder(self, folder: str, namespace: str, key: str, what: str) -> int:
+        """Open the blob's folder (created if missing), checked to lie in its namespace.
+
+        A folder whose identity was checked before is not resolved again
+        (`local_folders.py`); otherwise the open folder must be the one its
+        real path names, inside the namespace's real folder.
+        """
+        try:
+            descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        except FileNotFoundError:
+            self._blob_path(namespace, key)  # no link out along the way before creating any
+            self._make_folder(folder, namespace, key, what)
+            with self._os_errors(f"open the folder of {what}"):
+                descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        except NotADirectoryError as exc:
+            raise self._conflict(namespace, key) from exc
+        except OSError as exc:
+            raise self._failure(exc, f"open the folder of {what}") from exc
+        try:
+            with self._os_errors(f"open the folder of {what}"):
+                opened = identity(os.fstat(descriptor))
+                if self._checked.known(folder, opened):
+                    return descriptor
+                inside = self._namespace_dir(namespace)
+                real = os.path.realpath(folder)
+                if real != inside and not real.startswith(os.path.join(inside, "")):
+                    raise _escapes(namespace, key)
+                if identity(os.stat(real)) != opened:  # replaced while being checked
+                    raise _escapes(namespace, key)
+            self._checked.remember(folder, opened)
+            return descriptor
+        except BaseException:
+            os.close(descriptor)
+            raise
 
     def _make_folder(self, folder: str, namespace: str, key: str, what: str) -> None:
         """Create the blob's folder if missing, and make the new folders' names durable."""
@@ -295,13 +307,18 @@ class LocalBlockStore(LocalUploads, BlockStore):
         self._syncs.sync(folder, lambda: self._fsync_folder(folder, what))
 
     def _fsync_folder(self, folder: str, what: str) -> None:
-        """fsync a folder; some filesystems cannot (EINVAL), and need not."""
-        try:
+        """fsync a folder by its path."""
+        with self._os_errors(f"open the folder of {what}"):
             descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-            try:
-                os.fsync(descriptor)
-            finally:
-                os.close(descriptor)
+        try:
+            self._fsync_descriptor(descriptor, what)
+        finally:
+            os.close(descriptor)
+
+    def _fsync_descriptor(self, descriptor: int, what: str) -> None:
+        """fsync an open folder; some filesystems cannot (EINVAL), and need not."""
+        try:
+            os.fsync(descriptor)
         except OSError as exc:
             if exc.errno != errno.EINVAL:
                 raise self._failure(exc, f"sync the folder of {what}") from exc
@@ -325,7 +342,7 @@ class LocalBlockStore(LocalUploads, BlockStore):
         except BaseException:
             file.close()
             raise
-        return io.BufferedReader(_RangeReader(file, stop - start, self, what))
+        return io.BufferedReader(RangeReader(file, stop - start, self._os_errors, what))
 
     def _size(self, namespace: str, key: str) -> int:
         path = self._blob_path(namespace, key)

@@ -297,3 +297,80 @@ def test_the_root_its_folders_and_blobs_are_private(tmp_path: Path) -> None:
     for folder in (root, root / "repo", root / "repo" / "data", root / "repo" / "data" / "2026"):
         assert folder.stat().st_mode & 0o777 == 0o700, folder
     assert (root / "repo" / "data" / "2026" / "blob").stat().st_mode & 0o777 == 0o600
+
+
+# -- the put path: the blob fsynced before its name, its folder checked by identity ----------
+
+
+def test_a_put_fsyncs_the_blob_before_renaming_it_and_the_folder_after(
+    local_store: LocalBlockStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    local_store.put(NS, "data/h1/a", b"1")  # the folders exist from here on
+    events: list[str] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def recording_fsync(descriptor: int) -> None:
+        path = os.readlink(f"/proc/self/fd/{descriptor}")
+        events.append(("fsync folder " if os.path.isdir(path) else "fsync file ") + path)
+        real_fsync(descriptor)
+
+    def recording_replace(*args: object, **kwargs: object) -> None:
+        events.append("rename")
+        real_replace(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "fsync", recording_fsync)
+    monkeypatch.setattr(os, "replace", recording_replace)
+    local_store.put(NS, "data/h1/b", b"2")
+    folder = os.path.join(local_store.root, "lake/repo1/data/h1")
+    assert len(events) == 3  # one fsync of the data, one of the folder: nothing more
+    assert events[0].startswith(f"fsync file {folder}/{TEMP_PREFIX}")
+    assert events[1:] == ["rename", f"fsync folder {folder}"]
+
+
+def test_a_crash_between_writing_and_renaming_leaves_no_partial_blob(
+    local_store: LocalBlockStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    local_store.put(NS, "data/k", b"old")
+
+    def crash(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt  # the process stops between the fsync and the rename
+
+    monkeypatch.setattr(os, "replace", crash)
+    monkeypatch.setattr(os, "unlink", lambda *args, **kwargs: None)  # a crash cleans nothing up
+    with pytest.raises(KeyboardInterrupt):
+        local_store.put(NS, "data/k", b"new and longer")
+    with pytest.raises(KeyboardInterrupt):
+        local_store.put(NS, "data/fresh", b"never named")
+    monkeypatch.undo()
+    assert local_store.get(NS, "data/k") == b"old"
+    leftovers = os.listdir(os.path.join(local_store.root, "lake/repo1/data"))
+    assert len([name for name in leftovers if name.startswith(TEMP_PREFIX)]) == 2
+    assert list(local_store.list_keys(NS)) == ["data/k"]
+    with pytest.raises(BlobNotFoundError):
+        local_store.get(NS, "data/fresh")
+
+
+def test_a_folder_swapped_for_a_link_after_a_put_is_checked_again(
+    local_store: LocalBlockStore, tmp_path: Path
+) -> None:
+    local_store.put(NS, "data/a", b"1")  # data/ is checked and remembered
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    data = Path(local_store.root, "lake/repo1/data")
+    os.rename(data, tmp_path / "moved")
+    os.symlink(outside, data)
+    with pytest.raises(InvalidInputError, match="symbolic link"):
+        local_store.put(NS, "data/b", b"2")
+    assert list(outside.iterdir()) == []
+
+
+def test_a_new_folder_below_a_link_out_is_refused_before_it_is_created(
+    local_store: LocalBlockStore, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    Path(local_store.root, "lake/repo1").mkdir(parents=True)
+    os.symlink(outside, Path(local_store.root, "lake/repo1/data"))
+    with pytest.raises(InvalidInputError, match="symbolic link"):
+        local_store.put(NS, "data/new/folder/k", b"x")
+    assert list(outside.iterdir()) == []

@@ -4496,10 +4496,7 @@ MUTATIONS = (
         "kvlake/actions/lua_codecs.py",
         "        _count_nodes(loaded, [MAX_YAML_NODES])\n",
         "        pass\n",
-        (
-            "tests/actions/test_lua_codecs.py"
-            "::test_yaml_aliases_that_expand_without_bound_fail_the_hook",
-        ),
+        ("tests/actions/test_lua_codecs.py::test_the_yaml_bound_counts_expanded_values",),
     ),
     Mutation(
         "actions30-lua-yaml-dates-as-text",

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from kvlake.actions import HookFailedError
+from kvlake.actions import HookFailedError, lua_codecs
 from kvlake.actions.lua import run_lua
 from kvlake.actions.records import LuaHook
 
@@ -154,6 +154,20 @@ def test_yaml_aliases_that_expand_without_bound_fail_the_hook() -> None:
         laughs.append(f"{level}: &{level} [" + ", ".join([f"*{previous}"] * 10) + "]")
     with pytest.raises(HookFailedError, match="holds more than 1000000 values"):
         _run('require("encoding/yaml").unmarshal(action.doc)', doc="\n".join(laughs))
+
+
+def test_the_yaml_bound_counts_expanded_values(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bound at a size unbounded expansion still finishes at quickly: the test above
+    expands to ten million values, which without the bound does not return in time."""
+    monkeypatch.setattr(lua_codecs, "MAX_YAML_NODES", 1_000)
+    script = 'print(#require("encoding/yaml").unmarshal(action.doc).b)'
+
+    def laughs(aliases: int) -> str:  # 10 values in a, each alias of it 11 more
+        return "a: &a [x, x, x, x, x, x, x, x, x, x]\nb: [" + ", ".join(["*a"] * aliases) + "]"
+
+    with pytest.raises(HookFailedError, match="holds more than 1000 values"):
+        _run(script, doc=laughs(100))
+    assert _run(script, doc=laughs(10)) == "10"
 
 
 def _z85(data: bytes) -> str:

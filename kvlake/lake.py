@@ -11,6 +11,7 @@ jobs.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import socket
@@ -35,7 +36,7 @@ from kvlake.deletion import (
 )
 from kvlake.errors import KvlakeError
 from kvlake.graveler import TOKEN_DROP_DELAY, Cleaner, CommittedManager, Graveler
-from kvlake.kv import MeteredStore, Observer, Store, open_store
+from kvlake.kv import MeteredStore, Observer, Store, open_store, store_identity
 from kvlake.operations import BulkDeletes, EngineContext, Ledger, ObjectLocks, OperationRunner
 
 log = logging.getLogger(__name__)
@@ -102,6 +103,12 @@ class Lake(Closing):
         )
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
+
+    @functools.cached_property
+    def store_id(self) -> str:
+        """The KV store's identity (kvlake/kv/identity.py), which Spark jobs send their
+        tasks so that a task refuses to work on any other store."""
+        return store_identity(self.store)
 
     def _check_namespace(self, namespace: str) -> str:
         """A new repository's namespace: the blockstore's, and clear of the folders imports read."""

@@ -542,6 +542,22 @@ MUTATIONS = (
         ),
     ),
     Mutation(
+        "spark-task-same-store",
+        "a Spark task refuses a KV store other than its driver's (relative paths, other hosts)",
+        "kvlake/pipelines/executors.py",
+        "                    _check_same_store(lake, task)\n",
+        "                    pass\n",
+        ("tests/pipelines/test_executors.py",),
+    ),
+    Mutation(
+        "store-identity-first-writer-wins",
+        "two processes asking a new store for its identity both get the one written first",
+        "kvlake/kv/identity.py",
+        "        return read_store_identity(store)\n",
+        "        pass\n",
+        ("tests/pipelines/test_executors.py::test_the_first_identity_written_holds",),
+    ),
+    Mutation(
         "gc-marks-live-staging",
         "issue 12 / invariant 4a: blobs staged entries reference are marked",
         "kvlake/pipelines/gc/collector.py",

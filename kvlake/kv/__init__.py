@@ -1,6 +1,7 @@
 """The KV layer: one narrow store interface and its drivers, chosen by URL."""
 
 from kvlake.kv.counting import CountingStore
+from kvlake.kv.identity import read_store_identity, store_identity
 from kvlake.kv.metered import MeteredStore, Observer
 from kvlake.kv.registry import open_store, register_store, url_scheme
 from kvlake.kv.store import (
@@ -26,7 +27,9 @@ __all__ = [
     "Store",
     "get_or_none",
     "open_store",
+    "read_store_identity",
     "register_store",
+    "store_identity",
     "update",
     "url_scheme",
 ]

@@ -102,7 +102,7 @@ class GarbageCollector:
     ) -> None:
         self._spark = spark
         self._lake = lake
-        self._settings = encode_settings(lake.settings)
+        self._settings = encode_settings(lake.settings, store_id=lake.store_id)
         self._clock = clock
         self._progress = progress or (lambda phase, summary: None)
         self._leases = GcLeases(lake.store, clock=clock)

@@ -13,6 +13,20 @@ same store in the same run (the metadata write limit a tombstone per object is b
     .venv/bin/python benchmarks/bulk_delete_bench.py           # 100,000 and 1,000,000
     .venv/bin/python benchmarks/bulk_delete_bench.py --staged-only --sizes 200000
         # objects only staged (issue 26: one tombstone each, no whole ranges to hide)
+
+Issue 26's scale (docs/performance.md "Bulk delete"); `--direct` writes the committed ranges
+straight (`fill_direct`: no staging, no KV row and no blob per object), so 50M objects are
+~12,200 range files and a few GB on disk; `--tmp-dir` puts them on a disk, not in RAM:
+
+    .venv/bin/python benchmarks/bulk_delete_bench.py --direct --commit \
+        --sizes 1000000,50000000 --tmp-dir /work/tmp-bench50m
+        # the delete, the branch listing afterwards (first page, all of it) and the commit,
+        # with the range files each looked up and the peak RSS at each size
+    .venv/bin/python benchmarks/bulk_delete_bench.py --metadata-filter --commit --sizes 1000000
+        # filters.metadata takes every other object: a tombstone each
+    .venv/bin/python benchmarks/bulk_delete_bench.py --concurrent 10000000,10000 [--big-filtered]
+        # two big deletes and twenty small ones at once through the lake's runner
+        # (KVLAKE_OPERATIONS_CONCURRENCY); when each one finished
 """
 
 from __future__ import annotations
@@ -27,19 +41,28 @@ import threading
 import time
 import traceback
 import uuid
-from typing import Any
+from collections.abc import Iterator
+from itertools import islice
+from typing import Any, NamedTuple
 
+import msgspec
 import psycopg
 from psycopg import sql
 
 from kvlake.blockstore import open_blockstore
 from kvlake.catalog.records import ObjectEntry, to_value
-from kvlake.config import DeletionSettings, OperationsSettings, Settings, SparkSettings
+from kvlake.config import (
+    DeletionSettings,
+    OperationsSettings,
+    Settings,
+    SparkSettings,
+    default_operations_concurrency,
+)
 from kvlake.graveler import keys
-from kvlake.graveler.records import encode
+from kvlake.graveler.records import Value, encode
 from kvlake.kv import Store, open_store
 from kvlake.lake import Lake
-from kvlake.operations import BulkDeleteOptions, open_engine, parse_branch_path
+from kvlake.operations import BulkDeleteOptions, Filters, open_engine, parse_branch_path
 from kvlake.pipelines import open_spark
 
 DEFAULT_DSN = "postgresql://postgres@127.0.0.1:5432/test"
@@ -93,15 +116,74 @@ def fill(store: Store, blocks_url: str, n: int, *, commit: bool = True) -> tuple
         return staged, time.perf_counter() - started
 
 
+def committed_value(i: int = 0, metadata: dict[str, str] | None = None) -> Value:
+    """A committed object's value (its blob is never written: `--direct` data)."""
+    value = ObjectEntry(
+        address=f"data/20250101T00/{i:026d}",
+        size=1024,
+        checksum="0" * 32,
+        mtime=1.7e9,
+        content_type="x",
+        metadata=metadata or {},
+    )
+    return to_value(value)
+
+
+def direct_entries(n: int, *, labelled: bool = False) -> Iterator[tuple[bytes, Value]]:
+    """N objects under big/ and the few outside it, in key order. With `labelled`, every
+    other object carries `label=x` (the rest `label=y`): a metadata filter takes half."""
+    plain = committed_value()
+    values = (
+        (committed_value(0, {"label": "x"}), committed_value(1, {"label": "y"}))
+        if labelled
+        else (plain, plain)
+    )
+    yield OUTSIDE[0].encode(), plain
+    yield from ((b"big/%09d" % i, values[i & 1]) for i in range(n))
+    yield from ((path.encode(), plain) for path in OUTSIDE[1:])
+
+
+def fill_direct(
+    store: Store, blocks_url: str, n: int, *, labelled: bool = False, repository: str = "repo1"
+) -> float:
+    """Commit N objects under big/ by writing their ranges straight into the committed store
+    (no staging, no KV row per object, no blob): how 50M objects fit this machine. Returns s."""
+    with open_blockstore(blocks_url) as blocks:
+        lake = Lake(settings(), store, blocks)
+        namespace = f"local://{repository}"
+        repo = lake.graveler.create_repository(repository, storage_namespace=namespace)
+        started = time.perf_counter()
+        metarange_id = lake.graveler.committed.write_metarange(
+            namespace, direct_entries(n, labelled=labelled)
+        )
+        lake.graveler.commit(
+            repo, "main", committer="bench", message="data", source_metarange=metarange_id
+        )
+        return time.perf_counter() - started
+
+
+def range_lookups(lake: Lake) -> int:
+    """Range files read or served from cache so far: what O(ranges) work is counted by."""
+    stats = lake.graveler.committed.stats
+    return stats.range_reads + stats.range_cache_hits
+
+
+FIRST_PAGE = 1000
+"""Entries in the first page of a listing (lakeFS's default `amount`)."""
+
+
 def delete_child(
     kv_url: str,
     blocks_url: str,
     engine_name: str,
     out: multiprocessing.Queue[Any],
     commit: bool = False,
+    filters: dict[str, str] | None = None,
 ) -> None:
-    """Run one bulk delete of big/ with the engine; report figures (and, with `commit`,
-    the time of committing the branch afterwards, which drops the range tombstones)."""
+    """Run one bulk delete of big/ with the engine (only objects whose metadata matches
+    `filters`, when given); report figures: the listing of the branch afterwards (its first
+    page, then the whole of it) and, with `commit`, the commit that drops the range
+    tombstones, each with the range files it looked up (O(ranges) of what is left)."""
     try:
         with open_store(kv_url) as store, open_blockstore(blocks_url) as blocks:
             lake = Lake(settings(kv_url, blocks_url), store, blocks)
@@ -109,23 +191,39 @@ def delete_child(
                 open_spark(lake.settings.spark)  # the JVM starts outside the timing
             rss_before = rss_mb("VmRSS")
             started = time.perf_counter()
+            options = BulkDeleteOptions(engine=engine_name)
+            if filters:
+                options = BulkDeleteOptions(engine=engine_name, filters=Filters(metadata=filters))
             operation = lake.bulk_deletes.create(
-                parse_branch_path("lakefs://repo1/main/big/"),
-                BulkDeleteOptions(engine=engine_name),
-                created_by="bench",
+                parse_branch_path("lakefs://repo1/main/big/"), options, created_by="bench"
             )
             engine = open_engine(engine_name, lake.engine_context(owner="bench"))
             final = engine.run(operation.id, threading.Event())
             seconds = time.perf_counter() - started
+            rss_deleted = rss_mb("VmHWM")
             repo = lake.graveler.get_repository("repo1")
+            lookups = range_lookups(lake)
             started = time.perf_counter()
-            left = [k.decode() for k, _ in lake.graveler.list(repo, "main")]
-            listed = time.perf_counter() - started
+            page = [k.decode() for k, _ in islice(lake.graveler.list(repo, "main"), FIRST_PAGE)]
+            first_page = time.perf_counter() - started
+            started = time.perf_counter()
+            listed = 0
+            left: list[str] = []
+            for key, _ in lake.graveler.list(repo, "main"):
+                listed += 1
+                if len(left) < FIRST_PAGE:
+                    left.append(key.decode())
+            list_seconds = time.perf_counter() - started
+            list_lookups = range_lookups(lake) - lookups
+            rss_listed = rss_mb("VmHWM")
             committed = 0.0
+            commit_lookups = 0
             if commit:
+                lookups = range_lookups(lake)
                 started = time.perf_counter()
                 lake.graveler.commit(repo, "main", committer="bench", message="deleted")
                 committed = time.perf_counter() - started
+                commit_lookups = range_lookups(lake) - lookups
             out.put(
                 (
                     "done",
@@ -134,10 +232,16 @@ def delete_child(
                         "status": final.status,
                         "deleted": final.counters.deleted,
                         "left": left,
+                        "listed": listed,
+                        "first_page": page == left[:FIRST_PAGE] and first_page,
                         "rss_before": rss_before,
+                        "rss_deleted": rss_deleted,
+                        "rss_listed": rss_listed,
                         "rss_peak": rss_mb("VmHWM"),
-                        "list_seconds": listed,
+                        "list_seconds": list_seconds,
+                        "list_lookups": list_lookups,
                         "commit_seconds": committed,
+                        "commit_lookups": commit_lookups,
                     },
                 )
             )
@@ -154,44 +258,55 @@ def set_many_seconds(store: Store, n: int) -> float:
     return seconds
 
 
-def run_one(
-    name: str,
-    kv_url: str,
-    folder: str,
-    n: int,
-    engines: list[str],
-    commit: bool = False,
-    *,
-    staged_only: bool = False,
-) -> None:
+class Mode(NamedTuple):
+    """How a run builds its data and what it deletes."""
+
+    commit: bool = False
+    staged_only: bool = False
+    direct: bool = False
+    """Committed data written straight as ranges (`fill_direct`), not staged and committed."""
+    labelled: bool = False
+    """Delete by a metadata filter (`label=x`: every other object), over direct data."""
+
+
+def run_one(name: str, kv_url: str, folder: str, n: int, engines: list[str], mode: Mode) -> None:
     blocks_url = f"local://{folder}/blocks-{n}"
     with open_store(kv_url) as store:
-        staged, committed = fill(store, blocks_url, n, commit=not staged_only)
-        baseline = set_many_seconds(store, n)
+        if mode.direct or mode.labelled:
+            staged, committed = 0.0, fill_direct(store, blocks_url, n, labelled=mode.labelled)
+        else:
+            staged, committed = fill(store, blocks_url, n, commit=not mode.staged_only)
+        baseline = set_many_seconds(store, min(n, SET_MANY_CAP))
+    filters = {"label": "x"} if mode.labelled else None
+    deleted = (n + 1) // 2 if mode.labelled else n
     for engine in engines:
         if engine != engines[0]:  # the same committed objects again: reset the branch
             with open_store(kv_url) as store, open_blockstore(blocks_url) as blocks:
                 lake = Lake(settings(), store, blocks)
                 lake.graveler.resets.reset_branch(lake.graveler.get_repository("repo1"), "main")
-        payload = _delete_in_child(kv_url, blocks_url, engine, commit)
-        assert payload["status"] == "completed" and payload["deleted"] == n, payload
-        assert payload["left"] == sorted(OUTSIDE), payload["left"][:5]
-        _report(
-            f"{name}{' staged-only' if staged_only else ''}",
-            engine,
-            n,
-            payload,
-            baseline,
-            staged,
-            committed,
-        )
+        payload = _delete_in_child(kv_url, blocks_url, engine, mode.commit, filters)
+        assert payload["status"] == "completed" and payload["deleted"] == deleted, payload
+        assert payload["listed"] == n - deleted + len(OUTSIDE), payload["listed"]
+        if not mode.labelled:
+            assert payload["left"] == sorted(OUTSIDE), payload["left"][:5]
+        label = " staged-only" if mode.staged_only else " metadata" if mode.labelled else ""
+        _report(f"{name}{label}", engine, n, deleted, payload, baseline, staged, committed)
 
 
-def _delete_in_child(kv_url: str, blocks_url: str, engine: str, commit: bool) -> dict[str, Any]:
+SET_MANY_CAP = 1_000_000
+"""The `Store.set_many` baseline writes at most this many keys (its rate is flat by then;
+50M rows would only fill the disk)."""
+
+
+def _delete_in_child(
+    kv_url: str, blocks_url: str, engine: str, commit: bool, filters: dict[str, str] | None
+) -> dict[str, Any]:
     ctx = multiprocessing.get_context("spawn")
     out: multiprocessing.Queue[Any] = ctx.Queue()
     child = ctx.Process(
-        target=delete_child, args=(kv_url, blocks_url, engine, out, commit), daemon=True
+        target=delete_child,
+        args=(kv_url, blocks_url, engine, out, commit, filters),
+        daemon=True,
     )
     child.start()
     while True:
@@ -212,22 +327,119 @@ def _report(
     name: str,
     engine: str,
     n: int,
+    deleted: int,
     payload: dict[str, Any],
-    baseline: float,
+    baseline_keys: float,
     staged: float,
     committed: float,
 ) -> None:
-    rate = n / payload["seconds"]
+    rate = n / payload["seconds"]  # objects the delete looked at (all, with a filter)
+    base_n = min(n, SET_MANY_CAP)
+    total = payload["seconds"] + payload["list_seconds"] + payload["commit_seconds"]
     print(
         f"{name:8} {engine:5} {n:>10,} objects: bulk delete {payload['seconds']:7.1f} s"
-        f" = {rate:>9,.0f}/s;"
-        f" Store.set_many of {n:,} keys {baseline:6.1f} s = {n / baseline:>9,.0f}/s;"
-        f" peak RSS {payload['rss_peak']:,.0f} MB (at start {payload['rss_before']:,.0f} MB);"
+        f" = {rate:>9,.0f} objects/s ({deleted:,} deleted"
+        f" = {deleted / payload['seconds']:,.0f}/s);"
+        f" Store.set_many of {base_n:,} keys {baseline_keys:6.1f} s"
+        f" = {base_n / baseline_keys:>9,.0f}/s;"
+        f" peak RSS {payload['rss_peak']:,.0f} MB (at start {payload['rss_before']:,.0f} MB,"
+        f" after the delete {payload['rss_deleted']:,.0f}, after listing"
+        f" {payload['rss_listed']:,.0f});"
         f" set-up: staged {staged:.1f} s, committed {committed:.1f} s;"
-        f" afterwards: listing the branch {payload['list_seconds']:.1f} s"
-        + (f", commit {payload['commit_seconds']:.1f} s" if payload["commit_seconds"] else ""),
+        f" afterwards: listing the branch: first page {payload['first_page']:.2f} s,"
+        f" all {payload['listed']:,} entries {payload['list_seconds']:.1f} s"
+        f" ({payload['list_lookups']:,} range lookups)"
+        + (
+            f", commit {payload['commit_seconds']:.1f} s"
+            f" ({payload['commit_lookups']:,} range lookups);"
+            f" delete + listing + commit {total:.1f} s"
+            if payload["commit_seconds"]
+            else ""
+        ),
         flush=True,
     )
+
+
+def run_concurrent(
+    name: str,
+    kv_url: str,
+    folder: str,
+    big: int,
+    small: int,
+    bigs: int,
+    smalls: int,
+    *,
+    big_filtered: bool = False,
+) -> None:
+    """`bigs` deletes of `big` committed objects and `smalls` of `small` at once, through the
+    lake's own runner (`KVLAKE_OPERATIONS_CONCURRENCY` threads, fair between creators): the
+    big ones by one creator, the small ones by five others, all created before the runner
+    starts, big ones first. Prints when each finished after it was created. With
+    `big_filtered`, the big ones take every other object by `filters.metadata`: a tombstone
+    each, minutes of work, where whole ranges take seconds."""
+    blocks_url = f"local://{folder}/blocks-concurrent"
+    plan = [(f"big{i}", big, "ingest") for i in range(bigs)]
+    plan += [(f"small{i}", small, f"user{i % 5}") for i in range(smalls)]
+    concurrency = int(os.environ.get("KVLAKE_OPERATIONS_CONCURRENCY", "0")) or (
+        default_operations_concurrency()
+    )
+    with open_store(kv_url) as store:
+        started = time.perf_counter()
+        for repository, n, _ in plan:
+            labelled = big_filtered and n == big
+            fill_direct(store, blocks_url, n, repository=repository, labelled=labelled)
+        print(
+            f"{name}: {len(plan)} repositories committed in {time.perf_counter() - started:.1f} s"
+        )
+        base = set_many_seconds(store, small)
+        with open_blockstore(blocks_url) as blocks:
+            lake_settings = msgspec.structs.replace(
+                settings(kv_url, blocks_url),
+                operations=OperationsSettings(batch_size=10_000, concurrency=concurrency),
+            )
+            lake = Lake(lake_settings, store, blocks)
+            created: dict[str, tuple[str, int, float]] = {}
+            for repository, n, creator in plan:
+                operation = lake.bulk_deletes.create(
+                    parse_branch_path(f"lakefs://{repository}/main/big/"),
+                    BulkDeleteOptions(filters=Filters(metadata={"label": "x"}))
+                    if big_filtered and n == big
+                    else BulkDeleteOptions(),
+                    created_by=creator,
+                    creator=creator,
+                )
+                created[operation.id] = (repository, n, time.perf_counter())
+            stop = threading.Event()
+            runner = threading.Thread(
+                target=lake.operations.run, args=(stop,), kwargs={"interval": 0.05}, daemon=True
+            )
+            clock = time.perf_counter()
+            runner.start()
+            finished: dict[str, float] = {}
+            try:
+                while len(finished) < len(created):
+                    for operation in lake.ledger.list():
+                        if operation.id in created and operation.id not in finished:
+                            if operation.finished:
+                                assert operation.status == "completed", operation
+                                finished[operation.id] = time.perf_counter()
+                    time.sleep(0.05)
+            finally:
+                stop.set()
+                runner.join()
+    last_big = max(t for i, t in finished.items() if created[i][1] == big) - clock
+    print(
+        f"{name}: {bigs} deletes of {big:,}{' by a metadata filter' if big_filtered else ''}"
+        f" and {smalls} of {small:,} at once,"
+        f" {concurrency} runner threads (KVLAKE_OPERATIONS_CONCURRENCY);"
+        f" Store.set_many of {small:,} keys in the same run {base:.2f} s:"
+    )
+    for operation_id, (repository, n, _) in sorted(created.items(), key=lambda i: finished[i[0]]):
+        done = finished[operation_id] - clock
+        print(
+            f"  {repository:8} {n:>11,} objects: finished {done:6.1f} s after the runner started"
+            + (" (a big one still running)" if done < last_big and n == small else "")
+        )
 
 
 def postgres_url(dsn: str, table: str) -> str | None:
@@ -254,39 +466,61 @@ def main() -> None:
         action="store_true",
         help="objects only staged, never committed (one tombstone each; no whole ranges)",
     )
+    parser.add_argument(
+        "--direct",
+        action="store_true",
+        help="commit the objects by writing their ranges straight (no staging; for 50M)",
+    )
+    parser.add_argument(
+        "--metadata-filter",
+        action="store_true",
+        help="delete every other object by filters.metadata (direct committed data)",
+    )
+    parser.add_argument(
+        "--concurrent",
+        default="",
+        metavar="BIG,SMALL",
+        help="two deletes of BIG and twenty of SMALL objects at once through the runner",
+    )
+    parser.add_argument(
+        "--big-filtered",
+        action="store_true",
+        help="with --concurrent: the big deletes go by a metadata filter (a tombstone each)",
+    )
+    parser.add_argument("--tmp-dir", default=None, help="where the data goes (default TMPDIR)")
     args = parser.parse_args()
     sizes = [20_000] if args.quick else [int(s) for s in args.sizes.split(",")]
     dsn = os.environ.get("KVLAKE_TEST_POSTGRES_DSN", DEFAULT_DSN)
     engines = args.engines.split(",")
     if args.commit and len(engines) > 1:
         parser.error("--commit takes one engine: a commit cannot be reset for the next one")
+    mode = Mode(
+        commit=args.commit,
+        staged_only=args.staged_only,
+        direct=args.direct,
+        labelled=args.metadata_filter,
+    )
     for driver in args.drivers.split(","):
-        for n in sizes:
-            with tempfile.TemporaryDirectory(prefix="bulk-bench-") as folder:
-                if driver == "sqlite":
-                    run_one(
-                        driver,
-                        f"sqlite://{folder}/kv.db",
-                        folder,
-                        n,
-                        engines,
-                        args.commit,
-                        staged_only=args.staged_only,
-                    )
-                    continue
+        for n in [0] if args.concurrent else sizes:
+            with tempfile.TemporaryDirectory(prefix="bulk-bench-", dir=args.tmp_dir) as folder:
                 table = f"bulk_bench_{uuid.uuid4().hex[:12]}"
-                url = postgres_url(dsn, table)
+                url = f"sqlite://{folder}/kv.db" if driver == "sqlite" else postgres_url(dsn, table)
                 if url is None:
                     break
                 try:
-                    run_one(
-                        driver, url, folder, n, engines, args.commit, staged_only=args.staged_only
-                    )
-                finally:
-                    with psycopg.connect(dsn, autocommit=True) as conn:
-                        conn.execute(
-                            sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(table))
+                    if args.concurrent:
+                        big, small = (int(s) for s in args.concurrent.split(","))
+                        run_concurrent(
+                            driver, url, folder, big, small, 2, 20, big_filtered=args.big_filtered
                         )
+                    else:
+                        run_one(driver, url, folder, n, engines, mode)
+                finally:
+                    if driver != "sqlite":
+                        with psycopg.connect(dsn, autocommit=True) as conn:
+                            conn.execute(
+                                sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(table))
+                            )
 
 
 if __name__ == "__main__":

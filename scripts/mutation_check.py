@@ -1059,6 +1059,28 @@ MUTATIONS = (
         ),
     ),
     Mutation(
+        "range-tombstone-overlap-looks-as-far-as-the-span",
+        "issue 26: records sharing one key overlap (the forward look stops only past the span)",
+        "kvlake/graveler/staging/store.py",
+        "            if other.min_key > record.max_key:\n",
+        "            if other.min_key >= record.max_key:\n",
+        (
+            "tests/graveler/test_range_tombstones.py"
+            "::test_overlapping_records_are_found_pair_by_pair_in_one_forward_pass",
+        ),
+    ),
+    Mutation(
+        "range-tombstone-overlap-marks-both-records",
+        "issue 26: an overlapping pair, seen from its first record, marks the later one too",
+        "kvlake/graveler/staging/store.py",
+        "            if other.range_id != record.range_id or record.keep:\n",
+        "            if False:\n",
+        (
+            "tests/graveler/test_range_tombstones.py"
+            "::test_overlapping_records_are_found_pair_by_pair_in_one_forward_pass",
+        ),
+    ),
+    Mutation(
         "range-tombstone-loses-to-its-tokens-entries",
         "range tombstones: an entry staged in the record's token wins over the record",
         "kvlake/graveler/staging/store.py",
@@ -4609,7 +4631,7 @@ MUTATIONS = (
         "lead26-overlapped-range-goes-key-by-key",
         "issue 26: a range tombstone another record overlaps is not dropped whole",
         "kvlake/graveler/staging/store.py",
-        "                or _overlapped(records, index)\n",
+        "                or index in overlapped\n",
         "",
         (
             "tests/cli/test_operator.py::test_repo_untangle_range_tombstones_repairs_a_wedged_branch",

@@ -131,6 +131,7 @@ class StagedRead:
             ),
             key=lambda record: record.min_key,
         )
+        overlapped = _overlapping(records)
         dropped: set[str] = set()
         for index, record in enumerate(records):
             info = base.get(record.range_id)
@@ -140,7 +141,7 @@ class StagedRead:
                 or (stop is not None and record.max_key >= stop)
                 or record.keep
                 or (record.min_key, record.max_key) != (info.min_key, info.max_key)
-                or _overlapped(records, index)
+                or index in overlapped
                 or self._stages_within(info.min_key, info.max_key)
             ):
                 continue
@@ -222,15 +223,20 @@ def _until(records: Iterator[RangeTombstone], stop: bytes | None) -> Iterator[Ra
         yield record
 
 
-def _overlapped(records: Sequence[RangeTombstone], index: int) -> bool:
-    """Whether a record other than `records[index]` (sorted by `min_key`) overlaps its span,
-    apart from records tombstone_tokens the same range whole."""
-    record = records[index]
-    for other in (*records[:index], *records[index + 1 :]):
-        if other.min_key > record.max_key:
-            break
-        if other.max_key < record.min_key:
-            continue
-        if other.range_id != record.range_id or other.keep:
-            return True
-    return False
+def _overlapping(records: Sequence[RangeTombstone]) -> set[int]:
+    """The indexes of the records (sorted by `min_key`) that another record overlaps, apart
+    from records hiding the same range whole. Each overlapping pair is seen once, from its
+    first record, whose forward look stops at the first record starting past its span:
+    O(records + overlapping pairs), where comparing every pair was quadratic (12,200
+    records for 50M objects)."""
+    overlapped: set[int] = set()
+    for index, record in enumerate(records):
+        for later in range(index + 1, len(records)):
+            other = records[later]
+            if other.min_key > record.max_key:
+                break
+            if other.range_id != record.range_id or other.keep:
+                overlapped.add(index)
+            if other.range_id != record.range_id or record.keep:
+                overlapped.add(later)
+    return overlapped

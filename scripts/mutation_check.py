@@ -243,6 +243,39 @@ MUTATIONS = (
         ("tests/kv/test_sqlite.py::test_writes_are_durable_by_default_and_normal_is_a_choice",),
     ),
     Mutation(
+        "kv-delete-if-sqlite",
+        "issue 33 item 5: delete_if removes a key only while it holds the value read (SQLite)",
+        "kvlake/kv/sqlite.py",
+        '"DELETE FROM kv WHERE partition = ? AND key = ? AND value = ?"',
+        '"DELETE FROM kv WHERE partition = ? AND key = ? AND ? IS NOT NULL"',
+        (
+            "tests/kv/test_store_contract.py"
+            "::test_delete_if_keeps_a_value_replaced_between_read_and_delete[sqlite]",
+        ),
+    ),
+    Mutation(
+        "kv-delete-if-postgres",
+        "issue 33 item 5: delete_if removes a key only while it holds the value read (PostgreSQL)",
+        "kvlake/kv/postgres.py",
+        """    'DELETE FROM "{table}" WHERE partition = %s AND key = %s AND value = %s'""",
+        """    'DELETE FROM "{table}" WHERE partition = %s AND key = %s AND %s IS NOT NULL'""",
+        (
+            "tests/kv/test_store_contract.py"
+            "::test_delete_if_keeps_a_value_replaced_between_read_and_delete[postgres]",
+        ),
+    ),
+    Mutation(
+        "kv-delete-if-memory",
+        "issue 33 item 5: delete_if removes a key only while it holds the value read (memory)",
+        "kvlake/kv/memory.py",
+        "            if part is None or part.values.get(key) != expected:\n",
+        "            if part is None or key not in part.values:\n",
+        (
+            "tests/kv/test_store_contract.py"
+            "::test_delete_if_keeps_a_value_replaced_between_read_and_delete[mem]",
+        ),
+    ),
+    Mutation(
         "private-database-file",
         "issue 10 item 10: the metadata file (and its WAL) is the server user's alone",
         "kvlake/kv/sqlite.py",

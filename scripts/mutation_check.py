@@ -4183,6 +4183,96 @@ MUTATIONS = (
         ),
     ),
     Mutation(
+        "scale33-tombstones-queued-when-cleaned",
+        "issue 33 item 5: a cleaned instance's tombstone is queued to go",
+        "kvlake/graveler/lifecycle/cleaner.py",
+        "                self._tombstones.queue(entry.name, entry.instance_uid)\n",
+        "",
+        (
+            "tests/graveler/test_tombstones.py"
+            "::test_a_cleaned_tombstone_goes_after_its_grace_and_listings_do_not_change",
+        ),
+    ),
+    Mutation(
+        "scale33-tombstones-kept-while-cleaning",
+        "issue 33 item 5: a tombstone stays while its instance is being cleaned",
+        "kvlake/graveler/lifecycle/tombstones.py",
+        "            self._store.get("
+        "keys.DELETED_REPOSITORIES, keys.deleted_repository_key(name, uid))\n",
+        "            raise KeyNotFoundError(name)\n",
+        (
+            "tests/graveler/test_tombstones.py"
+            "::test_a_tombstone_whose_instance_is_not_cleaned_is_kept",
+        ),
+    ),
+    Mutation(
+        "scale33-tombstones-kept-for-the-grace",
+        "issue 33 item 5: a tombstone stays for the grace counted from its deletion",
+        "kvlake/graveler/lifecycle/tombstones.py",
+        "            elif now - record.state_changed < self._grace:\n",
+        "            elif False:\n",
+        (
+            "tests/graveler/test_tombstones.py"
+            "::test_a_tombstone_younger_than_the_grace_is_kept_even_when_queued_earlier",
+        ),
+    ),
+    Mutation(
+        "scale33-tombstones-only-their-instance",
+        "issue 33 item 5: an expiry never removes another instance's record",
+        "kvlake/graveler/lifecycle/tombstones.py",
+        '            if record.instance_uid != uid or record.state != "deleted":\n',
+        '            if record.state != "deleted":\n',
+        (
+            "tests/graveler/test_tombstones.py"
+            "::test_a_later_instances_tombstone_is_not_removed_by_the_earlier_ones_entry",
+        ),
+    ),
+    Mutation(
+        "scale33-tombstones-only-deleted-records",
+        "issue 33 item 5: an expiry removes only a deleted record",
+        "kvlake/graveler/lifecycle/tombstones.py",
+        '            if record.instance_uid != uid or record.state != "deleted":\n',
+        "            if record.instance_uid != uid:\n",
+        (
+            "tests/graveler/test_tombstones.py"
+            "::test_a_queue_entry_naming_a_live_instance_never_removes_it",
+        ),
+    ),
+    Mutation(
+        "scale33-tombstones-guarded-delete",
+        "issue 33 item 5: a creation replacing a tombstone as it expires keeps its record",
+        "kvlake/graveler/lifecycle/tombstones.py",
+        "                removed = self._store.delete_if(keys.REPOSITORIES, record_key, raw)\n",
+        "                self._store.delete(keys.REPOSITORIES, record_key)\n"
+        "                removed = True\n",
+        (
+            "tests/graveler/test_tombstones.py"
+            "::test_a_creation_replacing_the_tombstone_as_it_expires_keeps_its_record",
+        ),
+    ),
+    Mutation(
+        "scale33-tombstones-older-queued",
+        "issue 33 item 5: tombstones written before the queue are queued",
+        "kvlake/graveler/lifecycle/tombstones.py",
+        '                    self._store.set(keys.TOMBSTONES, key, b"")\n',
+        "                    pass\n",
+        (
+            "tests/graveler/test_tombstones.py"
+            "::test_tombstones_older_than_the_queue_are_queued_once_and_go",
+        ),
+    ),
+    Mutation(
+        "scale33-tombstones-older-queued-once",
+        "issue 33 item 5: the tombstones before the queue are queued once per store",
+        "kvlake/graveler/lifecycle/tombstones.py",
+        "            self._store.get(keys.INDEXES, keys.TOMBSTONES_QUEUED)\n            return 0\n",
+        "            self._store.get(keys.INDEXES, keys.TOMBSTONES_QUEUED)\n",
+        (
+            "tests/graveler/test_tombstones.py"
+            "::test_tombstones_older_than_the_queue_are_queued_once_and_go",
+        ),
+    ),
+    Mutation(
         "scale33-pulls-open-listing-reads-the-index",
         "issue 33 item 5: listing open pull requests reads their index, not every record",
         "kvlake/graveler/pulls.py",

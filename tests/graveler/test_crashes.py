@@ -80,6 +80,7 @@ def live_partitions(graveler: Graveler, repository: Repository) -> set[bytes]:
         keys.INSTANCES,
         keys.INDEXES,
         keys.TOMBSTONES,  # earlier instances' tombstones, queued to go after their grace
+        keys.DROPPED_BY_TOKEN,  # an index entry a crash left before its queue entry
         keys.instance_partition(repository.name, repository.instance_uid),
         keys.visible_branches_partition(repository.name, repository.instance_uid),
         keys.open_pulls_partition(repository.name, repository.instance_uid),

@@ -9,7 +9,10 @@ while that condition does not hold.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from kvlake.blockstore.memory import MemoryBlockStore
+from kvlake.config import load_settings
 from kvlake.errors import UnavailableError
 from kvlake.graveler import keys
 from kvlake.graveler.graveler import Graveler
@@ -19,6 +22,7 @@ from kvlake.graveler.records import DeletedRepository, Repository
 from kvlake.kv import Store
 from kvlake.kv.faults import Call, Fault, FaultyStore
 from kvlake.kv.memory import MemoryStore
+from kvlake.lake import Lake
 from tests.graveler.helpers import make_graveler
 from tests.graveler.stepping import SteppingStore, run_paused
 from tests.support import FakeClock
@@ -228,3 +232,18 @@ def test_tombstones_older_than_the_queue_are_queued_once_and_go() -> None:
     clock.advance(GRACE + 1)
     assert Cleaner(graveler, tombstone_grace=GRACE).clean_once().tombstones_expired == 1
     assert _record(graveler, "old") is None
+
+
+def test_the_tombstone_grace_setting_reaches_the_lakes_cleaner(tmp_path: Path) -> None:
+    gone = []
+    for grace in ("3600", "7200"):
+        clock = FakeClock()
+        env = {"KVLAKE_DATA_DIR": str(tmp_path), "KVLAKE_CLEANER_TOMBSTONE_GRACE": grace}
+        lake = Lake(load_settings(env), MemoryStore(), MemoryBlockStore(), clock=clock)
+        cleaner = lake.cleaner()
+        lake.graveler.create_bare_repository("repo1", storage_namespace="mem://b/repo1")
+        lake.graveler.delete_repository("repo1")
+        cleaner.clean_once()
+        clock.advance(3601)
+        gone.append(cleaner.clean_once().tombstones_expired)
+    assert gone == [1, 0]

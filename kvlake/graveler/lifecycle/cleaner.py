@@ -245,6 +245,9 @@ class Cleaner:
                             self._hooks.before_token_drop(live, entry.token, keys.due_time(key))
                         self._graveler._staging.drop(entry.token)
                         report.tokens_dropped += 1
+                    # The index entry first (a crash leaves the queue entry, settled again
+                    # next pass); guarded: the token queued again since keeps its newer one.
+                    self._store.delete_if(keys.DROPPED_BY_TOKEN, entry.token.encode(), key)
                     self._store.delete(keys.DROPPED_TOKENS, key)
             except KvlakeError as exc:
                 report.failures.append(f"tokens of {name}/{instance_uid}: {exc}")

@@ -257,8 +257,10 @@ MUTATIONS = (
         "kv-delete-if-postgres",
         "issue 33 item 5: delete_if removes a key only while it holds the value read (PostgreSQL)",
         "kvlake/kv/postgres.py",
-        """    'DELETE FROM "{table}" WHERE partition = %s AND key = %s AND value = %s'""",
-        """    'DELETE FROM "{table}" WHERE partition = %s AND key = %s AND %s IS NOT NULL'""",
+        """_DELETE_UNCHANGED: Final = 'DELETE FROM "{table}" WHERE partition = %s AND key = %s"""
+        """ AND value = %s'""",
+        """_DELETE_UNCHANGED: Final = 'DELETE FROM "{table}" WHERE partition = %s AND key = %s"""
+        """ AND %s IS NOT NULL'""",
         (
             "tests/kv/test_store_contract.py"
             "::test_delete_if_keeps_a_value_replaced_between_read_and_delete[postgres]",

@@ -48,6 +48,7 @@ from kvlake.config import Settings
 from kvlake.deletion import GcMarks, PendingDelete, ReferenceChecker, gc_records
 from kvlake.graveler import keys
 from kvlake.graveler.lifecycle.orphans import OrphanSweep
+from kvlake.graveler.lifecycle.tombstones import Tombstones
 from kvlake.graveler.records import Commit, decode_branch, decode_repository, encode
 from kvlake.graveler.refs.store import commit_id
 from kvlake.kv import CountingStore, open_store
@@ -397,6 +398,29 @@ def orphan_sweep(bench: Bench, repositories: int) -> Figure:
     return measure(bench.store, sweep.run)
 
 
+def orphan_sweep_queued(bench: Bench, queued: int) -> Figure:
+    """One orphan sweep over 100 orphans beside `queued` token drops waiting in the queue:
+    the sweep asks the token-keyed index about its slice's tokens, not the queue."""
+    uid = bench.repository.instance_uid
+    for _ in range(100):
+        bench.store.set(keys.staging_partition(keys.new_staging_token(uid)), b"k", b"v")
+    tokens = [keys.new_staging_token(uid) for _ in range(queued)]
+    bench.graveler.queue_token_drops(bench.repository, tokens, branch="main")
+    OrphanSweep(bench.store, bench.graveler._refs, clock=time.time).run()  # indexes, notes
+    sweep = OrphanSweep(bench.store, bench.graveler._refs, clock=time.time)
+    return measure(bench.store, sweep.run)
+
+
+def tombstones_idle(bench: Bench, queued: int) -> Figure:
+    """An idle cleaner pass beside `queued` tombstones waiting for their grace."""
+    tombstones = Tombstones(bench.store, clock=bench.lake.clock)
+    for n in range(queued):
+        tombstones.queue(f"gone{n:06d}", ids.new_uid())
+    cleaner = bench.lake.cleaner()
+    cleaner.clean_once()  # the first pass sweeps and reads every record once
+    return measure(bench.store, cleaner.clean_once)
+
+
 def ref_walk(bench: Bench, commits: int) -> Figure:
     """`tip~N` to the first commit, called again (the first call reads the history)."""
     refs = bench.graveler._refs
@@ -531,6 +555,8 @@ DIMENSIONS: Final = (
     ("listRepositories, deleted before", "repositories", repository_tombstones),
     ("cleaner idle pass (half tombstones)", "repositories", cleaner_idle),
     ("orphan sweep (one slice)", "repositories", orphan_sweep),
+    ("orphan sweep, drops queued", "finished", orphan_sweep_queued),
+    ("cleaner idle, tombstones queued", "finished", tombstones_idle),
     ("tip~N again (N = all commits)", "commits", ref_walk),
     ("cold tip~N, old records (baseline)", "walks", cold_tilde_old),
     ("cold tip~N, skip pointers", "walks", cold_tilde),

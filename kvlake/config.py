@@ -66,6 +66,18 @@ class DeletionSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
     """KVLAKE_DELETION_BATCH_SIZE: records a worker checks and deletes per batch."""
 
 
+class CleanerSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """The metadata cleaner's background passes (kvlake/graveler/lifecycle/cleaner.py)."""
+
+    sweep_slice: Annotated[int, msgspec.Meta(ge=100, le=1_000_000)] = 10_000
+    """KVLAKE_CLEANER_SWEEP_SLICE: KV partitions one orphan sweep looks at (100 to 1,000,000);
+    the next sweep goes on after them. Larger finds stray partitions sooner, for a longer sweep."""
+    tombstone_grace: Annotated[float, msgspec.Meta(ge=3600)] = 30 * 86400.0
+    """KVLAKE_CLEANER_TOMBSTONE_GRACE: seconds (at least 3600) a deleted repository's record is
+    kept after the deletion, once its data is cleaned; deletion-log records naming it must be
+    judged by then (docs/design.md, "Repository tombstones")."""
+
+
 class OperationsSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """Long-running operations: bulk deletes and object locks (docs/operations.md)."""
 
@@ -315,6 +327,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     """KVLAKE_LOG_FORMAT: `text` lines, or one JSON object per line for log collectors."""
     deletion: DeletionSettings = msgspec.field(default_factory=DeletionSettings)
     """KVLAKE_DELETION_*: the deletion log; see `DeletionSettings`."""
+    cleaner: CleanerSettings = msgspec.field(default_factory=CleanerSettings)
+    """KVLAKE_CLEANER_*: the metadata cleaner; see `CleanerSettings`."""
     operations: OperationsSettings = msgspec.field(default_factory=OperationsSettings)
     """KVLAKE_OPERATIONS_*: bulk deletes and object locks; see `OperationsSettings`."""
     auth: AuthSettings = msgspec.field(default_factory=AuthSettings)

@@ -152,6 +152,8 @@ class Lake(Closing):
             self.graveler,
             hooks=DeletionHooks(self.purges, entry_ref),
             instance_cleanups=(lambda entry: actions.drop_instance(entry.instance_uid),),
+            sweep_slice=self.settings.cleaner.sweep_slice,
+            tombstone_grace=self.settings.cleaner.tombstone_grace,
         )
 
     def deletion_worker(

@@ -243,6 +243,41 @@ MUTATIONS = (
         ("tests/kv/test_sqlite.py::test_writes_are_durable_by_default_and_normal_is_a_choice",),
     ),
     Mutation(
+        "kv-delete-if-sqlite",
+        "issue 33 item 5: delete_if removes a key only while it holds the value read (SQLite)",
+        "kvlake/kv/sqlite.py",
+        '"DELETE FROM kv WHERE partition = ? AND key = ? AND value = ?"',
+        '"DELETE FROM kv WHERE partition = ? AND key = ? AND ? IS NOT NULL"',
+        (
+            "tests/kv/test_store_contract.py"
+            "::test_delete_if_keeps_a_value_replaced_between_read_and_delete[sqlite]",
+        ),
+    ),
+    Mutation(
+        "kv-delete-if-postgres",
+        "issue 33 item 5: delete_if removes a key only while it holds the value read (PostgreSQL)",
+        "kvlake/kv/postgres.py",
+        """_DELETE_UNCHANGED: Final = 'DELETE FROM "{table}" WHERE partition = %s AND key = %s"""
+        """ AND value = %s'""",
+        """_DELETE_UNCHANGED: Final = 'DELETE FROM "{table}" WHERE partition = %s AND key = %s"""
+        """ AND %s IS NOT NULL'""",
+        (
+            "tests/kv/test_store_contract.py"
+            "::test_delete_if_keeps_a_value_replaced_between_read_and_delete[postgres]",
+        ),
+    ),
+    Mutation(
+        "kv-delete-if-memory",
+        "issue 33 item 5: delete_if removes a key only while it holds the value read (memory)",
+        "kvlake/kv/memory.py",
+        "            if part is None or part.values.get(key) != expected:\n",
+        "            if part is None or key not in part.values:\n",
+        (
+            "tests/kv/test_store_contract.py"
+            "::test_delete_if_keeps_a_value_replaced_between_read_and_delete[mem]",
+        ),
+    ),
+    Mutation(
         "private-database-file",
         "issue 10 item 10: the metadata file (and its WAL) is the server user's alone",
         "kvlake/kv/sqlite.py",
@@ -1055,7 +1090,8 @@ MUTATIONS = (
         "            if self._list_tombstone_token(repository, branch, token):\n",
         "            if True:\n",
         (
-            "tests/graveler/test_range_tombstones.py::test_every_reader_sees_the_tombstones_of_a_range_tombstone",
+            "tests/graveler/test_range_tombstones.py::test_ever"
+            "y_reader_sees_the_tombstones_of_a_range_tombstone",
         ),
     ),
     Mutation(
@@ -1109,7 +1145,8 @@ MUTATIONS = (
         "            staged = self._staging.read(namespace, mine, branch.tombstone_tokens)\n",
         "            staged = self._staging.read(namespace, mine, ())\n",
         (
-            "tests/graveler/test_range_tombstones.py::test_a_commit_drops_range_tombstones_and_keeps_the_rest",
+            "tests/graveler/test_range_tombstones.py::test_a_c"
+            "ommit_drops_range_tombstones_and_keeps_the_rest",
         ),
     ),
     Mutation(
@@ -1120,7 +1157,8 @@ MUTATIONS = (
         " scan:\n",
         '        with self._store.scan(partition, b"", batch_size=batch_size) as scan:\n',
         (
-            "tests/graveler/test_range_tombstones.py::test_the_deletion_layer_reads_no_record_as_an_entry",
+            "tests/graveler/test_range_tombstones.py::test_t"
+            "he_deletion_layer_reads_no_record_as_an_entry",
         ),
     ),
     Mutation(
@@ -1130,7 +1168,8 @@ MUTATIONS = (
         "    if old.ranges:\n",
         "    if False:\n",
         (
-            "tests/operations/test_batch_records.py::test_a_batch_stored_before_batches_were_tagged_decodes_to_its_variant",
+            "tests/operations/test_batch_records.py::test_a_batch_st"
+            "ored_before_batches_were_tagged_decodes_to_its_variant",
         ),
     ),
     Mutation(
@@ -1140,7 +1179,8 @@ MUTATIONS = (
         "        hidden = staged.wholly_tombstoned(metarange_id, start, stop)\n",
         "        hidden = frozenset[str]()\n",
         (
-            "tests/graveler/test_range_tombstone_listing.py::test_listing_a_branch_skips_wholly_tombstoned_ranges_unread",
+            "tests/graveler/test_range_tombstone_listing.py::test_l"
+            "isting_a_branch_skips_wholly_tombstoned_ranges_unread",
         ),
     ),
     Mutation(
@@ -1224,7 +1264,8 @@ MUTATIONS = (
         "        with Heartbeat(driver, operation_id):\n",
         "        if True:\n",
         (
-            "tests/operations/test_steps.py::test_steps_longer_than_a_lease_keep_it_by_the_heartbeat",
+            "tests/operations/test_steps.py::test_steps_l"
+            "onger_than_a_lease_keep_it_by_the_heartbeat",
         ),
     ),
     Mutation(
@@ -1453,7 +1494,8 @@ MUTATIONS = (
         "            tombstone_tokens=self.tombstone_tokens_among((staging, *sealed)),\n",
         "",
         (
-            "tests/graveler/test_range_tombstones.py::test_a_publish_on_a_clean_head_keeps_the_tokens_listing",
+            "tests/graveler/test_range_tombstones.py::test_a_p"
+            "ublish_on_a_clean_head_keeps_the_tokens_listing",
         ),
     ),
     Mutation(
@@ -1501,7 +1543,8 @@ MUTATIONS = (
         "            if last is None or record.min_key > last:\n",
         "            if True:\n",
         (
-            "tests/graveler/test_range_tombstones.py::test_a_branch_wedged_by_overlapping_records_is_untangled",
+            "tests/graveler/test_range_tombstones.py::test_a_b"
+            "ranch_wedged_by_overlapping_records_is_untangled",
         ),
     ),
     Mutation(
@@ -1511,7 +1554,8 @@ MUTATIONS = (
         "                    self._store.set_if(partition, key, TOMBSTONE, None)\n",
         "                    pass\n",
         (
-            "tests/graveler/test_range_tombstones.py::test_a_branch_wedged_by_overlapping_records_is_untangled",
+            "tests/graveler/test_range_tombstones.py::test_a_b"
+            "ranch_wedged_by_overlapping_records_is_untangled",
         ),
     ),
     Mutation(
@@ -1549,7 +1593,8 @@ MUTATIONS = (
         "        if self.in_flight >= self.limit:\n",
         "        if False:\n",
         (
-            "tests/api/test_limits.py::test_requests_in_flight_beyond_the_limit_get_503_and_idle_connections_do_not_count[local]",
+            "tests/api/test_limits.py::test_requests_in_flight_beyond_t"
+            "he_limit_get_503_and_idle_connections_do_not_count[local]",
         ),
     ),
     Mutation(
@@ -1560,8 +1605,10 @@ MUTATIONS = (
         " Requests\n",
         "        limit_concurrency=settings.server.max_connections,\n",
         (
-            "tests/api/test_limits.py::test_requests_in_flight_beyond_the_limit_get_503_and_idle_connections_do_not_count[local]",
-            "tests/api/test_hostile_availability.py::test_idle_and_trickling_connections_leave_the_server_available[sqlite]",
+            "tests/api/test_limits.py::test_requests_in_flight_beyond_t"
+            "he_limit_get_503_and_idle_connections_do_not_count[local]",
+            "tests/api/test_hostile_availability.py::test_idle_and_tr"
+            "ickling_connections_leave_the_server_available[sqlite]",
         ),
     ),
     Mutation(
@@ -1571,7 +1618,8 @@ MUTATIONS = (
         "        self._arm_head_deadline()\n",
         "",
         (
-            "tests/api/test_limits.py::test_a_connection_must_send_its_head_in_time[httptools-local]",
+            "tests/api/test_limits.py::test_a_connection_"
+            "must_send_its_head_in_time[httptools-local]",
         ),
     ),
     Mutation(
@@ -1592,7 +1640,8 @@ MUTATIONS = (
         "        if cycle is not None and not cycle.response_complete:\n",
         "        if False:\n",
         (
-            "tests/api/test_limits.py::test_a_request_whose_head_came_in_time_outlives_the_head_deadline[local-httptools]",
+            "tests/api/test_limits.py::test_a_request_whose_head_cam"
+            "e_in_time_outlives_the_head_deadline[local-httptools]",
         ),
     ),
     Mutation(
@@ -1602,7 +1651,8 @@ MUTATIONS = (
         "        if held >= self.max_per_client:\n",
         "        if False:\n",
         (
-            "tests/api/test_limits.py::test_one_address_holds_at_most_its_share_of_connections[httptools-local]",
+            "tests/api/test_limits.py::test_one_address_holds_a"
+            "t_most_its_share_of_connections[httptools-local]",
         ),
     ),
     Mutation(
@@ -1613,7 +1663,8 @@ MUTATIONS = (
         "            budget, max_json = limits.public_budget, bodies.MAX_JSON_BYTES\n",
         (
             "tests/api/test_limits.py::test_a_public_operation_takes_a_tiny_body[local]",
-            "tests/api/test_hostile_availability.py::test_slow_bodies_leave_the_server_available[sqlite]",
+            "tests/api/test_hostile_availability.py::test_s"
+            "low_bodies_leave_the_server_available[sqlite]",
         ),
     ),
     Mutation(
@@ -1631,8 +1682,10 @@ MUTATIONS = (
         "        wait = min(pace.read_timeout, left)\n",
         "        wait = pace.read_timeout\n",
         (
-            "tests/api/test_limits.py::test_a_trickled_body_is_cut_at_its_whole_body_deadline[local-read-whole]",
-            "tests/api/test_limits.py::test_a_trickled_body_is_cut_at_its_whole_body_deadline[local-streamed]",
+            "tests/api/test_limits.py::test_a_trickled_body_is_"
+            "cut_at_its_whole_body_deadline[local-read-whole]",
+            "tests/api/test_limits.py::test_a_trickled_body_is"
+            "_cut_at_its_whole_body_deadline[local-streamed]",
         ),
     ),
     Mutation(
@@ -1642,7 +1695,8 @@ MUTATIONS = (
         "            await loop.run_in_executor(requests, _authorize, operation, call)\n",
         "            pass\n",
         (
-            "tests/api/test_limits.py::test_an_upload_without_permission_is_refused_before_its_body[local-read-whole]",
+            "tests/api/test_limits.py::test_an_upload_without_perm"
+            "ission_is_refused_before_its_body[local-read-whole]",
         ),
     ),
     Mutation(
@@ -1653,7 +1707,8 @@ MUTATIONS = (
         " <= self.client_limit\n",
         "            return self.used + size <= self.limit\n",
         (
-            "tests/api/test_limits.py::test_one_address_holds_at_most_its_share_of_the_body_budget[local]",
+            "tests/api/test_limits.py::test_one_address_hold"
+            "s_at_most_its_share_of_the_body_budget[local]",
         ),
     ),
     # -- the S3 gateway (issue 24) ----------------------------------------------------------
@@ -1680,7 +1735,8 @@ MUTATIONS = (
         "    if abs(now - moment) > MAX_SKEW_SECONDS:\n",
         "    if False:\n",
         (
-            "tests/gateway/test_signatures.py::test_a_request_signed_more_than_15_minutes_away_is_skewed",
+            "tests/gateway/test_signatures.py::test_a_reque"
+            "st_signed_more_than_15_minutes_away_is_skewed",
             "tests/gateway/test_errors.py::test_a_skewed_clock[sqlite]",
         ),
     ),
@@ -1707,7 +1763,8 @@ MUTATIONS = (
         "            if digest.digest() != expected.checksums.get(name):\n",
         "            if False:\n",
         (
-            "tests/gateway/test_errors.py::test_a_streamed_upload_whose_trailer_does_not_match_leaves_nothing[sqlite]",
+            "tests/gateway/test_errors.py::test_a_streamed_upload_"
+            "whose_trailer_does_not_match_leaves_nothing[sqlite]",
         ),
     ),
     Mutation(
@@ -1717,7 +1774,8 @@ MUTATIONS = (
         "        if self.trailer and self.trailer[len(CHECKSUM_PREFIX) :] not in self.checksums:\n",
         "        if False:\n",
         (
-            "tests/gateway/test_signatures.py::test_a_stream_without_its_declared_trailer_is_refused",
+            "tests/gateway/test_signatures.py::test_a_str"
+            "eam_without_its_declared_trailer_is_refused",
         ),
     ),
     Mutation(
@@ -1727,7 +1785,8 @@ MUTATIONS = (
         "        if self._md5 is not None and self._md5.digest() != expected.md5:\n",
         "        if False:\n",
         (
-            "tests/gateway/test_errors.py::test_a_wrong_content_md5_is_bad_digest_and_leaves_nothing[sqlite]",
+            "tests/gateway/test_errors.py::test_a_wrong_conte"
+            "nt_md5_is_bad_digest_and_leaves_nothing[sqlite]",
         ),
     ),
     Mutation(
@@ -1737,7 +1796,8 @@ MUTATIONS = (
         "    call.authorize(operation.needs(call))\n",
         "",
         (
-            "tests/gateway/test_errors.py::test_policies_apply_a_viewer_reads_but_cannot_write[sqlite]",
+            "tests/gateway/test_errors.py::test_policies_a"
+            "pply_a_viewer_reads_but_cannot_write[sqlite]",
         ),
     ),
     Mutation(
@@ -1748,7 +1808,8 @@ MUTATIONS = (
         " object_arn(repository.name, path))])\n",
         "",
         (
-            "tests/gateway/test_errors.py::test_policies_apply_a_viewer_reads_but_cannot_write[sqlite]",
+            "tests/gateway/test_errors.py::test_policies_a"
+            "pply_a_viewer_reads_but_cannot_write[sqlite]",
         ),
     ),
     Mutation(
@@ -1758,7 +1819,8 @@ MUTATIONS = (
         '    if any(part in (".", "..") for part in path.split("/")):\n',
         "    if False:\n",
         (
-            "tests/gateway/test_errors.py::test_keys_with_dot_segments_or_nul_are_refused[sqlite-main/a/../b]",
+            "tests/gateway/test_errors.py::test_keys_with_dot_"
+            "segments_or_nul_are_refused[sqlite-main/a/../b]",
         ),
     ),
     Mutation(
@@ -1768,7 +1830,8 @@ MUTATIONS = (
         "    if bucket != call.target.bucket:\n",
         "    if False:\n",
         (
-            "tests/gateway/test_errors.py::test_a_copy_from_another_repository_or_a_missing_ref_is_refused[sqlite]",
+            "tests/gateway/test_errors.py::test_a_copy_from_anot"
+            "her_repository_or_a_missing_ref_is_refused[sqlite]",
         ),
     ),
     Mutation(
@@ -1778,7 +1841,8 @@ MUTATIONS = (
         "        if cached is not None and signed_with(cached[1]):\n",
         "        if cached is not None:\n",
         (
-            "tests/auth/test_authenticator.py::test_a_wrong_signature_is_never_answered_from_the_cache",
+            "tests/auth/test_authenticator.py::test_a_wron"
+            "g_signature_is_never_answered_from_the_cache",
         ),
     ),
     Mutation(
@@ -1788,7 +1852,8 @@ MUTATIONS = (
         '    if "host" not in names:\n',
         "    if False:\n",
         (
-            "tests/gateway/test_signatures.py::test_a_signature_that_does_not_cover_the_host_is_refused",
+            "tests/gateway/test_signatures.py::test_a_signa"
+            "ture_that_does_not_cover_the_host_is_refused",
         ),
     ),
     Mutation(
@@ -1826,7 +1891,8 @@ MUTATIONS = (
         "    return outcome is not False\n",
         "    return outcome is True\n",
         (
-            "tests/pipelines/test_datasets.py::test_a_partition_filter_opens_only_the_matching_files[local]",
+            "tests/pipelines/test_datasets.py::test_a_partiti"
+            "on_filter_opens_only_the_matching_files[local]",
         ),
     ),
     Mutation(
@@ -1836,7 +1902,8 @@ MUTATIONS = (
         '        if kind == "In" and all(_comparable(value, item) for item in condition.value):\n',
         '        if kind == "In":\n',
         (
-            "tests/pipelines/test_datasets.py::test_a_partition_filter_opens_only_the_matching_files[local]",
+            "tests/pipelines/test_datasets.py::test_a_partiti"
+            "on_filter_opens_only_the_matching_files[local]",
         ),
     ),
     Mutation(
@@ -1846,7 +1913,8 @@ MUTATIONS = (
         '        segment.startswith(".") or (segment.startswith("_") and "=" not in segment)\n',
         "        False\n",
         (
-            "tests/pipelines/test_datasets.py::test_csv_and_json_with_spark_options_and_a_projection[local]",
+            "tests/pipelines/test_datasets.py::test_csv_and_j"
+            "son_with_spark_options_and_a_projection[local]",
         ),
     ),
     Mutation(
@@ -1897,7 +1965,8 @@ MUTATIONS = (
         "    if call.body is not None and call.body.commit is not None:\n",
         "    if False:\n",
         (
-            "tests/api/test_hostile_policies.py::test_a_bulk_delete_that_commits_needs_create_commit",
+            "tests/api/test_hostile_policies.py::test_a_b"
+            "ulk_delete_that_commits_needs_create_commit",
         ),
     ),
     Mutation(
@@ -1907,7 +1976,8 @@ MUTATIONS = (
         "    check_read_proof(call)\n",
         "",
         (
-            "tests/api/test_hostile_policies.py::test_staging_a_blob_needs_proof_the_caller_may_read_it",
+            "tests/api/test_hostile_policies.py::test_stagi"
+            "ng_a_blob_needs_proof_the_caller_may_read_it",
         ),
     ),
     Mutation(
@@ -1917,7 +1987,8 @@ MUTATIONS = (
         "        except InvalidInputError:\n            return False\n",
         "        except InvalidInputError:\n            return True\n",
         (
-            "tests/api/test_hostile_policies.py::test_staging_a_blob_needs_proof_the_caller_may_read_it",
+            "tests/api/test_hostile_policies.py::test_stagi"
+            "ng_a_blob_needs_proof_the_caller_may_read_it",
         ),
     ),
     Mutation(
@@ -2117,7 +2188,8 @@ MUTATIONS = (
         "    lake.deletion_log.append([record])\n",
         "",
         (
-            "tests/pipelines/test_dataset_writes.py::test_a_job_failing_at_its_commit_leaves_nothing_and_logs_every_blob[local]",
+            "tests/pipelines/test_dataset_writes.py::test_a_job_failing"
+            "_at_its_commit_leaves_nothing_and_logs_every_blob[local]",
         ),
     ),
     Mutation(
@@ -2127,7 +2199,8 @@ MUTATIONS = (
         "        lake.deletion_log.mark_shared(repository.instance_uid, file.address)\n",
         "        pass\n",
         (
-            "tests/pipelines/test_dataset_writes.py::test_a_job_commits_its_files_once_and_they_read_back_row_for_row[local]",
+            "tests/pipelines/test_dataset_writes.py::test_a_job_commi"
+            "ts_its_files_once_and_they_read_back_row_for_row[local]",
         ),
     ),
     Mutation(
@@ -2137,7 +2210,8 @@ MUTATIONS = (
         "        prefixes=[target.root.encode()] if overwrite else [],\n",
         "        prefixes=[],\n",
         (
-            "tests/pipelines/test_dataset_writes.py::test_overwrite_replaces_the_path_in_one_commit_and_the_modes[local]",
+            "tests/pipelines/test_dataset_writes.py::test_overwrite"
+            "_replaces_the_path_in_one_commit_and_the_modes[local]",
         ),
     ),
     Mutation(
@@ -2149,7 +2223,8 @@ MUTATIONS = (
         "    check_unlocked(lake, repository, target.branch, target.root)\n",
         "",
         (
-            "tests/pipelines/test_dataset_writes.py::test_a_job_failing_at_its_commit_leaves_nothing_and_logs_every_blob[local]",
+            "tests/pipelines/test_dataset_writes.py::test_a_job_failing"
+            "_at_its_commit_leaves_nothing_and_logs_every_blob[local]",
         ),
     ),
     Mutation(
@@ -2159,7 +2234,8 @@ MUTATIONS = (
         "    check_unlocked(lake, repository, parsed.branch, root)\n",
         "",
         (
-            "tests/pipelines/test_dataset_writes.py::test_bad_writes_are_refused_before_any_task[local]",
+            "tests/pipelines/test_dataset_writes.py::test_b"
+            "ad_writes_are_refused_before_any_task[local]",
         ),
     ),
     Mutation(
@@ -2589,7 +2665,8 @@ MUTATIONS = (
         "            blob_etag=stored.etag,",
         '            blob_etag="",',
         (
-            "tests/api/test_s3_lake.py::test_a_blob_replaced_through_its_presigned_url_after_the_link_is_refused_on_read",
+            "tests/api/test_s3_lake.py::test_a_blob_replaced_throug"
+            "h_its_presigned_url_after_the_link_is_refused_on_read",
         ),
     ),
     Mutation(
@@ -2599,7 +2676,8 @@ MUTATIONS = (
         '            request["IfMatch"] = f\'"{if_match}"\'',
         "            pass",
         (
-            "tests/api/test_s3_lake.py::test_a_blob_replaced_through_its_presigned_url_after_the_link_is_refused_on_read",
+            "tests/api/test_s3_lake.py::test_a_blob_replaced_throug"
+            "h_its_presigned_url_after_the_link_is_refused_on_read",
         ),
     ),
     Mutation(
@@ -2609,7 +2687,8 @@ MUTATIONS = (
         "            blob_etag=source.blob_etag,",
         '            blob_etag="",',
         (
-            "tests/api/test_s3_lake.py::test_a_blob_replaced_through_its_presigned_url_after_the_link_is_refused_on_read",
+            "tests/api/test_s3_lake.py::test_a_blob_replaced_throug"
+            "h_its_presigned_url_after_the_link_is_refused_on_read",
         ),
     ),
     # -- a deep copy checks a linked source's recorded ETag (issue 23, presigned PUT) -------
@@ -2700,7 +2779,8 @@ MUTATIONS = (
         "        if if_match and self._head(normalised, key).etag != if_match:\n",
         "        if False:\n",
         (
-            "tests/api/test_s3_lake.py::test_a_blob_replaced_through_its_presigned_url_after_the_link_is_refused_on_read",
+            "tests/api/test_s3_lake.py::test_a_blob_replaced_throug"
+            "h_its_presigned_url_after_the_link_is_refused_on_read",
         ),
     ),
     Mutation(
@@ -2710,7 +2790,8 @@ MUTATIONS = (
         "        namespace, key, expires=PRESIGN_SECONDS, if_match=stat.blob_etag\n",
         "        namespace, key, expires=PRESIGN_SECONDS\n",
         (
-            "tests/api/test_s3_lake.py::test_a_blob_replaced_through_its_presigned_url_after_the_link_is_refused_on_read",
+            "tests/api/test_s3_lake.py::test_a_blob_replaced_throug"
+            "h_its_presigned_url_after_the_link_is_refused_on_read",
         ),
     ),
     Mutation(
@@ -2720,7 +2801,8 @@ MUTATIONS = (
         "DataFile(path, namespace, blob, stat.size, values, stat.blob_etag)",
         "DataFile(path, namespace, blob, stat.size, values)",
         (
-            "tests/pipelines/test_datasets.py::test_a_linked_blob_replaced_after_the_link_fails_its_task[s3]",
+            "tests/pipelines/test_datasets.py::test_a_linked_"
+            "blob_replaced_after_the_link_fails_its_task[s3]",
         ),
     ),
     Mutation(
@@ -2730,7 +2812,8 @@ MUTATIONS = (
         "start=self._position, end=end, if_match=self._if_match",
         "start=self._position, end=end",
         (
-            "tests/pipelines/test_datasets.py::test_a_linked_blob_replaced_after_the_link_fails_its_task[s3]",
+            "tests/pipelines/test_datasets.py::test_a_linked_"
+            "blob_replaced_after_the_link_fails_its_task[s3]",
         ),
     ),
     Mutation(
@@ -2740,7 +2823,8 @@ MUTATIONS = (
         "        expires = call.services.settings.server.presign_upload_expiry\n",
         "        expires = 15 * 60\n",
         (
-            "tests/api/test_s3_lake.py::test_a_blob_replaced_through_its_presigned_url_after_the_link_is_refused_on_read",
+            "tests/api/test_s3_lake.py::test_a_blob_replaced_throug"
+            "h_its_presigned_url_after_the_link_is_refused_on_read",
         ),
     ),
     # harden: issue 23, JSON bodies are read only after authorization where they can be
@@ -2810,7 +2894,8 @@ MUTATIONS = (
             "test_an_old_import_at_the_same_path_keeps_an_overwritten_blob",
             "tests/deletion/test_odd_imports.py::"
             "test_an_old_import_staged_anywhere_keeps_a_gc_candidate",
-            "tests/deletion/test_odd_imports.py::test_a_commit_holding_an_old_import_of_the_blob_keeps_it",
+            "tests/deletion/test_odd_imports.py::test_a_comm"
+            "it_holding_an_old_import_of_the_blob_keeps_it",
         ),
     ),
     Mutation(
@@ -2844,8 +2929,10 @@ MUTATIONS = (
         "        self._refuse_locked(repository, branch, sources, committer)\n",
         "        pass\n",
         (
-            "tests/catalog/test_import_locks.py::test_an_import_over_a_running_bulk_delete_is_refused",
-            "tests/catalog/test_import_locks.py::test_another_owners_write_lock_under_a_destination_refuses_the_import",
+            "tests/catalog/test_import_locks.py::test_an_i"
+            "mport_over_a_running_bulk_delete_is_refused",
+            "tests/catalog/test_import_locks.py::test_another_owne"
+            "rs_write_lock_under_a_destination_refuses_the_import",
         ),
     ),
     Mutation(
@@ -2855,8 +2942,10 @@ MUTATIONS = (
         "            precondition=unlocked,\n",
         "            precondition=None,\n",
         (
-            "tests/catalog/test_import_locks.py::test_a_bulk_delete_started_while_the_sources_are_listed_stops_the_import",
-            "tests/catalog/test_import_locks.py::test_a_write_lock_taken_while_the_sources_are_listed_stops_the_import",
+            "tests/catalog/test_import_locks.py::test_a_bulk_delete_"
+            "started_while_the_sources_are_listed_stops_the_import",
+            "tests/catalog/test_import_locks.py::test_a_write_lock"
+            "_taken_while_the_sources_are_listed_stops_the_import",
         ),
     ),
     Mutation(
@@ -2866,7 +2955,8 @@ MUTATIONS = (
         "covers = path.startswith(lock.path) or (whole and lock.path.startswith(path))",
         "covers = path.startswith(lock.path)",
         (
-            "tests/catalog/test_import_locks.py::test_an_import_over_a_running_bulk_delete_is_refused",
+            "tests/catalog/test_import_locks.py::test_an_i"
+            "mport_over_a_running_bulk_delete_is_refused",
         ),
     ),
     # -- issue 33: costs grow with the change, not with untouched data --------------------
@@ -2903,7 +2993,8 @@ MUTATIONS = (
         "        staged = {t: self._references.staged_values(t, paths) for t in by_token}",
         (
             "tests/deletion/test_scale.py::"
-            "test_a_path_is_checked_in_every_live_token_in_round_trips_that_do_not_grow_with_branches",
+            "test_a_path_is_checked_in_every_live_token_in"
+            "_round_trips_that_do_not_grow_with_branches",
         ),
     ),
     Mutation(
@@ -3069,8 +3160,10 @@ MUTATIONS = (
         "        if snapshot_holds(context, repository, branch, snapshot, taken):\n",
         "        if True:\n",
         (
-            "tests/operations/test_stale_listings.py::test_a_token_dropped_under_a_range_batch_read_of_staging_is_read_again[local-enumeration]",
-            "tests/operations/test_stale_listings.py::test_a_token_dropped_under_a_range_batch_read_of_staging_is_read_again[local-planning]",
+            "tests/operations/test_stale_listings.py::test_a_token_dropped_unde"
+            "r_a_range_batch_read_of_staging_is_read_again[local-enumeration]",
+            "tests/operations/test_stale_listings.py::test_a_token_dropped_un"
+            "der_a_range_batch_read_of_staging_is_read_again[local-planning]",
         ),
     ),
     Mutation(
@@ -3080,7 +3173,8 @@ MUTATIONS = (
         "        for key, value in since.items():\n            found.setdefault(key, value)\n",
         "",
         (
-            "tests/operations/test_stale_listings.py::test_a_token_dropped_under_a_range_batch_read_of_staging_is_read_again[local-enumeration]",
+            "tests/operations/test_stale_listings.py::test_a_token_dropped_unde"
+            "r_a_range_batch_read_of_staging_is_read_again[local-enumeration]",
         ),
     ),
     Mutation(
@@ -3092,7 +3186,8 @@ MUTATIONS = (
         "                return\n",
         "            return\n",
         (
-            "tests/interleavings/test_operations.py::test_a_commit_or_merge_at_every_step_of_a_bulk_delete_loses_and_wedges_nothing[local-commit]",
+            "tests/interleavings/test_operations.py::test_a_commit_or_merge_at_e"
+            "very_step_of_a_bulk_delete_loses_and_wedges_nothing[local-commit]",
         ),
     ),
     Mutation(
@@ -3103,7 +3198,8 @@ MUTATIONS = (
         "        for key, raw in live:\n",
         "            pass\n        for key, raw in live:\n",
         (
-            "tests/interleavings/test_operations.py::test_a_commit_or_merge_at_every_step_of_a_bulk_delete_loses_and_wedges_nothing[local-commit]",
+            "tests/interleavings/test_operations.py::test_a_commit_or_merge_at_e"
+            "very_step_of_a_bulk_delete_loses_and_wedges_nothing[local-commit]",
         ),
     ),
     Mutation(
@@ -3537,7 +3633,8 @@ MUTATIONS = (
         "        if errors:\n            listed",
         "        if False:\n            listed",
         (
-            "tests/api/test_hooks.py::test_invalid_action_file_fails_the_commit_naming_file_and_line",
+            "tests/api/test_hooks.py::test_invalid_action"
+            "_file_fails_the_commit_naming_file_and_line",
         ),
     ),
     Mutation(
@@ -3662,7 +3759,8 @@ MUTATIONS = (
         "\n",
         (
             "tests/actions/test_lua.py::test_an_endless_loop_stops_at_the_timeout_even_under_pcall",
-            "tests/actions/test_lua.py::test_an_endless_loop_stops_at_the_timeout_even_under_xpcall",
+            "tests/actions/test_lua.py::test_an_endless_l"
+            "oop_stops_at_the_timeout_even_under_xpcall",
         ),
     ),
     Mutation(
@@ -3780,7 +3878,8 @@ MUTATIONS = (
         "",
         (
             "tests/api/test_lua_hooks.py"
-            "::test_lakefs_s_metadata_hook_refuses_a_commit_without_metadata_and_passes_one_with_it",
+            "::test_lakefs_s_metadata_hook_refuses_a_comm"
+            "it_without_metadata_and_passes_one_with_it",
         ),
     ),
     Mutation(
@@ -3833,7 +3932,8 @@ MUTATIONS = (
         "                and await loop.run_in_executor(pool, _session_user, request) is not None",
         "                or True",
         (
-            "tests/ui/test_security.py::test_an_upload_is_read_only_from_a_session_and_stored_as_sent",
+            "tests/ui/test_security.py::test_an_upload_is_"
+            "read_only_from_a_session_and_stored_as_sent",
         ),
     ),
     Mutation(
@@ -3843,7 +3943,8 @@ MUTATIONS = (
         '        content_type = ""  # the file\'s own bytes, never parsed as a form',
         "        pass",
         (
-            "tests/ui/test_security.py::test_an_upload_is_read_only_from_a_session_and_stored_as_sent",
+            "tests/ui/test_security.py::test_an_upload_is_"
+            "read_only_from_a_session_and_stored_as_sent",
         ),
     ),
     Mutation(
@@ -3861,7 +3962,8 @@ MUTATIONS = (
         "          window.setTimeout(poll, POLL_MS);",
         "          void 0;",
         (
-            "tests/ui/test_operations.py::test_a_bulk_delete_started_in_the_ui_reaches_100_percent_live",
+            "tests/ui/test_operations.py::test_a_bulk_delet"
+            "e_started_in_the_ui_reaches_100_percent_live",
         ),
     ),
     Mutation(
@@ -3995,7 +4097,8 @@ MUTATIONS = (
         "        if info.id in dropped:\n",
         "        if False:\n",
         (
-            "tests/graveler/test_range_tombstones.py::test_a_commit_drops_wholly_tombstoned_ranges_without_reading_them",
+            "tests/graveler/test_range_tombstones.py::test_a_commit"
+            "_drops_wholly_tombstoned_ranges_without_reading_them",
         ),
     ),
     Mutation(
@@ -4005,7 +4108,8 @@ MUTATIONS = (
         "                or self._stages_within(info.min_key, info.max_key)\n",
         "",
         (
-            "tests/graveler/test_range_tombstones.py::test_entries_staged_in_the_token_win_and_new_keys_are_never_hidden",
+            "tests/graveler/test_range_tombstones.py::test_entries_"
+            "staged_in_the_token_win_and_new_keys_are_never_hidden",
         ),
     ),
     Mutation(
@@ -4015,7 +4119,8 @@ MUTATIONS = (
         "                or record.keep\n",
         "",
         (
-            "tests/graveler/test_range_tombstones.py::test_a_commit_drops_range_tombstones_and_keeps_the_rest",
+            "tests/graveler/test_range_tombstones.py::test_a_c"
+            "ommit_drops_range_tombstones_and_keeps_the_rest",
         ),
     ),
     Mutation(
@@ -4188,6 +4293,96 @@ MUTATIONS = (
         ),
     ),
     Mutation(
+        "scale33-tombstones-queued-when-cleaned",
+        "issue 33 item 5: a cleaned instance's tombstone is queued to go",
+        "kvlake/graveler/lifecycle/cleaner.py",
+        "                self._tombstones.queue(entry.name, entry.instance_uid)\n",
+        "",
+        (
+            "tests/graveler/test_tombstones.py"
+            "::test_a_cleaned_tombstone_goes_after_its_grace_and_listings_do_not_change",
+        ),
+    ),
+    Mutation(
+        "scale33-tombstones-kept-while-cleaning",
+        "issue 33 item 5: a tombstone stays while its instance is being cleaned",
+        "kvlake/graveler/lifecycle/tombstones.py",
+        "            self._store.get("
+        "keys.DELETED_REPOSITORIES, keys.deleted_repository_key(name, uid))\n",
+        "            raise KeyNotFoundError(name)\n",
+        (
+            "tests/graveler/test_tombstones.py"
+            "::test_a_tombstone_whose_instance_is_not_cleaned_is_kept",
+        ),
+    ),
+    Mutation(
+        "scale33-tombstones-kept-for-the-grace",
+        "issue 33 item 5: a tombstone stays for the grace counted from its deletion",
+        "kvlake/graveler/lifecycle/tombstones.py",
+        "            elif now - record.state_changed < self._grace:\n",
+        "            elif False:\n",
+        (
+            "tests/graveler/test_tombstones.py"
+            "::test_a_tombstone_younger_than_the_grace_is_kept_even_when_queued_earlier",
+        ),
+    ),
+    Mutation(
+        "scale33-tombstones-only-their-instance",
+        "issue 33 item 5: an expiry never removes another instance's record",
+        "kvlake/graveler/lifecycle/tombstones.py",
+        '            if record.instance_uid != uid or record.state != "deleted":\n',
+        '            if record.state != "deleted":\n',
+        (
+            "tests/graveler/test_tombstones.py"
+            "::test_a_later_instances_tombstone_is_not_removed_by_the_earlier_ones_entry",
+        ),
+    ),
+    Mutation(
+        "scale33-tombstones-only-deleted-records",
+        "issue 33 item 5: an expiry removes only a deleted record",
+        "kvlake/graveler/lifecycle/tombstones.py",
+        '            if record.instance_uid != uid or record.state != "deleted":\n',
+        "            if record.instance_uid != uid:\n",
+        (
+            "tests/graveler/test_tombstones.py"
+            "::test_a_queue_entry_naming_a_live_instance_never_removes_it",
+        ),
+    ),
+    Mutation(
+        "scale33-tombstones-guarded-delete",
+        "issue 33 item 5: a creation replacing a tombstone as it expires keeps its record",
+        "kvlake/graveler/lifecycle/tombstones.py",
+        "                removed = self._store.delete_if(keys.REPOSITORIES, record_key, raw)\n",
+        "                self._store.delete(keys.REPOSITORIES, record_key)\n"
+        "                removed = True\n",
+        (
+            "tests/graveler/test_tombstones.py"
+            "::test_a_creation_replacing_the_tombstone_as_it_expires_keeps_its_record",
+        ),
+    ),
+    Mutation(
+        "scale33-tombstones-older-queued",
+        "issue 33 item 5: tombstones written before the queue are queued",
+        "kvlake/graveler/lifecycle/tombstones.py",
+        '                    self._store.set(keys.TOMBSTONES, key, b"")\n',
+        "                    pass\n",
+        (
+            "tests/graveler/test_tombstones.py"
+            "::test_tombstones_older_than_the_queue_are_queued_once_and_go",
+        ),
+    ),
+    Mutation(
+        "scale33-tombstones-older-queued-once",
+        "issue 33 item 5: the tombstones before the queue are queued once per store",
+        "kvlake/graveler/lifecycle/tombstones.py",
+        "            self._store.get(keys.INDEXES, keys.TOMBSTONES_QUEUED)\n            return 0\n",
+        "            self._store.get(keys.INDEXES, keys.TOMBSTONES_QUEUED)\n",
+        (
+            "tests/graveler/test_tombstones.py"
+            "::test_tombstones_older_than_the_queue_are_queued_once_and_go",
+        ),
+    ),
+    Mutation(
         "scale33-pulls-open-listing-reads-the-index",
         "issue 33 item 5: listing open pull requests reads their index, not every record",
         "kvlake/graveler/pulls.py",
@@ -4220,7 +4415,8 @@ MUTATIONS = (
         "  # its close stopped before unindexing\n",
         "                pass\n",
         (
-            "tests/graveler/test_open_pulls.py::test_a_reopened_pull_request_is_listed_and_a_stale_key_is_dropped_when_met",
+            "tests/graveler/test_open_pulls.py::test_a_reopened_pull"
+            "_request_is_listed_and_a_stale_key_is_dropped_when_met",
         ),
     ),
     Mutation(
@@ -4239,7 +4435,8 @@ MUTATIONS = (
         '                    if decode_pull_request(raw).status == "open":\n',
         "                    if False:\n",
         (
-            "tests/graveler/test_open_pulls.py::test_a_repository_written_before_the_index_gets_it_on_first_listing",
+            "tests/graveler/test_open_pulls.py::test_a_repository"
+            "_written_before_the_index_gets_it_on_first_listing",
         ),
     ),
     Mutation(
@@ -4249,7 +4446,8 @@ MUTATIONS = (
         "        if visible_only:\n",
         "        if False:\n",
         (
-            "tests/graveler/test_visible_branches.py::test_listing_visible_branches_reads_no_hidden_one",
+            "tests/graveler/test_visible_branches.py::test_"
+            "listing_visible_branches_reads_no_hidden_one",
         ),
     ),
     Mutation(
@@ -4259,7 +4457,8 @@ MUTATIONS = (
         "        if not branch.hidden:\n            self._visible.add(partition, name)\n",
         "",
         (
-            "tests/graveler/test_visible_branches.py::test_a_listing_between_a_creations_key_and_its_record_does_not_lose_it",
+            "tests/graveler/test_visible_branches.py::test_a_listing_"
+            "between_a_creations_key_and_its_record_does_not_lose_it",
         ),
     ),
     Mutation(
@@ -4269,7 +4468,8 @@ MUTATIONS = (
         "        self._visible.remove(partition_of(repository), name)\n",
         "",
         (
-            "tests/graveler/test_visible_branches.py::test_a_deleted_branch_leaves_the_index_and_a_stale_key_is_dropped_when_met",
+            "tests/graveler/test_visible_branches.py::test_a_deleted_br"
+            "anch_leaves_the_index_and_a_stale_key_is_dropped_when_met",
         ),
     ),
     Mutation(
@@ -4280,7 +4480,8 @@ MUTATIONS = (
         '            self._store.set(_index(partition), name.encode(), b"")\n',
         "        if False:\n            pass\n",
         (
-            "tests/graveler/test_visible_branches.py::test_a_creation_racing_a_deletion_of_the_same_name_keeps_its_key",
+            "tests/graveler/test_visible_branches.py::test_a_creat"
+            "ion_racing_a_deletion_of_the_same_name_keeps_its_key",
         ),
     ),
     Mutation(
@@ -4290,7 +4491,8 @@ MUTATIONS = (
         "                self.remove(partition, name)\n",
         "                pass\n",
         (
-            "tests/graveler/test_visible_branches.py::test_a_deleted_branch_leaves_the_index_and_a_stale_key_is_dropped_when_met",
+            "tests/graveler/test_visible_branches.py::test_a_deleted_br"
+            "anch_leaves_the_index_and_a_stale_key_is_dropped_when_met",
         ),
     ),
     Mutation(
@@ -4300,7 +4502,8 @@ MUTATIONS = (
         "                    if not decode_branch(raw).hidden:\n",
         "                    if False:\n",
         (
-            "tests/graveler/test_visible_branches.py::test_a_repository_written_before_the_index_gets_it_on_first_listing",
+            "tests/graveler/test_visible_branches.py::test_a_reposit"
+            "ory_written_before_the_index_gets_it_on_first_listing",
         ),
     ),
     Mutation(
@@ -4382,6 +4585,118 @@ MUTATIONS = (
         ),
     ),
     Mutation(
+        "scale33-sweep-reads-its-slices-drops",
+        "issue 33 item 6: a sweep reads the queued drops of its slice's tokens only",
+        "kvlake/graveler/lifecycle/orphans.py",
+        "        index = self._store.get_many(keys.DROPPED_BY_TOKEN, sorted(tokens))\n",
+        "        index = {keys.dropped_token_of(k).encode(): k for k,"
+        " _ in self._store.scan(keys.DROPPED_TOKENS)}\n",
+        (
+            "tests/graveler/test_orphans.py::"
+            "test_a_sweep_reads_as_many_rows_beside_10_or_2000_queued_drops",
+        ),
+    ),
+    Mutation(
+        "scale33-sweep-drops-indexed-when-queued",
+        "issue 33 item 6: a queued token is found by its index entry",
+        "kvlake/graveler/graveler.py",
+        "        self.store.set_many(keys.DROPPED_BY_TOKEN, by_token)\n",
+        "",
+        (
+            "tests/graveler/test_orphans.py::"
+            "test_a_token_queued_after_the_index_was_built_is_never_swept",
+        ),
+    ),
+    Mutation(
+        "scale33-sweep-index-confirmed-by-queue",
+        "issue 33 item 6: an index entry without its queue entry counts for nothing",
+        "kvlake/graveler/lifecycle/orphans.py",
+        "            if key in present:\n",
+        "            if True:\n",
+        (
+            "tests/graveler/test_orphans.py::"
+            "test_an_index_entry_without_its_queue_entry_counts_for_nothing_and_goes",
+        ),
+    ),
+    Mutation(
+        "scale33-sweep-stale-index-entry-goes",
+        "issue 33 item 6: an index entry a crash left goes once long past due",
+        "kvlake/graveler/lifecycle/orphans.py",
+        "                self._store.delete_if(keys.DROPPED_BY_TOKEN, token, key)\n",
+        "                pass\n",
+        (
+            "tests/graveler/test_orphans.py::"
+            "test_an_index_entry_without_its_queue_entry_counts_for_nothing_and_goes",
+        ),
+    ),
+    Mutation(
+        "scale33-sweep-older-drops-indexed",
+        "issue 33 item 6: drops queued before the index are indexed",
+        "kvlake/graveler/lifecycle/orphans.py",
+        "            with self._store.scan(keys.DROPPED_TOKENS"
+        ") as scan:\n                self._store.set_many(\n",
+        "            with self._store.scan(keys.DROPPED_TOKE"
+        "NS) as scan:\n                (lambda *a: None)(\n",
+        (
+            "tests/graveler/test_orphans.py::"
+            "test_drops_queued_before_the_index_are_indexed_once_and_never_swept",
+        ),
+    ),
+    Mutation(
+        "scale33-sweep-older-drops-indexed-once",
+        "issue 33 item 6: the older drops are indexed once per store",
+        "kvlake/graveler/lifecycle/orphans.py",
+        "        if not built:\n",
+        "        if True:\n",
+        (
+            "tests/graveler/test_orphans.py::"
+            "test_drops_queued_before_the_index_are_indexed_once_and_never_swept",
+        ),
+    ),
+    Mutation(
+        "scale33-cleaner-unindexes-its-entry-only",
+        "issue 33 item 6: settling a queue entry keeps a newer index entry of its token",
+        "kvlake/graveler/lifecycle/cleaner.py",
+        "                    self._store.delete_if(keys.DROPPED_BY_TOKEN,"
+        " entry.token.encode(), key)\n",
+        "                    self._store.delete(keys.DROPPED_BY_TOKEN, entry.token.encode())\n",
+        (
+            "tests/graveler/test_orphans.py::"
+            "test_dropping_an_older_queue_entry_keeps_the_newer_index_entry",
+        ),
+    ),
+    Mutation(
+        "scale33-cleaner-unindexes-settled-drops",
+        "issue 33 item 6: a settled queue entry's index entry goes",
+        "kvlake/graveler/lifecycle/cleaner.py",
+        "                    self._store.delete_if(keys.DROPPED_BY_TOKEN,"
+        " entry.token.encode(), key)\n",
+        "",
+        (
+            "tests/graveler/test_orphans.py::"
+            "test_dropping_an_older_queue_entry_keeps_the_newer_index_entry",
+        ),
+    ),
+    Mutation(
+        "scale33-sweep-slice-setting",
+        "issue 33 item 6: KVLAKE_CLEANER_SWEEP_SLICE sizes the lake's sweeps",
+        "kvlake/lake.py",
+        "            sweep_slice=self.settings.cleaner.sweep_slice,\n",
+        "",
+        ("tests/graveler/test_orphans.py::test_the_sweep_slice_setting_reaches_the_lakes_cleaner",),
+    ),
+    Mutation(
+        "scale33-tombstone-grace-setting",
+        "issue 33 item 5: KVLAKE_CLEANER_TOMBSTONE_GRACE sets the lake's tombstone grace",
+        "kvlake/lake.py",
+        "            tombstone_grace=self.settings.cleaner.tombstone_grace,\n",
+        "",
+        (
+            "tests/graveler/test_tombstones.py::"
+            "test_the_tombstone_grace_setting_reaches_the_lakes_cleaner",
+        ),
+    ),
+    Mutation(
         "scale3-commit-queues-with-branch",
         "issue 33 item 3: a commit queues the tokens it published naming its branch",
         "kvlake/graveler/history/commits.py",
@@ -4426,7 +4741,8 @@ MUTATIONS = (
         'key=f"{event.event_type}/{operation.id}"',
         "key=ids.new_uid()",
         (
-            "tests/actions/test_operation_events.py::test_a_post_event_queued_twice_for_one_operation_runs_once",
+            "tests/actions/test_operation_events.py::test_a_pos"
+            "t_event_queued_twice_for_one_operation_runs_once",
         ),
     ),
     Mutation(
@@ -4436,7 +4752,8 @@ MUTATIONS = (
         "            self._store.set_if(PARTITION, key.encode(), _encode(pending), None)\n",
         "            self._store.set(PARTITION, key.encode(), _encode(pending))\n",
         (
-            "tests/actions/test_operation_events.py::test_a_post_event_queued_again_while_it_runs_is_left_to_its_runner",
+            "tests/actions/test_operation_events.py::test_a_post_ev"
+            "ent_queued_again_while_it_runs_is_left_to_its_runner",
         ),
     ),
     Mutation(
@@ -4446,7 +4763,8 @@ MUTATIONS = (
         "        if repository.instance_uid != operation.instance_uid:\n",
         "        if False:\n",
         (
-            "tests/actions/test_operation_events.py::test_an_operation_of_a_repository_created_again_queues_nothing",
+            "tests/actions/test_operation_events.py::test_an_oper"
+            "ation_of_a_repository_created_again_queues_nothing",
         ),
     ),
     Mutation(
@@ -4486,7 +4804,8 @@ MUTATIONS = (
         "                    cleanup(entry)\n",
         "                    pass\n",
         (
-            "tests/actions/test_cleanup.py::test_the_cleaner_drops_a_deleted_instances_runs_and_queued_events",
+            "tests/actions/test_cleanup.py::test_the_cleaner_d"
+            "rops_a_deleted_instances_runs_and_queued_events",
         ),
     ),
     Mutation(
@@ -4496,7 +4815,8 @@ MUTATIONS = (
         "        self._store.drop_partition(_PARTITION_PREFIX + instance_uid.encode())\n",
         "        pass\n",
         (
-            "tests/actions/test_cleanup.py::test_the_cleaner_drops_a_deleted_instances_runs_and_queued_events",
+            "tests/actions/test_cleanup.py::test_the_cleaner_d"
+            "rops_a_deleted_instances_runs_and_queued_events",
         ),
     ),
     Mutation(
@@ -4506,7 +4826,8 @@ MUTATIONS = (
         "        for key in gone:\n            self._store.delete(PARTITION, key)\n",
         "        for key in gone:\n            pass\n",
         (
-            "tests/actions/test_cleanup.py::test_the_cleaner_drops_a_deleted_instances_runs_and_queued_events",
+            "tests/actions/test_cleanup.py::test_the_cleaner_d"
+            "rops_a_deleted_instances_runs_and_queued_events",
         ),
     ),
     Mutation(
@@ -4517,7 +4838,8 @@ MUTATIONS = (
         ",\n",
         "            instance_cleanups=(),\n",
         (
-            "tests/actions/test_cleanup.py::test_the_cleaner_drops_a_deleted_instances_runs_and_queued_events",
+            "tests/actions/test_cleanup.py::test_the_cleaner_d"
+            "rops_a_deleted_instances_runs_and_queued_events",
         ),
     ),
     Mutation(
@@ -4634,7 +4956,8 @@ MUTATIONS = (
         "                or index in overlapped\n",
         "",
         (
-            "tests/cli/test_operator.py::test_repo_untangle_range_tombstones_repairs_a_wedged_branch",
+            "tests/cli/test_operator.py::test_repo_untang"
+            "le_range_tombstones_repairs_a_wedged_branch",
         ),
     ),
     Mutation(
@@ -4644,7 +4967,8 @@ MUTATIONS = (
         "                or (record.min_key, record.max_key) != (info.min_key, info.max_key)\n",
         "",
         (
-            "tests/graveler/test_range_tombstones.py::test_a_record_hides_its_ranges_keys_inside_its_span_only",
+            "tests/graveler/test_range_tombstones.py::test_a_r"
+            "ecord_hides_its_ranges_keys_inside_its_span_only",
         ),
     ),
     Mutation(
@@ -4654,7 +4978,8 @@ MUTATIONS = (
         "            store.set_if(partition, key, wanted, predicate)\n",
         "            store.set(partition, key, wanted)\n",
         (
-            "tests/kv/test_updates.py::test_a_lost_race_applies_the_change_again_to_the_winners_value",
+            "tests/kv/test_updates.py::test_a_lost_race_ap"
+            "plies_the_change_again_to_the_winners_value",
         ),
     ),
     Mutation(
@@ -4664,7 +4989,8 @@ MUTATIONS = (
         "                if not busy or time.monotonic() > deadline:\n",
         "                if True:\n",
         (
-            "tests/kv/test_sqlite.py::test_opening_a_new_file_another_process_is_switching_to_wal_waits_for_it",
+            "tests/kv/test_sqlite.py::test_opening_a_new_file_"
+            "another_process_is_switching_to_wal_waits_for_it",
         ),
     ),
 )

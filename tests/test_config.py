@@ -194,6 +194,33 @@ def test_bad_deletion_settings_name_their_variable(name: str, value: str, reason
     assert reason in str(caught.value)
 
 
+def test_cleaner_settings_have_defaults_and_reach_the_lakes_cleaner(tmp_path: Path) -> None:
+    defaults = load_settings({}).cleaner
+    assert (defaults.sweep_slice, defaults.tombstone_grace) == (10_000, 30 * 86400.0)
+    path = write(tmp_path, "cleaner:\n  sweep_slice: 500\n")
+    env = {"KVLAKE_CONFIG": path, "KVLAKE_CLEANER_TOMBSTONE_GRACE": "7200"}
+    settings = load_settings(env).cleaner
+    assert (settings.sweep_slice, settings.tombstone_grace) == (500, 7200.0)
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "reason"),
+    [
+        ("SWEEP_SLICE", "0", ">= 100; set it to a valid int"),
+        ("SWEEP_SLICE", "2000000", "<= 1000000"),
+        ("SWEEP_SLICE", "many", "expected `int`"),
+        ("TOMBSTONE_GRACE", "60", ">= 3600"),
+    ],
+)
+def test_bad_cleaner_settings_name_their_variable_and_the_fix(
+    name: str, value: str, reason: str
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_settings({f"KVLAKE_CLEANER_{name}": value})
+    assert str(caught.value).startswith(f"KVLAKE_CLEANER_{name} is '{value}'")
+    assert reason in str(caught.value)
+
+
 def test_spark_settings_come_from_the_environment_and_bad_pairs_are_refused() -> None:
     settings = load_settings(
         {

@@ -385,7 +385,10 @@ class Graveler(RepositoryMethods, EntryMethods):
         that record alone, not every branch. Without it the cleaner scans the branches.
         """
         due = self.clock() + self._token_drop_delay
-        items = dropped_token_items(repository, tokens, due, branch=branch)
+        items = list(dropped_token_items(repository, tokens, due, branch=branch))
+        # The token-keyed index first, so the orphan sweep never misses a queued token.
+        by_token = [(keys.dropped_token_of(key).encode(), key) for key, _ in items]
+        self.store.set_many(keys.DROPPED_BY_TOKEN, by_token)
         self.store.set_many(keys.DROPPED_TOKENS, items)
 
 

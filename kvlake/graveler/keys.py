@@ -18,6 +18,9 @@ from kvlake.blockstore import canonical_address
 REPOSITORIES = b"graveler"
 DELETED_REPOSITORIES = b"graveler_deleted"
 DROPPED_TOKENS = b"graveler_dropped_tokens"
+DROPPED_BY_TOKEN = b"graveler_dropped_by_token"
+"""`<token>` -> its `DROPPED_TOKENS` key: the queue looked up by token, so the orphan sweep
+asks about its slice's tokens with point reads, not a scan of the queue (issue 33)."""
 NAMESPACES = b"graveler_namespaces"
 """`<normalised namespace>/` -> the repository instance that owns it (see namespaces.py)."""
 CREATIONS = b"graveler_creations"
@@ -32,11 +35,18 @@ INSTANCES = b"graveler_instances"
 """`<instance uid>` -> repository name: every instance a creation indexed, until the cleaner
 has removed it, so the orphan sweep finds the owner of a staging partition (named by uid)
 with point reads, not a scan of every repository record (issue 33)."""
+TOMBSTONES = b"graveler_tombstones"
+"""`<due ms>/<repository name>/<instance uid>` -> "": a cleaned instance whose `deleted`
+record (its tombstone) goes once due, if nothing needs it any more (tombstones.py)."""
 INDEXES = b"graveler_indexes"
 """`<index name>` -> "": that index was built over the records older than it (see
 `LIVE_INDEX_BUILT`)."""
 LIVE_INDEX_BUILT = b"live-repositories"
 INSTANCES_INDEX_BUILT = b"instance-names"
+DROPPED_INDEX_BUILT = b"dropped-by-token"
+"""In `INDEXES`: the queue entries older than `DROPPED_BY_TOKEN` were indexed."""
+TOMBSTONES_QUEUED = b"tombstones-queued"
+"""In `INDEXES`: the tombstones older than their queue (`TOMBSTONES`) were queued."""
 SWEEP = b"graveler_sweep"
 """`SWEEP_CURSOR` -> the last partition the orphan sweep looked at (see orphans.py)."""
 SWEEP_CURSOR = b"cursor"
@@ -106,6 +116,17 @@ def namespace_key(namespace: str) -> bytes:
     """`<canonical namespace>/`: a namespace nested inside another has a key starting with the
     outer's, and every spelling of one place (`s3:///b/p`, `s3://b/p`) has one key."""
     return canonical_address(namespace, what="storage namespace").encode() + b"/"
+
+
+def tombstone_key(due: float, name: str, instance_uid: str) -> bytes:
+    """`<due ms>/<name>/<uid>`: ordered by due time, so a pass stops at the first not due."""
+    return ids.due_key(due) + b"/" + creation_key(name, instance_uid)
+
+
+def parse_tombstone_key(key: bytes) -> tuple[float, str, str]:
+    """(due time, repository name, instance uid) of a `tombstone_key`."""
+    name, uid = parse_creation_key(key[ids.DUE_WIDTH + 1 :])
+    return ids.due_of(key), name, uid
 
 
 def live_repository_key(name: str, instance_uid: str) -> bytes:

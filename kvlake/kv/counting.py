@@ -59,6 +59,10 @@ class CountingStore(Store):
         self.calls["delete"] += 1
         self.inner._delete(partition, key)
 
+    def _delete_if(self, partition: bytes, key: bytes, expected: bytes) -> bool:
+        self.calls["delete_if"] += 1
+        return self.inner._delete_if(partition, key, expected)
+
     def _scan_page(
         self, partition: bytes, start: bytes, inclusive: bool, limit: int
     ) -> list[KeyValue]:

@@ -34,6 +34,7 @@ ANY_OP: Final = "*"
 
 OPS: Final = (
     "delete",
+    "delete_if",
     "delete_many",
     "drop_partition",
     "get",
@@ -254,6 +255,11 @@ class FaultyStore(Store):
 
     def _delete(self, partition: bytes, key: bytes) -> None:
         self._run("delete", partition, key, lambda: self._inner._delete(partition, key))
+
+    def _delete_if(self, partition: bytes, key: bytes, expected: bytes) -> bool:
+        return self._run(
+            "delete_if", partition, key, lambda: self._inner._delete_if(partition, key, expected)
+        )
 
     def _scan_page(
         self, partition: bytes, start: bytes, inclusive: bool, limit: int

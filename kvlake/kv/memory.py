@@ -105,6 +105,17 @@ class MemoryStore(Store):
                 if not part.values:
                     del self._partitions_by_name[partition]
 
+    def _delete_if(self, partition: bytes, key: bytes, expected: bytes) -> bool:
+        with self._lock:
+            part = self._partition(partition, create=False)
+            if part is None or part.values.get(key) != expected:
+                return False
+            del part.values[key]
+            part.sorted_keys = None
+            if not part.values:
+                del self._partitions_by_name[partition]
+            return True
+
     def _scan_page(
         self, partition: bytes, start: bytes, inclusive: bool, limit: int
     ) -> list[KeyValue]:

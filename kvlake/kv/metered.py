@@ -56,6 +56,9 @@ class MeteredStore(Store):
     def _delete(self, partition: bytes, key: bytes) -> None:
         self._timed("delete", lambda: self._inner._delete(partition, key))
 
+    def _delete_if(self, partition: bytes, key: bytes, expected: bytes) -> bool:
+        return self._timed("delete_if", lambda: self._inner._delete_if(partition, key, expected))
+
     def _scan_page(
         self, partition: bytes, start: bytes, inclusive: bool, limit: int
     ) -> list[KeyValue]:

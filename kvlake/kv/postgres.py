@@ -49,6 +49,7 @@ _UPDATE_UNCHANGED: Final = (
     'UPDATE "{table}" SET value = %s WHERE partition = %s AND key = %s AND value = %s'
 )
 _DELETE: Final = 'DELETE FROM "{table}" WHERE partition = %s AND key = %s'
+_DELETE_UNCHANGED: Final = 'DELETE FROM "{table}" WHERE partition = %s AND key = %s AND value = %s'
 _SCAN_FROM: Final = (
     'SELECT key, value FROM "{table}" WHERE partition = %s AND key >= %s ORDER BY key LIMIT %s'
 )
@@ -181,6 +182,7 @@ class PostgresStore(Store):
         self._update_existing_sql = _UPDATE_EXISTING.format_map(sql)
         self._update_unchanged_sql = _UPDATE_UNCHANGED.format_map(sql)
         self._delete_sql = _DELETE.format_map(sql)
+        self._delete_unchanged_sql = _DELETE_UNCHANGED.format_map(sql)
         self._scan_from_sql = _SCAN_FROM.format_map(sql)
         self._scan_after_sql = _SCAN_AFTER.format_map(sql)
         self._next_partition_sql = _NEXT_PARTITION.format_map(sql)
@@ -323,6 +325,14 @@ class PostgresStore(Store):
 
     def _delete(self, partition: bytes, key: bytes) -> None:
         self._run("delete a key", self._delete_sql, (partition, key), _row_count)
+
+    def _delete_if(self, partition: bytes, key: bytes, expected: bytes) -> bool:
+        # Not retried on a lost connection: a delete that ran would then report False.
+        params = (partition, key, expected)
+        deleted = self._run(
+            "delete a key", self._delete_unchanged_sql, params, _row_count, idempotent=False
+        )
+        return deleted == 1
 
     def _scan_page(
         self, partition: bytes, start: bytes, inclusive: bool, limit: int

@@ -47,6 +47,7 @@ _INSERT_NEW: Final = (
 _UPDATE_EXISTING: Final = "UPDATE kv SET value = ? WHERE partition = ? AND key = ?"
 _UPDATE_UNCHANGED: Final = "UPDATE kv SET value = ? WHERE partition = ? AND key = ? AND value = ?"
 _DELETE: Final = "DELETE FROM kv WHERE partition = ? AND key = ?"
+_DELETE_UNCHANGED: Final = "DELETE FROM kv WHERE partition = ? AND key = ? AND value = ?"
 _DROP_PARTITION: Final = "DELETE FROM kv WHERE partition = ?"
 _SCAN_FROM: Final = (
     "SELECT key, value FROM kv WHERE partition = ? AND key >= ? ORDER BY key LIMIT ?"
@@ -323,6 +324,14 @@ class SqliteStore(Store):
     def _delete(self, partition: bytes, key: bytes) -> None:
         try:
             self._cursor().execute(_DELETE, (partition, key))
+        except sqlite3.Error as exc:
+            raise self._failed("delete a key", exc) from exc
+
+    def _delete_if(self, partition: bytes, key: bytes, expected: bytes) -> bool:
+        try:
+            cursor = self._cursor()
+            cursor.execute(_DELETE_UNCHANGED, (partition, key, expected))
+            return cursor.rowcount == 1
         except sqlite3.Error as exc:
             raise self._failed("delete a key", exc) from exc
 

@@ -1,9 +1,10 @@
 """The KV contract every metadata record in kvlake goes through.
 
-A store holds ordered byte keys in named partitions and offers five
-operations: get, set, compare-and-swap (`set_if`), delete and an ordered scan.
-There are no transactions: `set_if` is the only guard, so every multi-key
-protocol above this layer is built from single-key compare-and-swap steps.
+A store holds ordered byte keys in named partitions and offers six
+operations: get, set, compare-and-swap (`set_if`), delete, compare-and-delete
+(`delete_if`) and an ordered scan. There are no transactions: `set_if` and
+`delete_if` are the only guards, so every multi-key protocol above this layer is
+built from single-key compare-and-swap steps.
 
 Public methods validate their arguments once, here, then call a driver's
 private primitive; a driver therefore only translates. Batch helpers have a
@@ -176,7 +177,8 @@ def _require(name: str, value: bytes | None) -> None:
 
 
 class Store(Closing, ABC):
-    """Ordered byte keys in named partitions. No transactions: `set_if` is the only guard.
+    """Ordered byte keys in named partitions. No transactions: `set_if` and `delete_if`
+    are the only guards.
 
     Partitions and keys are non-empty bytes; values are bytes and may be empty.
     Every method is safe to call from many threads at once. Drivers implement the
@@ -232,6 +234,22 @@ class Store(Closing, ABC):
         _require("partition", partition)
         _require("key", key)
         self._delete(partition, key)
+
+    def delete_if(self, partition: bytes, key: bytes, expected: bytes) -> bool:
+        """Remove `key` only if its value is still `expected`, in one atomic step; return
+        whether it was removed (False: missing, or holding another value, which is kept).
+
+        The delete counterpart of `set_if`: a record read, judged obsolete and then
+        replaced by another writer is never removed by a `delete` issued on the old
+        reading (a repository's tombstone replaced by a new creation, for one).
+        """
+        _require("partition", partition)
+        _require("key", key)
+        if expected is None:
+            raise MissingArgumentError(
+                "KV delete_if expected value is None; pass the bytes read (b'' is a value)"
+            )
+        return self._delete_if(partition, key, expected)
 
     def scan(
         self, partition: bytes, start: bytes = b"", *, batch_size: int = DEFAULT_BATCH_SIZE
@@ -377,6 +395,10 @@ class Store(Closing, ABC):
     @abstractmethod
     def _delete(self, partition: bytes, key: bytes) -> None:
         """Delete one key if present."""
+
+    @abstractmethod
+    def _delete_if(self, partition: bytes, key: bytes, expected: bytes) -> bool:
+        """Delete one key atomically if its value equals `expected`; return whether it did."""
 
     @abstractmethod
     def _scan_page(

@@ -79,6 +79,8 @@ def live_partitions(graveler: Graveler, repository: Repository) -> set[bytes]:
         keys.LIVE_REPOSITORIES,
         keys.INSTANCES,
         keys.INDEXES,
+        keys.TOMBSTONES,  # earlier instances' tombstones, queued to go after their grace
+        keys.DROPPED_BY_TOKEN,  # an index entry a crash left before its queue entry
         keys.instance_partition(repository.name, repository.instance_uid),
         keys.visible_branches_partition(repository.name, repository.instance_uid),
         keys.open_pulls_partition(repository.name, repository.instance_uid),
@@ -145,7 +147,12 @@ def test_crash_during_delete_leaves_repository_whole_or_gone_and_cleaner_removes
             graveler.get_repository("repo1")
         Cleaner(graveler).clean_once()
         # The live index is empty (its partition gone), its built marker kept.
-        assert set(all_keys(store.inner)) == {keys.REPOSITORIES, keys.NAMESPACES, keys.INDEXES}
+        assert set(all_keys(store.inner)) == {
+            keys.REPOSITORIES,
+            keys.NAMESPACES,
+            keys.INDEXES,
+            keys.TOMBSTONES,  # the tombstone, queued to go once its grace is over
+        }
         assert_data_kept(graveler, created.storage_namespace)
 
 
@@ -195,5 +202,10 @@ def test_crash_during_cleaner_pass_is_finished_by_the_next_pass(lake_blocks: Blo
 
     for graveler, store, namespace, _ in crashes(lake_blocks, setup, clean):
         Cleaner(graveler).clean_once()
-        assert set(all_keys(store.inner)) == {keys.REPOSITORIES, keys.NAMESPACES, keys.INDEXES}
+        assert set(all_keys(store.inner)) == {
+            keys.REPOSITORIES,
+            keys.NAMESPACES,
+            keys.INDEXES,
+            keys.TOMBSTONES,  # the tombstone, queued to go once its grace is over
+        }
         assert_data_kept(graveler, namespace)

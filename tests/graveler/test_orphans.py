@@ -9,20 +9,24 @@ of a live instance's stray entries first.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from kvlake import ids
 from kvlake.blockstore import BlockStore
 from kvlake.blockstore.memory import MemoryBlockStore
 from kvlake.catalog.records import ObjectEntry, to_value
+from kvlake.config import load_settings
 from kvlake.graveler import keys
 from kvlake.graveler.graveler import Graveler
 from kvlake.graveler.lifecycle.cleaner import Cleaner
 from kvlake.graveler.lifecycle.orphans import SWEEP_GRACE, OrphanSweep
 from kvlake.graveler.records import Repository
 from kvlake.graveler.records import encode as encode_value
-from kvlake.kv import CountingStore, Store
+from kvlake.kv import CountingStore, Store, get_or_none
 from kvlake.kv.memory import MemoryStore
+from kvlake.lake import Lake
 from tests.deletion.helpers import DeletionLake
 from tests.graveler.helpers import make_graveler, value
 from tests.graveler.stepping import calls_of, paused_graveler, run_paused
@@ -218,3 +222,122 @@ def test_a_sweep_in_a_new_process_goes_on_where_the_last_sweep_stopped(
     restarted.run()
     noted = {key for key, _ in store.scan(keys.ORPHANS)}
     assert noted == strays & set(listed[:20])
+
+
+# -- queued drops, looked up by token (issue 33 item 6) ----------------------------------
+
+
+def _queued(graveler: Graveler, repository: Repository, count: int) -> list[str]:
+    """`count` tokens queued for dropping (not due for long), with no partition."""
+    tokens = [keys.new_staging_token(repository.instance_uid) for _ in range(count)]
+    graveler.queue_token_drops(repository, tokens, branch="main")
+    return tokens
+
+
+def test_a_sweep_reads_as_many_rows_beside_10_or_2000_queued_drops(clock: FakeClock) -> None:
+    """The sweep asks the token-keyed index about its slice's tokens: it reads no queue
+    entry of a token outside its slice, however long the queue (a scan of the queue, keyed
+    by due time, read all of it every sweep)."""
+    costs = []
+    for count in (10, 2000):
+        store = CountingStore(MemoryStore())
+        graveler = make_graveler(store, clock, MemoryBlockStore(), token_drop_delay=10**6)
+        repository = graveler.create_repository("repo1", storage_namespace="mem://b/repo1")
+        strays = _strays(store, repository, 5)
+        _queued(graveler, repository, count)
+        OrphanSweep(store, graveler._refs, clock=clock).run()  # indexes older drops, once
+        store.reset()
+        assert OrphanSweep(store, graveler._refs, clock=clock).run().noted == 0  # noted before
+        assert strays <= {key for key, _ in store.inner.scan(keys.ORPHANS)}
+        costs.append((store.rows_read, store.round_trips))
+    assert costs[0] == costs[1]
+
+
+def test_an_index_entry_without_its_queue_entry_counts_for_nothing_and_goes(
+    graveler: Graveler, repository: Repository, clock: FakeClock
+) -> None:
+    """A crash between the index write and the queue write of `queue_token_drops` leaves
+    an index entry alone: its token is not queued, and the entry goes once long past due."""
+    stray = next(iter(_strays(graveler.store, repository, 1)))
+    token = stray[len(keys.STAGING_PREFIX) :]
+    due = keys.dropped_token_key(clock(), token.decode())
+    graveler.store.set(keys.DROPPED_BY_TOKEN, token, due)
+    sweep = OrphanSweep(graveler.store, graveler._refs, clock=clock, grace=10)
+    assert sweep.run().noted == 1
+    assert graveler.store.get(keys.DROPPED_BY_TOKEN, token)[0] == due  # not yet past
+    clock.advance(11)
+    assert sweep.run().dropped == 1
+    assert list(graveler.store.scan(keys.DROPPED_BY_TOKEN)) == []
+
+
+def test_drops_queued_before_the_index_are_indexed_once_and_never_swept(
+    graveler: Graveler, repository: Repository, clock: FakeClock
+) -> None:
+    graveler.create_branch(repository, "dev", "main")
+    graveler.set(repository, "dev", b"d", value("d"))
+    dev_token = graveler.get_branch(repository, "dev").staging_token
+    graveler.delete_branch(repository, "dev")  # queued, with its index entry
+    graveler.store.drop_partition(keys.DROPPED_BY_TOKEN)  # a store from before the index
+    graveler.store.delete(keys.INDEXES, keys.DROPPED_INDEX_BUILT)
+    sweep = OrphanSweep(graveler.store, graveler._refs, clock=clock, grace=10)
+    for _ in range(2):
+        assert sweep.run().noted == 0
+        clock.advance(11)
+    assert keys.staging_partition(dev_token) in _partitions(graveler.store)
+    assert [key for key, _ in graveler.store.scan(keys.DROPPED_BY_TOKEN)] == [dev_token.encode()]
+    graveler.store.drop_partition(keys.DROPPED_BY_TOKEN)
+    OrphanSweep(graveler.store, graveler._refs, clock=clock).run()  # the marker: done once
+    assert list(graveler.store.scan(keys.DROPPED_BY_TOKEN)) == []
+
+
+def test_dropping_an_older_queue_entry_keeps_the_newer_index_entry(clock: FakeClock) -> None:
+    """A token queued twice: the cleaner settling the first entry removes its index entry
+    only if it still names that entry (delete_if), so the second stays findable."""
+    graveler = make_graveler(MemoryStore(), clock, MemoryBlockStore(), token_drop_delay=100)
+    repository = graveler.create_repository("repo1", storage_namespace="mem://b/repo1")
+    token = keys.new_staging_token(repository.instance_uid)
+    graveler.queue_token_drops(repository, [token], branch="main")
+    clock.advance(50)
+    graveler.queue_token_drops(repository, [token], branch="main")
+    second = keys.dropped_token_key(clock() + 100, token)
+    clock.advance(51)  # the first is due, the second not
+    Cleaner(graveler, sweep_interval=10**9).clean_once()
+    assert [key for key, _ in graveler.store.scan(keys.DROPPED_TOKENS)] == [second]
+    assert graveler.store.get(keys.DROPPED_BY_TOKEN, token.encode())[0] == second
+    clock.advance(100)
+    Cleaner(graveler, sweep_interval=10**9).clean_once()
+    assert list(graveler.store.scan(keys.DROPPED_BY_TOKEN)) == []
+
+
+def test_the_sweep_slice_setting_reaches_the_lakes_cleaner(tmp_path: Path) -> None:
+    """KVLAKE_CLEANER_SWEEP_SLICE sizes the slice: 250 partitions are one sweep by default,
+    three of 100."""
+    settings = load_settings({"KVLAKE_DATA_DIR": str(tmp_path)})
+    sliced = load_settings({"KVLAKE_DATA_DIR": str(tmp_path), "KVLAKE_CLEANER_SWEEP_SLICE": "100"})
+    cursors = []
+    for chosen in (settings, sliced):
+        store = MemoryStore()
+        for n in range(250):
+            store.set(b"other/%03d" % n, b"k", b"v")
+        Lake(chosen, store, MemoryBlockStore()).cleaner().clean_once()
+        cursors.append(get_or_none(store, keys.SWEEP, keys.SWEEP_CURSOR))
+    assert cursors[0] is None  # the listing ended: the next sweep starts over
+    # Stopped within the 250 (a partition of the lake's own may sort before them).
+    assert cursors[1] is not None and b"other/097" <= cursors[1][0] <= b"other/099"
+
+
+def test_a_token_queued_after_the_index_was_built_is_never_swept(
+    graveler: Graveler, repository: Repository, clock: FakeClock
+) -> None:
+    graveler.set(repository, "main", b"m", value("m"))  # a staging partition to judge
+    sweep = OrphanSweep(graveler.store, graveler._refs, clock=clock, grace=10)
+    sweep.run()  # the index of older drops is built (marked) now
+    assert graveler.store.get_many(keys.INDEXES, [keys.DROPPED_INDEX_BUILT])
+    graveler.create_branch(repository, "dev", "main")
+    graveler.set(repository, "dev", b"d", value("d"))
+    dev_token = graveler.get_branch(repository, "dev").staging_token
+    graveler.delete_branch(repository, "dev")  # queued: found through its index entry
+    for _ in range(2):
+        assert sweep.run().noted == 0
+        clock.advance(11)
+    assert keys.staging_partition(dev_token) in _partitions(graveler.store)

@@ -182,6 +182,19 @@ def test_delete_many_and_drop_partition_are_faultable(inner: Store, when: When) 
     assert [c.op for c in store.calls] == ["delete_many", "drop_partition"]
 
 
+@pytest.mark.parametrize("when", WHENS)
+def test_delete_if_is_faultable_and_passes_its_answer_through(inner: Store, when: When) -> None:
+    inner.set(P, b"a", b"1")
+    store = FaultyStore(inner, [Fault(op="delete_if", key=b"a", when=when)])
+    with pytest.raises(UnavailableError):
+        store.delete_if(P, b"a", b"1")
+    assert keys_of(inner) == ([] if when == "after" else [b"a"])
+    inner.set(P, b"b", b"2")
+    assert store.delete_if(P, b"b", b"other") is False
+    assert store.delete_if(P, b"b", b"2") is True
+    assert [(c.op, c.key) for c in store.calls] == [("delete_if", b"a")] + [("delete_if", b"b")] * 2
+
+
 def test_rate_faults_are_deterministic_for_a_seed(inner: Store) -> None:
     def run(seed: int) -> list[int]:
         store = FaultyStore(inner, rate=0.1, seed=seed)

@@ -159,6 +159,58 @@ def test_delete_in_a_missing_partition_is_not_an_error(store: Store) -> None:
     assert list(store.partitions()) == []
 
 
+# -- delete_if -------------------------------------------------------------------------
+
+
+def test_delete_if_removes_the_key_holding_the_expected_value(store: Store) -> None:
+    store.set(P, b"a", b"1")
+    store.set(P, b"b", b"2")
+    assert store.delete_if(P, b"a", b"1") is True
+    assert keys(store) == [b"b"]
+
+
+def test_delete_if_keeps_a_value_replaced_between_read_and_delete(store: Store) -> None:
+    store.set(P, b"k", b"read")
+    seen, _ = store.get(P, b"k")
+    store.set(P, b"k", b"written since")  # another writer, between the read and the delete
+    assert store.delete_if(P, b"k", seen) is False
+    assert store.get(P, b"k")[0] == b"written since"
+
+
+def test_delete_if_keeps_a_key_deleted_and_written_again_with_another_value(
+    store: Store,
+) -> None:
+    store.set(P, b"k", b"old")
+    store.delete(P, b"k")
+    store.set(P, b"k", b"new")
+    assert store.delete_if(P, b"k", b"old") is False
+    assert store.get(P, b"k")[0] == b"new"
+
+
+def test_delete_if_of_a_missing_key_or_partition_is_false(store: Store) -> None:
+    assert store.delete_if(P, b"k", b"v") is False
+    store.set(P, b"other", b"v")
+    assert store.delete_if(P, b"k", b"v") is False
+    assert keys(store) == [b"other"]
+
+
+def test_delete_if_tells_an_empty_value_from_another(store: Store) -> None:
+    store.set(P, b"k", b"x")
+    assert store.delete_if(P, b"k", b"") is False  # b"" is a value, not a wildcard
+    store.set(P, b"k", b"")
+    assert store.delete_if(P, b"k", b"x") is False
+    assert store.delete_if(P, b"k", b"") is True
+    assert list(store.partitions()) == []
+
+
+def test_delete_if_of_the_last_key_leaves_no_partition(store: Store) -> None:
+    store.set(P, b"k", b"v")
+    assert store.delete_if(P, b"k", b"v") is True
+    assert list(store.partitions()) == []
+    store.set_if(P, b"k", b"again", None)  # the key is absent again, for set_if too
+    assert store.get(P, b"k")[0] == b"again"
+
+
 # -- scan ----------------------------------------------------------------------------
 
 
@@ -399,6 +451,9 @@ MISSING_ARGUMENTS: dict[str, Call] = {
     "set_if-predicate-bytes": lambda s: s.set_if(P, b"k", b"v", BYTES),
     "delete-partition-none": lambda s: s.delete(NONE, b"k"),
     "delete-key-empty": lambda s: s.delete(P, b""),
+    "delete_if-partition-none": lambda s: s.delete_if(NONE, b"k", b"before"),
+    "delete_if-key-empty": lambda s: s.delete_if(P, b"", b"before"),
+    "delete_if-expected-none": lambda s: s.delete_if(P, b"k", NONE),
     "scan-partition-none": lambda s: s.scan(NONE),
     "scan-partition-empty": lambda s: s.scan(b""),
     "scan-start-none": lambda s: s.scan(P, NONE),
@@ -430,6 +485,7 @@ OPERATIONS: dict[str, Call] = {
     "set_if-none": lambda s: s.set_if(P, b"new", b"v", None),
     "set_if-must-exist": lambda s: s.set_if(P, b"k", b"v", MUST_EXIST),
     "delete": lambda s: s.delete(P, b"k"),
+    "delete_if": lambda s: s.delete_if(P, b"k", b"v"),
     "scan": lambda s: list(s.scan(P)),
     "partitions": lambda s: list(s.partitions()),
     "set_many": lambda s: s.set_many(P, [(b"k", b"v")]),

@@ -12,7 +12,9 @@ any point and each moving on to the next item when one fails:
 - drops queued staging tokens once due, after a fresh check that no branch
   still references them;
 - every `sweep_interval` seconds, sweeps partitions nothing references any more
-  (orphans.py: stray keys of stalled writers and creations).
+  (orphans.py: stray keys of stalled writers and creations);
+- removes the tombstones of cleaned instances once nothing needs them
+  (tombstones.py: queued when the instance is cleaned, due `tombstone_grace` on).
 
 Queues are read in bounded batches, so a pass's memory does not grow with them.
 
@@ -37,7 +39,8 @@ import msgspec
 from kvlake.errors import KvlakeError, PreconditionFailedError, RepositoryNotFoundError
 from kvlake.graveler import keys
 from kvlake.graveler.graveler import Graveler
-from kvlake.graveler.lifecycle.orphans import SWEEP_GRACE, OrphanSweep
+from kvlake.graveler.lifecycle.orphans import SWEEP_GRACE, SWEEP_SLICE, OrphanSweep
+from kvlake.graveler.lifecycle.tombstones import TOMBSTONE_GRACE, Tombstones
 from kvlake.graveler.records import (
     DeletedRepository,
     DroppedToken,
@@ -64,6 +67,7 @@ class CleanerReport(msgspec.Struct, kw_only=True):
     tokens_dropped: int = 0
     orphans_noted: int = 0
     orphans_dropped: int = 0
+    tombstones_expired: int = 0
     failures: list[str] = msgspec.field(default_factory=list)
 
 
@@ -102,6 +106,8 @@ class Cleaner:
         instance_cleanups: Sequence[InstanceCleanup] = (),
         sweep_interval: float = SWEEP_INTERVAL,
         sweep_grace: float = SWEEP_GRACE,
+        sweep_slice: int = SWEEP_SLICE,
+        tombstone_grace: float = TOMBSTONE_GRACE,
     ) -> None:
         self._graveler = graveler
         self._store = graveler.store
@@ -113,7 +119,9 @@ class Cleaner:
             clock=graveler.clock,
             before_token_drop=hooks.before_token_drop if hooks is not None else None,
             grace=sweep_grace,
+            slice_size=sweep_slice,
         )
+        self._tombstones = Tombstones(graveler.store, clock=graveler.clock, grace=tombstone_grace)
         self._sweep_interval = sweep_interval
         self._last_sweep = float("-inf")
         self._read_every_record = False
@@ -123,6 +131,7 @@ class Cleaner:
         self._abandon_stale_creations(report)
         self._clean_deleted_repositories(report)
         self._drop_due_tokens(report)
+        self._expire_tombstones(report)
         now = self._graveler.clock()
         if now - self._last_sweep >= self._sweep_interval:
             self._last_sweep = now
@@ -155,6 +164,13 @@ class Cleaner:
             except KvlakeError as exc:
                 report.failures.append(f"abandon {repository.name}: {exc}")
 
+    def _expire_tombstones(self, report: CleanerReport) -> None:
+        try:
+            self._tombstones.queue_older()
+            report.tombstones_expired += self._tombstones.expire_due()
+        except KvlakeError as exc:
+            report.failures.append(f"tombstones: {exc}")
+
     def _clean_deleted_repositories(self, report: CleanerReport) -> None:
         for key, raw in _in_batches(self._store, keys.DELETED_REPOSITORIES):
             entry = decode_deleted_repository(raw)
@@ -171,6 +187,9 @@ class Cleaner:
                     cleanup(entry)
                 if self._hooks is not None:
                     self._hooks.after_instance_cleaned(entry)
+                # Before the entry, so its tombstone is always queued (once: a pass whose
+                # cleanup fails queues nothing); kept while the entry is left by a crash here.
+                self._tombstones.queue(entry.name, entry.instance_uid)
                 self._store.delete(keys.DELETED_REPOSITORIES, key)
                 report.repositories_cleaned += 1
             except KvlakeError as exc:
@@ -226,6 +245,9 @@ class Cleaner:
                             self._hooks.before_token_drop(live, entry.token, keys.due_time(key))
                         self._graveler._staging.drop(entry.token)
                         report.tokens_dropped += 1
+                    # The index entry first (a crash leaves the queue entry, settled again
+                    # next pass); guarded: the token queued again since keeps its newer one.
+                    self._store.delete_if(keys.DROPPED_BY_TOKEN, entry.token.encode(), key)
                     self._store.delete(keys.DROPPED_TOKENS, key)
             except KvlakeError as exc:
                 report.failures.append(f"tokens of {name}/{instance_uid}: {exc}")

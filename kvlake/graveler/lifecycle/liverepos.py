@@ -22,9 +22,9 @@ The same creation first writes its uid's name (`keys.INSTANCES`), kept until the
 cleaner removed the instance: a staging partition is named by uid only, and the
 orphan sweep finds its owner with that point read, not a scan of every record.
 
-Tombstones themselves are kept: the KV has no conditional delete, and an
-unguarded one could remove the record of a creation that just replaced the
-tombstone. With the index, no listing or idle pass reads them.
+Tombstones themselves stay until nothing needs them (tombstones.py removes them
+with `Store.delete_if`, so a creation that just replaced one keeps its record).
+With the index, no listing or idle pass reads them meanwhile.
 """
 
 from __future__ import annotations

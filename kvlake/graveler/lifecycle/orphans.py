@@ -19,8 +19,9 @@ nothing in flight (a creation, a branch record about to name a new token) stays
 unreferenced that long. Notes are read and written a batch of partitions at a
 time (`get_many`, `set_many`), not a round trip or two per orphan, and so are
 the instances the batch's partitions belong to (`_instances`), not every
-repository record. A live instance's orphaned staging partition goes through
-`CleanerHooks.before_token_drop` first, so the blobs of its stray entries are
+repository record, and the queued drops of the batch's tokens (`_queued_tokens`,
+by the token-keyed index), not the whole queue. A live instance's orphaned staging
+partition goes through `CleanerHooks.before_token_drop` first, so the blobs of its stray entries are
 logged like those of any dropped token.
 """
 
@@ -84,11 +85,11 @@ class OrphanSweep:
         self._grace = grace
         self._slice = slice_size
         self._names = LiveRepositories(store)
+        self._drops_indexed = False
 
     def run(self) -> SweepReport:
         report = SweepReport()
         now = self._clock()
-        queued = self._queued_tokens()
         referenced: dict[str, set[str]] = {}
         orphans: set[bytes] = set()
         first, last, looked = self._cursor(), b"", 0
@@ -97,6 +98,11 @@ class OrphanSweep:
             looked += len(batch)
             last = batch[-1]
             live, cleaning = self._instances(batch)
+            try:
+                queued = self._queued_tokens(batch, now)
+            except KvlakeError as exc:  # judged on a later sweep
+                report.failures.append(f"queued drops {batch[0]!r} to {batch[-1]!r}: {exc}")
+                continue
             found: list[tuple[bytes, Repository | None]] = []
             for partition in batch:
                 orphan, owner = self._orphan(partition, live, cleaning, queued, referenced)
@@ -156,9 +162,48 @@ class OrphanSweep:
         cleaning = {wanted[key] for key in entries}
         return live, cleaning
 
-    def _queued_tokens(self) -> set[str]:
-        with self._store.scan(keys.DROPPED_TOKENS) as scan:
-            return {keys.dropped_token_of(key) for key, _ in scan}
+    def _queued_tokens(self, partitions: list[bytes], now: float) -> set[str]:
+        """The tokens of those staging partitions that are queued for dropping.
+
+        Two `get_many` for the batch: the token-keyed index (`keys.DROPPED_BY_TOKEN`),
+        then the queue entries it names, so an index entry left by a crash between
+        the two writes of `Graveler.queue_token_drops` counts for nothing. Scanning
+        the queue, ordered by due time, made every sweep read all of it (issue 33).
+        An index entry whose queue entry has not appeared `grace` after its due time
+        was left by such a crash: it is removed (guarded, so a newer one is kept).
+        """
+        tokens = {
+            staging[1].encode()
+            for staging in map(keys.parse_staging_partition, partitions)
+            if staging is not None
+        }
+        if not tokens:
+            return set()
+        self._index_older_drops()
+        index = self._store.get_many(keys.DROPPED_BY_TOKEN, sorted(tokens))
+        present = self._store.get_many(keys.DROPPED_TOKENS, sorted(set(index.values())))
+        queued: set[str] = set()
+        for token, key in index.items():
+            if key in present:
+                queued.add(token.decode())
+            elif now - keys.due_time(key) > self._grace:
+                self._store.delete_if(keys.DROPPED_BY_TOKEN, token, key)
+        return queued
+
+    def _index_older_drops(self) -> None:
+        """Index the queue entries written before the index (once per store: a marker says
+        it was done; read once per process)."""
+        if self._drops_indexed:
+            return
+        built = self._store.get_many(keys.INDEXES, [keys.DROPPED_INDEX_BUILT])
+        if not built:
+            with self._store.scan(keys.DROPPED_TOKENS) as scan:
+                self._store.set_many(
+                    keys.DROPPED_BY_TOKEN,
+                    ((keys.dropped_token_of(key).encode(), key) for key, _ in scan),
+                )
+            self._store.set(keys.INDEXES, keys.DROPPED_INDEX_BUILT, b"")
+        self._drops_indexed = True
 
     def _orphan(
         self,

@@ -2,9 +2,10 @@
 
 Range and metarange ids are content addresses of the files written, so equal ids mean
 equal files: the same cut points, the same rows, the same Parquet bytes. The ids below
-were produced by the commit path before it was reworked for speed (commit bd9d74b) on
-the same input; a pyarrow upgrade that changes the Parquet bytes changes them too
-(then re-derive them from a tree known to be right, never from the tree under test).
+were produced by commit bd9d74b's commit path (issue 28's starting point) on the same
+input, on the local and S3 blockstores alike; a pyarrow upgrade that changes the Parquet
+bytes changes them too (then re-derive them from a tree known to be right, never from
+the tree under test).
 """
 
 from __future__ import annotations

@@ -3191,12 +3191,41 @@ MUTATIONS = (
         ),
     ),
     Mutation(
+        "tombstone-batch-raced-keys-rewritten",
+        "invariant 4: a key a writer replaced between a tombstone batch's read and its swaps"
+        " goes through the single-write path (announced, then deleted)",
+        "kvlake/graveler/staging/writer.py",
+        "            self._swap(repository, branch, token, key, None, TOMBSTONE, None, [])\n",
+        "            pass\n",
+        ("tests/graveler/test_tombstone_batches.py",),
+    ),
+    Mutation(
+        "kv-swap-many-sqlite-reports-missed",
+        "KV contract: swap_many names the keys whose value changed (SQLite)",
+        "kvlake/kv/sqlite.py",
+        "                    if cursor.rowcount != 1:\n                        missed.append(key)\n",
+        "                    pass\n",
+        (
+            "tests/kv/test_store_contract.py::test_swap_many_writes_the_unchanged_keys_and_names_the_others",
+        ),
+    ),
+    Mutation(
+        "kv-swap-many-postgres-compares",
+        "KV contract: swap_many writes only keys still holding the expected value (PostgreSQL)",
+        "kvlake/kv/postgres.py",
+        "WHERE t.partition = %s AND t.key = u.k AND t.value = u.e RETURNING t.key",
+        "WHERE t.partition = %s AND t.key = u.k RETURNING t.key",
+        (
+            "tests/kv/test_store_contract.py::test_swap_many_writes_the_unchanged_keys_and_names_the_others",
+        ),
+    ),
+    Mutation(
         "safety2-interleaved-commit-tombstoned-blobs-logged",
         "invariant 4 (issue 22 c): a batch logs the staged blobs it tombstones, a commit racing",
         "kvlake/graveler/staging/writer.py",
         "            self.hooks.before_unstage(repository, token, entries, None)\n"
-        "        for key, raw in live:\n",
-        "            pass\n        for key, raw in live:\n",
+        "        swaps = ((key, raw, TOMBSTONE) for key, raw in live)\n",
+        "            pass\n        swaps = ((key, raw, TOMBSTONE) for key, raw in live)\n",
         (
             "tests/interleavings/test_operations.py::test_a_commit_or_merge_at_e"
             "very_step_of_a_bulk_delete_loses_and_wedges_nothing[local-commit]",

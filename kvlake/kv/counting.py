@@ -96,6 +96,11 @@ class CountingStore(Store):
         self.bytes_written += sum(len(k) + len(v) for k, v in items)
         self.inner._set_many(partition, items)
 
+    def _swap_many(self, partition: bytes, swaps: list[tuple[bytes, bytes, bytes]]) -> list[bytes]:
+        self.calls["swap_many"] += 1
+        self.bytes_written += sum(len(k) + len(v) for k, _, v in swaps)
+        return self.inner._swap_many(partition, swaps)
+
     def _delete_many(self, partition: bytes, keys: list[bytes]) -> None:
         self.calls["delete_many"] += 1
         self.inner._delete_many(partition, keys)

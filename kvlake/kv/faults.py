@@ -300,6 +300,9 @@ class FaultyStore(Store):
             "set_many", partition, None, lambda: self._inner._set_many(partition, items), len(items)
         )
 
+    # `_swap_many` is Store's default on purpose: one faultable `set_if` a key, so tests
+    # can stop a batch of swaps between any two of them.
+
     def _delete_many(self, partition: bytes, keys: list[bytes]) -> None:
         self._run(
             "delete_many",

@@ -80,6 +80,9 @@ class MeteredStore(Store):
     def _set_many(self, partition: bytes, items: list[KeyValue]) -> None:
         self._timed("set_many", lambda: self._inner._set_many(partition, items))
 
+    def _swap_many(self, partition: bytes, swaps: list[tuple[bytes, bytes, bytes]]) -> list[bytes]:
+        return self._timed("swap_many", lambda: self._inner._swap_many(partition, swaps))
+
     def _delete_many(self, partition: bytes, keys: list[bytes]) -> None:
         self._timed("delete_many", lambda: self._inner._delete_many(partition, keys))
 

@@ -72,6 +72,11 @@ _GET_ACROSS: Final = (
     'SELECT partition, key, value FROM "{table}"'
     " WHERE partition = ANY(%s::bytea[]) AND key = ANY(%s::bytea[])"
 )
+_SWAP_MANY: Final = (
+    'UPDATE "{table}" AS t SET value = u.v'
+    " FROM unnest(%s::bytea[], %s::bytea[], %s::bytea[]) AS u(k, e, v)"
+    " WHERE t.partition = %s AND t.key = u.k AND t.value = u.e RETURNING t.key"
+)
 _DELETE_MANY: Final = 'DELETE FROM "{table}" WHERE partition = %s AND key = ANY(%s::bytea[])'
 _DROP_PARTITION: Final = 'DELETE FROM "{table}" WHERE partition = %s'
 
@@ -190,6 +195,7 @@ class PostgresStore(Store):
         self._get_many_sql = _GET_MANY.format_map(sql)
         self._get_across_sql = _GET_ACROSS.format_map(sql)
         self._delete_many_sql = _DELETE_MANY.format_map(sql)
+        self._swap_many_sql = _SWAP_MANY.format_map(sql)
         self._drop_partition_sql = _DROP_PARTITION.format_map(sql)
 
     @classmethod
@@ -363,6 +369,14 @@ class PostgresStore(Store):
 
     def _delete_many(self, partition: bytes, keys: list[bytes]) -> None:
         self._run("delete keys", self._delete_many_sql, (partition, keys), _row_count)
+
+    def _swap_many(self, partition: bytes, swaps: list[tuple[bytes, bytes, bytes]]) -> list[bytes]:
+        wanted = [key for key, _, _ in swaps]  # each once (swap_many checks): one row each
+        params = (wanted, [e for _, e, _ in swaps], [v for _, _, v in swaps], partition)
+        # Not retried on a lost connection: swaps that ran would then count as missed.
+        rows = self._run("write keys", self._swap_many_sql, params, _fetch_all, idempotent=False)
+        written = {bytes(row[0]) for row in rows}
+        return [key for key in wanted if key not in written]
 
     def _drop_partition(self, partition: bytes) -> None:
         self._run("drop a partition", self._drop_partition_sql, (partition,), _row_count)

@@ -368,6 +368,24 @@ class SqliteStore(Store):
     def _delete_many(self, partition: bytes, keys: list[bytes]) -> None:
         self._write_batch(_DELETE, [(partition, key) for key in keys], "delete keys")
 
+    def _swap_many(self, partition: bytes, swaps: list[tuple[bytes, bytes, bytes]]) -> list[bytes]:
+        cursor = self._cursor()
+        missed: list[bytes] = []
+        try:
+            cursor.execute("BEGIN IMMEDIATE")  # one durable commit for the chunk
+            try:
+                for key, expected, value in swaps:
+                    cursor.execute(_UPDATE_UNCHANGED, (value, partition, key, expected))
+                    if cursor.rowcount != 1:
+                        missed.append(key)
+                cursor.execute("COMMIT")
+            except sqlite3.Error:
+                self._roll_back(cursor)
+                raise
+        except sqlite3.Error as exc:
+            raise self._failed("write keys", exc) from exc
+        return missed
+
     def _drop_partition(self, partition: bytes) -> None:
         try:
             self._cursor().execute(_DROP_PARTITION, (partition,))

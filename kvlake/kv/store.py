@@ -290,6 +290,31 @@ class Store(Closing, ABC):
                     raise MissingArgumentError(f"KV value for key {key!r} is None; pass bytes")
             self._set_many(partition, chunk)
 
+    def swap_many(
+        self, partition: bytes, swaps: Iterable[tuple[bytes, bytes, bytes]]
+    ) -> list[bytes]:
+        """Compare-and-swap many keys: `(key, expected, value)` writes `value` only where the
+        key still holds `expected` (as `set_if` with the predicate `get` gave). Returns the
+        keys not written because their value changed or went; the others are written.
+
+        Each key is its own compare-and-swap, not all or nothing; a key appears once a
+        chunk. On the SQL drivers one transaction a chunk, so a thousand swaps cost one
+        durable commit instead of a thousand.
+        """
+        _require("partition", partition)
+        missed: list[bytes] = []
+        for chunk in _chunks(swaps, WRITE_CHUNK):
+            for key, expected, value in chunk:
+                _require("key", key)
+                if expected is None or value is None:
+                    raise MissingArgumentError(
+                        f"KV swap of key {key!r} has None; pass the bytes read and the new bytes"
+                    )
+            if len({key for key, _, _ in chunk}) != len(chunk):
+                raise MissingArgumentError("KV swap_many names a key twice; swap each key once")
+            missed.extend(self._swap_many(partition, chunk))
+        return missed
+
     def get_many(self, partition: bytes, keys: Iterable[bytes]) -> dict[bytes, bytes]:
         """The values of those `keys` that exist (missing keys are left out), in chunks.
 
@@ -365,6 +390,15 @@ class Store(Closing, ABC):
     def _delete_many(self, partition: bytes, keys: list[bytes]) -> None:
         for key in keys:
             self._delete(partition, key)
+
+    def _swap_many(self, partition: bytes, swaps: list[tuple[bytes, bytes, bytes]]) -> list[bytes]:
+        missed: list[bytes] = []
+        for key, expected, value in swaps:
+            try:
+                self._set_if(partition, key, value, Predicate(expected))
+            except PreconditionFailedError:
+                missed.append(key)
+        return missed
 
     def _drop_partition(self, partition: bytes) -> None:
         with self.scan(partition, batch_size=MAX_BATCH_SIZE) as scan:

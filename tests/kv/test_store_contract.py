@@ -501,3 +501,38 @@ def test_every_operation_on_a_closed_store_raises_closed(store: Store, call: Cal
     with pytest.raises(ClosedError, match="closed"):
         call(store)
     store.close()  # closing twice is fine
+
+
+# -- swap_many -------------------------------------------------------------------------
+
+
+def test_swap_many_writes_the_unchanged_keys_and_names_the_others(store: Store) -> None:
+    store.set_many(P, [(b"same", b"1"), (b"changed", b"2"), (b"gone", b"3"), (b"empty", b"")])
+    store.set(P, b"changed", b"2 since")  # other writers, between the read and the swaps
+    store.delete(P, b"gone")
+    swaps = [
+        (b"same", b"1", b"new 1"),
+        (b"changed", b"2", b"new 2"),
+        (b"gone", b"3", b"new 3"),
+        (b"never", b"4", b"new 4"),
+        (b"empty", b"", b"new 5"),  # b"" is a value to compare, not a wildcard
+    ]
+    assert sorted(store.swap_many(P, swaps)) == [b"changed", b"gone", b"never"]
+    assert dict(store.scan(P)) == {b"same": b"new 1", b"changed": b"2 since", b"empty": b"new 5"}
+
+
+def test_swap_many_goes_over_chunks(store: Store) -> None:
+    store.set_many(P, ((b"%06d" % i, b"old") for i in range(MANY)))
+    store.set(P, b"%06d" % (MANY - 1), b"raced")
+    swaps = ((b"%06d" % i, b"old", b"new") for i in range(MANY))
+    assert store.swap_many(P, swaps) == [b"%06d" % (MANY - 1)]
+    assert sum(value == b"new" for _, value in store.scan(P)) == MANY - 1
+
+
+def test_swap_many_refuses_a_key_named_twice_or_none_and_writes_nothing(store: Store) -> None:
+    store.set(P, b"k", b"v")
+    with pytest.raises(MissingArgumentError, match="names a key twice"):
+        store.swap_many(P, [(b"k", b"v", b"1"), (b"k", b"v", b"2")])
+    with pytest.raises(MissingArgumentError, match="has None"):
+        store.swap_many(P, [(b"k", NONE, b"1")])
+    assert store.get(P, b"k")[0] == b"v"

@@ -185,12 +185,10 @@ class Writer:
             # Invariant 4: announced before any of them is replaced (one append per batch).
             entries = [(key, decode_value(raw)) for key, raw in live]
             self.hooks.before_unstage(repository, token, entries, None)
-        for key, raw in live:
-            try:
-                self._store.set_if(partition, key, TOMBSTONE, Predicate(raw))
-            except PreconditionFailedError:
-                # A racing writer replaced it: the single-write path announces the new value.
-                self._swap(repository, branch, token, key, None, TOMBSTONE, None, [])
+        swaps = ((key, raw, TOMBSTONE) for key, raw in live)
+        for key in self._store.swap_many(partition, swaps):
+            # A racing writer replaced it: the single-write path announces the new value.
+            self._swap(repository, branch, token, key, None, TOMBSTONE, None, [])
 
     def stage_range_tombstones(
         self,

@@ -3203,7 +3203,8 @@ MUTATIONS = (
         "kv-swap-many-sqlite-reports-missed",
         "KV contract: swap_many names the keys whose value changed (SQLite)",
         "kvlake/kv/sqlite.py",
-        "                    if cursor.rowcount != 1:\n                        missed.append(key)\n",
+        "                    if cursor.rowcount != 1:\n"
+        "                        missed.append(key)\n",
         "                    pass\n",
         (
             "tests/kv/test_store_contract.py::test_swap_many_writes_the_unchanged_keys_and_names_the_others",

@@ -1,0 +1,58 @@
+"""The KV round trips of the request paths (issue 28), pinned so a reduction is kept.
+
+Counted with CountingStore on the drivers users run (SQLite, PostgreSQL): one upload
+and one stat (each after the API's `read_branch`), one listing of 1,000 entries and one
+branch creation, through the Lake the server builds. Both drivers cost the same today.
+The figures are today's; lower one when a change saves a round trip, never raise it
+without saying why in the commit.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from kvlake.blockstore.registry import open_blockstore
+from kvlake.kv import CountingStore, Store
+from tests.deletion.helpers import DeletionLake
+from tests.support import store_params
+
+EXPECTED = {
+    "upload": {"postgres": 12, "sqlite": 12},
+    "stat": {"postgres": 3, "sqlite": 3},
+    "list": {"postgres": 4, "sqlite": 4},
+    "create_branch": {"postgres": 7, "sqlite": 7},
+}
+
+
+@pytest.mark.parametrize("store_url", store_params("postgres", "sqlite"), indirect=True)
+def test_request_round_trips(store_url: str, any_store: Store, tmp_path: Path) -> None:
+    driver = "postgres" if store_url.startswith("postgres") else "sqlite"
+    store = CountingStore(any_store)
+    with open_blockstore(f"local://{tmp_path}/blocks") as blocks:
+        lake = DeletionLake(store, blocks).lake
+        graveler, catalog = lake.graveler, lake.catalog
+        repository = graveler.get_repository("repo1")
+        for n in range(1000):
+            catalog.upload(repository, "main", f"f/{n:04d}", io.BytesIO(b"x"))
+        counted: dict[str, int] = {}
+        calls: dict[str, object] = {}
+        # As the API's routes do: the record, branch and rules read together, handed down.
+        store.reset()
+        read = graveler.read_branch("repo1", "main")
+        catalog.upload(read.repository, "main", "one", io.BytesIO(b"x" * 1024), read=read)
+        counted["upload"], calls["upload"] = store.round_trips, dict(store.calls)
+        store.reset()
+        read = graveler.read_branch("repo1", "main")
+        catalog.stat(read.repository, "main", "one", read=read)
+        counted["stat"], calls["stat"] = store.round_trips, dict(store.calls)
+        store.reset()
+        page = catalog.list_objects(graveler.get_repository("repo1"), "main", prefix="f/")
+        assert len(page.results) == 1000
+        counted["list"], calls["list"] = store.round_trips, dict(store.calls)
+        store.reset()
+        graveler.create_branch(graveler.get_repository("repo1"), "b1", "main")
+        counted["create_branch"], calls["create_branch"] = store.round_trips, dict(store.calls)
+    assert counted == {name: by[driver] for name, by in EXPECTED.items()}, (counted, calls)

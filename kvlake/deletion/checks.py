@@ -227,8 +227,13 @@ class ReferenceChecker:
         return Instance("deleted", deleted.storage_namespace)
 
     def _read_refs(self, instance: Instance, repository: Repository) -> None:
-        """Every branch's staging and sealed tokens: read before any staging lookup."""
-        live = self._references.live_tokens(repository)
+        """The tokens to look in and the sealed ones: read before any staging lookup.
+
+        Not a scan of every branch (issue 33, item 2): the sealing index and the
+        branches it names, then the non-empty staging partitions (see
+        `References.tokens_to_check`).
+        """
+        live = self._references.tokens_to_check(repository)
         instance.tokens, instance.sealed = live.all, live.sealed
 
     # -- in-use ------------------------------------------------------------------------

@@ -79,9 +79,9 @@ class SealingIndex:
         names = sorted(set(entries.values()))
         found = self._store.get_many(partition, [keys.branch_key(name) for name in names])
         branches = {
-            name: decode_branch(raw)
+            name: decode_branch(found[keys.branch_key(name)])
             for name in names
-            if (raw := found.get(keys.branch_key(name))) is not None
+            if keys.branch_key(name) in found
         }
         sealed: set[str] = set()
         for branch in branches.values():

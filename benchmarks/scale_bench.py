@@ -50,7 +50,8 @@ from kvlake.graveler import keys
 from kvlake.graveler.lifecycle.orphans import OrphanSweep
 from kvlake.graveler.lifecycle.tombstones import Tombstones
 from kvlake.graveler.records import Commit, decode_branch, decode_repository, encode
-from kvlake.graveler.refs.store import commit_id
+from kvlake.graveler.refs.lineage import unstamped
+from kvlake.graveler.refs.store import commit_id, partition_of
 from kvlake.kv import CountingStore, open_store
 from kvlake.lake import Lake
 from kvlake.operations import Operation
@@ -421,9 +422,24 @@ def tombstones_idle(bench: Bench, queued: int) -> Figure:
     return measure(bench.store, cleaner.clean_once)
 
 
-def ref_walk(bench: Bench, commits: int) -> Figure:
-    """`tip~N` to the first commit, called again (the first call reads the history)."""
+def _store_old(bench: Bench, batch: list[tuple[str, Commit]]) -> None:
+    """Write commit records as kvlake did before it recorded walk fields (no skips)."""
+    bench.store.set_many(
+        partition_of(bench.repository),
+        ((keys.commit_key(i), encode(unstamped(c))) for i, c in batch),
+    )
+
+
+def ref_walk(bench: Bench, commits: int, *, old: bool = False) -> Figure:
+    """`tip~N` to the first commit, called again (the first call reads the history);
+    the history written by `add_commits` (as a restore writes it: with skip pointers),
+    or `old` as records of older kvlake versions were."""
     refs = bench.graveler._refs
+    add = (
+        (lambda batch: _store_old(bench, batch))
+        if old
+        else (lambda batch: refs.add_commits(bench.repository, batch))
+    )
     tip = bench.graveler.get_branch(bench.repository, "main").commit_id
     base = refs.get_commit(bench.repository, tip)
     batch: list[tuple[str, Commit]] = []
@@ -434,9 +450,9 @@ def ref_walk(bench: Bench, commits: int) -> Figure:
         tip = commit_id(commit)
         batch.append((tip, commit))
         if len(batch) == 10_000:
-            refs.add_commits(bench.repository, batch)
+            add(batch)
             batch = []
-    refs.add_commits(bench.repository, batch)
+    add(batch)
     bench.graveler.create_tag(bench.repository, "tip", tip)
     ref = f"tip~{commits}"
     bench.graveler.resolve_ref(bench.repository, ref)  # the first walk reads every commit
@@ -446,7 +462,7 @@ def ref_walk(bench: Bench, commits: int) -> Figure:
 def _cold_walk(bench: Bench, commits: int, *, stamped: bool, walk: str) -> Figure:
     """`tip~N` or the merge base of two branches forked N commits back, on empty caches;
     `stamped` stores the commits with skip pointers (`add_commit`), else as records of
-    older kvlake versions were (`add_commits`): the baseline."""
+    older kvlake versions were (`_store_old`): the baseline."""
     from kvlake.graveler.history.mergebase import find_merge_base
     from kvlake.graveler.refs.refexpr import RefResolver
     from kvlake.graveler.refs.store import Refs
@@ -464,7 +480,7 @@ def _cold_walk(bench: Bench, commits: int, *, stamped: bool, walk: str) -> Figur
             tip = refs.add_commit(bench.repository, commit) if stamped else commit_id(commit)
             batch.append((tip, commit))
         if not stamped:
-            refs.add_commits(bench.repository, batch)
+            _store_old(bench, batch)
         return tip
 
     left = line(root, commits, "l")
@@ -477,6 +493,10 @@ def _cold_walk(bench: Bench, commits: int, *, stamped: bool, walk: str) -> Figur
         return RefResolver(fresh).resolve(bench.repository, f"{left}~{commits}")
 
     return measure(bench.store, operation)
+
+
+def ref_walk_old(bench: Bench, commits: int) -> Figure:
+    return ref_walk(bench, commits, old=True)
 
 
 def cold_tilde(bench: Bench, commits: int) -> Figure:
@@ -558,6 +578,7 @@ DIMENSIONS: Final = (
     ("orphan sweep, drops queued", "finished", orphan_sweep_queued),
     ("cleaner idle, tombstones queued", "finished", tombstones_idle),
     ("tip~N again (N = all commits)", "commits", ref_walk),
+    ("tip~N again, old records (baseline)", "commits", ref_walk_old),
     ("cold tip~N, old records (baseline)", "walks", cold_tilde_old),
     ("cold tip~N, skip pointers", "walks", cold_tilde),
     ("cold merge base, old records (base)", "walks", cold_base_old),

@@ -3192,6 +3192,50 @@ MUTATIONS = (
         ),
     ),
     Mutation(
+        "walks-restore-stamps-skips",
+        "issue 33 item 7: commits written by add_commits (a restore) get their walk fields",
+        "kvlake/graveler/refs/store.py",
+        "                    record = stamp(read, commit)\n",
+        "                    record = unstamped(commit)\n",
+        (
+            "tests/graveler/test_walks.py::"
+            "test_a_restored_history_walks_by_skips_as_its_source_does",
+        ),
+    ),
+    Mutation(
+        "walks-restore-in-generation-order",
+        "issue 33 item 7: add_commits stamps parents before children (generation order)",
+        "kvlake/graveler/refs/store.py",
+        "        given = sorted(commits, key=lambda item: item[1].generation)\n",
+        "        given = list(commits)\n",
+        (
+            "tests/graveler/test_walks.py::"
+            "test_commits_restored_before_their_parents_are_stamped_in_generation_order",
+        ),
+    ),
+    Mutation(
+        "walks-restore-reads-its-own-parents",
+        "issue 33 item 7: add_commits stamps from the parents of the same call, unwritten yet",
+        "kvlake/graveler/refs/store.py",
+        "                lineages[identifier] = lineage_of(record)\n",
+        "",
+        (
+            "tests/graveler/test_walks.py::"
+            "test_a_restored_history_walks_by_skips_as_its_source_does",
+        ),
+    ),
+    Mutation(
+        "walks-restore-parent-nowhere-unstamped",
+        "issue 33 item 7: a commit whose first parent is nowhere is stored without walk fields",
+        "kvlake/graveler/refs/store.py",
+        "                except CommitNotFoundError:",
+        "                except KeyError:",
+        (
+            "tests/graveler/test_walks.py::"
+            "test_a_commit_whose_parent_is_nowhere_is_stored_without_walk_fields",
+        ),
+    ),
+    Mutation(
         "compat-merge-force-allows-empty",
         "issue 32: the merge body's force records a merge with no changes, as lakeFS's does",
         "kvlake/api/routes/history.py",

@@ -6,7 +6,7 @@ walk fields beside the fields its id hashes (they stay out of `commit_id`, as
 
 - `depth`, its place on its first-parent line: one more than its first parent's,
   or 1 where the line starts, at a root or at a first parent that records no depth
-  (a commit stored before kvlake recorded depths, or restored by `add_commits`).
+  (a commit stored before kvlake recorded depths, or whose first parent was not stored).
   0 means not recorded; walks then take first parents one read at a time.
 - `skip`, the id of a first-parent ancestor further back, at depth `skip_depth`
   (Myers' skew-binary jump pointers, 1983): following skips and first parents

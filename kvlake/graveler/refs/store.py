@@ -358,18 +358,34 @@ class Refs:
             raise ConflictError(f"commit {identifier!r} already exists") from None
 
     def add_commits(self, repository: Repository, commits: Iterable[tuple[str, Commit]]) -> None:
-        """Store many commits under ids the caller has checked (`commit_id`), in batches.
+        """Store many commits under ids the caller has checked (`commit_id`), in batches,
+        with their walk fields stamped as `add_commit` would: a restored history then
+        walks by skips as a native one does, not one read a commit.
 
-        Their walk fields are dropped, not trusted: nothing checks them against each
-        other here, and walks take the commits one read at a time without them.
+        The walk fields given are dropped, not trusted: each commit is stamped again from
+        its first parent, in generation order (a parent's generation is below its
+        child's, so parents come first), the parent taken from this call's commits, else
+        from the stored ones. A commit whose first parent is neither is stored without
+        walk fields (walks take it one read at a time). Orders the commits of one call in
+        memory, so pass a history, not an endless stream.
         """
-        self._store.set_many(
-            partition_of(repository),
-            (
-                (keys.commit_key(identifier), encode(unstamped(commit)))
-                for identifier, commit in commits
-            ),
-        )
+        given = sorted(commits, key=lambda item: item[1].generation)
+        lineages: dict[str, Lineage] = {}
+
+        def read(identifier: str) -> Lineage:
+            lineage = lineages.get(identifier)
+            return lineage if lineage is not None else self.get_lineage(repository, identifier)
+
+        def records() -> Iterator[tuple[bytes, bytes]]:
+            for identifier, commit in given:
+                try:
+                    record = stamp(read, commit)
+                except CommitNotFoundError:  # its first parent is nowhere: nothing to count from
+                    record = unstamped(commit)
+                lineages[identifier] = lineage_of(record)
+                yield keys.commit_key(identifier), encode(record)
+
+        self._store.set_many(partition_of(repository), records())
 
     def get_commit(self, repository: Repository, identifier: str) -> Commit:
         cache_key = (repository.instance_uid, identifier)

@@ -435,11 +435,13 @@ def ref_walk(bench: Bench, commits: int, *, old: bool = False) -> Figure:
     the history written by `add_commits` (as a restore writes it: with skip pointers),
     or `old` as records of older kvlake versions were."""
     refs = bench.graveler._refs
-    add = (
-        (lambda batch: _store_old(bench, batch))
-        if old
-        else (lambda batch: refs.add_commits(bench.repository, batch))
-    )
+
+    def add(batch: list[tuple[str, Commit]]) -> None:
+        if old:
+            _store_old(bench, batch)
+        else:
+            refs.add_commits(bench.repository, batch)
+
     tip = bench.graveler.get_branch(bench.repository, "main").commit_id
     base = refs.get_commit(bench.repository, tip)
     batch: list[tuple[str, Commit]] = []

@@ -9,9 +9,8 @@ import io
 from kvlake.blockstore import BlockStore
 from kvlake.graveler import keys
 from kvlake.kv.memory import MemoryStore
-from kvlake.lake import Lake
 from tests.support import backends
-from tests.support.lakes import lake_on
+from tests.support.lakes import lake_on, logged_addresses
 
 
 class RacingStore(MemoryStore):
@@ -25,16 +24,6 @@ class RacingStore(MemoryStore):
         if callable(racer):
             racer()
         return super()._swap_many(partition, swaps)
-
-
-def _logged(lake: Lake) -> set[str]:
-    log = lake.deletion_log
-    return {
-        due.record.address
-        for number in range(log.partition_count())
-        for due in log.scan(number)
-        if due.record is not None
-    }
 
 
 def test_a_key_written_between_the_read_and_the_swap_is_logged_and_deleted(
@@ -55,6 +44,6 @@ def test_a_key_written_between_the_read_and_the_swap_is_logged_and_deleted(
         store.racer = upload_again
         lake.graveler.delete_many(repo, "main", [b"a", b"b"])
         assert raced and raced[0] != first
-        assert _logged(lake) >= {first, raced[0], kept}  # both values of "a" announced
+        assert logged_addresses(lake) >= {first, raced[0], kept}  # both values of "a" announced
         partition = keys.staging_partition(lake.graveler.get_branch(repo, "main").staging_token)
         assert store.get_many(partition, [b"a", b"b"]) == {b"a": b"", b"b": b""}

@@ -43,6 +43,7 @@ from tests.interleavings.scheduler import Check, Scheduler, SteppingStore, explo
 from tests.interleavings.scheduler import Outcome as Ended
 from tests.support import FakeClock, backends
 from tests.support.backends import budget
+from tests.support.lakes import logged_addresses
 
 Operations = Sequence[Callable[[], object]]
 PATHS = [f"d/{i}" for i in range(6)]
@@ -535,16 +536,6 @@ def _referenced_anywhere(lake: Lake) -> set[str]:
     return found
 
 
-def _logged(lake: Lake) -> set[str]:
-    log = lake.deletion_log
-    return {
-        due.record.address
-        for number in range(log.partition_count())
-        for due in log.scan(number)
-        if due.record is not None
-    }
-
-
 def _writer_race(
     scheduler: Scheduler, blocks: BlockStore, *, intruder: str
 ) -> tuple[Lake, Operations, Check]:
@@ -586,7 +577,7 @@ def _writer_race(
         c = final.counters
         assert final.status == "completed", final
         assert c.deleted + c.failed + c.skipped == c.enumerated and c.failed == 0, c
-        orphans = _blobs(lake) - _referenced_anywhere(lake) - _logged(lake)
+        orphans = _blobs(lake) - _referenced_anywhere(lake) - logged_addresses(lake)
         assert not orphans, f"blobs neither referenced nor logged: {orphans}"
         try:
             graveler.commit(repo, "main", committer="t", message="after")  # not wedged

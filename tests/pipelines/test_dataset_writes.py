@@ -26,6 +26,7 @@ from kvlake.pipelines.dataset_writer import open_writer
 from kvlake.pipelines.executors import encode_settings
 from tests.pipelines.test_datasets import _every_type, _read, _sorted
 from tests.pipelines.test_gc import namespace_of
+from tests.support.lakes import logged_addresses
 
 
 @pytest.fixture
@@ -48,16 +49,6 @@ def _paths(lake: Lake, repo: Repository, ref: str, prefix: str) -> list[str]:
     return [
         key.decode() for key, _ in lake.graveler.list(repo, ref) if key.decode().startswith(prefix)
     ]
-
-
-def _pending_addresses(lake: Lake) -> set[str]:
-    log = lake.deletion_log
-    return {
-        due.record.address
-        for number in range(log.partition_count())
-        for due in log.scan(number)
-        if due.record is not None
-    }
 
 
 def test_a_job_commits_its_files_once_and_they_read_back_row_for_row(
@@ -198,7 +189,7 @@ def test_a_failed_task_leaves_nothing_visible_and_every_blob_logged(
 
     assert lake.graveler.get_branch(repo, "main") == head  # nothing committed or staged
     assert _paths(lake, repo, "main", "t/") == []
-    assert _unreferenced_blobs(lake, repo) <= _pending_addresses(lake)
+    assert _unreferenced_blobs(lake, repo) <= logged_addresses(lake)
 
 
 def test_a_job_failing_at_its_commit_leaves_nothing_and_logs_every_blob(
@@ -226,7 +217,7 @@ def test_a_job_failing_at_its_commit_leaves_nothing_and_logs_every_blob(
 
     assert _paths(lake, repo, "main", "t/") == []
     written = _unreferenced_blobs(lake, repo)
-    assert len(written) == 4 and written <= _pending_addresses(lake)
+    assert len(written) == 4 and written <= logged_addresses(lake)
 
 
 def test_bad_writes_are_refused_before_any_task(

@@ -34,3 +34,14 @@ def lake_on(
         settings or Settings(), store or MemoryStore(), blocks, clock=clock or time.time
     ) as lake:
         yield lake
+
+
+def logged_addresses(lake: Lake) -> set[str]:
+    """Every address the lake's deletion log holds a readable pending record for."""
+    log = lake.deletion_log
+    return {
+        due.record.address
+        for number in range(log.partition_count())
+        for due in log.scan(number)
+        if due.record is not None
+    }

@@ -3761,6 +3761,25 @@ MUTATIONS = (
             "test_a_forked_child_stores_ranges_with_threads_of_its_own",
         ),
     ),
+    Mutation(
+        "commit10m-batch-keys-checked-ascending",
+        "invariant: a metarange's ranges are sorted and disjoint (a commit's staged pages too)",
+        "kvlake/graveler/committed/writer.py",
+        "        self._check_ascending(batch.keys)\n        self._last_key = batch.keys[-1]\n",
+        "        self._last_key = batch.keys[-1]\n",
+        (
+            "tests/graveler/committed/test_batches.py::"
+            "test_batches_out_of_order_are_refused_within_and_across_batches",
+        ),
+    ),
+    Mutation(
+        "commit10m-change-in-dropped-range-refused",
+        "issue 26: a change never falls into a range a commit drops unread (its keys come back)",
+        "kvlake/graveler/committed/apply.py",
+        "            if following is not None and following <= info.max_key:\n",
+        "            if False:\n",
+        ("tests/graveler/committed/test_batches.py",),
+    ),
     # -- imports as operations on the one driver (issue 26, part 1)
     Mutation(
         "ops26-import-names-its-head-before-publishing",

@@ -151,8 +151,8 @@ class _RacingManager(CommittedManager):
         super().__init__(blocks)
         self.during_apply: list[object] = []
 
-    def apply(self, namespace: str, base: str, changes, **options):  # type: ignore[no-untyped-def]
-        result = super().apply(namespace, base, changes, **options)
+    def apply_batches(self, namespace: str, base: str, batches, **options):  # type: ignore[no-untyped-def]
+        result = super().apply_batches(namespace, base, batches, **options)
         while self.during_apply:
             callback = self.during_apply.pop(0)
             callback()  # type: ignore[operator]
@@ -219,8 +219,8 @@ class _PausingManager(CommittedManager):
         self._calls = 0
         self._lock = threading.Lock()
 
-    def apply(self, namespace: str, base: str, changes, **options):  # type: ignore[no-untyped-def]
-        result = super().apply(namespace, base, changes, **options)
+    def apply_batches(self, namespace: str, base: str, batches, **options):  # type: ignore[no-untyped-def]
+        result = super().apply_batches(namespace, base, batches, **options)
         with self._lock:
             n, self._calls = self._calls, self._calls + 1
         if n < 2:

@@ -116,8 +116,8 @@ class Committer:
             staged = self._staging.read(namespace, mine, branch.tombstone_tokens)
             # A bulk delete's range tombstones go whole, unread (issue 26: O(ranges)).
             dropped = staged.wholly_tombstoned(parent.metarange_id)
-            metarange_id = self._committed.apply(
-                namespace, parent.metarange_id, staged.without(dropped).scan(), dropped=dropped
+            metarange_id = self._committed.apply_batches(
+                namespace, parent.metarange_id, staged.without(dropped).batches(), dropped=dropped
             )
             if metarange_id == parent.metarange_id and not allow_empty:
                 self._unseal(repository, branch_name, mine, parent_id)

@@ -12,6 +12,7 @@ creating it is not what is measured.
     .venv/bin/python benchmarks/scale_bench.py --quick   # 10x smaller sizes, ~1 minute
     .venv/bin/python benchmarks/scale_bench.py           # the sizes, a few minutes
     .venv/bin/python benchmarks/scale_bench.py -k cleaner -k orphan   # those rows only
+    .venv/bin/python benchmarks/scale_bench.py --driver postgres      # one driver only
 
 Dimensions: staged entries (GC candidates checked in batches), branches (one
 due record's in-use check, with a path and a GC one's; a cleaner pass dropping
@@ -520,9 +521,14 @@ def cold_base_old(bench: Bench, commits: int) -> Figure:
 # -- running -------------------------------------------------------------------------
 
 
-def stores(dsn: str, scratch: str) -> Iterator[tuple[str, Callable[[], str]]]:
+def stores(
+    dsn: str, scratch: str, drivers: Iterable[str]
+) -> Iterator[tuple[str, Callable[[], str]]]:
     counter = iter(range(1_000_000))
-    yield "sqlite", lambda: f"sqlite://{scratch}/kv{next(counter)}.db"
+    if "sqlite" in drivers:
+        yield "sqlite", lambda: f"sqlite://{scratch}/kv{next(counter)}.db"
+    if "postgres" not in drivers:
+        return
     try:
         with psycopg.connect(dsn, connect_timeout=5):
             pass
@@ -600,6 +606,12 @@ def main() -> None:
         metavar="TEXT",
         help="run only the operations whose label contains TEXT (repeatable)",
     )
+    parser.add_argument(
+        "--driver",
+        action="append",
+        choices=("sqlite", "postgres"),
+        help="run on this driver only (repeatable; default both), e.g. one process per driver",
+    )
     args = parser.parse_args()
     rows = [row for row in DIMENSIONS if not args.k or any(k in row[0] for k in args.k)]
     sizes = QUICK if args.quick else FULL
@@ -611,7 +623,7 @@ def main() -> None:
     print(header)
     with tempfile.TemporaryDirectory(prefix="kvlake-scale-bench-") as scratch:
         try:
-            for driver, new_url in stores(dsn, scratch):
+            for driver, new_url in stores(dsn, scratch, args.driver or ("sqlite", "postgres")):
                 for label, dimension, operation in rows:
                     small, large = getattr(sizes, dimension)
                     figures = []

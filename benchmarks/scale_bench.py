@@ -48,7 +48,7 @@ from kvlake.catalog import entry_ref
 from kvlake.config import Settings
 from kvlake.deletion import GcMarks, PendingDelete, ReferenceChecker, gc_records
 from kvlake.graveler import keys
-from kvlake.graveler.lifecycle.orphans import OrphanSweep
+from kvlake.graveler.lifecycle.orphans import SWEEP_SLICE, OrphanSweep
 from kvlake.graveler.lifecycle.tombstones import Tombstones
 from kvlake.graveler.records import Commit, decode_branch, decode_repository, encode
 from kvlake.graveler.refs.lineage import unstamped
@@ -380,7 +380,7 @@ def cleaner_idle(bench: Bench, repositories: int) -> Figure:
     return measure(bench.store, cleaner.clean_once)
 
 
-def orphan_sweep(bench: Bench, repositories: int) -> Figure:
+def orphan_sweep(bench: Bench, repositories: int, *, slice_size: int = SWEEP_SLICE) -> Figure:
     """One orphan sweep beside `repositories` live repositories, each with a staging
     partition no branch names (an orphan to note): the sweep looks at one slice."""
     raw, _ = bench.store.get(keys.REPOSITORIES, keys.repository_key("repo1"))
@@ -396,8 +396,15 @@ def orphan_sweep(bench: Bench, repositories: int) -> Figure:
     bench.add_repositories(records)
     for partition in strays:
         bench.store.set(partition, b"k", b"v")
-    sweep = OrphanSweep(bench.store, bench.graveler._refs, clock=time.time)
+    sweep = OrphanSweep(bench.store, bench.graveler._refs, clock=time.time, slice_size=slice_size)
     return measure(bench.store, sweep.run)
+
+
+def orphan_sweep_small_slice(bench: Bench, repositories: int) -> Figure:
+    """The orphan sweep with a slice of 250 partitions, so that at both sizes each of the
+    measured sweeps looks at a full slice (the default slice, 10,000, holds all of the
+    small side's partitions and a fifth of the large side's): the cost per slice."""
+    return orphan_sweep(bench, repositories, slice_size=250)
 
 
 def orphan_sweep_queued(bench: Bench, queued: int) -> Figure:
@@ -583,6 +590,7 @@ DIMENSIONS: Final = (
     ("listRepositories, deleted before", "repositories", repository_tombstones),
     ("cleaner idle pass (half tombstones)", "repositories", cleaner_idle),
     ("orphan sweep (one slice)", "repositories", orphan_sweep),
+    ("orphan sweep, slice of 250", "repositories", orphan_sweep_small_slice),
     ("orphan sweep, drops queued", "finished", orphan_sweep_queued),
     ("cleaner idle, tombstones queued", "finished", tombstones_idle),
     ("tip~N again (N = all commits)", "commits", ref_walk),

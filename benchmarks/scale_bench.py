@@ -471,7 +471,7 @@ def ref_walk(bench: Bench, commits: int, *, old: bool = False) -> Figure:
 
 def _cold_walk(bench: Bench, commits: int, *, stamped: bool, walk: str) -> Figure:
     """`tip~N` or the merge base of two branches forked N commits back, on empty caches;
-    `stamped` stores the commits with skip pointers (`add_commit`), else as records of
+    `stamped` stores the commits with skip pointers (`add_commits`), else as records of
     older kvlake versions were (`_store_old`): the baseline."""
     from kvlake.graveler.history.mergebase import find_merge_base
     from kvlake.graveler.refs.refexpr import RefResolver
@@ -487,9 +487,11 @@ def _cold_walk(bench: Bench, commits: int, *, stamped: bool, walk: str) -> Figur
             commit = msgspec.structs.replace(
                 commit, message=f"{side}{n}", parents=(tip,), generation=commit.generation + 1
             )
-            tip = refs.add_commit(bench.repository, commit) if stamped else commit_id(commit)
+            tip = commit_id(commit)
             batch.append((tip, commit))
-        if not stamped:
+        if stamped:  # as `add_commit` one at a time would, in one call (a restore's)
+            refs.add_commits(bench.repository, batch)
+        else:
             _store_old(bench, batch)
         return tip
 

@@ -12,6 +12,7 @@ creating it is not what is measured.
     .venv/bin/python benchmarks/scale_bench.py --quick   # 10x smaller sizes, ~1 minute
     .venv/bin/python benchmarks/scale_bench.py           # the issue's sizes, a few minutes
     .venv/bin/python benchmarks/scale_bench.py -k cleaner -k orphan   # those rows only
+    .venv/bin/python benchmarks/scale_bench.py --driver postgres      # one driver only
 
 Dimensions: staged entries (GC candidates checked in batches), branches (one
 due record's in-use check, with a path and a GC one's; a cleaner pass dropping
@@ -47,7 +48,7 @@ from kvlake.catalog import entry_ref
 from kvlake.config import Settings
 from kvlake.deletion import GcMarks, PendingDelete, ReferenceChecker, gc_records
 from kvlake.graveler import keys
-from kvlake.graveler.lifecycle.orphans import OrphanSweep
+from kvlake.graveler.lifecycle.orphans import SWEEP_SLICE, OrphanSweep
 from kvlake.graveler.lifecycle.tombstones import Tombstones
 from kvlake.graveler.records import Commit, decode_branch, decode_repository, encode
 from kvlake.graveler.refs.lineage import unstamped
@@ -379,7 +380,7 @@ def cleaner_idle(bench: Bench, repositories: int) -> Figure:
     return measure(bench.store, cleaner.clean_once)
 
 
-def orphan_sweep(bench: Bench, repositories: int) -> Figure:
+def orphan_sweep(bench: Bench, repositories: int, *, slice_size: int = SWEEP_SLICE) -> Figure:
     """One orphan sweep beside `repositories` live repositories, each with a staging
     partition no branch names (an orphan to note): the sweep looks at one slice."""
     raw, _ = bench.store.get(keys.REPOSITORIES, keys.repository_key("repo1"))
@@ -395,8 +396,15 @@ def orphan_sweep(bench: Bench, repositories: int) -> Figure:
     bench.add_repositories(records)
     for partition in strays:
         bench.store.set(partition, b"k", b"v")
-    sweep = OrphanSweep(bench.store, bench.graveler._refs, clock=time.time)
+    sweep = OrphanSweep(bench.store, bench.graveler._refs, clock=time.time, slice_size=slice_size)
     return measure(bench.store, sweep.run)
+
+
+def orphan_sweep_small_slice(bench: Bench, repositories: int) -> Figure:
+    """The orphan sweep with a slice of 250 partitions, so that at both sizes each of the
+    measured sweeps looks at a full slice (the default slice, 10,000, holds all of the
+    small side's partitions and a fifth of the large side's): the cost per slice."""
+    return orphan_sweep(bench, repositories, slice_size=250)
 
 
 def orphan_sweep_queued(bench: Bench, queued: int) -> Figure:
@@ -463,7 +471,7 @@ def ref_walk(bench: Bench, commits: int, *, old: bool = False) -> Figure:
 
 def _cold_walk(bench: Bench, commits: int, *, stamped: bool, walk: str) -> Figure:
     """`tip~N` or the merge base of two branches forked N commits back, on empty caches;
-    `stamped` stores the commits with skip pointers (`add_commit`), else as records of
+    `stamped` stores the commits with skip pointers (`add_commits`), else as records of
     older kvlake versions were (`_store_old`): the baseline."""
     from kvlake.graveler.history.mergebase import find_merge_base
     from kvlake.graveler.refs.refexpr import RefResolver
@@ -479,9 +487,11 @@ def _cold_walk(bench: Bench, commits: int, *, stamped: bool, walk: str) -> Figur
             commit = msgspec.structs.replace(
                 commit, message=f"{side}{n}", parents=(tip,), generation=commit.generation + 1
             )
-            tip = refs.add_commit(bench.repository, commit) if stamped else commit_id(commit)
+            tip = commit_id(commit)
             batch.append((tip, commit))
-        if not stamped:
+        if stamped:  # as `add_commit` one at a time would, in one call (a restore's)
+            refs.add_commits(bench.repository, batch)
+        else:
             _store_old(bench, batch)
         return tip
 
@@ -520,9 +530,14 @@ def cold_base_old(bench: Bench, commits: int) -> Figure:
 # -- running -------------------------------------------------------------------------
 
 
-def stores(dsn: str, scratch: str) -> Iterator[tuple[str, Callable[[], str]]]:
+def stores(
+    dsn: str, scratch: str, drivers: Iterable[str]
+) -> Iterator[tuple[str, Callable[[], str]]]:
     counter = iter(range(1_000_000))
-    yield "sqlite", lambda: f"sqlite://{scratch}/kv{next(counter)}.db"
+    if "sqlite" in drivers:
+        yield "sqlite", lambda: f"sqlite://{scratch}/kv{next(counter)}.db"
+    if "postgres" not in drivers:
+        return
     try:
         with psycopg.connect(dsn, connect_timeout=5):
             pass
@@ -577,6 +592,7 @@ DIMENSIONS: Final = (
     ("listRepositories, deleted before", "repositories", repository_tombstones),
     ("cleaner idle pass (half tombstones)", "repositories", cleaner_idle),
     ("orphan sweep (one slice)", "repositories", orphan_sweep),
+    ("orphan sweep, slice of 250", "repositories", orphan_sweep_small_slice),
     ("orphan sweep, drops queued", "finished", orphan_sweep_queued),
     ("cleaner idle, tombstones queued", "finished", tombstones_idle),
     ("tip~N again (N = all commits)", "commits", ref_walk),
@@ -600,6 +616,12 @@ def main() -> None:
         metavar="TEXT",
         help="run only the operations whose label contains TEXT (repeatable)",
     )
+    parser.add_argument(
+        "--driver",
+        action="append",
+        choices=("sqlite", "postgres"),
+        help="run on this driver only (repeatable; default both), e.g. one process per driver",
+    )
     args = parser.parse_args()
     rows = [row for row in DIMENSIONS if not args.k or any(k in row[0] for k in args.k)]
     sizes = QUICK if args.quick else FULL
@@ -611,7 +633,7 @@ def main() -> None:
     print(header)
     with tempfile.TemporaryDirectory(prefix="kvlake-scale-bench-") as scratch:
         try:
-            for driver, new_url in stores(dsn, scratch):
+            for driver, new_url in stores(dsn, scratch, args.driver or ("sqlite", "postgres")):
                 for label, dimension, operation in rows:
                     small, large = getattr(sizes, dimension)
                     figures = []

@@ -5072,9 +5072,7 @@ MUTATIONS = (
         "issue 28: a write in a group commit returns only after its transaction committed",
         "kvlake/kv/group_commit.py",
         "            self._commit(group)\n",
-        "            with self._cond:\n"
-        "                self._acknowledge(group)\n"
-        "            self._commit(group)\n",
+        "            self._acknowledge(group)\n            self._commit(group)\n",
         (
             "tests/kv/test_group_commit.py"
             "::test_concurrent_writes_commit_as_one_group_each_with_its_own_outcome",

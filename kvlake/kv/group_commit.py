@@ -30,15 +30,18 @@ MAX_GROUP: Final = 512
 
 
 class Operation(Generic[C]):
-    """One caller's write in a group: what to run, and its outcome or error once run."""
+    """One caller's write in a group: what to run, its outcome or error, and its caller's wake."""
 
-    __slots__ = ("done", "error", "outcome", "run")
+    __slots__ = ("done", "error", "outcome", "run", "wake")
 
     def __init__(self, run: Callable[[C], object]) -> None:
         self.run = run
         self.outcome: object = None
         self.error: BaseException | None = None
         self.done = False
+        self.wake = threading.Lock()
+        """Held while the caller waits; released once: its group committed, or it is to lead."""
+        self.wake.acquire()
 
 
 class GroupCommit(Generic[C]):
@@ -47,12 +50,13 @@ class GroupCommit(Generic[C]):
     `commit(group)` must run every operation of `group` in one transaction, give each its
     `outcome` or `error`, and return only once the transaction committed. If it raises, every
     operation of the group fails with that error (raised to each caller, not to the leader
-    as such: the leader's own operation may wait for a later group).
+    as such). Each waiting caller sleeps on its own lock, woken alone: when its group
+    committed, or when it heads the queue and leadership passes to it.
     """
 
     def __init__(self, commit: Callable[[list[Operation[C]]], None]) -> None:
         self._commit = commit
-        self._cond = threading.Condition()
+        self._mutex = threading.Lock()
         self._queued: list[Operation[C]] = []
         self._leading = False
 
@@ -62,39 +66,47 @@ class GroupCommit(Generic[C]):
         Raises whatever error the operation, or its group's commit, failed with.
         """
         mine: Operation[C] = Operation(run)
-        with self._cond:
+        with self._mutex:
             self._queued.append(mine)
+            leads = not self._leading
+            self._leading = True
+        if not leads:
+            mine.wake.acquire()  # released when committed, or when this caller is to lead
+        if not mine.done:  # this caller leads until its own operation is committed
             while not mine.done:
-                if self._leading:
-                    self._cond.wait()
-                else:
-                    self._lead()
+                self._lead()
+            self._pass_leadership_on()
         if mine.error is not None:
             raise mine.error
         return cast(T, mine.outcome)
 
     def queued(self) -> int:
         """How many operations wait for a group now (not counting the one committing)."""
-        with self._cond:
+        with self._mutex:
             return len(self._queued)
 
     def _lead(self) -> None:
-        """Commit the queued operations as one group, with the lock released meanwhile."""
-        group, self._queued = self._queued[:MAX_GROUP], self._queued[MAX_GROUP:]
-        self._leading = True
-        self._cond.release()
+        """Commit the first queued operations as one group and wake their callers."""
+        with self._mutex:
+            group, self._queued = self._queued[:MAX_GROUP], self._queued[MAX_GROUP:]
         try:
             self._commit(group)
         except BaseException as exc:  # noqa: BLE001 - each caller raises it for its own operation
             for operation in group:
                 operation.error = exc
-        finally:
-            self._cond.acquire()
-            self._leading = False
-            self._acknowledge(group)
+        self._acknowledge(group)
 
     def _acknowledge(self, group: list[Operation[C]]) -> None:
         """Wake the group's callers: only ever after `commit` returned (or failed)."""
         for operation in group:
             operation.done = True
-        self._cond.notify_all()
+            operation.wake.release()
+
+    def _pass_leadership_on(self) -> None:
+        """Called by a leader whose own operation is done: the queue's head leads next."""
+        with self._mutex:
+            if not self._queued:
+                self._leading = False
+                return
+            head = self._queued[0]
+        head.wake.release()

@@ -5086,6 +5086,28 @@ MUTATIONS = (
             "another_process_is_switching_to_wal_waits_for_it",
         ),
     ),
+    Mutation(
+        "kv-sqlite-group-acknowledged-after-commit",
+        "issue 28: a write in a group commit returns only after its transaction committed",
+        "kvlake/kv/group_commit.py",
+        "            self._commit(group)\n",
+        "            self._acknowledge(group)\n            self._commit(group)\n",
+        (
+            "tests/kv/test_group_commit.py"
+            "::test_concurrent_writes_commit_as_one_group_each_with_its_own_outcome",
+        ),
+    ),
+    Mutation(
+        "kv-sqlite-group-reruns-after-rollback",
+        "issue 28: a statement that rolls back its group's transaction fails only its caller",
+        "kvlake/kv/sqlite.py",
+        "                            return group[:index] + group[index + 1 :]\n",
+        "                            return []\n",
+        (
+            "tests/kv/test_group_commit.py"
+            "::test_a_statement_sqlite_refuses_fails_only_its_own_caller",
+        ),
+    ),
 )
 
 

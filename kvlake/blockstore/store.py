@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
-from functools import partial
+from functools import lru_cache, partial
 from typing import BinaryIO
 
 from kvlake.blockstore.addresses import parse_address
@@ -322,24 +322,7 @@ class BlockStore(ClientUploads, Closing):
                 f"storage namespace {namespace!r} is not served by this {self.scheme} blockstore;"
                 f" use a {marker} namespace such as {example}"
             )
-        # One canonical form (kvlake/blockstore/addresses.py): every spelling this adapter
-        # reads as one place (`local:///name`, what clients build from the `local://` prefix
-        # /config/storage reports, `s3://b//p`, `s3://b/./p`) is that place's one name.
-        path = parse_address(namespace, what="storage namespace").path
-        # Checked here, before anything is written: past these, storage fails later with
-        # an error about some blob rather than about the namespace.
-        longest = max(len(s.encode()) for s in path.split("/"))
-        if longest > MAX_NAMESPACE_SEGMENT_BYTES:
-            raise InvalidInputError(
-                f"storage namespace {namespace[:60]!r}... has a segment of {longest} bytes;"
-                f" use at most {MAX_NAMESPACE_SEGMENT_BYTES} bytes between two '/'"
-            )
-        if len(path.encode()) > MAX_NAMESPACE_BYTES:
-            raise InvalidInputError(
-                f"storage namespace {namespace[:60]!r}... is {len(path.encode())} bytes long;"
-                f" use at most {MAX_NAMESPACE_BYTES} bytes"
-            )
-        return path
+        return _clean_namespace_path(namespace)
 
     @staticmethod
     def _clip_range(namespace: str, key: str, start: int, end: int | None, size: int) -> int:
@@ -433,3 +416,30 @@ class BlockStore(ClientUploads, Closing):
     def _presign_write(self, namespace: str, key: str, expires: int) -> str:
         """Sign a PUT URL; adapters that set `presigns` override this."""
         raise self._no_client_uploads()
+
+
+@lru_cache(maxsize=1024)
+def _clean_namespace_path(namespace: str) -> str:
+    """The checked path of a namespace whose scheme was checked, remembered per namespace.
+
+    A lake has few namespaces and every put, read and listing asks again; the answer
+    depends on the string alone (refusals raise, and are not remembered).
+    """
+    # One canonical form (kvlake/blockstore/addresses.py): every spelling this adapter
+    # reads as one place (`local:///name`, what clients build from the `local://` prefix
+    # /config/storage reports, `s3://b//p`, `s3://b/./p`) is that place's one name.
+    path = parse_address(namespace, what="storage namespace").path
+    # Checked here, before anything is written: past these, storage fails later with
+    # an error about some blob rather than about the namespace.
+    longest = max(len(s.encode()) for s in path.split("/"))
+    if longest > MAX_NAMESPACE_SEGMENT_BYTES:
+        raise InvalidInputError(
+            f"storage namespace {namespace[:60]!r}... has a segment of {longest} bytes;"
+            f" use at most {MAX_NAMESPACE_SEGMENT_BYTES} bytes between two '/'"
+        )
+    if len(path.encode()) > MAX_NAMESPACE_BYTES:
+        raise InvalidInputError(
+            f"storage namespace {namespace[:60]!r}... is {len(path.encode())} bytes long;"
+            f" use at most {MAX_NAMESPACE_BYTES} bytes"
+        )
+    return path

@@ -1,13 +1,15 @@
 """The embedded KV driver: one SQLite file, shared by every thread and process that opens it.
 
-Invariant: each single-key operation is one autocommit statement, so it is atomic on its own and
-`set_if` is a true compare-and-swap (an INSERT or UPDATE whose WHERE clause is the predicate,
-judged by its row count), even between processes sharing the file. WAL lets readers run beside
-the one writer and the busy timeout makes writers queue rather than fail. `synchronous=FULL`
-(the default) makes every acknowledged write durable against power loss, not only against a
-crash of the process; `?synchronous=normal` trades that for speed (docs/kv.md has the cost).
-Batches run in `BEGIN IMMEDIATE ... COMMIT`, and a failed batch is rolled back before the
-connection is reused.
+Invariant: each single-key operation is one statement, so it is atomic on its own and `set_if`
+is a true compare-and-swap (an INSERT or UPDATE whose WHERE clause is the predicate, judged by
+its row count), even between processes sharing the file. Single-key writes of concurrent
+threads share one transaction, and so one fsync (group commit, `group_commit.py`); each caller
+returns only after that transaction committed, with its own statement's outcome. WAL lets
+readers run beside the one writer and the busy timeout makes writers queue rather than fail.
+`synchronous=FULL` (the default) makes every acknowledged write durable against power loss, not
+only against a crash of the process; `?synchronous=normal` trades that for speed (docs/kv.md has
+the cost). Batches run in their own `BEGIN IMMEDIATE ... COMMIT`, and a failed batch or group is
+rolled back before the connection is reused.
 """
 
 from __future__ import annotations
@@ -19,10 +21,12 @@ import threading
 import time
 import weakref
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Final, Literal, Self, cast
 
 from kvlake.errors import ClosedError, ConfigError, KeyNotFoundError, UnavailableError
+from kvlake.kv.group_commit import GroupCommit, Operation
 from kvlake.kv.store import KeyValue, Predicate, Store, precondition_failed
 from kvlake.permissions import create_private_file, make_private_folders
 
@@ -106,6 +110,7 @@ class SqliteStore(Store):
         self._local = _ThreadState()
         self._connections: list[tuple[weakref.ref[threading.Thread], sqlite3.Connection]] = []
         self._closed = False
+        self._group: GroupCommit[sqlite3.Cursor] = GroupCommit(self._commit_group)
         try:
             make_private_folders(self._path.parent)
             # Created 0600 before SQLite opens it; its -wal and -shm files take its mode.
@@ -150,6 +155,10 @@ class SqliteStore(Store):
         """The `PRAGMA synchronous` this store's connections run with: "full" or "normal"."""
         (level,) = self._cursor().execute("PRAGMA synchronous").fetchone()
         return {1: "normal", 2: "full"}.get(level, str(level))
+
+    def queued_writes(self) -> int:
+        """How many writes of this process wait for the next group commit (tests, metrics)."""
+        return self._group.queued()
 
     # -- connections -----------------------------------------------------------
 
@@ -299,41 +308,26 @@ class SqliteStore(Store):
         return found
 
     def _set(self, partition: bytes, key: bytes, value: bytes) -> None:
-        try:
-            self._cursor().execute(_SET, (partition, key, value))
-        except sqlite3.Error as exc:
-            raise self._failed("write a key", exc) from exc
+        self._write(_SET, (partition, key, value), "write a key")
 
     def _set_if(
         self, partition: bytes, key: bytes, value: bytes, predicate: Predicate | None
     ) -> None:
-        cursor = self._cursor()
-        try:
-            if predicate is None:
-                cursor.execute(_INSERT_NEW, (partition, key, value))
-            elif predicate.expected is None:
-                cursor.execute(_UPDATE_EXISTING, (value, partition, key))
-            else:
-                cursor.execute(_UPDATE_UNCHANGED, (value, partition, key, predicate.expected))
-            written = cursor.rowcount
-        except sqlite3.Error as exc:
-            raise self._failed("write a key", exc) from exc
+        if predicate is None:
+            written = self._write(_INSERT_NEW, (partition, key, value), "write a key")
+        elif predicate.expected is None:
+            written = self._write(_UPDATE_EXISTING, (value, partition, key), "write a key")
+        else:
+            params = (value, partition, key, predicate.expected)
+            written = self._write(_UPDATE_UNCHANGED, params, "write a key")
         if written != 1:
             raise precondition_failed(partition, key, predicate)
 
     def _delete(self, partition: bytes, key: bytes) -> None:
-        try:
-            self._cursor().execute(_DELETE, (partition, key))
-        except sqlite3.Error as exc:
-            raise self._failed("delete a key", exc) from exc
+        self._write(_DELETE, (partition, key), "delete a key")
 
     def _delete_if(self, partition: bytes, key: bytes, expected: bytes) -> bool:
-        try:
-            cursor = self._cursor()
-            cursor.execute(_DELETE_UNCHANGED, (partition, key, expected))
-            return cursor.rowcount == 1
-        except sqlite3.Error as exc:
-            raise self._failed("delete a key", exc) from exc
+        return self._write(_DELETE_UNCHANGED, (partition, key, expected), "delete a key") == 1
 
     def _scan_page(
         self, partition: bytes, start: bytes, inclusive: bool, limit: int
@@ -407,6 +401,53 @@ class SqliteStore(Store):
         except sqlite3.Error as exc:
             raise self._failed(what, exc) from exc
 
+    # -- group commit --------------------------------------------------------------
+
+    def _write(self, sql: str, params: tuple[bytes, ...], what: str) -> int:
+        """Run one write statement in the next group commit; return the rows it changed."""
+        try:
+            return self._group.run(partial(_execute, sql, params))
+        except sqlite3.Error as exc:
+            raise self._failed(what, exc) from exc
+
+    def _commit_group(self, group: list[Operation[sqlite3.Cursor]]) -> None:
+        """Run a group's statements in one transaction on this thread's connection.
+
+        A statement SQLite refuses is undone alone (statements are atomic) and fails only its
+        own caller. If SQLite instead rolled the whole transaction back (a trigger's
+        RAISE(ROLLBACK), a full disk), the statements run before it were undone too, so the
+        group runs again without the one that failed.
+        """
+        cursor = self._cursor()
+        while group:
+            group = self._try_group(cursor, group)
+
+    def _try_group(
+        self, cursor: sqlite3.Cursor, group: list[Operation[sqlite3.Cursor]]
+    ) -> list[Operation[sqlite3.Cursor]]:
+        """One transaction for `group`; returns the operations to run again (see above)."""
+        try:
+            # IMMEDIATE takes the write lock up front, so the busy timeout applies to it.
+            cursor.execute("BEGIN IMMEDIATE")
+            try:
+                for index, operation in enumerate(group):
+                    try:
+                        operation.outcome = operation.run(cursor)
+                    except sqlite3.Error as exc:
+                        operation.error = exc
+                        if not cursor.connection.in_transaction:
+                            return group[:index] + group[index + 1 :]
+                _before_commit()
+                cursor.execute("COMMIT")
+            except BaseException:
+                self._roll_back(cursor)
+                raise
+        except sqlite3.Error as exc:  # not begun or not committed: nothing of it was written
+            for operation in group:
+                if operation.error is None:
+                    operation.error = exc
+        return []
+
     def _roll_back(self, cursor: sqlite3.Cursor) -> None:
         try:
             if cursor.connection.in_transaction:
@@ -414,6 +455,16 @@ class SqliteStore(Store):
         except sqlite3.Error:
             _log.warning("SQLite database %s: rollback failed; reconnecting", self._path)
             self._discard_connection(cursor)
+
+
+def _execute(sql: str, params: tuple[bytes, ...], cursor: sqlite3.Cursor) -> int:
+    """One write statement of a group; returns the rows it changed (its caller judges them)."""
+    cursor.execute(sql, params)
+    return cursor.rowcount
+
+
+def _before_commit() -> None:
+    """The moment a group's statements ran and its COMMIT has not (tests pause here)."""
 
 
 def _wait_before_retrying_wal() -> None:

@@ -156,8 +156,10 @@ class EntryMethods:
         """
         resolved = self._resolver.resolve(repository, ref, read=read)
         if resolved.staging_tokens:
+            # Read with the branch when it named exactly these tokens (read_branch's path).
+            known = read.staged_values(key, resolved.staging_tokens) if read is not None else None
             try:
-                staged = self._staged(repository, resolved).get(key)
+                staged = self._staged(repository, resolved).get(key, known=known)
             except KeyNotFoundError:
                 pass
             else:

@@ -107,12 +107,13 @@ def head_object(call: Call[None]) -> Response:
 
 
 def stat_object(call: Call[None]) -> Response:
-    # The record and the branch are read once, together, and handed down: one round trip.
-    ref = call.path["ref"]
-    read = call.read_branch(ref)  # a ref that names no branch reads nothing more
+    # The record, the branch and the path's staged entry are read together and handed
+    # down: one round trip once this process knows the branch's tokens.
+    ref, path = call.path["ref"], call.query.text("path")
+    read = call.read_branch(ref, path=path)  # a ref that names no branch reads nothing more
     repository = read.repository
     presign = wants_presign(call)
-    stat = call.services.catalog.stat(repository, ref, call.query.text("path"), read=read)
+    stat = call.services.catalog.stat(repository, ref, path, read=read)
     user_metadata = call.query.flag("user_metadata", True)
     stats = convert.object_stats(stat, repository.storage_namespace, user_metadata=user_metadata)
     if presign:

@@ -12,7 +12,7 @@ of a committed range, which the token's own entries override.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import TypeVar
 
 from kvlake.errors import KeyNotFoundError
@@ -69,17 +69,26 @@ class StagedRead:
         """The tokens read, newest first."""
         self._tombstones = tombstones
 
-    def get(self, key: bytes) -> Value | None:
+    def get(self, key: bytes, *, known: Mapping[str, bytes] | None = None) -> Value | None:
         """The newest staged state of `key`: a Value, or None for a tombstone (staged, or
         of a range tombstone).
+
+        `known` is the raw value of `key` in each of these tokens that holds it, read
+        already (`BranchRead.staged_values`, in the statement that read the branch
+        naming exactly these tokens): the store is not asked again.
 
         Raises:
             KeyNotFoundError: no token stages anything for the key.
         """
         for token in self.tokens:
-            try:
-                raw, _ = self._store.get(keys.staging_partition(token), key)
-            except KeyNotFoundError:
+            if known is not None:
+                raw = known.get(token)
+            else:
+                try:
+                    raw, _ = self._store.get(keys.staging_partition(token), key)
+                except KeyNotFoundError:
+                    raw = None
+            if raw is None:
                 if self.hides(token, key):
                     return None
                 continue

@@ -134,14 +134,17 @@ def get_underlying_properties(call: Call[None]) -> Response:
 
 def list_objects(call: Call[None]) -> Response:
     query = call.query
-    repository = call.repository
+    ref = call.path["ref"]
+    read = call.read_branch(ref)  # the record and the branch in one round trip
+    repository = read.repository
     listing = call.services.catalog.list_objects(
         repository,
-        call.path["ref"],
+        ref,
         prefix=query.text("prefix"),
         delimiter=query.text("delimiter"),
         after=query.text("after"),
         amount=query.amount(),
+        read=read,
     )
     namespace = repository.storage_namespace
     user_metadata = query.flag("user_metadata", True)

@@ -38,6 +38,33 @@ def overlay(sources: Sequence[Iterable[tuple[bytes, _T]]]) -> Iterator[tuple[byt
     return _merge(sources)
 
 
+def overlay_two(
+    first: Iterable[tuple[bytes, _T]], second: Iterable[tuple[bytes, _T]]
+) -> Iterator[tuple[bytes, _T]]:
+    """`overlay([first, second])` for two sources that each hold a key at most once (a
+    listing's staged entries over its commit's), without a heap: two-way compares, and
+    once one side runs out the other passes through whole (a branch with nothing
+    staged lists at the speed of its commit)."""
+    firsts, seconds = iter(first), iter(second)
+    a, b = next(firsts, None), next(seconds, None)
+    while a is not None and b is not None:
+        if a[0] < b[0]:
+            yield a
+            a = next(firsts, None)
+        elif b[0] < a[0]:
+            yield b
+            b = next(seconds, None)
+        else:  # the same key: the first source's wins
+            yield a
+            a, b = next(firsts, None), next(seconds, None)
+    if a is not None:
+        yield a
+        yield from firsts
+    elif b is not None:
+        yield b
+        yield from seconds
+
+
 def _merge(sources: Sequence[Iterable[tuple[bytes, _T]]]) -> Iterator[tuple[bytes, _T]]:
     tagged = [_ranked(source, rank) for rank, source in enumerate(sources)]
     previous = None

@@ -207,12 +207,19 @@ class Graveler(RepositoryMethods, EntryMethods):
     # -- branches and tags ----------------------------------------------------------
 
     def create_branch(
-        self, repository: Repository, name: str, source: str, *, hidden: bool = False
+        self,
+        repository: Repository,
+        name: str,
+        source: str,
+        *,
+        hidden: bool = False,
+        read: BranchRead | None = None,
     ) -> Branch:
         """Create a branch at `source`'s commit. A hidden one (lakeFS's transactions' ephemeral
-        branches) is an ordinary branch that listings leave out unless asked."""
+        branches) is an ordinary branch that listings leave out unless asked. `read` is this
+        request's `read_branch` of `source`, saving that branch's read."""
         check_branch_name(name)
-        resolved = self.resolve_ref(repository, source)
+        resolved = self.resolve_ref(repository, source, read=read)
         event = Event(
             event_type="pre-create-branch",
             repository_id=repository.name,

@@ -57,6 +57,7 @@ def test_request_round_trips(store_url: str, any_store: Store, tmp_path: Path) -
         assert len(page.results) == 1000
         counted["list"], calls["list"] = store.round_trips, dict(store.calls)
         store.reset()
-        graveler.create_branch(graveler.get_repository("repo1"), "b1", "main")
+        read = graveler.read_branch("repo1", "main")  # as the route does: record and source
+        graveler.create_branch(read.repository, "b1", "main", read=read)
         counted["create_branch"], calls["create_branch"] = store.round_trips, dict(store.calls)
     assert counted == {name: by[driver] for name, by in EXPECTED.items()}, (counted, calls)

@@ -24,7 +24,7 @@ EXPECTED = {
     "upload": {"postgres": 12, "sqlite": 12},
     "stat": {"postgres": 1, "sqlite": 1},
     "list": {"postgres": 3, "sqlite": 3},
-    "create_branch": {"postgres": 7, "sqlite": 7},
+    "create_branch": {"postgres": 6, "sqlite": 6},
 }
 
 

@@ -5108,6 +5108,34 @@ MUTATIONS = (
             "::test_a_statement_sqlite_refuses_fails_only_its_own_caller",
         ),
     ),
+    Mutation(
+        "read-branch-instance-uid-checked",
+        "issue 28: keys read beside the record count only for the uid the record names",
+        "kvlake/graveler/lifecycle/repositories.py",
+        '                if repository.state == "active" and repository.instance_uid == uid:\n',
+        '                if repository.state == "active":\n',
+        (
+            "tests/graveler/test_branch_reads.py::"
+            "test_a_name_recreated_by_another_process_is_read_from_its_new_instance",
+        ),
+    ),
+    Mutation(
+        "stat-guess-checked-against-branch",
+        "issue 28: a stat's staged entry read in remembered tokens counts only if the branch"
+        " read in the same statement names exactly those tokens",
+        "kvlake/graveler/refs/branch_reads.py",
+        "        if staged is not None and (branch is None or branch.tokens() != staged.tokens):\n",
+        "        if staged is not None and branch is None:\n",
+        ("tests/graveler/test_branch_reads.py::test_a_guess_for_other_tokens_is_not_used",),
+    ),
+    Mutation(
+        "stat-guess-same-key-and-tokens",
+        "issue 28: a stat uses the entry read with the branch only for its path and tokens",
+        "kvlake/graveler/refs/branch_reads.py",
+        "        if staged is None or staged.key != key or staged.tokens != tokens:\n",
+        "        if staged is None:\n",
+        ("tests/graveler/test_branch_reads.py::test_a_guess_for_other_tokens_is_not_used",),
+    ),
 )
 
 

@@ -27,6 +27,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from kvlake.api import errors, metrics, observability, openapi
+from kvlake.api.collector import tune_for_serving
 from kvlake.api.connections import CONNECTIONS_STATE, ClientConnections
 from kvlake.api.hook_calls import HookCalls
 from kvlake.api.inflight import InFlightLimit
@@ -155,6 +156,7 @@ def create_app(
                 services.start_background_jobs(settings.server.job_interval)
             app.state.services = services
             app.state.executors = executors
+            tune_for_serving()  # last: what start-up made is never walked again
             yield {CONNECTIONS_STATE: ClientConnections(settings.server)}
         finally:
             executors.shutdown()  # handlers still running finish before the stores close

@@ -31,7 +31,7 @@ def object_stats(
         checksum=stat.checksum,
         mtime=int(stat.mtime),
         size_bytes=stat.size,
-        metadata=dict(stat.metadata) if user_metadata else {},
+        metadata=stat.metadata if user_metadata else {},  # only encoded: no copy
         content_type=stat.content_type,
     )
 

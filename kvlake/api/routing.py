@@ -140,10 +140,11 @@ class Call(Generic[BodyT]):
             self._repository = self.services.graveler.get_repository(self.path["repository"])
         return self._repository
 
-    def read_branch(self, branch: str) -> BranchRead:
+    def read_branch(self, branch: str, *, path: str | None = None) -> BranchRead:
         """The repository the path names, `branch` and its protection rules, read together
-        (`Graveler.read_branch`: one round trip), for this request only; sets `repository`."""
-        read = self.services.graveler.read_branch(self.path["repository"], branch)
+        (`Graveler.read_branch`: one round trip; with `path`, that object's staged entry
+        too), for this request only; sets `repository`."""
+        read = self.services.graveler.read_branch(self.path["repository"], branch, path=path)
         self._repository = read.repository
         return read
 

@@ -224,13 +224,15 @@ class Catalog:
         delimiter: str = "",
         after: str = "",
         amount: int = MAX_AMOUNT,
+        read: BranchRead | None = None,
     ) -> ListingPage:
-        """A page of objects (and common prefixes, with a delimiter) after `after`."""
+        """A page of objects (and common prefixes, with a delimiter) after `after`
+        (`read`: this request's `Graveler.read_branch`, saving the branch's read)."""
         if not 0 <= amount <= MAX_AMOUNT:
             raise InvalidInputError(f"amount {amount} is out of range; use 0 to {MAX_AMOUNT}")
         # Resolved once: an unknown ref is an error, not an empty page, and a page that
         # jumps past common prefixes reads one branch state, not one per jump.
-        resolved = self.graveler.resolve_ref(repository, ref)
+        resolved = self.graveler.resolve_ref(repository, ref, read=read)
         return list_page(
             lambda start: self.graveler.list(repository, resolved, start=start),
             prefix=prefix,

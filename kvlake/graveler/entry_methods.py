@@ -19,7 +19,7 @@ from kvlake.graveler.refs.branch_reads import BranchRead
 from kvlake.graveler.refs.refexpr import RefResolver, ResolvedRef
 from kvlake.graveler.refs.store import Refs
 from kvlake.graveler.staging.range_tombstones import RangeTombstone
-from kvlake.graveler.staging.store import StagedRead, Staging, overlay
+from kvlake.graveler.staging.store import StagedRead, Staging, overlay_two
 from kvlake.graveler.staging.writer import StagingHooks, Writer
 from kvlake.graveler.validation import check_branch_name
 
@@ -156,8 +156,10 @@ class EntryMethods:
         """
         resolved = self._resolver.resolve(repository, ref, read=read)
         if resolved.staging_tokens:
+            # Read with the branch when it named exactly these tokens (read_branch's path).
+            known = read.staged_values(key, resolved.staging_tokens) if read is not None else None
             try:
-                staged = self._staged(repository, resolved).get(key)
+                staged = self._staged(repository, resolved).get(key, known=known)
             except KeyNotFoundError:
                 pass
             else:
@@ -193,7 +195,7 @@ class EntryMethods:
         hidden = staged.wholly_tombstoned(metarange_id, start, stop)
         committed = self.committed.scan(namespace, metarange_id, start, stop, skip=hidden)
         window = _window(staged.without(hidden).scan(start), stop)
-        for key, value in overlay([window, committed]):
+        for key, value in overlay_two(window, committed):
             if value is not None:
                 yield key, value
 

@@ -48,7 +48,7 @@ from kvlake.graveler.records import (
     Value,
 )
 from kvlake.graveler.references import References
-from kvlake.graveler.refs.branch_reads import BranchRead
+from kvlake.graveler.refs.branch_reads import BranchRead, TokenMemory
 from kvlake.graveler.refs.protection import BranchProtectionRules
 from kvlake.graveler.refs.refexpr import RefResolver, ResolvedRef
 from kvlake.graveler.refs.store import COMMIT_CACHE_SIZE, Refs, dropped_token_items
@@ -110,6 +110,7 @@ class Graveler(RepositoryMethods, EntryMethods):
         self._repositories = Repositories(store, clock=clock, initial_timeout=initial_timeout)
         self._namespaces = Namespaces(store, clock=clock, is_live=self._repositories.is_live)
         self._refs = Refs(store, commit_cache_size=commit_cache_size)
+        self._branch_tokens = TokenMemory()  # a hint for stats (read_branch)
         self._staging = Staging(store, committed)
         self._resolver = resolver = RefResolver(self._refs)
         self.protection = protection = BranchProtectionRules(store)
@@ -206,12 +207,19 @@ class Graveler(RepositoryMethods, EntryMethods):
     # -- branches and tags ----------------------------------------------------------
 
     def create_branch(
-        self, repository: Repository, name: str, source: str, *, hidden: bool = False
+        self,
+        repository: Repository,
+        name: str,
+        source: str,
+        *,
+        hidden: bool = False,
+        read: BranchRead | None = None,
     ) -> Branch:
         """Create a branch at `source`'s commit. A hidden one (lakeFS's transactions' ephemeral
-        branches) is an ordinary branch that listings leave out unless asked."""
+        branches) is an ordinary branch that listings leave out unless asked. `read` is this
+        request's `read_branch` of `source`, saving that branch's read."""
         check_branch_name(name)
-        resolved = self.resolve_ref(repository, source)
+        resolved = self.resolve_ref(repository, source, read=read)
         event = Event(
             event_type="pre-create-branch",
             repository_id=repository.name,

@@ -10,14 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
+from kvlake.errors import InvalidInputError
 from kvlake.graveler import keys
 from kvlake.graveler.committed import CommittedManager
 from kvlake.graveler.lifecycle.namespaces import Namespaces
 from kvlake.graveler.lifecycle.repositories import Repositories
 from kvlake.graveler.records import Branch, Commit, Repository, commit_time
-from kvlake.graveler.refs.branch_reads import BranchRead
+from kvlake.graveler.refs.branch_reads import BranchRead, StagedGuess, TokenMemory
 from kvlake.graveler.refs.store import Refs
-from kvlake.graveler.validation import check_branch_name, check_repository_name
+from kvlake.graveler.validation import check_branch_name, check_path, check_repository_name
 
 
 class RepositoryMethods:
@@ -29,6 +30,7 @@ class RepositoryMethods:
     _repositories: Repositories
     _namespaces: Namespaces
     _refs: Refs
+    _branch_tokens: TokenMemory
 
     def create_repository(
         self, name: str, *, storage_namespace: str, default_branch: str = "main"
@@ -98,14 +100,32 @@ class RepositoryMethods:
         check_repository_name(name)
         return self._repositories.get(name)
 
-    def read_branch(self, name: str, branch: str) -> BranchRead:
+    def read_branch(self, name: str, branch: str, *, path: str | None = None) -> BranchRead:
         """The repository (as `get_repository`), one of its branches and its protection
         rules, read in one round trip once the process knows the instance (see
         `Repositories.get_with`). For one request only (kvlake/graveler/refs/branch_reads.py).
+
+        With `path`, the same statement also reads the path's staged entry in the tokens
+        this process last saw on the branch (`BranchRead.staged`, kept only if the branch
+        still names exactly those tokens), so a stat of a known branch is one round trip.
+        An invalid path reads nothing more; the stat reports it as before.
         """
         check_repository_name(name)
-        repository, rows = self._repositories.get_with(name, BranchRead.instance_keys(branch))
-        return BranchRead.from_rows(repository, branch, rows)
+        wanted = BranchRead.instance_keys(branch)
+        key = _path_key(path)
+        tokens = self._branch_tokens.get(name, branch) if key is not None else ()
+        partitions = {keys.staging_partition(token): token for token in tokens}
+        repository, rows, found = self._repositories.get_with(
+            name, wanted, beside=list(partitions), beside_key=key or b""
+        )
+        staged = None
+        if key is not None and tokens and found is not None:
+            values = {partitions[partition]: value for partition, value in found.items()}
+            staged = StagedGuess(key=key, tokens=tokens, values=values)
+        read = BranchRead.from_rows(repository, branch, rows, staged)
+        if key is not None and read.branch is not None:
+            self._branch_tokens.remember(name, branch, read.branch.tokens())
+        return read
 
     def list_repositories(self, *, after: str = "", prefix: str = "") -> Iterator[Repository]:
         """Active repositories in name order after `after`; with `prefix`, only names
@@ -140,3 +160,13 @@ class RepositoryMethods:
     def release_namespace(self, namespace: str, instance_uid: str) -> None:
         """Free the namespace of a purged instance once its purge has finished."""
         self._namespaces.release(namespace, instance_uid)
+
+
+def _path_key(path: str | None) -> bytes | None:
+    """The KV key of `path`, or None for no path or an invalid one (its reader says why)."""
+    if path is None:
+        return None
+    try:
+        return check_path(path)
+    except InvalidInputError:
+        return None

@@ -145,3 +145,33 @@ def test_a_name_recreated_on_one_process_is_read_afresh_on_the_other(
         a.post(objects, params={"path": "f"}, content=b"newer")
         assert b.get(stat, params={"path": "f"}).json()["size_bytes"] == 5
         assert b.get(f"/repositories/{name}").json()["storage_namespace"] == fresh
+
+
+def test_stats_on_one_process_see_uploads_deletes_and_commits_of_the_other(
+    pair: tuple[Server, Server],
+) -> None:
+    """A stat reads the path's staged entry in the staging tokens its process saw on the
+    branch last time, in the statement that reads the branch (issue 28): an upload, a
+    delete or a commit acknowledged by the other process still shows at once."""
+    first, second = pair
+    with first.http() as a, second.http() as b:
+        name = f"p-{uuid.uuid4().hex[:8]}"
+        objects = f"/repositories/{name}/branches/main/objects"
+        stat = f"/repositories/{name}/refs/main/objects/stat"
+        a.post(
+            "/repositories", json={"name": name, "storage_namespace": first.storage.namespace(name)}
+        )
+
+        def size() -> int | None:
+            response = b.get(stat, params={"path": "f"})
+            return response.json()["size_bytes"] if response.status_code == 200 else None
+
+        for content in (b"1", b"22"):  # the second stat is served with the known token
+            assert a.post(objects, params={"path": "f"}, content=content).status_code == 201
+            assert size() == len(content)
+        commit = {"message": "move the token"}
+        assert a.post(f"/repositories/{name}/branches/main/commits", json=commit).is_success
+        assert a.post(objects, params={"path": "f"}, content=b"333").status_code == 201
+        assert size() == 3
+        assert a.delete(objects, params={"path": "f"}).status_code == 204
+        assert size() is None

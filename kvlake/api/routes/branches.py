@@ -46,9 +46,9 @@ def list_branches(call: Call[None]) -> Response:
 def create_branch(call: Call[wire.BranchCreation]) -> Response:
     request = call.body
     graveler = call.services.graveler
-    repository = call.repository
+    read = call.read_branch(request.source)  # the record and the source in one round trip
     branch = graveler.create_branch(
-        repository, request.name, request.source, hidden=bool(request.hidden)
+        read.repository, request.name, request.source, hidden=bool(request.hidden), read=read
     )
     return Response(branch.commit_id, 201, media_type="text/html")
 

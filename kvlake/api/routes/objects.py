@@ -107,12 +107,13 @@ def head_object(call: Call[None]) -> Response:
 
 
 def stat_object(call: Call[None]) -> Response:
-    # The record and the branch are read once, together, and handed down: one round trip.
-    ref = call.path["ref"]
-    read = call.read_branch(ref)  # a ref that names no branch reads nothing more
+    # The record, the branch and the path's staged entry are read together and handed
+    # down: one round trip once this process knows the branch's tokens.
+    ref, path = call.path["ref"], call.query.text("path")
+    read = call.read_branch(ref, path=path)  # a ref that names no branch reads nothing more
     repository = read.repository
     presign = wants_presign(call)
-    stat = call.services.catalog.stat(repository, ref, call.query.text("path"), read=read)
+    stat = call.services.catalog.stat(repository, ref, path, read=read)
     user_metadata = call.query.flag("user_metadata", True)
     stats = convert.object_stats(stat, repository.storage_namespace, user_metadata=user_metadata)
     if presign:
@@ -133,14 +134,17 @@ def get_underlying_properties(call: Call[None]) -> Response:
 
 def list_objects(call: Call[None]) -> Response:
     query = call.query
-    repository = call.repository
+    ref = call.path["ref"]
+    read = call.read_branch(ref)  # the record and the branch in one round trip
+    repository = read.repository
     listing = call.services.catalog.list_objects(
         repository,
-        call.path["ref"],
+        ref,
         prefix=query.text("prefix"),
         delimiter=query.text("delimiter"),
         after=query.text("after"),
         amount=query.amount(),
+        read=read,
     )
     namespace = repository.storage_namespace
     user_metadata = query.flag("user_metadata", True)

@@ -87,10 +87,23 @@ class Repositories:
         raise RepositoryNotFoundError(f"repository {name!r} not found")
 
     def get_with(
-        self, name: str, instance_keys: Sequence[bytes]
-    ) -> tuple[Repository, dict[bytes, bytes]]:
+        self,
+        name: str,
+        instance_keys: Sequence[bytes],
+        *,
+        beside: Sequence[bytes] = (),
+        beside_key: bytes = b"",
+    ) -> tuple[Repository, dict[bytes, bytes], dict[bytes, bytes] | None]:
         """The active repository (as `get`) and those keys of its instance partition that
         exist, read together: one round trip on the SQL drivers once the name is known.
+
+        `beside` names more partitions (a branch's staging tokens, as the caller last
+        saw them) whose `beside_key` rides along in the same statement; the third item
+        maps each of those partitions holding the key to its value, or is None when
+        the statement could not carry them (the uid was not known). What they say is
+        only as current as the record read with them: the caller must check that they
+        are still the partitions it wants (`Graveler.read_branch` compares the tokens
+        with the branch read in the same statement).
 
         An instance's uid (and so its partition and namespace) never changes, so the
         process remembers the uid of the last active record per name and reads the
@@ -109,20 +122,26 @@ class Repositories:
         if uid is not None:
             record_key = keys.repository_key(name)
             partition = keys.instance_partition(name, uid)
-            rows = self._store.get_across([keys.REPOSITORIES, partition], [record_key, *wanted])
+            extra = [beside_key] if beside else []
+            rows = self._store.get_across(
+                [keys.REPOSITORIES, partition, *beside], [record_key, *wanted, *extra]
+            )
             raw = rows.get(keys.REPOSITORIES, {}).get(record_key)
             if raw is not None:
                 repository = decode_repository(raw)
                 if repository.state == "active" and repository.instance_uid == uid:
                     read = rows.get(partition, {})
-                    return repository, {key: read[key] for key in wanted if key in read}
+                    found = {
+                        p: rows[p][beside_key] for p in beside if beside_key in rows.get(p, {})
+                    }
+                    return repository, {key: read[key] for key in wanted if key in read}, found
             self._instances.pop(name, None)  # gone, moving or re-created: read it afresh
         repository = self.get(name)
         if len(self._instances) >= INSTANCE_MEMORY:
             self._instances.clear()  # a bound, not an LRU: refilling costs a round trip each
         self._instances[name] = repository.instance_uid
         partition = keys.instance_partition(name, repository.instance_uid)
-        return repository, self._store.get_many(partition, wanted)
+        return repository, self._store.get_many(partition, wanted), None
 
     def list(self, *, after: str = "", prefix: str = "") -> Iterator[Repository]:
         """Active repositories in name order, after `after`, whose names start with `prefix`.

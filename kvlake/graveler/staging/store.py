@@ -12,7 +12,7 @@ of a committed range, which the token's own entries override.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from operator import itemgetter
 from typing import TypeVar
 
@@ -38,6 +38,33 @@ def overlay(sources: Sequence[Iterable[tuple[bytes, _T]]]) -> Iterator[tuple[byt
     if len(sources) == 1:
         return iter(sources[0])  # the common case: no merge layer per entry
     return _merge(sources)
+
+
+def overlay_two(
+    first: Iterable[tuple[bytes, _T]], second: Iterable[tuple[bytes, _T]]
+) -> Iterator[tuple[bytes, _T]]:
+    """`overlay([first, second])` for two sources that each hold a key at most once (a
+    listing's staged entries over its commit's), without a heap: two-way compares, and
+    once one side runs out the other passes through whole (a branch with nothing
+    staged lists at the speed of its commit)."""
+    firsts, seconds = iter(first), iter(second)
+    a, b = next(firsts, None), next(seconds, None)
+    while a is not None and b is not None:
+        if a[0] < b[0]:
+            yield a
+            a = next(firsts, None)
+        elif b[0] < a[0]:
+            yield b
+            b = next(seconds, None)
+        else:  # the same key: the first source's wins
+            yield a
+            a, b = next(firsts, None), next(seconds, None)
+    if a is not None:
+        yield a
+        yield from firsts
+    elif b is not None:
+        yield b
+        yield from seconds
 
 
 def _merge(sources: Sequence[Iterable[tuple[bytes, _T]]]) -> Iterator[tuple[bytes, _T]]:
@@ -71,17 +98,26 @@ class StagedRead:
         """The tokens read, newest first."""
         self._tombstones = tombstones
 
-    def get(self, key: bytes) -> Value | None:
+    def get(self, key: bytes, *, known: Mapping[str, bytes] | None = None) -> Value | None:
         """The newest staged state of `key`: a Value, or None for a tombstone (staged, or
         of a range tombstone).
+
+        `known` is the raw value of `key` in each of these tokens that holds it, read
+        already (`BranchRead.staged_values`, in the statement that read the branch
+        naming exactly these tokens): the store is not asked again.
 
         Raises:
             KeyNotFoundError: no token stages anything for the key.
         """
         for token in self.tokens:
-            try:
-                raw, _ = self._store.get(keys.staging_partition(token), key)
-            except KeyNotFoundError:
+            if known is not None:
+                raw = known.get(token)
+            else:
+                try:
+                    raw, _ = self._store.get(keys.staging_partition(token), key)
+                except KeyNotFoundError:
+                    raw = None
+            if raw is None:
                 if self.hides(token, key):
                     return None
                 continue

@@ -3257,14 +3257,6 @@ MUTATIONS = (
         ),
     ),
     Mutation(
-        "overlay-two-sources-staged-wins",
-        "invariant 2: a key's newest staged state wins over what lies under it (two sources)",
-        "kvlake/graveler/staging/store.py",
-        "        else:  # the same key: the first source's wins\n            yield a\n",
-        "        else:  # the same key: the first source's wins\n            yield b\n",
-        ("tests/graveler/test_overlay.py", "tests/graveler/test_tombstones.py"),
-    ),
-    Mutation(
         "deletion-batch-record-read-per-member",
         "invariant 4 (issue 26): every blob of a batch record is a record of its own to workers",
         "kvlake/deletion/log.py",

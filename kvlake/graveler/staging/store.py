@@ -35,36 +35,7 @@ def overlay(sources: Sequence[Iterable[tuple[bytes, _T]]]) -> Iterator[tuple[byt
     """Merge sorted sources by key; on equal keys the earliest source wins."""
     if len(sources) == 1:
         return iter(sources[0])  # the common case: no merge layer per entry
-    if len(sources) == 2:
-        return _merge_two(iter(sources[0]), iter(sources[1]))
     return _merge(sources)
-
-
-def _merge_two(
-    first: Iterator[tuple[bytes, _T]], second: Iterator[tuple[bytes, _T]]
-) -> Iterator[tuple[bytes, _T]]:
-    """`_merge` of two sources (a branch listing: staging over the commit) without a heap
-    and a tagged tuple per entry, and the rest of one source passed on whole once the other
-    ran out (a branch with only staged entries, or nothing staged under the prefix)."""
-    a = next(first, None)
-    b = next(second, None)
-    while a is not None and b is not None:
-        if a[0] < b[0]:
-            yield a
-            a = next(first, None)
-        elif b[0] < a[0]:
-            yield b
-            b = next(second, None)
-        else:  # the same key: the first source's wins
-            yield a
-            a = next(first, None)
-            b = next(second, None)
-    if a is not None:
-        yield a
-        yield from first
-    elif b is not None:
-        yield b
-        yield from second
 
 
 def _merge(sources: Sequence[Iterable[tuple[bytes, _T]]]) -> Iterator[tuple[bytes, _T]]:

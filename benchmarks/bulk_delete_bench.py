@@ -13,6 +13,9 @@ same store in the same run (the metadata write limit a tombstone per object is b
     .venv/bin/python benchmarks/bulk_delete_bench.py           # 100,000 and 1,000,000
     .venv/bin/python benchmarks/bulk_delete_bench.py --staged-only --sizes 200000
         # objects only staged (issue 26: one tombstone each, no whole ranges to hide)
+    .venv/bin/python benchmarks/compare_commits.py main --rounds 2 -- \
+        benchmarks/bulk_delete_bench.py --staged-only --sizes 200000 --drivers sqlite
+        # the same on main and on this tree, back to back (`--json` writes the rates)
 
 Issue 26's scale (docs/performance.md "Bulk delete"); `--direct` writes the committed ranges
 straight (`fill_direct`: no staging, no KV row and no blob per object), so 50M objects are
@@ -32,6 +35,7 @@ straight (`fill_direct`: no staging, no KV row and no blob per object), so 50M o
 from __future__ import annotations
 
 import argparse
+import json
 import multiprocessing
 import os
 import queue
@@ -269,7 +273,12 @@ class Mode(NamedTuple):
     """Delete by a metadata filter (`label=x`: every other object), over direct data."""
 
 
-def run_one(name: str, kv_url: str, folder: str, n: int, engines: list[str], mode: Mode) -> None:
+Figures = dict[str, dict[str, float]]
+"""`--json`'s figures: scenario -> metric -> value (benchmarks/compare_commits.py reads them)."""
+
+
+def run_one(name: str, kv_url: str, folder: str, n: int, engines: list[str], mode: Mode) -> Figures:
+    figures: Figures = {}
     blocks_url = f"local://{folder}/blocks-{n}"
     with open_store(kv_url) as store:
         if mode.direct or mode.labelled:
@@ -291,6 +300,11 @@ def run_one(name: str, kv_url: str, folder: str, n: int, engines: list[str], mod
             assert payload["left"] == sorted(OUTSIDE), payload["left"][:5]
         label = " staged-only" if mode.staged_only else " metadata" if mode.labelled else ""
         _report(f"{name}{label}", engine, n, deleted, payload, baseline, staged, committed)
+        figures[f"{name}{label} {engine} {n}"] = {
+            "objects/s": n / payload["seconds"],
+            "set_many/s": min(n, SET_MANY_CAP) / baseline,
+        }
+    return figures
 
 
 SET_MANY_CAP = 1_000_000
@@ -488,7 +502,9 @@ def main() -> None:
         help="with --concurrent: the big deletes go by a metadata filter (a tombstone each)",
     )
     parser.add_argument("--tmp-dir", default=None, help="where the data goes (default TMPDIR)")
+    parser.add_argument("--json", default="", help="also write the rates there (compare_commits)")
     args = parser.parse_args()
+    figures: Figures = {}
     sizes = [20_000] if args.quick else [int(s) for s in args.sizes.split(",")]
     dsn = os.environ.get("KVLAKE_TEST_POSTGRES_DSN", DEFAULT_DSN)
     engines = args.engines.split(",")
@@ -514,13 +530,17 @@ def main() -> None:
                             driver, url, folder, big, small, 2, 20, big_filtered=args.big_filtered
                         )
                     else:
-                        run_one(driver, url, folder, n, engines, mode)
+                        figures.update(run_one(driver, url, folder, n, engines, mode))
                 finally:
                     if driver != "sqlite":
                         with psycopg.connect(dsn, autocommit=True) as conn:
                             conn.execute(
                                 sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(table))
                             )
+
+    if args.json:
+        with open(args.json, "w") as out:
+            json.dump(figures, out)
 
 
 if __name__ == "__main__":

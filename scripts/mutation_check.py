@@ -319,11 +319,13 @@ MUTATIONS = (
         "        self._log.reschedule(number, reschedule)\n"
         "        self._log.store.set_many(keys.DEAD_LETTERS, dead)\n"
         "        kept_keys = {keys.pending_key(r.not_before, r.id) for r in reschedule}\n"
-        "        self._log.remove(number, (item.key for item in due"
-        " if item.key not in kept_keys))\n",
+        "        # A batch record's members share its key: removed once, after all outcomes.\n"
+        "        done_keys = dict.fromkeys(item.key for item in due if item.key not in kept_keys)\n"
+        "        self._log.remove(number, done_keys)\n",
         "        kept_keys = {keys.pending_key(r.not_before, r.id) for r in reschedule}\n"
-        "        self._log.remove(number, (item.key for item in due"
-        " if item.key not in kept_keys))\n"
+        "        # A batch record's members share its key: removed once, after all outcomes.\n"
+        "        done_keys = dict.fromkeys(item.key for item in due if item.key not in kept_keys)\n"
+        "        self._log.remove(number, done_keys)\n"
         "        self._log.reschedule(number, reschedule)\n"
         "        self._log.store.set_many(keys.DEAD_LETTERS, dead)\n",
         ("tests/deletion/test_crashes.py::test_a_crash_while_writing_retries_keeps_every_record",),
@@ -3255,11 +3257,44 @@ MUTATIONS = (
         ),
     ),
     Mutation(
+        "deletion-batch-record-read-per-member",
+        "invariant 4 (issue 26): every blob of a batch record is a record of its own to workers",
+        "kvlake/deletion/log.py",
+        "    return [DueRecord(key, member) for member in record.expand()]\n",
+        "    return [DueRecord(key, record)]\n",
+        (
+            "tests/deletion/test_batch_records.py::"
+            "test_a_batch_of_tombstones_logs_one_row_read_as_a_record_per_blob",
+        ),
+    ),
+    Mutation(
+        "deletion-batch-member-ids-distinct",
+        "invariant 4 (issue 26): a batch member's outcome is its own (a failed delete retried)",
+        "kvlake/deletion/keys.py",
+        '    return f"{batch_id}.{index}"\n',
+        "    return batch_id\n",
+        (
+            "tests/deletion/test_batch_records.py::"
+            "test_a_batch_member_whose_delete_fails_is_retried_alone",
+        ),
+    ),
+    Mutation(
+        "kv-get-many-postgres-probes-the-partition",
+        "KV contract: get_many reads the keys of its own partition only (PostgreSQL)",
+        "kvlake/kv/postgres.py",
+        " WHERE partition = %s AND key = u.k LIMIT 1) AS f'\n)",
+        " WHERE %s::bytea IS NOT NULL AND key = u.k LIMIT 1) AS f'\n)",
+        (
+            "tests/kv/test_store_contract.py::"
+            "test_get_many_returns_the_existing_keys_across_chunks_and_leaves_out_missing_ones",
+        ),
+    ),
+    Mutation(
         "kv-swap-many-postgres-compares",
         "KV contract: swap_many writes only keys still holding the expected value (PostgreSQL)",
         "kvlake/kv/postgres.py",
-        "WHERE t.partition = %s AND t.key = u.k AND t.value = u.e RETURNING t.key",
-        "WHERE t.partition = %s AND t.key = u.k RETURNING t.key",
+        '" WHERE partition = %s AND key = u.k AND value = u.e LIMIT 1) AS f"',
+        '" WHERE partition = %s AND key = u.k LIMIT 1) AS f"',
         (
             "tests/kv/test_store_contract.py::test_swap_many_writes_the_unchanged_keys_and_names_the_others",
         ),

@@ -9,8 +9,10 @@ partition or key by hand.
 
 | partition | key | value |
 |---|---|---|
-| `deletion/<n>` | `<due ms, 13 digits>/<record id>` | a pending delete |
+| `deletion/<n>` | `<due ms, 13 digits>/<record id>` | a pending delete (or a batch of them) |
 | `deletion_dlq` | `<record id>` | a dead letter: the record and why it stopped |
+
+A batch record's members are read as records with ids `<batch id>.<index>`.
 | `deletion_leases` | `lease/<n>` | who works on partition n until when, and its counters |
 | `deletion_leases` | `partitions` | the most partitions ever used, so none is forgotten |
 | `deletion_shared` | `<instance uid>/<address>` | an address a copy made shared |
@@ -109,6 +111,12 @@ def purge_counts_key(repository: str, instance_uid: str) -> bytes:
 def new_record_id() -> str:
     """A random, time-sortable id, the same shape as graveler's uids."""
     return ids.new_uid()
+
+
+def member_record_id(batch_id: str, index: int) -> str:
+    """The id of member `index` of batch record `batch_id`: `<batch id>.<index>`. No other
+    id has a dot (they are uids), so it equals no record's but this member's."""
+    return f"{batch_id}.{index}"
 
 
 def stable_record_id(*parts: str | bytes) -> str:

@@ -4,8 +4,14 @@ Invariant 4 starts here: whoever is about to stop referencing a blob appends
 a `PendingDelete` first and changes metadata only once `append` returned. A
 failed append raises, so the operation fails before it changed anything. The
 log is split into `partitions` KV partitions keyed by due time, so workers
-each lease one partition and never contend; an address always hashes to the
-same partition, so duplicate intents for one blob meet there.
+each lease one partition and never contend; a record's address hashes to its
+partition (a batch record's first member's: the others may be anywhere; no
+safety rests on where a record is, see worker.py).
+
+A batch of blobs leaving staged entries together (a bulk delete's tombstones)
+is one record with members (`new_batch`): one KV row per `BATCH_MEMBERS` blobs.
+Readers get one `DueRecord` per member, each under the batch's key: a worker
+removes that key once every member's outcome is written.
 """
 
 from __future__ import annotations
@@ -13,12 +19,15 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Final, NamedTuple
+
+import msgspec
 
 from kvlake.config import DeletionSettings
 from kvlake.deletion import keys
 from kvlake.deletion.records import (
+    Member,
     Origin,
     PendingDelete,
     decode_pending,
@@ -31,6 +40,9 @@ log = logging.getLogger(__name__)
 
 APPEND_CHUNK: Final = 1000
 """Records buffered per partition before one `set_many`."""
+
+BATCH_MEMBERS: Final = 1000
+"""Blobs one batch record holds at most (about 70 KB encoded)."""
 
 
 class EntryRef(NamedTuple):
@@ -53,7 +65,10 @@ EntryOf = Callable[[Value], EntryRef]
 
 
 class DueRecord(NamedTuple):
-    """A pending record as a worker reads it: its key, and the record or why it is unreadable."""
+    """A pending record as a worker reads it: its key, and the record or why it is unreadable.
+
+    Each member of a batch record is a DueRecord of its own, with the batch's key.
+    """
 
     key: bytes
     record: PendingDelete | None
@@ -112,6 +127,38 @@ class DeletionLog:
             since=since,
             properties=dict(properties or {}),
         )
+
+    def new_batch(
+        self,
+        repository: Repository,
+        origin: Origin,
+        members: Sequence[Member],
+        *,
+        staging_token: str = "",
+    ) -> list[PendingDelete]:
+        """Records for the blobs `members` name, as `new_record` would write one each, but
+        `BATCH_MEMBERS` to a record: a bulk delete's batch costs one KV row per thousand.
+        One member gets a plain record."""
+        if len(members) == 1:
+            (only,) = members
+            return [
+                self.new_record(
+                    repository,
+                    only.address,
+                    origin,
+                    staging_token=staging_token,
+                    path=only.path,
+                    since=only.since,
+                )
+            ]
+        records = []
+        for start in range(0, len(members), BATCH_MEMBERS):
+            chunk = list(members[start : start + BATCH_MEMBERS])
+            record = self.new_record(
+                repository, chunk[0].address, origin, staging_token=staging_token
+            )
+            records.append(msgspec.structs.replace(record, members=chunk))
+        return records
 
     def append(self, records: Iterable[PendingDelete]) -> int:
         """Write the records durably; return how many. Streams: memory holds one chunk.
@@ -199,22 +246,24 @@ class DeletionLog:
             self._recorded_partitions = True
 
     def scan_due(self, number: int, now: float, limit: int) -> list[DueRecord]:
-        """Up to `limit` records of partition `number` due at `now`, oldest due first."""
+        """Records of partition `number` due at `now`, oldest due first: up to `limit`, or
+        one batch record's members (up to `BATCH_MEMBERS`) more."""
         due: list[DueRecord] = []
         partition = keys.pending_partition(number)
         with self.store.scan(partition, batch_size=limit) as scan:
             for key, raw in scan:
                 if keys.due_of(key) > now or len(due) >= limit:
                     break
-                due.append(_decode(key, raw))
+                due.extend(_decode(key, raw))
         return due
 
     def scan(self, number: int) -> Iterator[DueRecord]:
-        """Every record of partition `number`, in due order (for status and reports)."""
+        """Every record of partition `number` (a batch's members each), in due order (for
+        status and reports)."""
         with self.store.scan(keys.pending_partition(number)) as scan:
             for page in scan.batches():
                 for key, raw in page:
-                    yield _decode(key, raw)
+                    yield from _decode(key, raw)
 
     def remove(self, number: int, pending_keys: Iterable[bytes]) -> None:
         self.store.delete_many(keys.pending_partition(number), pending_keys)
@@ -275,8 +324,10 @@ class DeletionLog:
         return self.clock() - float(loaded[0]) < self.settings.lease_time
 
 
-def _decode(key: bytes, raw: bytes) -> DueRecord:
+def _decode(key: bytes, raw: bytes) -> list[DueRecord]:
+    """The record stored at `key`, or its members; one unreadable record if it cannot be read."""
     try:
-        return DueRecord(key, decode_pending(raw))
+        record = decode_pending(raw)
     except ValueError as exc:  # msgspec.DecodeError and ValidationError are ValueErrors
-        return DueRecord(key, None, f"the record cannot be decoded ({exc})", raw)
+        return [DueRecord(key, None, f"the record cannot be decoded ({exc})", raw)]
+    return [DueRecord(key, member) for member in record.expand()]

@@ -6,6 +6,12 @@ namespace, owned by which repository instance, why it lost a reference, and
 where that reference was (staging token and path), so the in-use check can
 look there again. Records are MessagePack; pending ones are encoded as arrays
 (no field names) because a log may hold millions of them.
+
+A batch of tombstones (a bulk delete's) logs its blobs as one record with
+`members`: one KV row per thousand blobs instead of one each, which was a
+third of a staged-only bulk delete's time (issue 26). The log reads it back
+as one record per member (`PendingDelete.expand`), so workers, status and
+dead letters never see a batch.
 """
 
 from __future__ import annotations
@@ -13,6 +19,8 @@ from __future__ import annotations
 from typing import Final, Literal, get_args
 
 import msgspec
+
+from kvlake.deletion.keys import member_record_id
 
 Origin = Literal[
     "overwritten_staged",
@@ -39,6 +47,14 @@ STAGING_ORIGINS: Final = frozenset(
 """Origins whose blob was only ever staged by that path; committed blobs are GC's."""
 
 
+class Member(msgspec.Struct, frozen=True, array_like=True):
+    """One blob of a batch record: what differs between its members."""
+
+    address: str
+    path: bytes
+    since: float
+
+
 class PendingDelete(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
     """One blob to delete once nothing references it.
 
@@ -47,6 +63,10 @@ class PendingDelete(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
     records have none. `since` is the entry's mtime (0 when unknown): the check
     no longer walks history from it, and it stays so that records already
     stored (array-encoded) still decode and dead letters show it.
+
+    With `members` the record is a batch: each member is a blob of its own,
+    sharing every other field; `address` is the first member's (the partition
+    it is logged in). Last, so records written before batches existed decode.
     """
 
     id: str
@@ -64,6 +84,28 @@ class PendingDelete(msgspec.Struct, frozen=True, kw_only=True, array_like=True):
     since: float = 0.0
     properties: dict[str, str] = {}
     last_error: str = ""
+    members: list[Member] = []
+
+    def expand(self) -> list[PendingDelete]:
+        """The records this one stands for: itself, or one per member of a batch.
+
+        A member's id derives from the batch's and its place in it, so reading the
+        batch twice (a worker retrying it after a crash) names each member the same.
+        """
+        if not self.members:
+            return [self]
+        replace = msgspec.structs.replace
+        return [
+            replace(
+                self,
+                id=member_record_id(self.id, index),
+                address=member.address,
+                path=member.path,
+                since=member.since,
+                members=[],
+            )
+            for index, member in enumerate(self.members)
+        ]
 
 
 class DeadLetter(msgspec.Struct, frozen=True, kw_only=True):

@@ -7,7 +7,8 @@ value loses its place or gains a second one:
   deletion's tombstone, a reset), its blob is logged (`overwritten_staged` or
   `deleted_staged`) with the token and path it leaves: invariant 4, the intent
   is durable before the reference goes. A replacement that references the same
-  blob logs nothing.
+  blob logs nothing. A batch (a bulk delete's tombstones) is logged as batch
+  records, a thousand blobs to a KV row (`DeletionLog.new_batch`).
 - before a value that may also be committed, or staged in a sealed token, is
   staged in another token (a writer's re-write after a seal, a reset's shadow
   of a committed value), its address is marked shared, as a copy's is: a
@@ -21,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kvlake.deletion.log import DeletionLog, EntryOf
-from kvlake.deletion.records import Origin, PendingDelete
+from kvlake.deletion.records import Member, Origin
 from kvlake.graveler import Repository, Value
 
 
@@ -44,22 +45,14 @@ class StagingLogHooks:
             return
         kept = "" if replacement is None else self._entry_of(replacement).address
         origin: Origin = "deleted_staged" if replacement is None else "overwritten_staged"
-        records: list[PendingDelete] = []
+        members: list[Member] = []
         for key, value in entries:
             old = self._entry_of(value)
             if old.address and old.address != kept:
-                records.append(
-                    self._log.new_record(
-                        repository,
-                        old.address,
-                        origin,
-                        staging_token=token,
-                        path=key,
-                        since=old.since,
-                    )
-                )
-        if records:
-            self._log.append(records)
+                members.append(Member(old.address, key, old.since))
+        if members:
+            # One record per thousand blobs (a batch of tombstones), not one each.
+            self._log.append(self._log.new_batch(repository, origin, members, staging_token=token))
 
     def before_restage(self, repository: Repository, values: Sequence[Value]) -> None:
         """Mark the values' addresses shared before they are staged in a second place."""

@@ -173,7 +173,9 @@ class DeletionWorker:
         self._log.reschedule(number, reschedule)
         self._log.store.set_many(keys.DEAD_LETTERS, dead)
         kept_keys = {keys.pending_key(r.not_before, r.id) for r in reschedule}
-        self._log.remove(number, (item.key for item in due if item.key not in kept_keys))
+        # A batch record's members share its key: removed once, after all outcomes.
+        done_keys = dict.fromkeys(item.key for item in due if item.key not in kept_keys)
+        self._log.remove(number, done_keys)
         for (name, uid), tally in purged.items():
             try:
                 self._purges.count(

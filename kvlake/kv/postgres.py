@@ -65,18 +65,31 @@ _SET_MANY: Final = (
     " SELECT %s, k, v FROM unnest(%s::bytea[], %s::bytea[]) AS u(k, v)"
     " ON CONFLICT (partition, key) DO UPDATE SET value = EXCLUDED.value"
 )
+# One index probe per key, whatever the statistics say (the LATERAL ... LIMIT 1 cannot be
+# turned into a join): `key = ANY(...)` or a join on the keys read the whole partition, by a
+# bitmap or hash join, while the table's statistics predate the partition (a million keys
+# staged moments ago, autovacuum not yet run), which made a bulk delete quadratic.
 _GET_MANY: Final = (
-    'SELECT key, value FROM "{table}" WHERE partition = %s AND key = ANY(%s::bytea[])'
+    "SELECT u.k, f.value FROM unnest(%s::bytea[]) AS u(k) CROSS JOIN LATERAL"
+    ' (SELECT value FROM "{table}" WHERE partition = %s AND key = u.k LIMIT 1) AS f'
 )
 _GET_ACROSS: Final = (
     'SELECT partition, key, value FROM "{table}"'
     " WHERE partition = ANY(%s::bytea[]) AND key = ANY(%s::bytea[])"
 )
+# As _GET_MANY: each key's row is found by an index probe (its ctid), then updated by it. A
+# row another writer changed after the probe has a new ctid, so it is not written (named
+# missed, as a changed value is).
 _SWAP_MANY: Final = (
     'UPDATE "{table}" AS t SET value = u.v'
-    " FROM unnest(%s::bytea[], %s::bytea[], %s::bytea[]) AS u(k, e, v)"
-    " WHERE t.partition = %s AND t.key = u.k AND t.value = u.e RETURNING t.key"
+    " FROM unnest(%s::bytea[], %s::bytea[], %s::bytea[]) AS u(k, e, v) CROSS JOIN LATERAL"
+    ' (SELECT ctid AS row_id FROM "{table}"'
+    " WHERE partition = %s AND key = u.k AND value = u.e LIMIT 1) AS f"
+    " WHERE t.ctid = f.row_id RETURNING t.key"
 )
+_SWAP_CHUNK: Final = 1000
+"""Swaps per statement: the planner's cost of 10,000 probes passes `jit_above_cost`, and
+compiling the plan took longer than running it."""
 _DELETE_MANY: Final = 'DELETE FROM "{table}" WHERE partition = %s AND key = ANY(%s::bytea[])'
 _DROP_PARTITION: Final = 'DELETE FROM "{table}" WHERE partition = %s'
 
@@ -300,7 +313,7 @@ class PostgresStore(Store):
         return value
 
     def _get_many(self, partition: bytes, keys: list[bytes]) -> dict[bytes, bytes]:
-        rows = self._run("read keys", self._get_many_sql, (partition, keys), _fetch_all)
+        rows = self._run("read keys", self._get_many_sql, (keys, partition), _fetch_all)
         return {bytes(key): bytes(value) for key, value in rows}
 
     def _get_across(
@@ -371,12 +384,18 @@ class PostgresStore(Store):
         self._run("delete keys", self._delete_many_sql, (partition, keys), _row_count)
 
     def _swap_many(self, partition: bytes, swaps: list[tuple[bytes, bytes, bytes]]) -> list[bytes]:
-        wanted = [key for key, _, _ in swaps]  # each once (swap_many checks): one row each
-        params = (wanted, [e for _, e, _ in swaps], [v for _, _, v in swaps], partition)
-        # Not retried on a lost connection: swaps that ran would then count as missed.
-        rows = self._run("write keys", self._swap_many_sql, params, _fetch_all, idempotent=False)
-        written = {bytes(row[0]) for row in rows}
-        return [key for key in wanted if key not in written]
+        missed: list[bytes] = []
+        for start in range(0, len(swaps), _SWAP_CHUNK):
+            chunk = swaps[start : start + _SWAP_CHUNK]
+            wanted = [key for key, _, _ in chunk]  # each once (swap_many checks): one row each
+            params = (wanted, [e for _, e, _ in chunk], [v for _, _, v in chunk], partition)
+            # Not retried on a lost connection: swaps that ran would then count as missed.
+            rows = self._run(
+                "write keys", self._swap_many_sql, params, _fetch_all, idempotent=False
+            )
+            written = {bytes(row[0]) for row in rows}
+            missed.extend(key for key in wanted if key not in written)
+        return missed
 
     def _drop_partition(self, partition: bytes) -> None:
         self._run("drop a partition", self._drop_partition_sql, (partition,), _row_count)

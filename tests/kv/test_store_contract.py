@@ -369,6 +369,8 @@ def test_get_many_returns_the_existing_keys_across_chunks_and_leaves_out_missing
     store.set(P, b"empty", b"")
     wanted = [key for key, _ in items[::2]] + [b"missing", b"empty", b"\x00\xff"]
     assert store.get_many(P, iter(wanted)) == {**dict(items[::2]), b"empty": b""}
+    first_two = [key for key, _ in items[:2]]  # the second only in P: not "other"'s
+    assert store.get_many(b"other", first_two) == {items[0][0]: b"elsewhere"}
     assert store.get_many(P, []) == {}
     assert store.get_many(b"never existed", [b"a"]) == {}
     with pytest.raises(MissingArgumentError):

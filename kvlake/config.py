@@ -88,9 +88,10 @@ class OperationsSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unkno
     lease_time: Annotated[float, msgspec.Meta(gt=0)] = 60.0
     """KVLAKE_OPERATIONS_LEASE_TIME: seconds a server holds an operation without renewing
     (renewed every batch); after it another server resumes it."""
-    upload_lock_ttl: Annotated[float, msgspec.Meta(gt=0)] = 3600.0
-    """KVLAKE_OPERATIONS_UPLOAD_LOCK_TTL: seconds an upload's implicit lock lasts if its
-    server dies mid-upload."""
+    upload_lock_ttl: Annotated[float, msgspec.Meta(gt=0)] = 10.0
+    """KVLAKE_OPERATIONS_UPLOAD_LOCK_TTL: seconds a server's upload lease (its uploads'
+    implicit locks, renewed every twentieth of it) lasts if the server dies; a bulk delete
+    waits about a tenth of it after taking its delete lock."""
     engine: str = "local"
     """KVLAKE_OPERATIONS_ENGINE: the default engine, `local`, `spark` or `auto`."""
     spark_threshold: Annotated[int, msgspec.Meta(ge=0)] = 10_000_000

@@ -206,6 +206,9 @@ class Lake(Closing):
             )
             thread.start()
             self._threads.append(thread)
+        # Renewed in bulk for every upload of this process (kvlake/operations/leases.py);
+        # without it, uploads renew it inline and a bulk delete waits for its expiry.
+        self.locks.leases.start()
 
     def close(self) -> None:
         """Stop the background jobs (after their current pass), then close the stores."""
@@ -213,6 +216,7 @@ class Lake(Closing):
         self.operations.wake()
         for thread in self._threads:
             thread.join()
+        self.locks.leases.release()  # bulk deletes wait for this process no more
         self.blockstore.close()
         self.store.close()
 

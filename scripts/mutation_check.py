@@ -771,6 +771,60 @@ MUTATIONS = (
             "::test_an_upload_that_outlived_its_lock_under_a_new_bulk_delete_is_refused",
         ),
     ),
+    # -- issue 28: upload locks in a per-process lease, renewed in bulk -----------------
+    Mutation(
+        "upload-lease-bulk-delete-settles",
+        "issue 28: a bulk delete waits for other processes' leases to list uploads it missed",
+        "kvlake/operations/locks.py",
+        "            encode(_delete_lock(operation_id, branch, prefix, expires)),\n"
+        "        )\n        self.settle_uploads()\n",
+        "            encode(_delete_lock(operation_id, branch, prefix, expires)),\n        )\n",
+        (
+            "tests/operations/test_upload_leases.py::test_a_bulk_delete_skips_an_upload_in_flight_in_another_process",
+        ),
+    ),
+    Mutation(
+        "upload-lease-uploads-are-write-locks",
+        "issue 28: a bulk delete skips the paths of uploads in flight, from every lease",
+        "kvlake/operations/locks.py",
+        "            if first <= path <= last:\n",
+        "            if False:\n",
+        (
+            "tests/operations/test_upload_leases.py::test_a_bulk_delete_skips_an_upload_in_flight_in_another_process",
+            "tests/interleavings/test_operations.py"
+            "::test_a_new_blob_landing_between_the_tombstone_read_and_write_is_never_orphaned",
+        ),
+    ),
+    Mutation(
+        "upload-lease-published-before-registering",
+        "issue 28: an upload registers only while its process's lease record is live",
+        "kvlake/operations/leases.py",
+        "        if self.clock() + self.ttl / 2 >= self._expires:\n            self.renew()\n",
+        "",
+        (
+            "tests/operations/test_upload_leases.py::test_a_bulk_delete_skips_an_upload_in_flight_in_another_process",
+        ),
+    ),
+    Mutation(
+        "upload-lease-expires",
+        "issue 28: a crashed process's lease expires (bulk deletes stop waiting for it)",
+        "kvlake/operations/leases.py",
+        "        if lease.live(now):\n            yield lease\n",
+        "        if True:\n            yield lease\n",
+        (
+            "tests/operations/test_upload_leases.py::test_a_crashed_process_lease_expires_and_stops_protecting",
+        ),
+    ),
+    Mutation(
+        "upload-lease-gap-is-not-held",
+        "issue 28: an upload whose lease was renewed after a gap re-checks the delete locks",
+        "kvlake/operations/leases.py",
+        "        gap = now >= self._expires\n",
+        "        gap = self._written is None\n",
+        (
+            "tests/operations/test_upload_leases.py::test_an_upload_whose_lease_lapsed_mid_body_rechecks_the_delete_locks",
+        ),
+    ),
     Mutation(
         "update-marks-committed-shared",
         "invariant 4a: an update restaging a committed blob marks it shared",

@@ -25,6 +25,7 @@ def test_a_failing_pass_is_retried_and_closing_ends_the_jobs(lake_blocks: BlockS
         "kvlake-deletion",
         "kvlake-operations",
         "kvlake-actions",
+        "kvlake-upload-lease",  # renews this process's upload lease (operations/leases.py)
     }
 
     def retried() -> bool:

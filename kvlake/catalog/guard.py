@@ -15,7 +15,8 @@ completion) and stageObject. Each
    delete that read the write locks after it skips;
 2. stages through graveler's writer flow, which logs the entry it replaces
    before replacing it (invariant 4);
-3. checks its lock outlived the staging (a lock that expired mid-write reopened
+3. checks its lock outlived the staging (its process's upload lease stayed live
+   throughout, kvlake/operations/leases.py; a lease that lapsed mid-write reopened
    the window: the write is refused and its blob left to the deletion log's
    use-checked deletion).
 
@@ -80,7 +81,7 @@ class StagingGuard:
         delete's blind tombstone, unlogged: refuse it, so the caller's clean-up hands its
         blob to the log's use-checked deletion (kept if the entry survived)."""
         assert self._locks is not None
-        if self._clock() < held.lock.expires:
+        if self._locks.held_through(held):
             return
         lock = self._locks.deleting(repository, path, branch=branch)
         if lock is not None:

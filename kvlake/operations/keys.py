@@ -10,6 +10,7 @@
 | `locks/<instance uid>` | `<object path>` | an explicit write lock on the path |
 | `locks/<instance uid>` | `<object path>\\0<upload uid>` | an upload's implicit write lock |
 | `delete_locks/<instance uid>` | `<operation id>` | a bulk delete's lock on its path prefix |
+| `upload_leases` | `<holder uid>` | a server process's upload lease: its uploads in flight |
 
 Operation ids and instance uids are `ids.new_uid()` (fixed width, time-sortable),
 so `op/` keys list operations oldest first. `operations_live` indexes the records
@@ -38,6 +39,7 @@ _LOCKS_PREFIX: Final = b"locks/"
 _DELETE_LOCKS_PREFIX: Final = b"delete_locks/"
 BATCH_WIDTH: Final = 10
 UPLOAD_SEPARATOR: Final = b"\0"
+UPLOAD_LEASES: Final = b"upload_leases"
 
 
 def not_found(operation_id: str) -> OperationNotFoundError:
@@ -93,6 +95,10 @@ def locks_partition(instance_uid: str) -> bytes:
 
 def delete_locks_partition(instance_uid: str) -> bytes:
     return _DELETE_LOCKS_PREFIX + instance_uid.encode()
+
+
+def upload_lease_key(holder: str) -> bytes:
+    return holder.encode()
 
 
 def lock_key(path: str) -> bytes:

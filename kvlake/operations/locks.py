@@ -6,7 +6,9 @@ holder never blocks anyone for longer than its lease:
 - an explicit write lock on a path (`acquire` / `release`, API and CLI): other
   owners' uploads to the path are refused and bulk deletes skip it;
 - an upload's implicit write lock (`begin_upload` / `end_upload`), held while the
-  body streams and until the entry is staged; bulk deletes skip the path;
+  body streams and until the entry is staged; bulk deletes skip the path. It is
+  no KV record of its own: the upload is registered in its process's upload lease
+  (kvlake/operations/leases.py), one record per process renewed in bulk;
 - a bulk delete's delete lock on its path prefix and branch (`take_delete_lock`),
   renewed with the operation's lease, during enumeration and before every batch
   writes (`renew_delete_lock`); new blobs staged under the prefix on that branch
@@ -14,10 +16,13 @@ holder never blocks anyone for longer than its lease:
 
 The upload and the bulk delete meet Dekker-style, which is what makes a bulk
 delete's blind tombstone writes safe (kvlake/graveler/staging/writer.py,
-`write_tombstones`): an upload writes its lock *then* reads the delete locks;
-a bulk delete writes its delete lock *then* reads the write locks of each
-batch before touching it. Whichever writes second sees the other's record, so
-an upload is either refused before it stages anything or its path is skipped.
+`write_tombstones`): an upload registers in its lease *then* reads the delete
+locks; a bulk delete writes its delete lock, waits until every other process's
+lease was renewed twice since (`settle_uploads`: then those leases list every
+upload that read the delete locks before the lock was written), *then* reads the
+write locks and leases of each batch before touching it. Whichever comes second
+sees the other, so an upload is either refused before it stages anything or its
+path is skipped.
 Only a lease that expires mid-upload reopens the window; `Catalog.upload`
 checks for that case after staging (docs/operations.md).
 
@@ -34,12 +39,17 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from kvlake import ids
-from kvlake.errors import InvalidInputError, LockedError, PreconditionFailedError
+from kvlake.errors import (
+    InvalidInputError,
+    LockedError,
+    PreconditionFailedError,
+    UnavailableError,
+)
 from kvlake.graveler import Repository, check_path
 from kvlake.kv import Predicate, Store, get_or_none, update
 from kvlake.operations import keys
-from kvlake.operations.records import Lock, decode_lock, encode
+from kvlake.operations.leases import Registration, UploadLeases, live_leases
+from kvlake.operations.records import LeasedUpload, Lock, decode_lock, encode
 
 MAX_LOCK_TTL = 7 * 24 * 3600.0
 
@@ -49,19 +59,28 @@ class UploadLock:
     """An upload's implicit lock: release it with `ObjectLocks.end_upload`."""
 
     repository: Repository
-    key: bytes
+    registration: Registration
     lock: Lock
 
 
 class ObjectLocks:
-    """Reads and writes object locks in the KV. Thread-safe; no in-process state."""
+    """Reads and writes object locks in the KV. Thread-safe; the one in-process state is
+    this process's upload lease (`leases`)."""
 
     def __init__(
-        self, store: Store, *, clock: Callable[[], float] = time.time, upload_ttl: float = 3600.0
+        self,
+        store: Store,
+        *,
+        clock: Callable[[], float] = time.time,
+        upload_ttl: float = 10.0,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.store = store
         self.clock = clock
         self.upload_ttl = upload_ttl
+        self.leases = UploadLeases(store, clock=clock, ttl=upload_ttl)
+        self.sleep = sleep
+        """How `settle_uploads` waits between looks (tests renew other leases in it)."""
 
     # -- explicit write locks ------------------------------------------------------
 
@@ -125,10 +144,13 @@ class ObjectLocks:
         with self.store.scan(keys.locks_partition(repository.instance_uid), start) as scan:
             for key, raw in scan:
                 if not key.startswith(start):
-                    return
+                    break
                 lock = decode_lock(raw)
                 if lock.live(now):
                     yield lock
+        for path, lock in self._leased(repository, now).items():
+            if path.startswith(prefix):
+                yield lock
 
     def write_locked(self, repository: Repository, first: str, last: str) -> dict[str, Lock]:
         """Live write locks on paths in [first, last], by path: one range scan."""
@@ -143,7 +165,59 @@ class ObjectLocks:
                 lock = decode_lock(raw)
                 if lock.live(now):
                     found.setdefault(keys.path_of_lock_key(key), lock)
+        for path, lock in self._leased(repository, now).items():
+            if first <= path <= last:
+                found.setdefault(path, lock)
         return found
+
+    def _leased(self, repository: Repository, now: float) -> dict[str, Lock]:
+        """Uploads in flight in `repository`, by path: this process's from memory, every
+        other process's from its live lease (one scan of a record per server process).
+        Uploads of older kvlake servers are write-lock records, read with those."""
+        found: dict[str, Lock] = {}
+        own = self.leases
+        published = [
+            (lease.uploads, lease.expires)
+            for lease in live_leases(self.store, now)
+            if lease.holder != own.holder
+        ]
+        for uploads, expires in [(own.in_flight(), now + own.ttl), *published]:
+            for upload in uploads:
+                if upload.instance_uid == repository.instance_uid:
+                    found.setdefault(upload.path, _upload_lock(upload, expires))
+        return found
+
+    def settle_uploads(self) -> None:
+        """Wait until every other process's live upload lease was renewed twice since now
+        (or expired): call it after writing a delete lock, before reading write locks.
+
+        Such a lease then lists every upload of its process that read the delete locks
+        before the delete lock was written and is still in flight (leases.py).
+
+        Raises:
+            UnavailableError: a lease neither renewed nor expired for two lease times
+                (a process stalled with its clock behind?); nothing was deleted.
+        """
+        own = self.leases.holder
+        waiting = {
+            lease.holder: lease.seq + 2
+            for lease in live_leases(self.store, self.clock())
+            if lease.holder != own and not lease.fixed
+        }
+        deadline = time.monotonic() + 2 * self.upload_ttl
+        while waiting:
+            if time.monotonic() > deadline:
+                raise UnavailableError(
+                    f"upload leases of {len(waiting)} server process(es) were neither renewed"
+                    f" nor expired for {2 * self.upload_ttl:.0f} s; the bulk delete retries"
+                )
+            self.sleep(self.upload_ttl / 40)
+            now_live = {lease.holder: lease.seq for lease in live_leases(self.store, self.clock())}
+            waiting = {
+                holder: seq
+                for holder, seq in waiting.items()
+                if holder in now_live and now_live[holder] < seq
+            }
 
     def refuse_locked(
         self, repository: Repository, path: str, *, owner: str, prefix: bool = False
@@ -181,20 +255,23 @@ class ObjectLocks:
         """Take a write's implicit lock on `path`, then check nothing forbids the write.
 
         Every staging write of a new blob takes it (kvlake/catalog/guard.py). The
-        lock is written before the delete locks are read (see the module
-        docstring); a refused write has released it again. Only a bulk delete on
-        `branch` refuses it: one on another branch never touches this write's entry.
+        lock is registered in this process's upload lease (no KV write, but when the
+        lease itself must be published) before the delete locks are read (see the
+        module docstring); a refused write has released it again. Only a bulk
+        delete on `branch` refuses it: one on another branch never touches this
+        write's entry.
 
         Raises:
             LockedError: another owner's write lock, or a bulk delete on `branch`,
                 covers the path.
         """
+        upload = LeasedUpload(
+            instance_uid=repository.instance_uid, branch=branch, path=path, owner=owner or "upload"
+        )
+        registration = self.leases.register(upload)
         now = self.clock()
-        key = keys.upload_lock_key(path, ids.new_uid())
-        lock = Lock(kind="write", owner=owner or "upload", expires=now + self.upload_ttl, path=path)
         partition = keys.locks_partition(repository.instance_uid)
-        self.store.set(partition, key, encode(lock))
-        held = UploadLock(repository, key, lock)
+        held = UploadLock(repository, registration, _upload_lock(upload, now + self.upload_ttl))
         try:
             explicit, _ = self._read(partition, keys.lock_key(path))
             if explicit is not None and explicit.live(now) and explicit.owner != owner:
@@ -206,8 +283,13 @@ class ObjectLocks:
         return held
 
     def end_upload(self, held: UploadLock) -> None:
-        """Release an upload's lock (its key is the upload's own: no one else writes it)."""
-        self.store.delete(keys.locks_partition(held.repository.instance_uid), held.key)
+        """Release an upload's lock: it leaves this process's lease (no KV write)."""
+        self.leases.unregister(held.registration)
+
+    def held_through(self, held: UploadLock) -> bool:
+        """Whether every bulk delete that read the write locks since the upload began saw
+        it: its process's lease stayed live without a gap (leases.py)."""
+        return self.leases.held_through(held.registration)
 
     def refuse_import(
         self, repository: Repository, branch: str, destination: str, *, owner: str, prefix: bool
@@ -276,12 +358,14 @@ class ObjectLocks:
     def take_delete_lock(
         self, repository: Repository, operation_id: str, branch: str, prefix: str, expires: float
     ) -> None:
-        """Take or renew the delete lock of an operation (its key: a retry takes it over)."""
+        """Take or renew the delete lock of an operation (its key: a retry takes it over),
+        then wait until other processes' leases list every upload that missed it."""
         self.store.set(
             keys.delete_locks_partition(repository.instance_uid),
             keys.operation_key(operation_id),
             encode(_delete_lock(operation_id, branch, prefix, expires)),
         )
+        self.settle_uploads()
 
     def renew_delete_lock(
         self, repository: Repository, operation_id: str, branch: str, prefix: str, expires: float
@@ -302,20 +386,29 @@ class ObjectLocks:
                 PreconditionFailedError too: the batch stops and is retried).
         """
 
+        lapsed = False
+
         def renew(raw: bytes | None) -> bytes:
             # Run again on what another task wrote when it renewed first.
+            nonlocal lapsed
             if raw is None:
                 raise PreconditionFailedError(
                     f"bulk delete operation {operation_id} holds no delete lock any more (it"
                     " finished or was cancelled elsewhere); this batch stops, nothing deleted"
                 )
-            until = max(expires, decode_lock(raw).expires)
-            return encode(_delete_lock(operation_id, branch, prefix, until))
+            current = decode_lock(raw).expires
+            lapsed = not self.clock() < current
+            return encode(_delete_lock(operation_id, branch, prefix, max(expires, current)))
 
         partition = keys.delete_locks_partition(repository.instance_uid)
         key = keys.operation_key(operation_id)
         what = f"renewing the delete lock of bulk delete operation {operation_id}"
-        return decode_lock(update(self.store, partition, key, renew, what=what)).expires
+        renewed = decode_lock(update(self.store, partition, key, renew, what=what)).expires
+        if lapsed:
+            # Uploads that read the delete locks while it had lapsed passed it: wait until
+            # their processes' leases list them, as after taking it.
+            self.settle_uploads()
+        return renewed
 
     def release_delete_lock(self, instance_uid: str, operation_id: str) -> None:
         self.store.delete(
@@ -336,6 +429,11 @@ def _delete_lock(operation_id: str, branch: str, prefix: str, expires: float) ->
         operation_id=operation_id,
         branch=branch,
     )
+
+
+def _upload_lock(upload: LeasedUpload, expires: float) -> Lock:
+    """An upload in flight as the write lock a bulk delete skips and a listing shows."""
+    return Lock(kind="write", owner=upload.owner, expires=expires, path=upload.path)
 
 
 def _held(path: str, lock: Lock, now: float) -> LockedError:

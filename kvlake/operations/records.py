@@ -341,6 +341,35 @@ class Lock(msgspec.Struct, frozen=True, kw_only=True):
         return self.owner.split("#", 1)[0]
 
 
+class LeasedUpload(msgspec.Struct, frozen=True, kw_only=True):
+    """An upload in flight in a process, as its upload lease publishes it: the path it
+    will stage at, which a bulk delete of that path skips (kvlake/operations/leases.py)."""
+
+    instance_uid: str
+    branch: str
+    path: str
+    owner: str
+
+
+class UploadLease(msgspec.Struct, frozen=True, kw_only=True):
+    """A server process's upload lease: its uploads in flight when it was last renewed.
+
+    `seq` grows by one a renewal, so a bulk delete can wait for two renewals after its
+    delete lock was written: the second lists every upload that may have missed it."""
+
+    holder: str
+    process: str
+    expires: float
+    seq: int
+    uploads: tuple[LeasedUpload, ...] = ()
+    fixed: bool = False
+    """One upload's own record (a process without the renewal thread): it lists all it
+    ever will, so a bulk delete need not wait for its renewals."""
+
+    def live(self, now: float) -> bool:
+        return now < self.expires
+
+
 _ENCODER: Final = msgspec.msgpack.Encoder()
 _OPERATION: Final = msgspec.msgpack.Decoder(Operation)
 _BATCH: Final = msgspec.msgpack.Decoder(Batch)
@@ -348,9 +377,10 @@ _BATCH_KIND: Final = msgspec.msgpack.Decoder(_Kind)
 _UNTAGGED_BATCH: Final = msgspec.msgpack.Decoder(_UntaggedBatch)
 _FAILURE: Final = msgspec.msgpack.Decoder(Failure)
 _LOCK: Final = msgspec.msgpack.Decoder(Lock)
+_LEASE: Final = msgspec.msgpack.Decoder(UploadLease)
 
 
-def encode(record: Operation | PathBatch | RangeBatch | Failure | Lock) -> bytes:
+def encode(record: Operation | PathBatch | RangeBatch | Failure | Lock | UploadLease) -> bytes:
     return _ENCODER.encode(record)
 
 
@@ -386,3 +416,7 @@ def decode_failure(raw: bytes) -> Failure:
 
 def decode_lock(raw: bytes) -> Lock:
     return _LOCK.decode(raw)
+
+
+def decode_upload_lease(raw: bytes) -> UploadLease:
+    return _LEASE.decode(raw)

@@ -3000,9 +3000,10 @@ MUTATIONS = (
     Mutation(
         "scale-gc-scans-only-tokens-with-entries",
         "issue 33 item 2: a GC batch scans no live token whose staging partition is empty",
-        "kvlake/deletion/staged_refs.py",
-        "            if len(unread) > DIRECT_SCANS:\n",
-        "            if False:\n",
+        "kvlake/graveler/references.py",
+        "        return LiveTokens(list(self.tokens_with_entries(repository.instance_uid)),"
+        " sealed)\n",
+        "        return self.live_tokens(repository)\n",
         (
             "tests/deletion/test_scale.py::"
             "test_a_gc_batch_scans_no_live_token_whose_staging_is_empty",
@@ -3011,12 +3012,68 @@ MUTATIONS = (
     Mutation(
         "scale-gc-scans-the-tokens-with-entries",
         "invariant 4: a GC candidate staged on one branch among many is in use",
-        "kvlake/deletion/staged_refs.py",
-        "                unread = [token for token in unread if token in holding]\n",
-        "                unread = []\n",
+        "kvlake/graveler/references.py",
+        "        return LiveTokens(list(self.tokens_with_entries(repository.instance_uid)),"
+        " sealed)\n",
+        "        return LiveTokens([], sealed)\n",
         (
             "tests/deletion/test_scale.py::"
             "test_a_gc_batch_scans_no_live_token_whose_staging_is_empty",
+        ),
+    ),
+    Mutation(
+        "scale-seal-indexes-its-token-before-the-swap",
+        "issue 33 item 2: a seal indexes its token before its swap, so the in-use check that"
+        " reads the sealing index, not every branch, still waits on it",
+        "kvlake/graveler/history/commits.py",
+        "            self._refs.index_sealing(repository, branch_name, (branch.staging_token,))\n",
+        "",
+        ("tests/deletion/test_sealing_index.py::test_a_record_whose_token_a_commit_sealed_waits",),
+    ),
+    Mutation(
+        "scale-sealing-index-confirmed-by-the-branches",
+        "issue 33 item 2: an index entry counts only as its branch's record reads it (a seal"
+        " that crashed before its swap leaves no wait behind)",
+        "kvlake/graveler/refs/sealing.py",
+        "            sealed.update(branch.sealed_tokens)\n",
+        "            sealed.update(entries)\n",
+        ("tests/deletion/test_sealing_index.py::test_stale_entries_are_ignored_and_removed",),
+    ),
+    Mutation(
+        "scale-sealing-index-built-for-older-stores",
+        "issue 33 item 2: an instance written before the sealing index has it built from its"
+        " branches' sealed tokens",
+        "kvlake/graveler/refs/sealing.py",
+        "                    entries.extend(\n",
+        "                    [].extend(\n",
+        (
+            "tests/deletion/test_sealing_index.py::"
+            "test_a_store_written_before_the_index_has_it_built_from_the_branches",
+        ),
+    ),
+    Mutation(
+        "scale-in-use-looks-in-the-non-empty-partitions",
+        "invariant 4: the in-use check looks in every non-empty staging partition",
+        "kvlake/graveler/references.py",
+        "        return LiveTokens(list(self.tokens_with_entries(repository.instance_uid)),"
+        " sealed)\n",
+        "        return LiveTokens([], sealed)\n",
+        (
+            "tests/deletion/test_sealing_index.py::"
+            "test_a_commit_sealing_between_the_index_read_and_the_lookups_keeps_the_blob",
+            "tests/deletion/test_scale.py::test_a_gc_batch_scans_no_live_token_whose_staging_is_empty",
+        ),
+    ),
+    Mutation(
+        "scale-in-use-reads-no-branch-per-check",
+        "issue 33 item 2: one record's check reads no row per branch whose staging is empty",
+        "kvlake/graveler/references.py",
+        "        return LiveTokens(list(self.tokens_with_entries(repository.instance_uid)),"
+        " sealed)\n",
+        "        return self.live_tokens(repository)\n",
+        (
+            "tests/deletion/test_scale.py::"
+            "test_one_records_check_reads_no_row_per_branch_whose_staging_is_empty",
         ),
     ),
     Mutation(

@@ -35,7 +35,7 @@ StagedPage = list[tuple[bytes, Value | None]]
 
 @dataclass(slots=True)
 class LiveTokens:
-    """Every branch's staging and sealed tokens, read in one scan of the branches."""
+    """The staging tokens an in-use check looks in, and the tokens it counts as sealed."""
 
     all: list[str] = field(default_factory=list)
     sealed: set[str] = field(default_factory=set)
@@ -85,13 +85,30 @@ class References:
     # -- tokens, staged entries and commits ------------------------------------------
 
     def live_tokens(self, repository: Repository) -> LiveTokens:
-        """Each branch's staging token and sealed tokens, hidden branches included."""
+        """Each branch's staging token and sealed tokens, hidden branches included: one
+        scan of every branch record (the in-use check reads `tokens_to_check` instead)."""
         live = LiveTokens()
         for _, branch in self._refs.list_branches(repository):
             live.all.append(branch.staging_token)
             live.all.extend(branch.sealed_tokens)
             live.sealed.update(branch.sealed_tokens)
         return live
+
+    def tokens_to_check(self, repository: Repository) -> LiveTokens:
+        """The tokens whose staging an in-use check looks in, and those it counts as sealed,
+        read in this order and before any staging lookup, at a cost that does not grow
+        with branches whose staging is empty (issue 33, item 2).
+
+        `sealed`: the sealing index, confirmed against the branches it names
+        (kvlake/graveler/refs/sealing.py): every token sealed when it was read, and
+        maybe tokens sealed or gone since (a wait, never an early delete). `all`: the
+        instance's non-empty staging partitions, listed after: every live token that
+        holds any entry then, and tokens dropped but not yet cleaned (a hit there keeps
+        the blob until the cleaner drops the partition and logs it again). A live token
+        found empty by the listing is one whose lookup found nothing, after the refs.
+        """
+        sealed = self._refs.sealed_tokens(repository)
+        return LiveTokens(list(self.tokens_with_entries(repository.instance_uid)), sealed)
 
     def token_states(
         self, repository: Repository, tokens: Collection[str]

@@ -41,6 +41,7 @@ from kvlake.graveler.records import (
 )
 from kvlake.graveler.refs.lineage import Lineage, lineage_of, stamp, unstamped
 from kvlake.graveler.refs.lru import Lru
+from kvlake.graveler.refs.sealing import SealingIndex
 from kvlake.graveler.refs.visible import VisibleBranches
 from kvlake.kv import Predicate, Store, get_or_none, update
 
@@ -120,6 +121,7 @@ class Refs:
         self._commits: Lru[Commit] = Lru(commit_cache_size)
         self._lineages: Lru[Lineage] = Lru(lineage_cache_size)
         self._visible = VisibleBranches(store)
+        self._sealing = SealingIndex(store)
 
     # -- branches ---------------------------------------------------------------
 
@@ -172,6 +174,7 @@ class Refs:
 
     def create_branch(self, repository: Repository, name: str, branch: Branch) -> None:
         partition = partition_of(repository)
+        self._sealing.build(partition)  # a new repository's first branch: the index is empty
         if not branch.hidden:  # indexed before and after (see visible.py)
             self._visible.add(partition, name)
         try:
@@ -254,6 +257,21 @@ class Refs:
         yield from self._scan_names(
             repository, keys.TAG_PREFIX, after, decode_tag, name_prefix=prefix
         )
+
+    # -- the sealing index (sealing.py) ------------------------------------------
+
+    def index_sealing(self, repository: Repository, name: str, tokens: Iterable[str]) -> None:
+        """Before a seal's swap (in its change function): index the tokens it seals."""
+        self._sealing.add(partition_of(repository), name, tokens)
+
+    def unindex_sealing(self, repository: Repository, tokens: Iterable[str]) -> None:
+        """After tokens have left their branch for good: drop their index entries."""
+        self._sealing.remove(partition_of(repository), tokens)
+
+    def sealed_tokens(self, repository: Repository) -> set[str]:
+        """Every token sealed when called (and maybe some sealed or gone since), without
+        reading the branches that seal none (see sealing.py)."""
+        return self._sealing.sealed(partition_of(repository))
 
     def referenced_tokens(self, repository: Repository) -> tuple[set[str], set[str]]:
         """Every branch's staging token, and every branch's sealed tokens: one branch scan."""

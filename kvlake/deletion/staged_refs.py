@@ -2,8 +2,9 @@
 references a logged blob, or a commit in progress may.
 
 Records with a path are looked up at that path in their own token and every token
-holding entries (`References.tokens_to_check`), in one read across tokens. GC records have no path: each GC run's set of staged
-addresses answers them, read once and reused for `STAGED_SET_REUSE` seconds.
+holding entries (`References.tokens_to_check`), in one read across tokens. GC records
+have no path: each GC run's set of staged addresses answers them, read once and reused
+for `STAGED_SET_REUSE` seconds.
 """
 
 from __future__ import annotations

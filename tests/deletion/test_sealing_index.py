@@ -17,14 +17,17 @@ from tests.deletion.helpers import DeletionLake
 
 
 class SealDuringListing(MemoryStore):
-    """Runs `hook` once, at the check's listing of the staging partitions: after it read
-    the sealing index and its branches, before any staging lookup."""
+    """Runs `hook` once, at the check's second listing of the staging partitions: after it
+    read the sealing index and its branches, before any staging lookup."""
 
     hook: Callable[[], None] | None = None
+    listings = 0
 
     def partitions(self, *, after: bytes = b"") -> Iterator[bytes]:
-        hook, self.hook = self.hook, None
-        if hook is not None:
+        self.listings += 1
+        hook = self.hook
+        if hook is not None and self.listings == 2:
+            self.hook = None
             hook()
         return super().partitions(after=after)
 
@@ -87,7 +90,7 @@ def test_a_store_written_before_the_index_has_it_built_from_the_branches(
         lake.graveler._refs._sealing._built.clear()  # a process that never saw it built
         (verdict,) = checker(lake).check([overwritten(lake, stat.address, token)])
         assert verdict.action == "wait"
-        assert Refs(store).sealed_tokens(lake.repository) == {token}
+        assert Refs(store).sealed_tokens(lake.repository).sealed == {token}
 
 
 def test_stale_entries_are_ignored_and_removed(lake_blocks: BlockStore) -> None:
@@ -96,14 +99,14 @@ def test_stale_entries_are_ignored_and_removed(lake_blocks: BlockStore) -> None:
         stat = lake.upload("a")
         token = lake.graveler.get_branch(lake.repository, "main").staging_token
         # A seal that crashed before its swap: the token is still main's staging token.
-        Refs(store).index_sealing(lake.repository, "main", (token,))
+        Refs(store).index_sealing(lake.repository, "main", token, (token,))
         (verdict,) = checker(lake).check([overwritten(lake, stat.address, token)])
         assert verdict.action == "in_use"  # found staged, not waiting on a seal
         lake.graveler.create_branch(lake.repository, "dev", "main")
         gone = lake.graveler.get_branch(lake.repository, "dev").staging_token
-        Refs(store).index_sealing(lake.repository, "dev", (gone,))
+        Refs(store).index_sealing(lake.repository, "dev", gone, (gone,))
         lake.graveler.delete_branch(lake.repository, "dev")  # its token leaves with it
-        assert Refs(store).sealed_tokens(lake.repository) == set()
+        assert Refs(store).sealed_tokens(lake.repository).sealed == set()
         token = gone
         partition = keys.instance_partition(lake.repository.name, lake.repository.instance_uid)
         assert keys.sealing_key(token) not in store.get_many(partition, [keys.sealing_key(token)])

@@ -10,12 +10,14 @@ each group is checked against the KV as it is now:
    address is bad input and goes to the dead letters, never deleted. An instance
    deleted without purge keeps its data.
 2. Staging (records with `check_in_use`): the path in the record's own token and
-   in every token whose staging partition holds any key (a superset of the live
-   tokens holding entries); GC records, which have no path, scan those tokens
-   for the address. A hit is "in use". The sealed tokens come from graveler's
-   sealing index and the branches it names (kvlake/graveler/refs/sealing.py), read
-   before the listing of the partitions, which is before any staging lookup: no
-   row is read per branch whose staging is empty (issue 33, item 2).
+   in every live token holding entries (a branch's staging or sealed token, as
+   `References.tokens_to_check` reads them: the non-empty staging partitions
+   minus the tokens no branch names, consumed by a commit or dropped, not yet
+   cleaned); GC records, which have no path, scan those tokens for the address.
+   A hit is "in use". The sealed tokens come from graveler's sealing index and
+   the branches it names (kvlake/graveler/refs/sealing.py), all read before any
+   staging lookup: no row is read per branch whose staging is empty (issue 33,
+   item 2).
    An entry's blob is compared as a key of the instance's namespace: an imported
    entry's full URL counts where its canonical form lies inside the namespace
    (`s3:///lake/repo1/data/x` is `data/x` of `s3://lake/repo1`), as garbage
@@ -233,9 +235,9 @@ class ReferenceChecker:
     def _read_refs(self, instance: Instance, repository: Repository) -> None:
         """The tokens to look in and the sealed ones: read before any staging lookup.
 
-        Not a scan of every branch (issue 33, item 2): the sealing index and the
-        branches it names, then the non-empty staging partitions (see
-        `References.tokens_to_check`).
+        Not a scan of every branch (issue 33, item 2): the non-empty staging
+        partitions, less the tokens the sealing index, the consumed-token records and
+        the drop queue show no branch names (see `References.tokens_to_check`).
         """
         live = self._references.tokens_to_check(repository)
         instance.tokens, instance.sealed = live.all, live.sealed

@@ -1,7 +1,7 @@
 """Step 2 of the fresh check (kvlake/deletion/checks.py): whether a live staging token
 references a logged blob, or a commit in progress may.
 
-Records with a path are looked up at that path in their own token and every token
+Records with a path are looked up at that path in their own token and every live token
 holding entries (`References.tokens_to_check`), in one read across tokens. GC records
 have no path: each GC run's set of staged addresses answers them, read once and reused
 for `STAGED_SET_REUSE` seconds.
@@ -125,7 +125,7 @@ class StagedReferences:
             self._staged_sets[uid, run] = staged  # most recently used last
             while len(self._staged_sets) > STAGED_SETS_KEPT:
                 del self._staged_sets[next(iter(self._staged_sets))]
-            # The instance's non-empty staging partitions (`References.tokens_to_check`):
+            # The instance's live tokens holding entries (`References.tokens_to_check`):
             # no scan per branch whose staging is empty (issue 33, item 2).
             unread = [token for token in instance.tokens if token not in staged.tokens]
             for token in unread:

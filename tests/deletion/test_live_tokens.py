@@ -180,6 +180,10 @@ def test_a_check_between_a_token_published_above_and_its_swap_keeps_its_index_en
         assert store.hook is None
         assert above in lake.graveler.get_branch(lake.repository, "main").sealed_tokens
         assert above in Refs(store).sealed_tokens(lake.repository).sealed
+        # Its own entry, not only that of the token sealed with it: the index holds every
+        # sealed token, whatever its neighbours.
+        partition = keys.instance_partition(lake.repository.name, lake.repository.instance_uid)
+        assert store.get_many(partition, [keys.sealing_key(above)])
 
 
 def test_an_entry_staged_in_an_empty_token_while_the_check_reads_is_found(

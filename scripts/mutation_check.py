@@ -3056,9 +3056,9 @@ MUTATIONS = (
     Mutation(
         "scale-gc-scans-only-tokens-with-entries",
         "issue 33 item 2: a GC batch scans no live token whose staging partition is empty",
-        "kvlake/deletion/staged_refs.py",
-        "            if len(unread) > DIRECT_SCANS:\n",
-        "            if False:\n",
+        "kvlake/graveler/references.py",
+        "        return LiveTokens(tokens, read.sealed)\n",
+        "        return self.live_tokens(repository)\n",
         (
             "tests/deletion/test_scale.py::"
             "test_a_gc_batch_scans_no_live_token_whose_staging_is_empty",
@@ -3067,12 +3067,144 @@ MUTATIONS = (
     Mutation(
         "scale-gc-scans-the-tokens-with-entries",
         "invariant 4: a GC candidate staged on one branch among many is in use",
-        "kvlake/deletion/staged_refs.py",
-        "                unread = [token for token in unread if token in holding]\n",
-        "                unread = []\n",
+        "kvlake/graveler/references.py",
+        "        return LiveTokens(tokens, read.sealed)\n",
+        "        return LiveTokens([], read.sealed)\n",
         (
             "tests/deletion/test_scale.py::"
             "test_a_gc_batch_scans_no_live_token_whose_staging_is_empty",
+            "tests/deletion/test_sealing_index.py::"
+            "test_a_commit_sealing_between_the_index_read_and_the_lookups_keeps_the_blob",
+        ),
+    ),
+    Mutation(
+        "scale-seal-indexes-its-token-before-the-swap",
+        "issue 33 item 2: a seal indexes its token before its swap, so the in-use check that"
+        " reads the sealing index, not every branch, still waits on it",
+        "kvlake/graveler/history/commits.py",
+        "                repository, branch_name, branch.staging_token, (branch.staging_token,)\n",
+        "                repository, branch_name, branch.staging_token, ()\n",
+        ("tests/deletion/test_sealing_index.py::test_a_record_whose_token_a_commit_sealed_waits",),
+    ),
+    Mutation(
+        "scale-sealing-index-confirmed-by-the-branches",
+        "issue 33 item 2: an index entry counts only as its branch's record reads it (a seal"
+        " that crashed before its swap leaves no wait behind)",
+        "kvlake/graveler/refs/sealing.py",
+        "            read.sealed.update(branch.sealed_tokens)\n",
+        "            read.sealed.update(entries)\n",
+        ("tests/deletion/test_sealing_index.py::test_stale_entries_are_ignored_and_removed",),
+    ),
+    Mutation(
+        "scale-sealing-index-built-for-older-stores",
+        "issue 33 item 2: an instance written before the sealing index has it built from its"
+        " branches' sealed tokens",
+        "kvlake/graveler/refs/sealing.py",
+        "                    entries.extend(\n",
+        "                    [].extend(\n",
+        (
+            "tests/deletion/test_sealing_index.py::"
+            "test_a_store_written_before_the_index_has_it_built_from_the_branches",
+        ),
+    ),
+    Mutation(
+        "scale-sealing-index-keeps-a-token-published-above",
+        "invariant 4: a token indexed before a publish above the staging names it keeps its"
+        " entry while the branch still names the anchor (else it is sealed unindexed)",
+        "kvlake/graveler/refs/sealing.py",
+        "            if token not in named and anchor not in named:\n",
+        "            if token not in named:\n",
+        (
+            "tests/deletion/test_live_tokens.py::"
+            "test_a_check_between_a_token_published_above_and_its_swap_keeps_its_index_entry",
+        ),
+    ),
+    Mutation(
+        "scale-in-use-reads-no-branch-per-check",
+        "issue 33 item 2: one record's check reads no row per branch whose staging is empty",
+        "kvlake/graveler/references.py",
+        "        return LiveTokens(tokens, read.sealed)\n",
+        "        return self.live_tokens(repository)\n",
+        (
+            "tests/deletion/test_scale.py::"
+            "test_one_records_check_reads_no_row_per_branch_whose_staging_is_empty",
+        ),
+    ),
+    Mutation(
+        "live-tokens-consumed-left-out",
+        "issue 33 item 2: a token a commit consumed and no branch seals is not looked in (its"
+        " partition still holds what the commit published: GC must delete such blobs)",
+        "kvlake/graveler/references.py",
+        "        dead = {token for token in consumed if token not in read.sealed}\n",
+        "        dead = set()\n",
+        (
+            "tests/deletion/test_live_tokens.py::"
+            "test_a_gc_candidate_staged_only_in_a_consumed_token_is_deleted",
+        ),
+    ),
+    Mutation(
+        "live-tokens-consumed-still-sealed-looked-in",
+        "invariant 4: a consumed token still sealed (its commit has not published) is looked in",
+        "kvlake/graveler/references.py",
+        "        dead = {token for token in consumed if token not in read.sealed}\n",
+        "        dead = set(consumed)\n",
+        ("tests/deletion/test_live_tokens.py::test_a_consumed_token_still_sealed_is_looked_in",),
+    ),
+    Mutation(
+        "live-tokens-queued-left-out",
+        "issue 33 item 2: a token queued for dropping that its branch no longer names is not"
+        " looked in",
+        "kvlake/graveler/references.py",
+        "                dead.add(token)\n",
+        "                pass\n",
+        (
+            "tests/deletion/test_live_tokens.py::"
+            "test_a_gc_candidate_in_a_token_a_reset_dropped_is_deleted",
+        ),
+    ),
+    Mutation(
+        "live-tokens-queued-still-named-looked-in",
+        "invariant 4: a token queued for dropping that its branch still names (a reset or"
+        " publish before its swap) is looked in",
+        "kvlake/graveler/references.py",
+        "            if branch is None or token not in branch.tokens():\n",
+        "            if True:\n",
+        (
+            "tests/deletion/test_live_tokens.py::"
+            "test_a_queued_token_its_branch_still_names_is_looked_in",
+        ),
+    ),
+    Mutation(
+        "live-tokens-consumed-read-before-the-branches",
+        "invariant 4: the consumed records are read before the branches (read after, a token"
+        " sealed and consumed meanwhile counts as gone under its commit in progress)",
+        "kvlake/graveler/references.py",
+        "        consumed = set(self._refs.consumed_by(repository, listed))\n"
+        "        queued = self._queued_branches([token for token in listed if token not in"
+        " consumed])\n"
+        "        read = self._refs.sealed_tokens(repository, also=set(queued.values()))\n",
+        "        read = self._refs.sealed_tokens(repository)\n"
+        "        consumed = set(self._refs.consumed_by(repository, listed))\n"
+        "        queued = self._queued_branches([token for token in listed if token not in"
+        " consumed])\n"
+        "        again = self._refs.sealed_tokens(repository, also=set(queued.values()))\n"
+        "        read.branches.update(again.branches)\n",
+        (
+            "tests/deletion/test_live_tokens.py::"
+            "test_a_commit_that_seals_and_consumes_while_the_check_reads_keeps_the_blob",
+        ),
+    ),
+    Mutation(
+        "live-tokens-listed-again-after-the-branches",
+        "invariant 4: the non-empty partitions are listed again after the branch read, so a"
+        " live token that got its first entry meanwhile is looked in",
+        "kvlake/graveler/references.py",
+        "        tokens = [token for token in self.tokens_with_entries(uid) if token not in"
+        " dead]\n",
+        "        tokens = [token for token in listed if token not in dead]\n",
+        (
+            "tests/deletion/test_live_tokens.py::"
+            "test_an_entry_staged_in_an_empty_token_while_the_check_reads_is_found",
         ),
     ),
     Mutation(

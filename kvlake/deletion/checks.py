@@ -10,8 +10,14 @@ each group is checked against the KV as it is now:
    address is bad input and goes to the dead letters, never deleted. An instance
    deleted without purge keeps its data.
 2. Staging (records with `check_in_use`): the path in the record's own token and
-   in every live token (each branch's staging and sealed tokens); GC records,
-   which have no path, scan the live tokens for the address. A hit is "in use".
+   in every live token holding entries (a branch's staging or sealed token, as
+   `References.tokens_to_check` reads them: the non-empty staging partitions
+   minus the tokens no branch names, consumed by a commit or dropped, not yet
+   cleaned); GC records, which have no path, scan those tokens for the address.
+   A hit is "in use". The sealed tokens come from graveler's sealing index and
+   the branches it names (kvlake/graveler/refs/sealing.py), all read before any
+   staging lookup: no row is read per branch whose staging is empty (issue 33,
+   item 2).
    An entry's blob is compared as a key of the instance's namespace: an imported
    entry's full URL counts where its canonical form lies inside the namespace
    (`s3:///lake/repo1/data/x` is `data/x` of `s3://lake/repo1`), as garbage
@@ -227,8 +233,13 @@ class ReferenceChecker:
         return Instance("deleted", deleted.storage_namespace)
 
     def _read_refs(self, instance: Instance, repository: Repository) -> None:
-        """Every branch's staging and sealed tokens: read before any staging lookup."""
-        live = self._references.live_tokens(repository)
+        """The tokens to look in and the sealed ones: read before any staging lookup.
+
+        Not a scan of every branch (issue 33, item 2): the non-empty staging
+        partitions, less the tokens the sealing index, the consumed-token records and
+        the drop queue show no branch names (see `References.tokens_to_check`).
+        """
+        live = self._references.tokens_to_check(repository)
         instance.tokens, instance.sealed = live.all, live.sealed
 
     # -- in-use ------------------------------------------------------------------------

@@ -1,9 +1,10 @@
 """Step 2 of the fresh check (kvlake/deletion/checks.py): whether a live staging token
 references a logged blob, or a commit in progress may.
 
-Records with a path are looked up at that path in their own token and every live
-one, in one read across tokens. GC records have no path: each GC run's set of staged
-addresses answers them, read once and reused for `STAGED_SET_REUSE` seconds.
+Records with a path are looked up at that path in their own token and every live token
+holding entries (`References.tokens_to_check`), in one read across tokens. GC records
+have no path: each GC run's set of staged addresses answers them, read once and reused
+for `STAGED_SET_REUSE` seconds.
 """
 
 from __future__ import annotations
@@ -32,15 +33,6 @@ older than the run's grace period (the Spark job lists only hour folders that
 ended by then), so a writer that uploaded it and stages it now is older than
 that; a copy or a link made since the run started marks the address shared,
 which every batch reads afresh; tokens that became live since are read at once.
-"""
-DIRECT_SCANS: Final = 8
-"""Unread live tokens a GC batch scans one by one; past this many, it first lists the
-instance's staging partitions that hold entries and scans only those.
-
-A scan per live token made one due record at 10,000 branches cost 10,015 round
-trips (issue 33, item 2), though most branches' staging is empty. The listing
-meets only non-empty partitions. A token found empty counts as read: an entry
-staged in it later is one staged after the set was read (see `STAGED_SET_REUSE`).
 """
 STAGED_SETS_KEPT: Final = 4
 """GC runs whose staged-address sets a checker keeps (runs of several repositories)."""
@@ -121,7 +113,7 @@ class StagedReferences:
         From the run's staged-address set, so a GC run reads each staged entry
         once per `STAGED_SET_REUSE` seconds, not once per batch of candidates
         (issue 33, item 1). Tokens that became live since the set was built are
-        read before it answers, those with no entries without a scan each (item 2).
+        read before it answers; only tokens holding entries are listed (item 2).
         """
         repository = instance.repository
         uid = repository.instance_uid if repository is not None else ""
@@ -133,12 +125,9 @@ class StagedReferences:
             self._staged_sets[uid, run] = staged  # most recently used last
             while len(self._staged_sets) > STAGED_SETS_KEPT:
                 del self._staged_sets[next(iter(self._staged_sets))]
+            # The instance's live tokens holding entries (`References.tokens_to_check`):
+            # no scan per branch whose staging is empty (issue 33, item 2).
             unread = [token for token in instance.tokens if token not in staged.tokens]
-            if len(unread) > DIRECT_SCANS:
-                # Most branches stage nothing: scan only the tokens holding entries.
-                holding = set(self._references.tokens_with_entries(uid))
-                staged.tokens.update(token for token in unread if token not in holding)
-                unread = [token for token in unread if token in holding]
             for token in unread:
                 self._read_staged(token, staged, instance)
             return {a: staged.where[a] for a in addresses if a in staged.where}

@@ -71,6 +71,11 @@ VISIBLE_BRANCHES_BUILT = b"indexes/visible_branches"
 """In the instance partition: the visible-branches index was built over the older records."""
 OPEN_PULLS_BUILT = b"indexes/open_pulls"
 """In the instance partition: the open-pulls index was built over the older records."""
+SEALING_PREFIX = b"sealing/"
+"""In the instance partition: `sealing/<token>` -> branch name, a token a commit seals or
+sealed, written before the seal's swap (see kvlake/graveler/refs/sealing.py)."""
+SEALING_BUILT = b"indexes/sealing"
+"""In the instance partition: the sealing index was built over the older records."""
 UPLOAD_PREFIX = b"uploads/"
 UPLOAD_PART_PREFIX = b"upload_parts/"
 
@@ -172,6 +177,10 @@ def new_staging_token(instance_uid: str) -> str:
 
 def branch_key(name: str) -> bytes:
     return BRANCH_PREFIX + name.encode()
+
+
+def sealing_key(token: str) -> bytes:
+    return SEALING_PREFIX + token.encode()
 
 
 def commit_key(commit_id: str) -> bytes:

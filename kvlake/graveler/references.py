@@ -22,6 +22,7 @@ from kvlake.graveler.records import (
     TokenState,
     Value,
     decode_deleted_repository,
+    decode_dropped_token,
     decode_repository,
     decode_value,
 )
@@ -35,7 +36,7 @@ StagedPage = list[tuple[bytes, Value | None]]
 
 @dataclass(slots=True)
 class LiveTokens:
-    """Every branch's staging and sealed tokens, read in one scan of the branches."""
+    """The staging tokens an in-use check looks in, and the tokens it counts as sealed."""
 
     all: list[str] = field(default_factory=list)
     sealed: set[str] = field(default_factory=set)
@@ -85,13 +86,79 @@ class References:
     # -- tokens, staged entries and commits ------------------------------------------
 
     def live_tokens(self, repository: Repository) -> LiveTokens:
-        """Each branch's staging token and sealed tokens, hidden branches included."""
+        """Each branch's staging token and sealed tokens, hidden branches included: one
+        scan of every branch record (the in-use check reads `tokens_to_check` instead)."""
         live = LiveTokens()
         for _, branch in self._refs.list_branches(repository):
             live.all.append(branch.staging_token)
             live.all.extend(branch.sealed_tokens)
             live.sealed.update(branch.sealed_tokens)
         return live
+
+    def tokens_to_check(self, repository: Repository) -> LiveTokens:
+        """The tokens whose staging an in-use check looks in, and those it counts as sealed,
+        read before any staging lookup, at a cost that grows with the non-empty staging
+        partitions, not with branches whose staging is empty (issue 33, item 2).
+
+        Exactly the live tokens holding entries, not every non-empty partition: a
+        token a commit consumed, or one dropped and not yet cleaned, still holds the
+        entries its commit or reset replaced, and counting them kept blobs garbage
+        collection had to delete. Read in this order:
+
+        1. The non-empty staging partitions of the instance (a listing).
+        2. Of those tokens, the consumed-token records, and the drop queue's entries
+           (by token, then the entries, which name the token's branch).
+        3. The sealing index and, in one `get_many`, the branches it names and those
+           the drop queue named (kvlake/graveler/refs/sealing.py): `sealed`.
+        4. The listing again: `all` is its tokens minus those found dead in 3.
+
+        A token is dead when step 3 proves no branch names it: consumed in step 2 yet
+        not sealed in step 3 (a token is consumed only while sealed, and a sealed
+        token never becomes a staging token again, so it has left its branch), or
+        queued in step 2 yet not named by its branch's record in step 3 (a token
+        belongs to one branch; once it left, nothing names it again). Reading
+        step 2 before step 3 is what makes this hold: read after, a token still
+        staging at step 3 could have been sealed and consumed since, and counted
+        dead while its commit is in progress. A token the drop queue names without
+        its branch (older entries) or whose queue entry is gone is looked in.
+        Listing again after step 3 means every token live at step 3 that holds an
+        entry by the end of step 4 is looked in, as a scan of every branch record
+        followed by the lookups found them. Rows read: the index, the branches it
+        names, and two to four per non-empty partition (the listings, its consumed
+        record and queue entries).
+        """
+        uid = repository.instance_uid
+        listed = list(self.tokens_with_entries(uid))
+        consumed = set(self._refs.consumed_by(repository, listed))
+        queued = self._queued_branches([token for token in listed if token not in consumed])
+        read = self._refs.sealed_tokens(repository, also=set(queued.values()))
+        dead = {token for token in consumed if token not in read.sealed}
+        for token, name in queued.items():
+            branch = read.branches.get(name)
+            if branch is None or token not in branch.tokens():
+                dead.add(token)
+        tokens = [token for token in self.tokens_with_entries(uid) if token not in dead]
+        return LiveTokens(tokens, read.sealed)
+
+    def _queued_branches(self, tokens: Sequence[str]) -> dict[str, str]:
+        """Of `tokens`, those the drop queue holds with the branch that named them: the
+        token-keyed index (`keys.DROPPED_BY_TOKEN`), then the queue entries it names (an
+        index entry without its queue entry, or an entry without a branch, counts for
+        nothing)."""
+        if not tokens:
+            return {}
+        index = self._store.get_many(keys.DROPPED_BY_TOKEN, sorted(t.encode() for t in tokens))
+        if not index:
+            return {}
+        entries = self._store.get_many(keys.DROPPED_TOKENS, sorted(set(index.values())))
+        queued: dict[str, str] = {}
+        for token, key in index.items():
+            raw = entries.get(key)
+            if raw is not None:
+                entry = decode_dropped_token(raw)
+                if entry.branch and entry.token == token.decode():
+                    queued[entry.token] = entry.branch
+        return queued
 
     def token_states(
         self, repository: Repository, tokens: Collection[str]

@@ -186,3 +186,45 @@ def test_a_gc_batch_scans_no_live_token_whose_staging_is_empty(lake_blocks: Bloc
     assert many.round_trips - few.round_trips <= large // DEFAULT_BATCH_SIZE
     assert many.rows_read - few.rows_read <= large - small
     assert many.calls["scan"] - few.calls["scan"] <= large // DEFAULT_BATCH_SIZE
+
+
+def rows_to_check_one_record(lake_blocks: BlockStore, branches: int, *, gc: bool) -> int:
+    """Rows one due record's check reads beside `branches` branches whose staging is empty
+    (records from the bench: benchmarks/scale_bench.py `due_record`, `due_gc_record`)."""
+    with CountingStore(MemoryStore()) as store:
+        lake = DeletionLake(store, lake_blocks)
+        for n in range(branches):
+            lake.graveler.create_branch(lake.repository, f"b{n:05d}", "main")
+        stat = lake.upload("a")
+        if gc:
+            GcMarks(lake.store).save("run1", [])
+            records = list(gc_records(lake.log, lake.repository, "run1", 0.0, ["data/old/1"]))
+            expected = "delete"
+        else:
+            token = lake.graveler.get_branch(lake.repository, "main").staging_token
+            records = [
+                lake.log.new_record(
+                    lake.repository,
+                    stat.address,
+                    "overwritten_staged",
+                    staging_token=token,
+                    path=b"a",
+                )
+            ]
+            expected = "in_use"
+        check = checker(lake)
+        store.reset()
+        (verdict,) = check.check(records)
+        assert verdict.action == expected
+        return store.rows_read
+
+
+@pytest.mark.parametrize("gc", [False, True], ids=["path-record", "gc-record"])
+def test_one_records_check_reads_no_row_per_branch_whose_staging_is_empty(
+    lake_blocks: BlockStore, gc: bool
+) -> None:
+    """Issue 33 item 2: the check read every branch record to learn the live and sealed
+    tokens (10,004 rows at 10,000 branches); the sealing index and the listing of the
+    non-empty staging partitions do not grow with branches that stage nothing."""
+    few, many = (rows_to_check_one_record(lake_blocks, n, gc=gc) for n in (10, 1000))
+    assert many == few

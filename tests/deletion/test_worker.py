@@ -283,6 +283,10 @@ def seal_main(lake: DeletionLake) -> tuple[str, Branch, Predicate]:
     """
     repository = lake.repository
     branch, predicate = Refs(lake.store).load_branch(repository, "main")
+    # Indexed before the swap, as a commit's seal does (kvlake/graveler/refs/sealing.py).
+    Refs(lake.store).index_sealing(
+        repository, "main", branch.staging_token, (branch.staging_token,)
+    )
     sealed = msgspec.structs.replace(
         branch,
         staging_token=new_staging_token(repository.instance_uid),

@@ -301,7 +301,11 @@ class Committer:
             # that sealed them (it rebuilds on our commit when its swap loses).
             if not above:
                 return branch.with_tokens(commit_id=commit_id)
-            # A seal with the token on top: only prepends, as any seal.
+            # A seal with the token on top: only prepends, as any seal. Indexed before the
+            # swap, as any seal (kvlake/graveler/refs/sealing.py).
+            self._refs.index_sealing(
+                repository, branch_name, branch.staging_token, (above, branch.staging_token)
+            )
             return branch.with_tokens(
                 commit_id=commit_id,
                 staging_token=keys.new_staging_token(repository.instance_uid),
@@ -329,6 +333,11 @@ class Committer:
                 and self._staging.is_empty(branch.staging_token)
             ):
                 raise NoChangesError(f"branch {branch_name!r} has no changes to commit")
+            # Indexed before the swap: the deletion worker's in-use check reads the sealed
+            # tokens from the index, not every branch (kvlake/graveler/refs/sealing.py).
+            self._refs.index_sealing(
+                repository, branch_name, branch.staging_token, (branch.staging_token,)
+            )
             return branch.with_tokens(
                 staging_token=keys.new_staging_token(repository.instance_uid),
                 sealed_tokens=(branch.staging_token, *branch.sealed_tokens),

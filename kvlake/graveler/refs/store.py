@@ -11,7 +11,7 @@ id, can never be stale, whatever other processes do.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from typing import Final, Protocol, TypeVar
 
 import msgspec
@@ -41,6 +41,7 @@ from kvlake.graveler.records import (
 )
 from kvlake.graveler.refs.lineage import Lineage, lineage_of, stamp, unstamped
 from kvlake.graveler.refs.lru import Lru
+from kvlake.graveler.refs.sealing import SealedRead, SealingIndex
 from kvlake.graveler.refs.visible import VisibleBranches
 from kvlake.kv import Predicate, Store, get_or_none, update
 
@@ -120,6 +121,7 @@ class Refs:
         self._commits: Lru[Commit] = Lru(commit_cache_size)
         self._lineages: Lru[Lineage] = Lru(lineage_cache_size)
         self._visible = VisibleBranches(store)
+        self._sealing = SealingIndex(store)
 
     # -- branches ---------------------------------------------------------------
 
@@ -172,6 +174,7 @@ class Refs:
 
     def create_branch(self, repository: Repository, name: str, branch: Branch) -> None:
         partition = partition_of(repository)
+        self._sealing.build(partition)  # a new repository's first branch: the index is empty
         if not branch.hidden:  # indexed before and after (see visible.py)
             self._visible.add(partition, name)
         try:
@@ -255,6 +258,21 @@ class Refs:
             repository, keys.TAG_PREFIX, after, decode_tag, name_prefix=prefix
         )
 
+    # -- the sealing index (sealing.py) ------------------------------------------
+
+    def index_sealing(
+        self, repository: Repository, name: str, anchor: str, tokens: Iterable[str]
+    ) -> None:
+        """Before a seal's swap (in its change function): index the tokens it seals, with
+        the branch's staging token as this attempt read it (`anchor`)."""
+        self._sealing.add(partition_of(repository), name, anchor, tokens)
+
+    def sealed_tokens(self, repository: Repository, also: Collection[str] = ()) -> SealedRead:
+        """Every token sealed when called (and maybe some sealed or gone since), without
+        reading the branches that seal none, and the branches in `also` read in the same
+        call (see sealing.py)."""
+        return self._sealing.read(partition_of(repository), also)
+
     def referenced_tokens(self, repository: Repository) -> tuple[set[str], set[str]]:
         """Every branch's staging token, and every branch's sealed tokens: one branch scan."""
         staging: set[str] = set()
@@ -293,15 +311,12 @@ class Refs:
     def consumed_by(
         self, repository: Repository, tokens: Iterable[str]
     ) -> dict[str, ConsumedToken]:
-        """The consumed-token record of each token that has one."""
+        """The consumed-token record of each token that has one (one `get_many`)."""
         found: dict[str, ConsumedToken] = {}
         partition = partition_of(repository)
-        for token in tokens:
-            try:
-                raw, _ = self._store.get(partition, keys.consumed_token_key(token))
-            except KeyNotFoundError:
-                continue
-            found[token] = decode_consumed_token(raw)
+        wanted = {keys.consumed_token_key(token): token for token in tokens}
+        for key, raw in self._store.get_many(partition, sorted(wanted)).items():
+            found[wanted[key]] = decode_consumed_token(raw)
         return found
 
     # -- commits ----------------------------------------------------------------

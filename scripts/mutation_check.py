@@ -1406,8 +1406,8 @@ MUTATIONS = (
         "canonical-blockstore-namespaces",
         "invariant 7: the blockstores resolve a namespace through the one canonical form",
         "kvlake/blockstore/store.py",
-        '        path = parse_address(namespace, what="storage namespace").path\n',
-        '        path = namespace[len(marker) :].strip("/")\n',
+        '    path = parse_address(namespace, what="storage namespace").path\n',
+        '    path = namespace.split("://", 1)[1].strip("/")\n',
         ("tests/blockstore/test_contract.py::test_every_spelling_of_a_place_is_one_namespace",),
     ),
     Mutation(

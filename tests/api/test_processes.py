@@ -121,6 +121,18 @@ def test_shutdown_lets_an_in_flight_upload_finish(
     assert "kvlake: stopped" in server.output()
 
 
+def _new_repository(client: httpx.Client, server: Server) -> tuple[str, str, str]:
+    """Create a repository with a fresh name; return the name and its main branch's
+    objects and stat routes."""
+    name = f"p-{uuid.uuid4().hex[:8]}"
+    client.post(
+        "/repositories", json={"name": name, "storage_namespace": server.storage.namespace(name)}
+    )
+    objects = f"/repositories/{name}/branches/main/objects"
+    stat = f"/repositories/{name}/refs/main/objects/stat"
+    return name, objects, stat
+
+
 def test_a_name_recreated_on_one_process_is_read_afresh_on_the_other(
     pair: tuple[Server, Server],
 ) -> None:
@@ -129,12 +141,7 @@ def test_a_name_recreated_on_one_process_is_read_afresh_on_the_other(
     upload still show at once."""
     first, second = pair
     with first.http() as a, second.http() as b:
-        name = f"p-{uuid.uuid4().hex[:8]}"
-        objects = f"/repositories/{name}/branches/main/objects"
-        stat = f"/repositories/{name}/refs/main/objects/stat"
-        a.post(
-            "/repositories", json={"name": name, "storage_namespace": first.storage.namespace(name)}
-        )
+        name, objects, stat = _new_repository(a, first)
         a.post(objects, params={"path": "f"}, content=b"old")
         assert b.get(stat, params={"path": "f"}).json()["size_bytes"] == 3  # b knows the uid
         assert a.delete(f"/repositories/{name}").status_code == 204
@@ -155,12 +162,7 @@ def test_stats_on_one_process_see_uploads_deletes_and_commits_of_the_other(
     delete or a commit acknowledged by the other process still shows at once."""
     first, second = pair
     with first.http() as a, second.http() as b:
-        name = f"p-{uuid.uuid4().hex[:8]}"
-        objects = f"/repositories/{name}/branches/main/objects"
-        stat = f"/repositories/{name}/refs/main/objects/stat"
-        a.post(
-            "/repositories", json={"name": name, "storage_namespace": first.storage.namespace(name)}
-        )
+        name, objects, stat = _new_repository(a, first)
 
         def size() -> int | None:
             response = b.get(stat, params={"path": "f"})

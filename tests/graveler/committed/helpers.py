@@ -22,3 +22,14 @@ def entries(count: int, version: int = 0) -> list[tuple[bytes, Value]]:
 def keys(count: int) -> list[bytes]:
     """`count` sorted keys, spaced so that there are gaps to insert into."""
     return [b"path/to/file-%07d" % (i * 10) for i in range(count)]
+
+
+UNSORTED_CHANGES: list[list[tuple[bytes, Value | None]]] = [
+    [(b"b", None), (b"a", None)],
+    [(b"b", value(b"b")), (b"a", value(b"a"))],
+    [(b"a", None), (b"a", value(b"a"))],
+    [(b"", None)],
+]
+"""Changes a commit must refuse (keys out of order, repeated or empty), for `apply` and
+`apply_batches` alike."""
+UNSORTED_IDS = ["descending deletes", "descending inserts", "duplicate", "empty key"]

@@ -11,7 +11,7 @@ from kvlake.errors import InvalidInputError
 from kvlake.graveler.committed import Change, CommittedManager
 from kvlake.graveler.records import Value
 
-from .helpers import entries, value
+from .helpers import UNSORTED_CHANGES, UNSORTED_IDS, entries, value
 
 Model = dict[bytes, Value]
 
@@ -144,16 +144,7 @@ def test_apply_consumes_changes_lazily(
     assert manager.get(namespace, new_id, consumed[-1]) == value(consumed[-1], 1)
 
 
-@pytest.mark.parametrize(
-    "changes",
-    [
-        [(b"b", None), (b"a", None)],
-        [(b"b", value(b"b")), (b"a", value(b"a"))],
-        [(b"a", None), (b"a", value(b"a"))],
-        [(b"", None)],
-    ],
-    ids=["descending deletes", "descending inserts", "duplicate", "empty key"],
-)
+@pytest.mark.parametrize("changes", UNSORTED_CHANGES, ids=UNSORTED_IDS)
 def test_apply_refuses_unsorted_changes(
     manager: CommittedManager, base: tuple[str, Model], changes: list[Change], namespace: str
 ) -> None:

@@ -12,7 +12,7 @@ from kvlake.graveler.committed import Change, ChangeBatch, CommittedManager, bat
 from kvlake.graveler.committed.batches import BatchCursor
 from kvlake.graveler.records import Value
 
-from .helpers import entries, value
+from .helpers import UNSORTED_CHANGES, UNSORTED_IDS, entries, value
 
 
 def cut(changes: list[Change], size: int) -> list[ChangeBatch]:
@@ -88,16 +88,7 @@ def test_applying_batches_writes_what_applying_single_changes_writes(
     )
 
 
-@pytest.mark.parametrize(
-    "changes",
-    [
-        [(b"b", None), (b"a", None)],
-        [(b"b", value(b"b")), (b"a", value(b"a"))],
-        [(b"a", None), (b"a", value(b"a"))],
-        [(b"", None)],
-    ],
-    ids=["descending deletes", "descending inserts", "duplicate", "empty key"],
-)
+@pytest.mark.parametrize("changes", UNSORTED_CHANGES, ids=UNSORTED_IDS)
 @pytest.mark.parametrize("size", [1, 2])
 def test_batches_out_of_order_are_refused_within_and_across_batches(
     manager: CommittedManager, namespace: str, changes: list[Change], size: int

@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PY_DIRS := kvlake tests benchmarks scripts
 
-.PHONY: serve test lint bench install mutations browser
+.PHONY: serve test lint bench install mutations browser wrk
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -63,3 +63,9 @@ mutations: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/kv_bench.py
+
+# benchmarks/api_bench.py drives the server with wrk (Debian's package), installed here
+# like the browser: `make wrk` before the API benchmark on a fresh machine.
+wrk:
+	command -v wrk >/dev/null || apt-get install -y -q wrk >/dev/null 2>&1 || \
+		{ apt-get update -q >/dev/null && apt-get install -y -q wrk >/dev/null; }

@@ -14,7 +14,7 @@ in-process through `FaultyStore`, which logs every driver call).
 `--json PATH` also writes the figures as `{scenario: {metric: number}}`, the form
 benchmarks/compare_commits.py reads to compare the current tree with an earlier commit.
 
-Needs wrk (`apt-get install -y wrk`); without it the script says so and exits 0.
+Needs wrk (`make wrk` installs Debian's package); without it the script says so and exits 0.
 Goals: stat >= 8000 req/s, uploads >= 3000 req/s, p99 < 25 ms.
 """
 
@@ -272,7 +272,7 @@ def main() -> int:
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
-        print("wrk is not installed (apt-get install -y wrk); skipping the API benchmark")
+        print("wrk is not installed (run `make wrk`); skipping the API benchmark")
         return 0
     backends = args.backends.split(",")
     results = [bench_bare(args)]

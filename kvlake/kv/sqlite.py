@@ -368,10 +368,18 @@ class SqliteStore(Store):
         try:
             cursor.execute("BEGIN IMMEDIATE")  # one durable commit for the chunk
             try:
-                for key, expected, value in swaps:
-                    cursor.execute(_UPDATE_UNCHANGED, (value, partition, key, expected))
-                    if cursor.rowcount != 1:
-                        missed.append(key)
+                # The usual case, every key unchanged: one executemany, judged by its total
+                # row count (a key appears once a chunk, so each swap changes one row or none).
+                rows = [(value, partition, key, expected) for key, expected, value in swaps]
+                cursor.executemany(_UPDATE_UNCHANGED, rows)
+                if cursor.rowcount != len(rows):
+                    # Some key changed: undo the chunk and swap it a key at a time, to name them.
+                    cursor.execute("ROLLBACK")
+                    cursor.execute("BEGIN IMMEDIATE")
+                    for key, expected, value in swaps:
+                        cursor.execute(_UPDATE_UNCHANGED, (value, partition, key, expected))
+                        if cursor.rowcount != 1:
+                            missed.append(key)
                 cursor.execute("COMMIT")
             except sqlite3.Error:
                 self._roll_back(cursor)

@@ -160,6 +160,10 @@ def precondition_failed(
 
 
 def _chunks(items: Iterable[_T], size: int) -> Iterator[list[_T]]:
+    if isinstance(items, list):  # sliced, not rebuilt an item at a time
+        for start in range(0, len(items), size):
+            yield items[start : start + size]
+        return
     chunk: list[_T] = []
     for item in items:
         chunk.append(item)
@@ -305,8 +309,8 @@ class Store(Closing, ABC):
         missed: list[bytes] = []
         for chunk in _chunks(swaps, WRITE_CHUNK):
             for key, expected, value in chunk:
-                _require("key", key)
-                if expected is None or value is None:
+                if not key or expected is None or value is None:
+                    _require("key", key)
                     raise MissingArgumentError(
                         f"KV swap of key {key!r} has None; pass the bytes read and the new bytes"
                     )

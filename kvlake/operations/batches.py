@@ -267,6 +267,8 @@ class BatchProcessor:
         if not paths:
             return [], [], []
         locked = self.context.locks.write_locked(repository, paths[0], paths[-1])
+        if not locked:  # the usual case: every path, with no list rebuilt a path at a time
+            return [], paths, batch.addresses
         skipped: list[tuple[str, Failure]] = []
         todo: list[str] = []
         addresses: list[str] = []

@@ -388,8 +388,8 @@ def test_a_new_blob_landing_between_the_tombstone_read_and_write_is_never_orphan
     lake_blocks: BlockStore, writer: str
 ) -> None:
     """The one window the delete lock closes, reached on purpose: the bulk delete has read
-    the batch's staged entries (get_many) and not yet written its blind tombstones
-    (set_many) when a whole write of a new blob runs (an upload, a deep copy, a direct
+    the batch's staged entries (one range read, or get_many) and not yet written its blind
+    tombstones (set_many) when a whole write of a new blob runs (an upload, a deep copy, a direct
     upload's link, a stageObject). It must be refused (the delete lock) or its path
     skipped; without the lock its entry would be replaced, its blob unlogged."""
     solo = Scheduler()
@@ -399,17 +399,24 @@ def test_a_new_blob_landing_between_the_tombstone_read_and_write_is_never_orphan
     base = len(store.calls)
     solo.run(operations, [0] * 10_000)  # the bulk delete alone, first: its calls come first
     bulk_calls = store.calls[base : base + solo.trace.count(0)]
+    staging = [(call.partition or b"").startswith(b"staging/") for call in bulk_calls]
+    writes = [
+        step for step, call in enumerate(bulk_calls) if staging[step] and call.op == "set_many"
+    ]
+    assert writes, "the bulk delete wrote no blind tombstones"
+    # The batch's read: a range read of its span (scan) or lookups (get_many), the last
+    # staging read before the blind write (the listing's scans come before it).
     reads = [
         step
-        for step, call in enumerate(bulk_calls)
-        if call.op == "get_many" and (call.partition or b"").startswith(b"staging/")
+        for step, call in enumerate(bulk_calls[: writes[0]])
+        if staging[step] and call.op in ("scan", "get_many")
     ]
     assert reads, "the bulk delete read no staged entries"
     scheduler = Scheduler()
     _, operations, check = _upload_race(scheduler, lake_blocks, writer=writer)
     # The first step of an operation runs it to its first call; step n+1 makes call n.
-    # So reads[0] + 2 steps have made the read and parked before the tombstone write.
-    check(scheduler.run(operations, [0] * (reads[0] + 2) + [1] * 10_000))
+    # So reads[-1] + 2 steps have made the read and parked before the tombstone write.
+    check(scheduler.run(operations, [0] * (reads[-1] + 2) + [1] * 10_000))
 
 
 RACING_DELETES = {"local": (12, 2, 12), "s3": (4, 1, 4)}
@@ -468,7 +475,10 @@ def test_a_delete_lock_lapsing_mid_batch_is_renewed_before_the_blind_write(
     locks_read = _first_call(lake_blocks, "scan", b"locks/")
     # Where the batch reads its staged entries when the lapse comes after its write-lock
     # read (renewing and reading the write locks again come first, if the code does).
-    staged_read = _first_call(lake_blocks, "get_many", b"staging/", lapse_after=locks_read)
+    # (one range read of the batch's span, or lookups where it has one key).
+    staged_read = _first_call(
+        lake_blocks, ("scan", "get_many"), b"staging/", lapse_after=locks_read
+    )
     clock = FakeClock()
     scheduler = Scheduler()
     lake, operations, check = _upload_race(scheduler, lake_blocks, clock=clock, purge=False)
@@ -480,11 +490,15 @@ def test_a_delete_lock_lapsing_mid_batch_is_renewed_before_the_blind_write(
 
 
 def _first_call(
-    blocks: BlockStore, op: str, partition: bytes, *, lapse_after: int | None = None
+    blocks: BlockStore,
+    op: str | tuple[str, ...],
+    partition: bytes,
+    *,
+    lapse_after: int | None = None,
 ) -> int:
-    """The index of the bulk delete's first `op` call on a `partition...` partition (after
-    call `lapse_after`, where the lease-and-a-second lapse is injected, if given), run
-    alone, then the upload."""
+    """The index of the bulk delete's first `op` call (or one of `op`) on a `partition...`
+    partition (after call `lapse_after`, where the lease-and-a-second lapse is injected, if
+    given), run alone, then the upload."""
     clock = FakeClock()
     solo = Scheduler()
     lake, operations, _ = _upload_race(solo, blocks, clock=clock, purge=False)
@@ -502,7 +516,9 @@ def _first_call(
     return next(
         step
         for step, call in enumerate(bulk_calls)
-        if step > after and call.op == op and (call.partition or b"").startswith(partition)
+        if step > after
+        and call.op in ((op,) if isinstance(op, str) else op)
+        and (call.partition or b"").startswith(partition)
     )
 
 

@@ -531,6 +531,17 @@ def test_swap_many_goes_over_chunks(store: Store) -> None:
     assert sum(value == b"new" for _, value in store.scan(P)) == MANY - 1
 
 
+def test_batch_helpers_given_lists_go_over_chunks(store: Store) -> None:
+    # A list is cut into chunks by slicing, where an iterator is gathered an item at a time.
+    items = numbered(MANY)
+    store.set_many(P, items)
+    assert list(store.scan(P)) == items
+    store.set(P, items[-1][0], b"raced")
+    swaps = [(key, value, b"new") for key, value in items]
+    assert store.swap_many(P, swaps) == [items[-1][0]]
+    assert [value for _, value in store.scan(P)] == [b"new"] * (MANY - 1) + [b"raced"]
+
+
 def test_swap_many_refuses_a_key_named_twice_or_none_and_writes_nothing(store: Store) -> None:
     store.set(P, b"k", b"v")
     with pytest.raises(MissingArgumentError, match="names a key twice"):

@@ -2706,6 +2706,18 @@ MUTATIONS = (
         ),
     ),
     Mutation(
+        "upload-budget-release-wakes-waiters",
+        "issue 28: a body budget's release wakes the holds waiting for it (they take a share"
+        " that fits without the condition's lock)",
+        "kvlake/api/body.py",
+        "            if self._waiting:\n",
+        "            if False:\n",
+        (
+            "tests/api/test_body_budget.py::"
+            "test_a_hold_that_waits_for_budget_gets_it_when_a_holder_releases",
+        ),
+    ),
+    Mutation(
         "gateway-clients-budget-client",
         "issues 23/24: a gateway body counts against its client address's share",
         "kvlake/gateway/app.py",

@@ -9,7 +9,12 @@ ratio to the bare endpoint, and the KV calls one warm request makes (counted
 in-process through `FaultyStore`, which logs every driver call).
 
     .venv/bin/python benchmarks/api_bench.py [--seconds 10] [--connections 32]
-        [--backends sqlite,postgres] [--json PATH]
+        [--backends sqlite,postgres] [--scenarios stat,upload,list,create] [--json PATH]
+
+Each kvlake scenario also reports the server's CPU time per request (`cpu_us`: user +
+system seconds of the server and its workers over the run, from /proc, divided by the
+requests), a figure that depends less on the machine's load than req/s does.
+`--scenarios upload,stat` runs only those (first words: stat, upload, list, create).
 
 `--json PATH` also writes the figures as `{scenario: {metric: number}}`, the form
 benchmarks/compare_commits.py reads to compare the current tree with an earlier commit.
@@ -102,11 +107,42 @@ def wrk(
     output = finished.stdout
     report = json.loads(output.strip().splitlines()[-1])
     return {
+        "requests": report["requests"],
         "rps": report["requests"] / report["seconds"],
         "p50_ms": report["p50_us"] / 1000,
         "p99_ms": report["p99_us"] / 1000,
         "errors": report["errors"],
     }
+
+
+def _server_cpu(pid: int) -> float | None:
+    """CPU seconds (user + system) the server and its worker processes have used, from
+    /proc (Linux); None where there is no /proc."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total, pids = 0.0, [pid]
+    try:
+        while pids:
+            current = pids.pop()
+            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / tick
+            for task in Path(f"/proc/{current}/task").iterdir():
+                pids += [int(child) for child in (task / "children").read_text().split()]
+    except OSError:
+        return None
+    return total
+
+
+def _measured(
+    process: subprocess.Popen[bytes], run: Callable[[], dict[str, Any]]
+) -> dict[str, Any]:
+    """A wrk run's figures and the server's CPU time per request (`cpu_us`), which, unlike
+    req/s, hardly depends on what else loads the machine."""
+    before = _server_cpu(process.pid)
+    figures = run()
+    after = _server_cpu(process.pid)
+    if before is not None and after is not None and figures["requests"]:
+        figures["cpu_us"] = (after - before) / figures["requests"] * 1e6
+    return figures
 
 
 def _prepare(api: httpx.Client) -> str:
@@ -145,25 +181,17 @@ def bench_kvlake(
             repo = _prepare(api)
         run = {"seconds": args.seconds, "connections": args.connections}
         read = f"{base}/repositories/{repo}/refs/main/objects"
-        results.append((f"{name}: stat", wrk(f"{read}/stat?path=stat/me", **run)))
-        results.append(
-            (
-                f"{name}: upload 1 KiB",
-                wrk(
-                    base,
-                    mode="upload",
-                    path=f"/api/v1/repositories/{repo}/branches/main/objects",
-                    **run,
-                ),
-            )
-        )
-        results.append((f"{name}: list 1000", wrk(f"{read}/ls?prefix=list/&amount=1000", **run)))
-        results.append(
-            (
-                f"{name}: create branch",
-                wrk(base, mode="branch", path=f"/api/v1/repositories/{repo}/branches", **run),
-            )
-        )
+        objects = f"/api/v1/repositories/{repo}/branches/main/objects"
+        branches = f"/api/v1/repositories/{repo}/branches"
+        scenarios: dict[str, Callable[[], dict[str, Any]]] = {
+            "stat": lambda: wrk(f"{read}/stat?path=stat/me", **run),
+            "upload 1 KiB": lambda: wrk(base, mode="upload", path=objects, **run),
+            "list 1000": lambda: wrk(f"{read}/ls?prefix=list/&amount=1000", **run),
+            "create branch": lambda: wrk(base, mode="branch", path=branches, **run),
+        }
+        for scenario, send in scenarios.items():
+            if scenario.split()[0] in args.scenarios:
+                results.append((f"{name}: {scenario}", _measured(process, send)))
     finally:
         _stop(process)
         shutil.rmtree(data_dir, ignore_errors=True)
@@ -270,7 +298,11 @@ def main() -> int:
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--backends", default="sqlite,postgres", help="comma-separated")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    parser.add_argument(
+        "--scenarios", default="stat,upload,list,create", help="comma-separated, of these"
+    )
     args = parser.parse_args()
+    args.scenarios = args.scenarios.split(",")
     if shutil.which("wrk") is None:
         print("wrk is not installed (run `make wrk`); skipping the API benchmark")
         return 0
@@ -291,13 +323,15 @@ def main() -> int:
             _drop(postgres)
     bare = results[0][1]["rps"]
     print(f"\n{args.connections} connections, {args.seconds} s each, 2 server processes, wrk -t2")
-    header = ("req/s", 10), ("x bare", 8), ("p50 ms", 9), ("p99 ms", 9), ("errors", 8)
+    header = [("req/s", 10), ("x bare", 8), ("p50 ms", 9), ("p99 ms", 9), ("errors", 8)]
+    header.append(("CPU us/req", 12))
     print(f"{'scenario':<28}" + "".join(f"{t:>{w}}" for t, w in header) + f"{'KV calls':>10}")
     for name, figures in results:
+        cpu = f"{figures['cpu_us']:,.0f}" if "cpu_us" in figures else ""
         print(
             f"{name:<28}{figures['rps']:>10,.0f}{figures['rps'] / bare:>8.2f}"
             f"{figures['p50_ms']:>9.2f}{figures['p99_ms']:>9.2f}{figures['errors']:>8}"
-            f"{calls.get(name, ''):>10}"
+            f"{cpu:>12}{calls.get(name, ''):>10}"
         )
     if args.json is not None:
         figures = {name: dict(row) for name, row in results}

@@ -2706,6 +2706,18 @@ MUTATIONS = (
         ),
     ),
     Mutation(
+        "upload-budget-release-wakes-waiters",
+        "issue 28: a body budget's release wakes the holds waiting for it (they take a share"
+        " that fits without the condition's lock)",
+        "kvlake/api/body.py",
+        "            if self._waiting:\n",
+        "            if False:\n",
+        (
+            "tests/api/test_body_budget.py::"
+            "test_a_hold_that_waits_for_budget_gets_it_when_a_holder_releases",
+        ),
+    ),
+    Mutation(
         "gateway-clients-budget-client",
         "issues 23/24: a gateway body counts against its client address's share",
         "kvlake/gateway/app.py",
@@ -2976,6 +2988,40 @@ MUTATIONS = (
         (
             "tests/deletion/test_upload_intents.py::"
             "test_an_upload_outliving_its_intent_is_refused_and_leaves_nothing",
+        ),
+    ),
+    Mutation(
+        "upload-intent-withdrawn-where-its-bytes-changed",
+        "issue 28: an upload's one-round-trip withdrawal still finds a record rewritten under"
+        " its key (else the upload is refused and its blob deleted)",
+        "kvlake/deletion/log.py",
+        "        return self.withdraw(record)\n",
+        "        return False\n",
+        (
+            "tests/deletion/test_upload_intents.py::"
+            "test_withdrawing_an_appended_intent_finds_it_even_where_its_bytes_changed",
+        ),
+    ),
+    Mutation(
+        "kv-sqlite-grouped-batch-all-or-nothing",
+        "issue 28: a small batch committed in a group is undone whole when one row is refused",
+        "kvlake/kv/sqlite.py",
+        '            cursor.execute("ROLLBACK TO batch")\n',
+        "            pass\n",
+        (
+            "tests/kv/test_group_commit.py::"
+            "test_a_statement_sqlite_refuses_fails_only_its_own_caller[ABORT]",
+        ),
+    ),
+    Mutation(
+        "kv-sqlite-small-batches-join-the-group",
+        "issue 28: an upload's one-row intent shares its group's commit (and fsync)",
+        "kvlake/kv/sqlite.py",
+        "        if len(rows) <= GROUPED_BATCH_ROWS:\n",
+        "        if False:\n",
+        (
+            "tests/kv/test_group_commit.py::"
+            "test_concurrent_writes_commit_as_one_group_each_with_its_own_outcome",
         ),
     ),
     Mutation(

@@ -58,6 +58,8 @@ class BodyBudget:
         self._by_client: dict[str, int] = {}
         self._wait = wait
         self._freed = asyncio.Condition()
+        self._waiting = 0
+        """Holds waiting for budget: a release wakes them only if there are any."""
 
     def held(self, client: str) -> int:
         """Bytes the client address holds now."""
@@ -79,22 +81,29 @@ class BodyBudget:
         def fits() -> bool:
             return self.used + size <= self.limit and self.held(client) + size <= self.client_limit
 
-        async with self._freed:
+        if not fits():  # the common case, a share that fits, takes it without a task or lock
+            self._waiting += 1
             try:
-                await asyncio.wait_for(self._freed.wait_for(fits), self._wait)
-            except TimeoutError:
-                raise self._full(client, size) from None
-            self.used += size
-            self._by_client[client] = self.held(client) + size
+                async with self._freed:
+                    try:
+                        await asyncio.wait_for(self._freed.wait_for(fits), self._wait)
+                    except TimeoutError:
+                        raise self._full(client, size) from None
+            finally:
+                self._waiting -= 1
+        # Nothing awaits between the check and these updates: no other coroutine runs.
+        self.used += size
+        self._by_client[client] = self.held(client) + size
         try:
             yield
         finally:
-            async with self._freed:
-                self.used -= size
-                left = self._by_client.pop(client) - size
-                if left:
-                    self._by_client[client] = left
-                self._freed.notify_all()
+            self.used -= size
+            left = self._by_client.pop(client) - size
+            if left:
+                self._by_client[client] = left
+            if self._waiting:
+                async with self._freed:
+                    self._freed.notify_all()
 
     def _full(self, client: str, size: int) -> BodyBudgetFullError:
         if self.held(client) + size > self.client_limit:

@@ -94,12 +94,13 @@ class Uploads:
             metadata=dict(metadata or {}),
             checksums=checksums() if checksums is not None else {},
         )
+        value = to_value(entry)
         tried: list[str] = []
         try:
             fresh = self._clock() - now < _TOKEN_REUSE  # else re-read: the token may be gone
             write.stage(
                 key,
-                to_value(entry),
+                value,
                 if_absent=if_absent,
                 token=token if fresh else "",
                 attempted=tried,
@@ -108,7 +109,7 @@ class Uploads:
         except BaseException:
             self.abandon(repository, key, address, now, tried)
             raise
-        return from_value(write.path, to_value(entry))
+        return from_value(write.path, value)
 
     def _log_intent(
         self, repository: Repository, address: str, token: str, key: bytes, now: float
@@ -151,7 +152,7 @@ class Uploads:
         """
         assert self._deletion is not None
         try:
-            withdrawn = self._deletion.withdraw(intent)
+            withdrawn = self._deletion.withdraw_appended(intent)
         except BaseException:
             # The record may be gone although the call failed: nothing is staged, so the
             # blob is nobody's; delete it now (if that fails too, the record, if still

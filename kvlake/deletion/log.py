@@ -211,6 +211,18 @@ class DeletionLog:
         count = self.partition_count()
         return any(self._take(number, key) for number in range(count) if number != first)
 
+    def withdraw_appended(self, record: PendingDelete) -> bool:
+        """`withdraw` for the very record this process appended (not a rebuilt one): one
+        round trip, a `delete_if` on its bytes in the partition it was appended to. Only
+        where that missed (a worker took it, or the record was moved) does it look further
+        as `withdraw` does; the answer is the same.
+        """
+        key = keys.pending_key(record.not_before, record.id)
+        first = keys.partition_for(record.address, self.settings.partitions)
+        if self.store.delete_if(keys.pending_partition(first), key, encode(record)):
+            return True
+        return self.withdraw(record)
+
     def _take(self, number: int, key: bytes) -> bool:
         """Delete `key` from partition `number`; whether it was there."""
         partition = keys.pending_partition(number)

@@ -8,8 +8,9 @@ returns only after that transaction committed, with its own statement's outcome.
 readers run beside the one writer and the busy timeout makes writers queue rather than fail.
 `synchronous=FULL` (the default) makes every acknowledged write durable against power loss, not
 only against a crash of the process; `?synchronous=normal` trades that for speed (docs/kv.md has
-the cost). Batches run in their own `BEGIN IMMEDIATE ... COMMIT`, and a failed batch or group is
-rolled back before the connection is reused.
+the cost). Small batches join the groups (each one all or nothing, a savepoint); larger batches
+run in their own `BEGIN IMMEDIATE ... COMMIT`, and a failed batch or group is rolled back before
+the connection is reused.
 """
 
 from __future__ import annotations
@@ -33,6 +34,10 @@ from kvlake.permissions import create_private_file, make_private_folders
 _log = logging.getLogger(__name__)
 
 _SCHEME: Final = "sqlite://"
+GROUPED_BATCH_ROWS: Final = 32
+"""`set_many` and `delete_many` of at most this many rows commit in the next group (one fsync
+shared with concurrent writes); larger ones keep a transaction of their own, so a bulk
+write never holds a group's callers behind it."""
 
 Synchronous = Literal["full", "normal"]
 SYNCHRONOUS_MODES: Final = ("full", "normal")
@@ -395,6 +400,15 @@ class SqliteStore(Store):
             raise self._failed("drop a partition", exc) from exc
 
     def _write_batch(self, sql: str, rows: list[tuple[bytes, ...]], what: str) -> None:
+        if len(rows) <= GROUPED_BATCH_ROWS:
+            # A small batch (an upload's deletion-log intent is one row) would otherwise
+            # take the write lock and fsync alone, beside the groups: it joins the next
+            # group instead, all or nothing inside it (a savepoint).
+            try:
+                self._group.run(partial(_execute_batch, sql, rows))
+            except sqlite3.Error as exc:
+                raise self._failed(what, exc) from exc
+            return
         cursor = self._cursor()
         try:
             # IMMEDIATE takes the write lock up front, so the busy timeout applies to it; a
@@ -469,6 +483,21 @@ def _execute(sql: str, params: tuple[bytes, ...], cursor: sqlite3.Cursor) -> int
     """One write statement of a group; returns the rows it changed (its caller judges them)."""
     cursor.execute(sql, params)
     return cursor.rowcount
+
+
+def _execute_batch(sql: str, rows: list[tuple[bytes, ...]], cursor: sqlite3.Cursor) -> int:
+    """A small batch in a group: all its rows or none (a savepoint inside the group's
+    transaction), so a refused row undoes the batch alone, as a batch of its own would."""
+    cursor.execute("SAVEPOINT batch")
+    try:
+        cursor.executemany(sql, rows)
+    except sqlite3.Error:
+        if cursor.connection.in_transaction:  # else SQLite rolled the whole group back
+            cursor.execute("ROLLBACK TO batch")
+            cursor.execute("RELEASE batch")
+        raise
+    cursor.execute("RELEASE batch")
+    return len(rows)
 
 
 def _before_commit() -> None:

@@ -22,10 +22,11 @@ from tests.deletion.helpers import DeletionLake
 from tests.support import store_params
 
 EXPECTED = {
-    # 10: read_branch's 2, the explicit lock and the delete locks, the deletion log's
-    # intent (append, withdraw: 3), the staged entry's read and swap, the writer flow's
-    # re-read of the branch. The upload's lock is in its process's lease: no KV call.
-    "upload": {"postgres": 10, "sqlite": 10},
+    # 9: read_branch's 2, the explicit lock and the delete locks, the deletion log's
+    # intent (append, then withdraw with one delete_if on the bytes appended: 2), the
+    # staged entry's read and swap, the writer flow's re-read of the branch. The upload's
+    # lock is in its process's lease: no KV call.
+    "upload": {"postgres": 9, "sqlite": 9},
     "stat": {"postgres": 1, "sqlite": 1},
     "list": {"postgres": 3, "sqlite": 3},
     "create_branch": {"postgres": 6, "sqlite": 6},

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 
+import msgspec
 import pytest
 
 from kvlake.catalog import UPLOAD_SECONDS
@@ -70,3 +71,19 @@ def test_an_upload_without_a_deletion_log_logs_nothing(lake_blocks: object) -> N
         lake = DeletionLake(store, lake_blocks, settings=DeletionSettings(enabled=False))  # type: ignore[arg-type]
         lake.upload("a", b"x")
         assert lake.pending() == 0
+
+
+def test_withdrawing_an_appended_intent_finds_it_even_where_its_bytes_changed(
+    lake: DeletionLake,
+) -> None:
+    """An upload withdraws its intent with one delete_if on the bytes it appended; a
+    record rewritten under the same key (other bytes) is still found and withdrawn."""
+    log, repository = lake.log, lake.repository
+    intent = log.new_record(repository, "data/a", "abandoned_upload", staging_token="t")
+    log.append([intent])
+    assert log.withdraw_appended(intent) is True and lake.pending() == 0
+
+    log.append([msgspec.structs.replace(intent, path=b"rewritten")])
+    assert lake.pending() == 1
+    assert log.withdraw_appended(intent) is True and lake.pending() == 0
+    assert log.withdraw_appended(intent) is False

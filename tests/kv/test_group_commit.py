@@ -128,10 +128,14 @@ def test_concurrent_writes_commit_as_one_group_each_with_its_own_outcome(
         "delete-if": lambda s: s.delete_if(P, b"doomed", b"old"),
         "delete-if-moved": lambda s: s.delete_if(P, b"spared", b"other"),
         "delete": lambda s: s.delete(P, b"never-there"),
+        # Small batches (an upload's deletion-log intent) join the group too.
+        "set-many": lambda s: s.set_many(P, [(b"batch-1", b"b"), (b"batch-2", b"b")]),
+        "delete-many": lambda s: s.delete_many(P, [b"gone-1", b"gone-2"]),
     }
+    store.set_many(P, [(b"gone-1", b"old"), (b"gone-2", b"old")])
     group = commit_as_one_group(store, db, calls, monkeypatch)
 
-    assert group.commits == 2  # the paused first write's, then all ten together
+    assert group.commits == 2  # the paused first write's, then all twelve together
     assert group.returned_before_commit == 0
     assert all(group.visible_on_return.values()), group.visible_on_return
     outcomes = group.outcomes
@@ -139,9 +143,11 @@ def test_concurrent_writes_commit_as_one_group_each_with_its_own_outcome(
         assert isinstance(outcomes[name], PreconditionFailedError), name
     assert outcomes["delete-if"] is True
     assert outcomes["delete-if-moved"] is False
-    for name in ("marker", "set", "create", "must-exist", "delete"):
+    for name in ("marker", "set", "create", "must-exist", "delete", "set-many", "delete-many"):
         assert outcomes[name] is None, (name, outcomes[name])
     assert dict(store.scan(P)) == {
+        b"batch-1": b"b",
+        b"batch-2": b"b",
         b"created": b"new",
         b"kept": b"new",
         b"leader": b"1",
@@ -166,15 +172,21 @@ def test_a_statement_sqlite_refuses_fails_only_its_own_caller(
         "marker": lambda s: s.set(P, b"marker", b"m"),
         "refused": lambda s: s.set(P, b"refuse", b"x"),
         "after": lambda s: s.set_if(P, b"after", b"a", None),
+        # A grouped batch is all or nothing: its first row goes with the refused one.
+        "batch": lambda s: s.set_many(P, [(b"batch", b"b"), (b"refuse", b"x")]),
+        "batch-after": lambda s: s.set_many(P, [(b"batch-after", b"b")]),
     }
     group = commit_as_one_group(store, db, calls, monkeypatch)
 
-    refused = group.outcomes["refused"]
-    assert isinstance(refused, UnavailableError), refused
-    assert "refused by test" in str(refused)
+    for name in ("refused", "batch"):
+        refused = group.outcomes[name]
+        assert isinstance(refused, UnavailableError), refused
+        assert "refused by test" in str(refused)
     assert group.outcomes["marker"] is None and group.outcomes["after"] is None
+    assert group.outcomes["batch-after"] is None
     assert read_raw(db, b"marker") == b"m" and read_raw(db, b"after") == b"a"
-    assert read_raw(db, b"refuse") is None
+    assert read_raw(db, b"batch-after") == b"b"
+    assert read_raw(db, b"refuse") is None and read_raw(db, b"batch") is None
     store.set(P, b"later", b"l")  # the connection is out of any transaction
     assert read_raw(db, b"later") == b"l"
 

@@ -5,7 +5,9 @@ when reachable), prepares a repository, and drives it with wrk at 32
 connections: stat, 1 KiB upload, a 1000-entry listing and branch creation. A
 bare Starlette JSON endpoint on 2 uvicorn workers runs in the same script, so
 the figures show kvlake's own cost. Prints throughput, p50/p99 latency, the
-ratio to the bare endpoint, and the KV calls one warm request makes (counted
+ratio to the bare endpoint, the server's CPU time per request (its processes' user +
+system seconds over the run, from /proc, divided by the requests answered: less noisy
+than req/s on a shared machine), and the KV calls one warm request makes (counted
 in-process through `FaultyStore`, which logs every driver call).
 
     .venv/bin/python benchmarks/api_bench.py [--seconds 10] [--connections 32]
@@ -109,6 +111,29 @@ def wrk(
     }
 
 
+def _server_cpu(process: subprocess.Popen[bytes]) -> float:
+    """CPU seconds (user + system) used so far by the server and its worker processes, from
+    /proc (Linux); NaN elsewhere."""
+    total = 0.0
+    try:
+        children = Path(f"/proc/{process.pid}/task/{process.pid}/children").read_text().split()
+        for pid in [process.pid, *map(int, children)]:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError):
+        return float("nan")
+    return total
+
+
+def _measured(process: subprocess.Popen[bytes], url: str, **run: Any) -> dict[str, Any]:
+    """`wrk` against the server, with the server's CPU microseconds per request."""
+    before = _server_cpu(process)
+    figures = wrk(url, **run)
+    requests = figures["rps"] * run["seconds"]
+    figures["cpu_us"] = (_server_cpu(process) - before) * 1e6 / requests if requests else 0.0
+    return figures
+
+
 def _prepare(api: httpx.Client) -> str:
     repo = f"bench-{uuid.uuid4().hex[:8]}"
     response = api.post(
@@ -145,11 +170,12 @@ def bench_kvlake(
             repo = _prepare(api)
         run = {"seconds": args.seconds, "connections": args.connections}
         read = f"{base}/repositories/{repo}/refs/main/objects"
-        results.append((f"{name}: stat", wrk(f"{read}/stat?path=stat/me", **run)))
+        results.append((f"{name}: stat", _measured(process, f"{read}/stat?path=stat/me", **run)))
         results.append(
             (
                 f"{name}: upload 1 KiB",
-                wrk(
+                _measured(
+                    process,
                     base,
                     mode="upload",
                     path=f"/api/v1/repositories/{repo}/branches/main/objects",
@@ -157,11 +183,13 @@ def bench_kvlake(
                 ),
             )
         )
-        results.append((f"{name}: list 1000", wrk(f"{read}/ls?prefix=list/&amount=1000", **run)))
+        listing = f"{read}/ls?prefix=list/&amount=1000"
+        results.append((f"{name}: list 1000", _measured(process, listing, **run)))
+        branches = f"/api/v1/repositories/{repo}/branches"
         results.append(
             (
                 f"{name}: create branch",
-                wrk(base, mode="branch", path=f"/api/v1/repositories/{repo}/branches", **run),
+                _measured(process, base, mode="branch", path=branches, **run),
             )
         )
     finally:
@@ -291,13 +319,15 @@ def main() -> int:
             _drop(postgres)
     bare = results[0][1]["rps"]
     print(f"\n{args.connections} connections, {args.seconds} s each, 2 server processes, wrk -t2")
-    header = ("req/s", 10), ("x bare", 8), ("p50 ms", 9), ("p99 ms", 9), ("errors", 8)
+    header = [("req/s", 10), ("x bare", 8), ("p50 ms", 9), ("p99 ms", 9), ("errors", 8)]
+    header.append(("CPU us", 8))
     print(f"{'scenario':<28}" + "".join(f"{t:>{w}}" for t, w in header) + f"{'KV calls':>10}")
     for name, figures in results:
+        cpu = f"{figures['cpu_us']:,.0f}" if "cpu_us" in figures else ""
         print(
             f"{name:<28}{figures['rps']:>10,.0f}{figures['rps'] / bare:>8.2f}"
             f"{figures['p50_ms']:>9.2f}{figures['p99_ms']:>9.2f}{figures['errors']:>8}"
-            f"{calls.get(name, ''):>10}"
+            f"{cpu:>8}{calls.get(name, ''):>10}"
         )
     if args.json is not None:
         figures = {name: dict(row) for name, row in results}

@@ -21,12 +21,14 @@ unless its permissions depend on the body (`Operation.body_permissions`: a
 copy's source, a new name), and the body is read within the
 process's `BodyLimits`. A request whose client goes away is not waited for;
 its thread finishes the handler anyway.
-A read declared `inline` (stat, listing, get branch) skips the hop and runs on the
+A read declared `inline` (stat, get branch) skips the hop and runs on the
 event loop when the process's stores answer in-process (`Executors.inline`: SQLite or
 memory KV, local or memory blockstore): the hop's futures, wake-ups and GIL hand-offs
-cost more CPU than such a read itself (stat on SQLite: about 1,000 -> 600 us of server
-CPU a request, docs/performance.md). Over PostgreSQL or an object store the read
-waits on the network, so it keeps its thread: the loop never waits on a socket.
+cost more CPU than such a read itself (a SQLite stat in-process: 640-760 -> 300-490 us
+of CPU a request, docs/performance.md). Over PostgreSQL or an object store the read
+waits on the network, so it keeps its thread: the loop never waits on a socket. A
+listing of 1,000 entries was tried inline and measured slower (its wall time twice
+its CPU, not explained yet), so it keeps its thread.
 `OperationRoutes` indexes the routes by their segments, so a request tries the
 regex of only the few routes it could match.
 """

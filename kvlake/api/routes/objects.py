@@ -271,7 +271,6 @@ OPERATIONS: Final = (
         ),
         responses={200: wire.ObjectStatsList, 404: None},
         permissions=on_repository("fs:ListObjects"),
-        inline=True,
     ),
     Operation(
         "deleteObject",

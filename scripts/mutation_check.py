@@ -5443,6 +5443,50 @@ MUTATIONS = (
         "        if staged is None:\n",
         ("tests/graveler/test_branch_reads.py::test_a_guess_for_other_tokens_is_not_used",),
     ),
+    Mutation(
+        "reqpath28-inline-only-a-cached-caller",
+        "issue 28: an inline read runs on the event loop only for a caller already in the"
+        " authenticator's cache (a fresh check may write a failure down)",
+        "kvlake/api/routing.py",
+        "    return operation.public or _known_caller(call)\n",
+        "    _known_caller(call)\n    return True\n",
+        (
+            "tests/api/test_inline_reads.py::test_a_known_caller_reads_on_the_loop_after_its_first_check",
+            "tests/api/test_inline_reads.py::test_a_wrong_secret_is_never_checked_on_the_loop",
+        ),
+    ),
+    Mutation(
+        "reqpath28-known-caller-skips-the-authentication-hop",
+        "issue 28: a JSON operation's caller in the authenticator's cache is known on the"
+        " loop, without a thread's hop before its body is read",
+        "kvlake/api/routing.py",
+        "        elif not operation.public and not _known_caller(call):\n",
+        "        elif not operation.public:\n",
+        (
+            "tests/api/test_inline_reads.py::"
+            "test_a_known_caller_s_json_operation_needs_no_thread_to_authenticate",
+        ),
+    ),
+    Mutation(
+        "reqpath28-inline-only-over-in-process-stores",
+        "issue 28: inline reads run on the event loop only when the KV and the blockstore"
+        " answer in-process (never wait on PostgreSQL or S3 there)",
+        "kvlake/api/app.py",
+        "        url_scheme(settings.kv_url) in IN_PROCESS_KV\n        and url_scheme",
+        "        url_scheme(settings.kv_url) in IN_PROCESS_KV\n        or url_scheme",
+        ("tests/api/test_inline_reads.py::test_reads_run_inline_only_over_in_process_stores",),
+    ),
+    Mutation(
+        "reqpath28-inline-needs-the-executor-s-say",
+        "issue 28: a read declared inline still takes a thread unless the process's executors"
+        " allow it",
+        "kvlake/api/routing.py",
+        "                and executors.inline\n",
+        "",
+        (
+            "tests/api/test_inline_reads.py::test_without_in_process_stores_every_read_takes_a_thread",
+        ),
+    ),
 )
 
 

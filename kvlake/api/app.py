@@ -66,6 +66,7 @@ from kvlake.config import Settings, load_settings
 from kvlake.errors import KvlakeError
 from kvlake.gateway import Gateway, GatewayRoute, is_virtual_hosted
 from kvlake.http import ClientGoneError
+from kvlake.kv.registry import url_scheme
 
 log = logging.getLogger(__name__)
 
@@ -124,6 +125,19 @@ def print_installation(services: Services) -> None:
     print(f"  export LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY={secret}", flush=True)
 
 
+IN_PROCESS_KV: Final = frozenset({"sqlite", "mem"})
+IN_PROCESS_BLOCKS: Final = frozenset({"local", "mem"})
+
+
+def reads_in_process(settings: Settings) -> bool:
+    """The KV and the blockstore answer reads in this process, without a network wait: the
+    `inline` operations may run on the event loop (routing.py's `Executors.inline`)."""
+    return (
+        url_scheme(settings.kv_url) in IN_PROCESS_KV
+        and url_scheme(settings.blockstore_url) in IN_PROCESS_BLOCKS
+    )
+
+
 def create_app(
     settings: Settings,
     *,
@@ -146,7 +160,7 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
         services = Services.open(settings)
-        executors = Executors(settings.server.max_connections)
+        executors = Executors(settings.server.max_connections, inline=reads_in_process(settings))
         try:
             print_installation(services)
             # Lua hooks' `lakefs` module calls these operations in-process (hook_calls.py).

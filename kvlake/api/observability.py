@@ -30,7 +30,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from kvlake.api.metrics import REQUEST_SECONDS, REQUESTS, RESPONSE_BYTES
+from kvlake.api.metrics import REQUEST_SECONDS_BY, REQUESTS_BY, RESPONSE_BYTES_BY
 from kvlake.api.routing import OPERATION_SCOPE_KEY, USER_SCOPE_KEY
 from kvlake.config import Settings
 from kvlake.deletion import DeletionLog, deletion_status
@@ -81,23 +81,32 @@ class Observed:
         finally:
             seconds = time.perf_counter() - started
             operation = operation_of(scope)
-            REQUESTS.labels(operation, str(status)).inc()
-            REQUEST_SECONDS.labels(operation).observe(seconds)
-            RESPONSE_BYTES.labels(operation).inc(sent)
-            if self.access_log:
-                self.log.info(
-                    "access",
-                    extra={
-                        "access": {
-                            "user": scope.get(USER_SCOPE_KEY, ""),
-                            "operation": operation,
-                            "method": scope.get("method", ""),
-                            "path": scope.get("path", ""),
-                            "status": status,
-                            "bytes": sent,
-                            "duration": round(seconds, 6),
-                        }
-                    },
+            REQUESTS_BY(operation, str(status)).inc()
+            REQUEST_SECONDS_BY(operation).observe(seconds)
+            RESPONSE_BYTES_BY(operation).inc(sent)
+            if self.access_log and self.log.isEnabledFor(logging.INFO):
+                # The record is made here, not by `info()`: that walks the stack for the
+                # caller's file and line, which the line never shows, on the event loop.
+                access = {
+                    "user": scope.get(USER_SCOPE_KEY, ""),
+                    "operation": operation,
+                    "method": scope.get("method", ""),
+                    "path": scope.get("path", ""),
+                    "status": status,
+                    "bytes": sent,
+                    "duration": round(seconds, 6),
+                }
+                self.log.handle(
+                    self.log.makeRecord(
+                        ACCESS_LOGGER,
+                        logging.INFO,
+                        "",
+                        0,
+                        "access",
+                        (),
+                        None,
+                        extra={"access": access},
+                    )
                 )
 
 

@@ -192,8 +192,34 @@ class Authenticator:
             " secret), a Bearer token from /auth/login, or the session cookie"
         )
 
+    def cached_caller(self, authorization: str | None, session_cookie: str | None) -> User | None:
+        """The caller `authenticate` would return, if a successful check of these credentials
+        is still in the cache; None when it is not, or the credentials are malformed or bad.
+
+        Reads no KV and records no failure, so it can run where nothing may block (the
+        event loop, for `Operation.inline` reads); on None the caller must `authenticate`.
+        """
+        try:
+            if authorization:
+                scheme, _, value = authorization.strip().partition(" ")
+                scheme = scheme.lower()
+                if scheme == "basic":
+                    return self._callers.get(self._caller_key(*_decode_basic(value.strip())))
+                if scheme != "bearer":
+                    return None
+                session_cookie = value.strip()
+            if not session_cookie:
+                return None
+            self.store.server_key.verify_token(session_cookie, now=self._clock())
+        except AuthenticationError:
+            return None
+        return self._sessions.get(session_cookie)
+
+    def _caller_key(self, access_key_id: str, secret: str) -> tuple[str, bytes]:
+        return access_key_id, hashlib.blake2b(secret.encode(), key=self._salt).digest()
+
     def _user_of_secret(self, access_key_id: str, secret: str, client: str) -> User:
-        key = (access_key_id, hashlib.blake2b(secret.encode(), key=self._salt).digest())
+        key = self._caller_key(access_key_id, secret)
         user = self._callers.get(key)
         if user is None:
             generation = self._callers.generation

@@ -307,3 +307,27 @@ def test_a_deleted_key_stops_signing_at_once_on_this_process(clock: FakeClock) -
     authenticator.store.delete_credentials("ada", "AKIAADA")
     with pytest.raises(AuthenticationError):
         authenticator.check_signature("AKIAADA", _signed_with(secret))
+
+
+def test_the_cached_caller_is_only_a_caller_checked_before(
+    authenticator: Authenticator, keys: tuple[str, str]
+) -> None:
+    """`cached_caller` answers from the cache alone (the event loop's inline reads call it):
+    nothing before a successful check, never a wrong secret, nothing once forgotten."""
+    key, secret = keys
+    basic = _basic(key, secret)
+    token, _ = authenticator.login(key, secret)
+    assert authenticator.cached_caller(basic, None) is None
+    assert authenticator.cached_caller(f"Bearer {token}", None) is None
+    authenticator.authenticate(basic, None)
+    authenticator.authenticate(None, token)
+    cached = authenticator.cached_caller(basic, None)
+    assert cached is not None and cached.id == "ada"
+    by_token = authenticator.cached_caller(f"Bearer {token}", None)
+    assert by_token is not None and by_token.id == "ada"
+    by_cookie = authenticator.cached_caller(None, token)
+    assert by_cookie is not None and by_cookie.id == "ada"
+    for header in (_basic(key, secret + "x"), "Basic !!!", "Bearer x.y.z", "Negotiate a", None):
+        assert authenticator.cached_caller(header, None) is None
+    authenticator.forget()
+    assert authenticator.cached_caller(basic, None) is None

@@ -125,6 +125,7 @@ OPERATIONS: Final = (
         API_GROUP,
         responses={200: wire.Ref, 404: None},
         permissions=on_branch("fs:ReadBranch"),
+        inline=True,
     ),
     Operation(
         "deleteBranch",

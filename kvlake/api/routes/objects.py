@@ -244,6 +244,7 @@ OPERATIONS: Final = (
         params=(params.PATH, params.flag("user_metadata", "include user metadata"), _PRESIGN),
         responses={200: wire.ObjectStats, 404: None},
         permissions=on_object("fs:ReadObject"),
+        inline=True,
     ),
     Operation(
         "getUnderlyingProperties",

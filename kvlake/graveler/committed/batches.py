@@ -22,10 +22,16 @@ from typing import Any, Final
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kvlake.graveler.records import Value
+from kvlake.graveler.records import Value, decode_value
 
 BATCH: Final = 16384
 """Changes per batch when a stream of single changes is cut into batches."""
+_PAIR: Final = 0x92
+"""msgpack's header of an array of two: how `records.encode` starts a `Value`
+(array_like: `[identity, data]`)."""
+_BIN8: Final = 0xC4
+_LENGTH_BYTES: Final = {_BIN8: 1, 0xC5: 2, 0xC6: 4}
+"""msgpack's bin 8, 16 and 32 headers: how many big-endian bytes of length follow."""
 
 _first, _second = itemgetter(0), itemgetter(1)
 _is_none = partial(is_, None)
@@ -67,6 +73,30 @@ class ChangeBatch:
             datas = list(map(_data, values))
         return cls(keys, pa.array(identities, type=pa.binary()), pa.array(datas, type=pa.binary()))
 
+    @classmethod
+    def from_encoded(cls, keys: list[bytes], raws: list[bytes]) -> ChangeBatch:
+        """A batch of keys and their values as staging holds them: `records.encode` of a
+        `Value`, or b"" (a tombstone) to delete the key.
+
+        A page of a commit: when the page's values share their identity's length (a
+        hash's) and have no tombstone, Arrow kernels cut the identity and data columns
+        out of the encoded bytes, with no Python step per value; any other page is
+        decoded a `Value` at a time, as before (tests/graveler/committed/test_batches.py
+        pins that both give the same batch).
+
+        Raises:
+            msgspec.DecodeError: a value is not an encoded `Value`.
+        """
+        deletions = b"" in raws
+        columns = None if deletions or not raws else _split_encoded(raws)
+        if columns is not None:
+            return cls(keys, *columns)
+        if deletions:
+            values = [decode_value(raw) if raw else None for raw in raws]
+        else:
+            values = list(map(decode_value, raws))
+        return cls.from_values(keys, values, deletions=deletions)
+
     def __len__(self) -> int:
         return len(self.keys)
 
@@ -97,7 +127,19 @@ class ChangeBatch:
             return self
         kept = pc.is_valid(self.identities)
         keys = [key for key, keep in zip(self.keys, kept.to_pylist(), strict=True) if keep]
-        return ChangeBatch(keys, self.identities.filter(kept), self.datas.filter(kept))
+        part = ChangeBatch(keys, self.identities.filter(kept), self.datas.filter(kept))
+        if self._key_array is not None:
+            part._key_array = self._key_array.filter(kept)
+        return part
+
+    def ascending(self) -> bool:
+        """Whether the keys are strictly ascending, compared over the key array in C (as
+        Python compares bytes: byte by byte, then the shorter first)."""
+        keys = self.key_array
+        if len(keys) < 2:
+            return True
+        following = pc.less(keys.slice(0, len(keys) - 1), keys.slice(1))
+        return bool(pc.all(following).as_py())
 
     def arrays(self) -> list[Any]:
         """The key, identity and data arrays (for a batch with no deletions)."""
@@ -112,6 +154,57 @@ class ChangeBatch:
             (key, None if identity is None else Value(identity=identity, data=data))
             for key, identity, data in zip(self.keys, identities, datas, strict=True)
         ]
+
+
+def _split_encoded(raws: list[bytes]) -> tuple[Any, Any] | None:
+    """The identity and data columns of encoded `Value`s (none empty), cut with Arrow
+    kernels; None unless every value is `[identity, data]` with the first value's
+    identity header (a bin 8 of the same length) and a well-formed data header whose
+    length is the rest of the value: then nothing was guessed, the values decode to
+    exactly these columns."""
+    first = raws[0]
+    if len(first) < 3 or first[0] != _PAIR or first[1] != _BIN8:
+        return None
+    encoded = pa.array(raws, type=pa.binary())
+    if not isinstance(encoded, pa.Array):  # over 2 GB: Arrow cut it into chunks
+        return None
+    head = 3 + first[2]  # where the data's bin header starts in every value
+    prefix = pa.scalar(first[:3], type=pa.binary())
+    lengths = pc.binary_length(encoded)
+    shortest = pc.min(lengths).as_py()
+    if shortest < head + 2 or not pc.all(pc.equal(pc.binary_slice(encoded, 0, 3), prefix)).as_py():
+        return None
+    # The encoded bytes as one uint8 array, read at each value's start plus a position.
+    _, offsets, data = encoded.buffers()
+    octets = pa.Array.from_buffers(pa.uint8(), data.size, [None, data])
+    starts = pa.Array.from_buffers(pa.int32(), len(raws), [None, offsets], offset=encoded.offset)
+
+    def octet(position: int) -> Any:
+        return pc.take(octets, pc.add(starts, position)).cast(pa.int64())
+
+    headers = octet(head)
+    kinds = pc.unique(headers).to_pylist()
+    if not set(kinds) <= _LENGTH_BYTES.keys():
+        return None
+    if shortest < head + 1 + max(_LENGTH_BYTES[kind] for kind in kinds):
+        return None  # a short value with a smaller header beside longer ones: not worth it
+    end = pc.max(lengths).as_py()  # (binary_slice without a stop fails in pyarrow 26)
+    declared: Any = None
+    datas: Any = None
+    for kind in kinds:
+        width = _LENGTH_BYTES[kind]
+        length: Any = octet(head + 1)
+        for position in range(head + 2, head + 1 + width):
+            length = pc.add(pc.multiply(length, 256), octet(position))
+        sliced = pc.binary_slice(encoded, head + 1 + width, end)
+        if declared is None:
+            declared, datas = length, sliced
+        else:
+            mine = pc.equal(headers, kind)
+            declared, datas = pc.if_else(mine, length, declared), pc.if_else(mine, sliced, datas)
+    if not pc.all(pc.equal(declared, pc.binary_length(datas))).as_py():
+        return None
+    return pc.binary_slice(encoded, 3, head), datas
 
 
 def batched(changes: Iterable[tuple[bytes, Value | None]]) -> Iterator[ChangeBatch]:

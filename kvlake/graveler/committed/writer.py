@@ -253,7 +253,8 @@ class RangeWriter:
         """
         if not batch.keys:
             return
-        self._check_ascending(batch.keys)
+        if batch.keys[0] <= self._last_key or not batch.ascending():
+            self._check_ascending(batch.keys)  # raises, naming the first key out of order
         self._last_key = batch.keys[-1]
         present = batch.present()
         if present.keys:

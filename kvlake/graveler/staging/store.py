@@ -132,21 +132,15 @@ class StagedRead:
     def batches(self) -> Iterator[ChangeBatch]:
         """Every staged entry, as `scan` gives them, a KV page at a time as a `ChangeBatch`:
         what a commit applies. One token without range tombstones (a commit's usual case)
-        is read page by page with no Python step per entry beyond decoding its value."""
+        is read page by page, its values split into columns without a Python step per entry
+        (`ChangeBatch.from_encoded`)."""
         if len(self.tokens) != 1 or self.hides_any(self.tokens[0]):
             yield from batched(self.scan())
             return
         partition = keys.staging_partition(self.tokens[0])
         with self._store.scan(partition, FIRST_PATH) as scan:
             for page in scan.batches():
-                raws = list(map(_second, page))
-                deletions = b"" in raws  # a tombstone (an empty value) deletes its key
-                if deletions:
-                    values = [decode_value(raw) if raw else None for raw in raws]
-                else:
-                    values = list(map(decode_value, raws))
-                keys_ = list(map(_first, page))
-                yield ChangeBatch.from_values(keys_, values, deletions=deletions)
+                yield ChangeBatch.from_encoded(list(map(_first, page)), list(map(_second, page)))
 
     def hides_any(self, token: str) -> bool:
         """Whether `token` may hold range tombstones."""

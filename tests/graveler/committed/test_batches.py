@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import msgspec
 import pytest
 
 from kvlake.errors import InvalidInputError
 from kvlake.graveler.committed import Change, ChangeBatch, CommittedManager, batched
-from kvlake.graveler.committed.batches import BatchCursor
-from kvlake.graveler.records import Value
+from kvlake.graveler.committed.batches import BatchCursor, _split_encoded
+from kvlake.graveler.records import Value, encode
 
 from .helpers import UNSORTED_CHANGES, UNSORTED_IDS, entries, value
 
@@ -39,6 +40,98 @@ def test_a_batch_keeps_its_changes_and_deletions() -> None:
     present = batch.present()
     assert present.changes() == [change for change in changes if change[1] is not None]
     assert present.deletions == 0
+
+
+# (identity length, data length) of each value: msgpack's bin 8, 16 and 32 headers, alone
+# and mixed in one page, and empty fields.
+SPLIT_LAYOUTS = {
+    "hashes and short data": [(32, 100), (32, 7), (32, 255)],
+    "bin 16 and bin 32 data": [(32, 256), (32, 70_000), (32, 65_535)],
+    "bin 8 and bin 16 data mixed": [(32, 300), (32, 3), (32, 256)],
+    "empty fields": [(0, 0), (0, 0)],
+    "empty data beside bin 8": [(32, 0), (32, 1)],
+}
+# Pages split value by value instead: they decode to the same batch all the same.
+DECODED_LAYOUTS = {
+    "identities of two lengths": [(32, 10), (20, 10)],
+    "a bin 16 identity": [(300, 10), (300, 10)],
+    "tiny data beside bin 16": [(32, 0), (32, 400)],
+}
+
+
+@pytest.mark.parametrize(
+    ("lengths", "split"),
+    [(lengths, True) for lengths in SPLIT_LAYOUTS.values()]
+    + [(lengths, False) for lengths in DECODED_LAYOUTS.values()],
+    ids=[*SPLIT_LAYOUTS, *DECODED_LAYOUTS],
+)
+def test_encoded_values_make_the_batch_their_decoded_values_make(
+    lengths: list[tuple[int, int]], split: bool
+) -> None:
+    values = [
+        Value(identity=bytes([65 + i % 26]) * identity, data=bytes([i % 256]) * data)
+        for i, (identity, data) in enumerate(lengths)
+    ]
+    keys = [b"k%03d" % i for i in range(len(values))]
+    raws = [encode(v) for v in values]
+    batch = ChangeBatch.from_encoded(keys, raws)
+    assert batch.changes() == list(zip(keys, values, strict=True))
+    assert batch.deletions == 0
+    assert (_split_encoded(raws) is not None) is split
+
+
+def test_values_with_another_identity_length_are_decoded_whatever_their_data_holds() -> None:
+    """The second value's data holds, where the first's data header lies, bytes that read
+    as a header giving the right length: only its identity's length tells them apart."""
+    first = Value(identity=b"i" * 32, data=b"d" * 100)
+    data = bytearray(b"e" * 100)
+    data[29:31] = bytes([0xC4, 100 - 31])  # at byte 35 of the encoded value
+    second = Value(identity=b"j", data=bytes(data))
+    keys = [b"k1", b"k2"]
+    batch = ChangeBatch.from_encoded(keys, [encode(first), encode(second)])
+    assert batch.changes() == [(b"k1", first), (b"k2", second)]
+
+
+def test_encoded_tombstones_delete_their_keys() -> None:
+    changes = mixed(30)
+    keys = [key for key, _ in changes]
+    batch = ChangeBatch.from_encoded(keys, [b"" if v is None else encode(v) for _, v in changes])
+    assert batch.changes() == changes
+    assert batch.deletions == 10
+
+
+@pytest.mark.parametrize(
+    "broken",
+    [
+        b"\x92\xc4\x01a\xc4\x05abc",  # data shorter than its header says
+        b"\x92\xc4\x01a\xc4\x01abc",  # bytes after the data
+        b"\x92\xc4\x01a\xa1b",  # data as a string, not bytes
+    ],
+)
+def test_a_value_that_is_no_encoded_value_is_refused_among_good_ones(broken: bytes) -> None:
+    good = encode(Value(identity=b"a", data=b"b"))
+    with pytest.raises(msgspec.DecodeError):
+        ChangeBatch.from_encoded([b"k1", b"k2", b"k3"], [good, broken, good])
+
+
+@pytest.mark.parametrize(
+    "keys",
+    [
+        [b"a\x01", b"a\xff"],
+        [b"a\xff", b"a\x01"],
+        [b"a", b"ab"],
+        [b"ab", b"a"],
+        [b"\x00", b"\x00\x00"],
+        [b"b", b"b"],
+        [b"a", b"b", b"c", b"c"],
+    ],
+)
+def test_a_batch_compares_its_keys_as_python_compares_bytes(keys: list[bytes]) -> None:
+    batch = ChangeBatch.from_values(keys, [value(key) for key in keys])
+    assert batch.ascending() is all(a < b for a, b in zip(keys, keys[1:], strict=False))
+    assert batch.slice(1, len(keys)).ascending() is all(
+        a < b for a, b in zip(keys[1:], keys[2:], strict=False)
+    )
 
 
 def test_batched_cuts_a_stream_into_batches_that_say_the_same() -> None:

@@ -14,6 +14,7 @@ from starlette.responses import Response
 
 from kvlake.api.app import OPERATIONS, create_app, reads_in_process
 from kvlake.api.routing import Call, Executors, Operation, json_response
+from kvlake.api.services import Services
 from kvlake.auth import User
 from kvlake.config import Settings
 from tests.api.inprocess import client_of, services_in, settings_in
@@ -27,12 +28,8 @@ def _thread(call: Call[None]) -> Response:
 PROBE = Operation("probeThread", "GET", "/probe-thread", _thread, "internal", inline=True)
 
 
-def _threads(
-    tmp_path: Path, *, inline: bool, auth: tuple[str, str] | None = None
-) -> tuple[list[str], list[str]]:
-    """Where three probe requests ran (`loop` or a request thread's name, or the status of
-    a refusal), and where their callers' full credential checks ran."""
-    services = services_in(tmp_path)
+def _watch_checks(services: Services) -> list[str]:
+    """The names of the threads that run the caller's full credential checks, from now on."""
     checked: list[str] = []
     authenticate = services.authenticator.authenticate
 
@@ -41,6 +38,16 @@ def _threads(
         return authenticate(*args, **kwargs)
 
     services.authenticator.authenticate = watched  # type: ignore[method-assign]
+    return checked
+
+
+def _threads(
+    tmp_path: Path, *, inline: bool, auth: tuple[str, str] | None = None
+) -> tuple[list[str], list[str]]:
+    """Where three probe requests ran (`loop` or a request thread's name, or the status of
+    a refusal), and where their callers' full credential checks ran."""
+    services = services_in(tmp_path)
+    checked = _watch_checks(services)
     app = create_app(services.settings, operations=(*OPERATIONS, PROBE), background_jobs=False)
     app.state.services = services
     app.state.executors = Executors(4, inline=inline)
@@ -115,14 +122,7 @@ def test_a_known_caller_s_json_operation_needs_no_thread_to_authenticate(
     app = create_app(services.settings, background_jobs=False)
     app.state.services = services
     app.state.executors = Executors(4, inline=False)  # true over any stores: no I/O
-    checked: list[str] = []
-    authenticate = services.authenticator.authenticate
-
-    def watched(*args: Any, **kwargs: Any) -> User:
-        checked.append(threading.current_thread().name)
-        return authenticate(*args, **kwargs)
-
-    services.authenticator.authenticate = watched  # type: ignore[method-assign]
+    checked = _watch_checks(services)
 
     counts: list[int] = []
 

@@ -3521,9 +3521,9 @@ MUTATIONS = (
         "kv-swap-many-sqlite-reports-missed",
         "KV contract: swap_many names the keys whose value changed (SQLite)",
         "kvlake/kv/sqlite.py",
-        "                        if cursor.rowcount != 1:\n"
-        "                            missed.append(key)\n",
-        "                        pass\n",
+        "                            if cursor.rowcount != 1:\n"
+        "                                missed.append(key)\n",
+        "                            pass\n",
         (
             "tests/kv/test_store_contract.py::test_swap_many_writes_the_unchanged_keys_and_names_the_others",
         ),
@@ -5438,6 +5438,14 @@ MUTATIONS = (
             "tests/kv/test_group_commit.py"
             "::test_concurrent_writes_commit_as_one_group_each_with_its_own_outcome",
         ),
+    ),
+    Mutation(
+        "kv-sqlite-close-waits-for-calls",
+        "a store closed while another thread's call runs waits for it (sqlite3 would crash)",
+        "kvlake/kv/sqlite.py",
+        "        with self.lock:\n            self.connection.close()\n",
+        "        self.connection.close()\n",
+        ("tests/kv/test_sqlite.py::test_close_waits_for_a_call_in_flight_on_another_thread",),
     ),
     Mutation(
         "kv-sqlite-group-reruns-after-rollback",

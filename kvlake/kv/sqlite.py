@@ -72,15 +72,42 @@ _CONFIG_ERRORS: Final = frozenset(
 )
 
 
+class _Connection:
+    """One thread's connection, its reused cursor, and the lock that thread holds for each
+    call (`with connection as cursor:`). `close()` from another thread takes the lock
+    before closing, so it waits for a call in flight instead of closing under it: Python's
+    sqlite3 crashes the process when a connection is closed while another thread uses it."""
+
+    __slots__ = ("connection", "cursor", "lock", "thread")
+
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self.connection = connection
+        self.cursor = connection.cursor()
+        self.lock = threading.RLock()
+        self.thread = weakref.ref(threading.current_thread())
+
+    def __enter__(self) -> sqlite3.Cursor:
+        self.lock.acquire()
+        return self.cursor
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.lock.release()
+
+    def close(self) -> None:
+        with self.lock:
+            self.connection.close()
+
+
 class _ThreadState(threading.local):
-    cursor: sqlite3.Cursor
+    connection: _Connection
 
 
 class SqliteStore(Store):
     """A `kv` table in one SQLite file. URL: `sqlite:///abs/path.db` or `sqlite://rel/path.db`.
 
     Each thread gets its own connection (and one reused cursor), opened on first use; `close()`
-    closes them all, and connections of threads that have ended are closed as new ones open.
+    closes them all, each once no call is using it, and connections of threads that have
+    ended are closed as new ones open.
     """
 
     def __init__(
@@ -113,7 +140,7 @@ class SqliteStore(Store):
         self._synchronous = synchronous
         self._lock = threading.Lock()
         self._local = _ThreadState()
-        self._connections: list[tuple[weakref.ref[threading.Thread], sqlite3.Connection]] = []
+        self._connections: list[_Connection] = []
         self._closed = False
         self._group: GroupCommit[sqlite3.Cursor] = GroupCommit(self._commit_group)
         try:
@@ -125,7 +152,8 @@ class SqliteStore(Store):
         except OSError as exc:
             raise self._unusable(str(exc)) from exc
         try:
-            self._cursor().execute(_SCHEMA)
+            with self._connection() as cursor:
+                cursor.execute(_SCHEMA)
         except sqlite3.Error as exc:
             self.close()
             raise self._open_failed(exc) from exc
@@ -158,7 +186,8 @@ class SqliteStore(Store):
 
     def synchronous_mode(self) -> str:
         """The `PRAGMA synchronous` this store's connections run with: "full" or "normal"."""
-        (level,) = self._cursor().execute("PRAGMA synchronous").fetchone()
+        with self._connection() as cursor:
+            (level,) = cursor.execute("PRAGMA synchronous").fetchone()
         return {1: "normal", 2: "full"}.get(level, str(level))
 
     def queued_writes(self) -> int:
@@ -167,13 +196,14 @@ class SqliteStore(Store):
 
     # -- connections -----------------------------------------------------------
 
-    def _cursor(self) -> sqlite3.Cursor:
+    def _connection(self) -> _Connection:
+        """This thread's connection, opened on its first call; use it as `with ... as cursor`."""
         try:
-            return self._local.cursor
+            return self._local.connection
         except AttributeError:
             return self._connect()
 
-    def _connect(self) -> sqlite3.Cursor:
+    def _connect(self) -> _Connection:
         if self._closed:
             raise self._closed_error()
         try:
@@ -200,9 +230,9 @@ class SqliteStore(Store):
                 conn.close()
                 raise self._closed_error()
             self._close_connections_of_ended_threads()
-            self._connections.append((weakref.ref(threading.current_thread()), conn))
-        cursor = self._local.cursor = conn.cursor()
-        return cursor
+            held = self._local.connection = _Connection(conn)
+            self._connections.append(held)
+        return held
 
     def _switch_to_wal(self, conn: sqlite3.Connection) -> str:
         """Put the database in WAL mode (a no-op once it is) and return the mode it is in.
@@ -226,28 +256,29 @@ class SqliteStore(Store):
     def _close_connections_of_ended_threads(self) -> None:
         # A server that starts a thread per task would otherwise keep one open file per task.
         alive = []
-        for thread_ref, conn in self._connections:
-            thread = thread_ref()
+        for held in self._connections:
+            thread = held.thread()
             if thread is not None and thread.is_alive():
-                alive.append((thread_ref, conn))
+                alive.append(held)
             else:
-                conn.close()
+                held.connection.close()  # an ended thread holds no call open
         self._connections = alive
 
     def _discard_connection(self, cursor: sqlite3.Cursor) -> None:
         # The connection may still be inside a transaction it could not roll back: never reuse it.
-        del self._local.cursor
+        del self._local.connection
         with self._lock:
-            self._connections = [(t, c) for t, c in self._connections if c is not cursor.connection]
+            self._connections = [h for h in self._connections if h.cursor is not cursor]
         cursor.connection.close()
 
     def close(self) -> None:
-        """Close every thread's connection; later calls raise ClosedError. Idempotent."""
+        """Close every thread's connection, each once a call using it has returned; later
+        calls raise ClosedError. Idempotent."""
         with self._lock:
             self._closed = True
             connections, self._connections = self._connections, []
-        for _, conn in connections:
-            conn.close()
+        for held in connections:
+            held.close()
 
     # -- errors -------------------------------------------------------------------
 
@@ -278,7 +309,8 @@ class SqliteStore(Store):
 
     def _get(self, partition: bytes, key: bytes) -> bytes:
         try:
-            row = self._cursor().execute(_GET, (partition, key)).fetchone()
+            with self._connection() as cursor:
+                row = cursor.execute(_GET, (partition, key)).fetchone()
         except sqlite3.Error as exc:
             raise self._failed("read a key", exc) from exc
         if row is None:
@@ -290,7 +322,8 @@ class SqliteStore(Store):
         marks = ", ".join("?" * len(keys))
         query = f"SELECT key, value FROM kv WHERE partition = ? AND key IN ({marks})"
         try:
-            rows = self._cursor().execute(query, (partition, *keys)).fetchall()
+            with self._connection() as cursor:
+                rows = cursor.execute(query, (partition, *keys)).fetchall()
         except sqlite3.Error as exc:
             raise self._failed("read keys", exc) from exc
         return {bytes(key): bytes(value) for key, value in rows}
@@ -304,7 +337,8 @@ class SqliteStore(Store):
             f" AND key IN ({', '.join('?' * len(keys))})"
         )
         try:
-            rows = self._cursor().execute(query, (*partitions, *keys)).fetchall()
+            with self._connection() as cursor:
+                rows = cursor.execute(query, (*partitions, *keys)).fetchall()
         except sqlite3.Error as exc:
             raise self._failed("read keys", exc) from exc
         found: dict[bytes, dict[bytes, bytes]] = {}
@@ -338,10 +372,9 @@ class SqliteStore(Store):
         self, partition: bytes, start: bytes, inclusive: bool, limit: int
     ) -> list[KeyValue]:
         try:
-            cursor = self._cursor().execute(
-                _SCAN_FROM if inclusive else _SCAN_AFTER, (partition, start, limit)
-            )
-            page: list[KeyValue] = cursor.fetchall()
+            with self._connection() as cursor:
+                query = _SCAN_FROM if inclusive else _SCAN_AFTER
+                page: list[KeyValue] = cursor.execute(query, (partition, start, limit)).fetchall()
         except sqlite3.Error as exc:
             raise self._failed("scan a partition", exc) from exc
         return page
@@ -351,7 +384,8 @@ class SqliteStore(Store):
         last = after
         while True:
             try:
-                (found,) = self._cursor().execute(_NEXT_PARTITION, (last,)).fetchone()
+                with self._connection() as cursor:
+                    (found,) = cursor.execute(_NEXT_PARTITION, (last,)).fetchone()
             except sqlite3.Error as exc:
                 raise self._failed("list partitions", exc) from exc
             if found is None:
@@ -368,34 +402,36 @@ class SqliteStore(Store):
         self._write_batch(_DELETE, [(partition, key) for key in keys], "delete keys")
 
     def _swap_many(self, partition: bytes, swaps: list[tuple[bytes, bytes, bytes]]) -> list[bytes]:
-        cursor = self._cursor()
         missed: list[bytes] = []
         try:
-            cursor.execute("BEGIN IMMEDIATE")  # one durable commit for the chunk
-            try:
-                # The usual case, every key unchanged: one executemany, judged by its total
-                # row count (a key appears once a chunk, so each swap changes one row or none).
-                rows = [(value, partition, key, expected) for key, expected, value in swaps]
-                cursor.executemany(_UPDATE_UNCHANGED, rows)
-                if cursor.rowcount != len(rows):
-                    # Some key changed: undo the chunk and swap it a key at a time, to name them.
-                    cursor.execute("ROLLBACK")
-                    cursor.execute("BEGIN IMMEDIATE")
-                    for key, expected, value in swaps:
-                        cursor.execute(_UPDATE_UNCHANGED, (value, partition, key, expected))
-                        if cursor.rowcount != 1:
-                            missed.append(key)
-                cursor.execute("COMMIT")
-            except sqlite3.Error:
-                self._roll_back(cursor)
-                raise
+            with self._connection() as cursor:
+                cursor.execute("BEGIN IMMEDIATE")  # one durable commit for the chunk
+                try:
+                    # The usual case, every key unchanged: one executemany, judged by its
+                    # total row count (a key appears once a chunk, so each swap changes one
+                    # row or none).
+                    rows = [(value, partition, key, expected) for key, expected, value in swaps]
+                    cursor.executemany(_UPDATE_UNCHANGED, rows)
+                    if cursor.rowcount != len(rows):
+                        # Some key changed: undo the chunk and swap a key at a time, to name them.
+                        cursor.execute("ROLLBACK")
+                        cursor.execute("BEGIN IMMEDIATE")
+                        for key, expected, value in swaps:
+                            cursor.execute(_UPDATE_UNCHANGED, (value, partition, key, expected))
+                            if cursor.rowcount != 1:
+                                missed.append(key)
+                    cursor.execute("COMMIT")
+                except sqlite3.Error:
+                    self._roll_back(cursor)
+                    raise
         except sqlite3.Error as exc:
             raise self._failed("write keys", exc) from exc
         return missed
 
     def _drop_partition(self, partition: bytes) -> None:
         try:
-            self._cursor().execute(_DROP_PARTITION, (partition,))
+            with self._connection() as cursor:
+                cursor.execute(_DROP_PARTITION, (partition,))
         except sqlite3.Error as exc:
             raise self._failed("drop a partition", exc) from exc
 
@@ -409,17 +445,17 @@ class SqliteStore(Store):
             except sqlite3.Error as exc:
                 raise self._failed(what, exc) from exc
             return
-        cursor = self._cursor()
         try:
-            # IMMEDIATE takes the write lock up front, so the busy timeout applies to it; a
-            # deferred transaction would fail at once when upgrading from read to write.
-            cursor.execute("BEGIN IMMEDIATE")
-            try:
-                cursor.executemany(sql, rows)
-                cursor.execute("COMMIT")
-            except sqlite3.Error:
-                self._roll_back(cursor)
-                raise
+            with self._connection() as cursor:
+                # IMMEDIATE takes the write lock up front, so the busy timeout applies to it; a
+                # deferred transaction would fail at once when upgrading from read to write.
+                cursor.execute("BEGIN IMMEDIATE")
+                try:
+                    cursor.executemany(sql, rows)
+                    cursor.execute("COMMIT")
+                except sqlite3.Error:
+                    self._roll_back(cursor)
+                    raise
         except sqlite3.Error as exc:
             raise self._failed(what, exc) from exc
 
@@ -440,9 +476,9 @@ class SqliteStore(Store):
         RAISE(ROLLBACK), a full disk), the statements run before it were undone too, so the
         group runs again without the one that failed.
         """
-        cursor = self._cursor()
-        while group:
-            group = self._try_group(cursor, group)
+        with self._connection() as cursor:
+            while group:
+                group = self._try_group(cursor, group)
 
     def _try_group(
         self, cursor: sqlite3.Cursor, group: list[Operation[sqlite3.Cursor]]

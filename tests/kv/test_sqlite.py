@@ -210,6 +210,39 @@ def test_close_closes_the_connection_of_every_thread(db: Path) -> None:
         thread.join()
 
 
+def test_close_waits_for_a_call_in_flight_on_another_thread(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Python's sqlite3 crashes the process when a connection is closed while another
+    thread uses it (CI lost a test worker to it): `close()` waits for the call, which
+    commits, and only later calls raise ClosedError."""
+    store = SqliteStore(db)
+    paused, resume = threading.Event(), threading.Event()
+
+    def before_commit() -> None:  # the write's statement ran, its COMMIT has not
+        paused.set()
+        assert resume.wait(30)
+
+    monkeypatch.setattr(sqlite_driver, "_before_commit", before_commit)
+    outcomes: list[object] = []
+    writer = threading.Thread(target=lambda: outcomes.append(store.set(P, b"k", b"v")))
+    writer.start()
+    assert paused.wait(30)
+    closer = threading.Thread(target=store.close)
+    closer.start()
+    closer.join(0.5)  # a close that does not wait is done by now, under the paused write
+    still_closing = closer.is_alive()
+    resume.set()
+    writer.join()
+    closer.join()
+    assert still_closing
+    assert outcomes == [None]  # the write committed on its connection, then close went on
+    with raw(db) as other:
+        assert other.execute("SELECT value FROM kv").fetchall() == [(b"v",)]
+    with pytest.raises(ClosedError):
+        store.get(P, b"k")
+
+
 @needs_proc
 def test_connections_of_ended_threads_are_closed_when_new_ones_open(db: Path) -> None:
     with SqliteStore(db) as store:

@@ -42,10 +42,10 @@ class DelegatingBlockStore(BlockStore):
     def check_namespace(self, namespace: str) -> str:
         return self.inner.check_namespace(namespace)
 
-    def _check_put_namespace(self, namespace: str) -> str:
+    def check_put_namespace(self, namespace: str) -> str:
         # The inner put checks the namespace itself (local: one path resolution with the
         # key's); checking it fully here too resolved a local namespace twice per put.
-        return self.inner._check_put_namespace(namespace)
+        return self.inner.check_put_namespace(namespace)
 
     def delete_many(self, namespace: str, keys: Iterable[str]) -> dict[str, Exception]:
         wanted = list(keys)

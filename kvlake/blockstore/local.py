@@ -100,7 +100,7 @@ class LocalBlockStore(LocalUploads, BlockStore):
         self._namespace_dir(namespace)
         return f"{self.scheme}://{self._namespace_path(namespace)}"
 
-    def _check_put_namespace(self, namespace: str) -> str:
+    def check_put_namespace(self, namespace: str) -> str:
         # `_put` checks the blob's folder, and so the namespace's links, itself.
         return f"{self.scheme}://{self._namespace_path(namespace)}"
 

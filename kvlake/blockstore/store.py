@@ -61,6 +61,13 @@ class BlockStore(ClientUploads, Closing):
             InvalidInputError: wrong scheme, empty path, or a path escaping the root.
         """
 
+    def check_put_namespace(self, namespace: str) -> str:
+        """`check_namespace` for a put, which `put` calls first: public so that a wrapper
+        (`DelegatingBlockStore`) can ask its inner adapter. An adapter whose `_put` checks
+        the namespace again with the key (local: its symbolic links, one path resolution
+        for both) may only normalise here, so a put resolves its path once."""
+        return self.check_namespace(namespace)
+
     def put(self, namespace: str, key: str, data: BinaryIO | bytes) -> int:
         """Store a blob, streaming `data` in chunks of READ_CHUNK; return its size in bytes.
 
@@ -74,7 +81,7 @@ class BlockStore(ClientUploads, Closing):
             ConflictError: the adapter cannot hold a blob at that key (local: a folder is there).
             UnavailableError: the backend failed to store it; nothing was stored.
         """
-        normalised = self._check_put_namespace(namespace)
+        normalised = self.check_put_namespace(namespace)
         check_key(key)
         if not isinstance(data, bytes | bytearray | memoryview) and not hasattr(data, "read"):
             raise InvalidInputError(
@@ -383,12 +390,6 @@ class BlockStore(ClientUploads, Closing):
             if slash and folder != last:
                 last = folder
                 yield folder
-
-    def _check_put_namespace(self, namespace: str) -> str:
-        """`check_namespace` for a put. An adapter whose `_put` checks the namespace again
-        with the key (local: its symbolic links, one path resolution for both) may only
-        normalise here, so a put resolves its path once."""
-        return self.check_namespace(namespace)
 
     def _list_level(self, namespace: str, prefix: str) -> Iterator[BlobInfo]:
         """A folder's own blobs from a full listing; adapters with a cheaper way override this."""

@@ -7,7 +7,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -19,6 +18,7 @@ from lakefs_sdk.client import LakeFSClient
 
 from kvlake.blockstore import BlockStore, open_blockstore
 from tests.support import wait_until
+from tests.support.processes import python_dying_with_parent
 
 if TYPE_CHECKING:
     from tests.support.s3server import MotoS3
@@ -154,7 +154,7 @@ class Server:
         if kv_url:
             env["KVLAKE_KV_URL"] = kv_url
         env |= extra_env
-        command = [sys.executable, "-m", "kvlake", "serve", "--port", str(self.port)]
+        command = python_dying_with_parent("-m", "kvlake", "serve", "--port", str(self.port))
         command += ["--data-dir", str(data_dir), "--workers", str(workers)]
         with self.log.open("wb") as log:
             self.process = subprocess.Popen(

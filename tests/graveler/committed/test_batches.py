@@ -159,7 +159,12 @@ def test_the_cursor_takes_changes_below_a_bound_across_batches() -> None:
     assert keys(cursor.rest()) == []
 
 
-@pytest.mark.parametrize("size", [1, 7, 100, 5000])
+# Every cut on the local folder; S3 (a minute a size on moto) for the one cut across ranges.
+@pytest.mark.parametrize(
+    ("lake_blocks", "size"),
+    [("local", 1), ("local", 7), ("local", 100), ("local", 5000), ("s3", 5000)],
+    indirect=["lake_blocks"],
+)
 def test_applying_batches_writes_what_applying_single_changes_writes(
     manager: CommittedManager, namespace: str, size: int
 ) -> None:

@@ -224,8 +224,13 @@ def test_close_waits_for_a_call_in_flight_on_another_thread(
         assert resume.wait(30)
 
     monkeypatch.setattr(sqlite_driver, "_before_commit", before_commit)
-    outcomes: list[object] = []
-    writer = threading.Thread(target=lambda: outcomes.append(store.set(P, b"k", b"v")))
+    written = threading.Event()
+
+    def write() -> None:
+        store.set(P, b"k", b"v")
+        written.set()
+
+    writer = threading.Thread(target=write)
     writer.start()
     assert paused.wait(30)
     closer = threading.Thread(target=store.close)
@@ -236,7 +241,7 @@ def test_close_waits_for_a_call_in_flight_on_another_thread(
     writer.join()
     closer.join()
     assert still_closing
-    assert outcomes == [None]  # the write committed on its connection, then close went on
+    assert written.is_set()  # the write committed on its connection, then close went on
     with raw(db) as other:
         assert other.execute("SELECT value FROM kv").fetchall() == [(b"v",)]
     with pytest.raises(ClosedError):

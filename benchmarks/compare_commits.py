@@ -45,12 +45,20 @@ def _load() -> str:
 
 
 def run_once(tree: Path, command: list[str], scratch: Path, label: str) -> Results:
-    """Run the benchmark with `tree` first on PYTHONPATH; returns the figures it wrote."""
+    """Run the benchmark in `tree`'s folder with `tree` first on PYTHONPATH; returns the
+    figures it wrote."""
     out = scratch / f"{label}.json"
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(tree), env.get("PYTHONPATH", "")]))
+    # In the tree's folder: a server the benchmark starts with `python -m kvlake` has the
+    # working folder first on sys.path, ahead of PYTHONPATH, and run from the current
+    # tree both sides' servers imported the current tree's kvlake.
     finished = subprocess.run(
-        [sys.executable, *command, "--json", str(out)], env=env, capture_output=True, text=True
+        [sys.executable, *command, "--json", str(out)],
+        env=env,
+        cwd=tree,
+        capture_output=True,
+        text=True,
     )
     if finished.returncode != 0 or not out.exists():
         tail = (finished.stderr or finished.stdout).strip().splitlines()[-5:]

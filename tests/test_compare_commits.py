@@ -1,4 +1,5 @@
-"""benchmarks/compare_commits.py: each tree's own code is measured, in alternating order.
+"""benchmarks/compare_commits.py: each tree's own code is measured, in alternating order,
+its children's too.
 
 The benchmark here reads a constant from a module of the tree under test, so the printed
 medians show which tree each run imported; no figure depends on timing.
@@ -12,9 +13,13 @@ from pathlib import Path
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "compare_commits.py"
 BENCH = """\
-import argparse, json, os
+import argparse, json, os, subprocess, sys
 from pathlib import Path
 import mark
+# A child started as servers are (`python -m kvlake`): the working folder comes first.
+child = subprocess.run([sys.executable, "-c", "import mark; print(mark.VALUE)"],
+                       capture_output=True, text=True, check=True)
+assert int(child.stdout) == mark.VALUE, f"a child imported {child.stdout.strip()}"
 parser = argparse.ArgumentParser()
 parser.add_argument("--json", type=Path)
 args = parser.parse_args()
@@ -45,9 +50,10 @@ def _repo(tmp_path: Path) -> Path:
 
 
 def _compare(repo: Path, log: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run from the current tree's folder, as a developer does."""
     command = [sys.executable, str(SCRIPT), "--repo", str(repo), *args]
     env = {"PATH": "/usr/bin:/bin", "ORDER_LOG": str(log)}
-    return subprocess.run(command, capture_output=True, text=True, env=env)
+    return subprocess.run(command, capture_output=True, text=True, env=env, cwd=repo)
 
 
 def test_each_tree_runs_its_own_code_in_alternating_order(tmp_path: Path) -> None:

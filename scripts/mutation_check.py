@@ -5448,6 +5448,44 @@ MUTATIONS = (
         ("tests/kv/test_sqlite.py::test_close_waits_for_a_call_in_flight_on_another_thread",),
     ),
     Mutation(
+        "compare-commits-runs-in-each-tree",
+        "issue 28's regression check: each side runs in its own tree's folder, so servers"
+        " started with `python -m kvlake` import that tree (the folder comes before PYTHONPATH)",
+        "benchmarks/compare_commits.py",
+        "        cwd=tree,\n",
+        "",
+        ("tests/test_compare_commits.py::test_each_tree_runs_its_own_code_in_alternating_order",),
+    ),
+    Mutation(
+        "kv-postgres-loop-has-its-own-connection",
+        "issue 28: a call on an event loop (an inline stat) uses the loop's own connection,"
+        " never waiting for the pool that request threads hold",
+        "kvlake/kv/postgres.py",
+        "        if _get_running_loop() is not None:\n",
+        "        if False:\n",
+        ("tests/kv/test_postgres.py::test_a_call_on_an_event_loop_never_waits_for_the_pool",),
+    ),
+    Mutation(
+        "kv-postgres-loop-connection-closed-with-the-store",
+        "issue 28: closing the store closes its event loops' connections too",
+        "kvlake/kv/postgres.py",
+        "        for ident in list(self._loop_connections):\n",
+        "        for ident in []:\n",
+        ("tests/kv/test_postgres.py::test_closing_the_store_closes_the_loops_connections",),
+    ),
+    Mutation(
+        "kv-postgres-on-this-machine-only-loopback",
+        "issue 28: only a Unix socket or a loopback address counts as a PostgreSQL on this"
+        " machine (a server elsewhere is never waited for on the event loop)",
+        "kvlake/kv/postgres.py",
+        "        return ipaddress.ip_address(address).is_loopback\n",
+        "        return bool(ipaddress.ip_address(address))\n",
+        (
+            "tests/kv/test_postgres.py::"
+            "test_a_server_counts_as_on_this_machine_only_over_a_socket_or_loopback",
+        ),
+    ),
+    Mutation(
         "kv-sqlite-group-reruns-after-rollback",
         "issue 28: a statement that rolls back its group's transaction fails only its caller",
         "kvlake/kv/sqlite.py",
@@ -5515,9 +5553,9 @@ MUTATIONS = (
         "issue 28: inline reads run on the event loop only when the KV and the blockstore"
         " answer in-process (never wait on PostgreSQL or S3 there)",
         "kvlake/api/app.py",
-        "        url_scheme(settings.kv_url) in IN_PROCESS_KV\n        and url_scheme",
-        "        url_scheme(settings.kv_url) in IN_PROCESS_KV\n        or url_scheme",
-        ("tests/api/test_inline_reads.py::test_reads_run_inline_only_over_in_process_stores",),
+        "    return local_kv and url_scheme(settings.blockstore_url) in IN_PROCESS_BLOCKS\n",
+        "    return local_kv or url_scheme(settings.blockstore_url) in IN_PROCESS_BLOCKS\n",
+        ("tests/api/test_inline_reads.py::test_reads_run_inline_only_over_stores_on_this_machine",),
     ),
     Mutation(
         "reqpath28-inline-needs-the-executor-s-say",

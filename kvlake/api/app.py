@@ -126,16 +126,26 @@ def print_installation(services: Services) -> None:
 
 
 IN_PROCESS_KV: Final = frozenset({"sqlite", "mem"})
+POSTGRES_KV: Final = frozenset({"postgres", "postgresql"})
 IN_PROCESS_BLOCKS: Final = frozenset({"local", "mem"})
 
 
-def reads_in_process(settings: Settings) -> bool:
-    """The KV and the blockstore answer reads in this process, without a network wait: the
-    `inline` operations may run on the event loop (routing.py's `Executors.inline`)."""
-    return (
-        url_scheme(settings.kv_url) in IN_PROCESS_KV
-        and url_scheme(settings.blockstore_url) in IN_PROCESS_BLOCKS
-    )
+def reads_on_this_machine(settings: Settings) -> bool:
+    """The KV and the blockstore answer reads without a network wait: the `inline`
+    operations may run on the event loop (routing.py's `Executors.inline`).
+
+    SQLite and memory stores answer in-process; a PostgreSQL on this machine (a Unix
+    socket or loopback) answers a stat's one point read in tens of microseconds, on the
+    loop's own connection (kvlake/kv/postgres.py), and that costs less than the hop to a
+    request thread and back (docs/performance.md). A server elsewhere keeps the thread."""
+    scheme = url_scheme(settings.kv_url)
+    if scheme in POSTGRES_KV:
+        from kvlake.kv.postgres import on_this_machine  # psycopg only where it is used
+
+        local_kv = on_this_machine(settings.kv_url)
+    else:
+        local_kv = scheme in IN_PROCESS_KV
+    return local_kv and url_scheme(settings.blockstore_url) in IN_PROCESS_BLOCKS
 
 
 def create_app(
@@ -160,7 +170,8 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
         services = Services.open(settings)
-        executors = Executors(settings.server.max_connections, inline=reads_in_process(settings))
+        inline = reads_on_this_machine(settings)
+        executors = Executors(settings.server.max_connections, inline=inline)
         try:
             print_installation(services)
             # Lua hooks' `lakefs` module calls these operations in-process (hook_calls.py).

@@ -22,11 +22,13 @@ copy's source, a new name), and the body is read within the
 process's `BodyLimits`. A request whose client goes away is not waited for;
 its thread finishes the handler anyway.
 A read declared `inline` (stat, get branch) skips the hop and runs on the
-event loop when the process's stores answer in-process (`Executors.inline`: SQLite or
-memory KV, local or memory blockstore): the hop's futures, wake-ups and GIL hand-offs
+event loop when the process's stores answer without a network wait (`Executors.inline`:
+SQLite or memory KV, or PostgreSQL over a Unix socket or loopback on the loop's own
+connection; local or memory blockstore): the hop's futures, wake-ups and GIL hand-offs
 cost more CPU than such a read itself (a SQLite stat in-process: 640-760 -> 300-490 us
-of CPU a request, docs/performance.md). Over PostgreSQL or an object store the read
-waits on the network, so it keeps its thread: the loop never waits on a socket. A
+of CPU a request; a loopback PostgreSQL stat 1.3x the rate, docs/performance.md). Over
+a PostgreSQL elsewhere or an object store the read waits on the network, so it keeps
+its thread: the loop never waits on another machine. A
 listing of 1,000 entries was tried inline and measured slower (its wall time twice
 its CPU, not explained yet), so it keeps its thread.
 `OperationRoutes` indexes the routes by their segments, so a request tries the

@@ -1,5 +1,11 @@
 """The production KV driver: one PostgreSQL table, reached through a connection pool.
 
+A call made on a thread that runs an event loop (an API server's inline stat) uses that
+thread's own connection, outside the pool: the loop must never wait for a pooled
+connection that request threads hold through long statements (a commit's batches), since
+every client of the process waits with it. Servers read inline only from a PostgreSQL on
+the same machine (`on_this_machine`), where a point read answers in tens of microseconds.
+
 Invariant: every operation is one autocommit statement, so `set_if` is a true compare-and-swap
 (an INSERT ... ON CONFLICT DO NOTHING or an UPDATE whose WHERE clause is the predicate, which
 succeeded only if it touched exactly one row). A statement is retried on a fresh connection only
@@ -10,7 +16,11 @@ first attempt may have committed. Errors never echo the URL, which may carry a p
 from __future__ import annotations
 
 import hashlib
+import ipaddress
+import os
 import re
+import threading
+from asyncio import _get_running_loop
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Final, Self, TypeVar
 from urllib.parse import unquote
@@ -106,6 +116,15 @@ def _row_count(cursor: _Cursor) -> int:
     return cursor.rowcount
 
 
+class _LoopConnection:
+    """The connection of one thread running an event loop, and the lock its statements hold:
+    `close()` takes it, so libpq never frees a connection under a running statement."""
+
+    def __init__(self, connection: psycopg.Connection[_Row]) -> None:
+        self.connection = connection
+        self.lock = threading.Lock()
+
+
 class _ConnectionLost(Exception):
     """The server closed a pooled connection under a statement (restart, idle timeout)."""
 
@@ -127,6 +146,33 @@ def _split_table(url: str) -> tuple[str, str]:
     if len(tables) > 1:
         raise ConfigError(f"KVLAKE_KV_URL sets table= {len(tables)} times; keep one")
     return (f"{base}?{'&'.join(kept)}" if kept else base), (tables[0] if tables else _DEFAULT_TABLE)
+
+
+def on_this_machine(url: str) -> bool:
+    """Whether a PostgreSQL URL reaches its server on this machine: a Unix socket (libpq's
+    default without a host) or a loopback address, for every host it lists. False for a
+    URL libpq cannot parse, and for any other name: a server elsewhere may be a network
+    round trip away, which an event loop must not wait for."""
+    try:
+        params = conninfo_to_dict(_split_table(url)[0])
+    except psycopg.Error:
+        return False
+    addresses = str(params.get("hostaddr") or "")
+    if addresses:
+        return all(_is_loopback(address) for address in addresses.split(","))
+    hosts = str(params.get("host") or os.environ.get("PGHOST") or "")
+    return all(
+        host.startswith(("/", "@")) or host == "localhost" or _is_loopback(host)
+        for host in hosts.split(",")
+        if host  # an empty entry is libpq's default: the Unix socket
+    )
+
+
+def _is_loopback(address: str) -> bool:
+    try:
+        return ipaddress.ip_address(address).is_loopback
+    except ValueError:
+        return False  # a host name: it may resolve anywhere
 
 
 class PostgresStore(Store):
@@ -177,7 +223,9 @@ class PostgresStore(Store):
             "application_name": "kvlake",
         }
         conninfo = make_conninfo(conninfo, **{k: v for k, v in defaults.items() if k not in params})
+        self._conninfo = conninfo
         self._closed = False
+        self._loop_connections: dict[int, _LoopConnection] = {}
         self._create_table(conninfo, table)
         self._pool: ConnectionPool[psycopg.Connection[_Row]] = ConnectionPool(
             conninfo,
@@ -240,9 +288,13 @@ class PostgresStore(Store):
             ) from exc
 
     def close(self) -> None:
-        """Close the pool and its connections; later calls raise ClosedError. Idempotent."""
+        """Close the pool and its connections; later calls raise ClosedError. Idempotent.
+
+        An event loop's connection is closed once its statement in flight has finished."""
         self._closed = True
         self._pool.close()
+        for ident in list(self._loop_connections):
+            self._drop_loop_connection(ident)
 
     # -- errors -------------------------------------------------------------------
 
@@ -289,6 +341,8 @@ class PostgresStore(Store):
             raise self._failed(what, exc) from exc
 
     def _execute(self, query: str, params: Sequence[Any], result: Callable[[_Cursor], _T]) -> _T:
+        if _get_running_loop() is not None:
+            return self._execute_on_loop(query, params, result)
         pool = self._pool
         conn = pool.getconn()
         try:
@@ -302,6 +356,45 @@ class PostgresStore(Store):
         # A restart kills every pooled connection at once: replace them all, not one per call.
         pool.check()
         raise _ConnectionLost() from lost
+
+    def _execute_on_loop(
+        self, query: str, params: Sequence[Any], result: Callable[[_Cursor], _T]
+    ) -> _T:
+        ident = threading.get_ident()
+        own = self._loop_connections.get(ident)
+        if own is None:
+            own = self._open_loop_connection(ident)
+        with own.lock:
+            if self._closed:
+                raise ClosedError(f"the KV store on {self._where} was closed; open a new one")
+            try:
+                return result(own.connection.execute(query, params, binary=True))
+            except psycopg.Error as exc:
+                if not own.connection.broken:
+                    raise
+                lost = exc
+        self._drop_loop_connection(ident)  # the retry, if any, connects afresh
+        raise _ConnectionLost() from lost
+
+    def _open_loop_connection(self, ident: int) -> _LoopConnection:
+        if self._closed:
+            raise ClosedError(f"the KV store on {self._where} was closed; open a new one")
+        # The connections of loops whose threads have ended (a test client's portal) go first.
+        alive = {thread.ident for thread in threading.enumerate()}
+        for gone in [known for known in self._loop_connections if known not in alive]:
+            self._drop_loop_connection(gone)
+        own = _LoopConnection(psycopg.connect(self._conninfo, autocommit=True))
+        self._loop_connections[ident] = own
+        if self._closed:  # closed while connecting: close() may have missed it
+            self._drop_loop_connection(ident)
+            raise ClosedError(f"the KV store on {self._where} was closed; open a new one")
+        return own
+
+    def _drop_loop_connection(self, ident: int) -> None:
+        own = self._loop_connections.pop(ident, None)
+        if own is not None:
+            with own.lock:
+                own.connection.close()
 
     # -- the primitives -------------------------------------------------------------
 

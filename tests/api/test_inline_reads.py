@@ -12,7 +12,7 @@ import msgspec
 import pytest
 from starlette.responses import Response
 
-from kvlake.api.app import OPERATIONS, create_app, reads_in_process
+from kvlake.api.app import OPERATIONS, create_app, reads_on_this_machine
 from kvlake.api.routing import Call, Executors, Operation, json_response
 from kvlake.api.services import Services
 from kvlake.auth import User
@@ -103,14 +103,16 @@ def test_without_in_process_stores_every_read_takes_a_thread(tmp_path: Path) -> 
         ({}, True),  # SQLite in the data folder, local blocks
         ({"KVLAKE_KV_URL": "mem://"}, True),
         ({"KVLAKE_KV_URL": "postgresql://db/kv"}, False),
+        ({"KVLAKE_KV_URL": "postgresql://u@127.0.0.1:5432/kv"}, True),  # on this machine
+        ({"KVLAKE_KV_URL": "postgres://localhost/kv", "KVLAKE_BLOCKSTORE_URL": "s3://b/p"}, False),
         ({"KVLAKE_BLOCKSTORE_URL": "s3://bucket/prefix"}, False),
     ],
 )
-def test_reads_run_inline_only_over_in_process_stores(
+def test_reads_run_inline_only_over_stores_on_this_machine(
     tmp_path: Path, variables: dict[str, str], inline: bool
 ) -> None:
     settings: Settings = settings_in(tmp_path, **variables)
-    assert reads_in_process(settings) is inline
+    assert reads_on_this_machine(settings) is inline
 
 
 def test_a_known_caller_s_json_operation_needs_no_thread_to_authenticate(

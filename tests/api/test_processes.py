@@ -154,13 +154,25 @@ def test_a_name_recreated_on_one_process_is_read_afresh_on_the_other(
         assert b.get(f"/repositories/{name}").json()["storage_namespace"] == fresh
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def stat_pair(
+    request: pytest.FixtureRequest, start_server: StartServer, tmp_path: Path
+) -> tuple[Server, Server]:
+    """`pair`, and two processes on one PostgreSQL table on loopback: over local blocks
+    their stats run on each event loop's own connection (kvlake/kv/postgres.py)."""
+    env = {}
+    if request.param == "postgres":
+        env["KVLAKE_KV_URL"] = str(request.getfixturevalue("postgres_url"))
+    return start_server(tmp_path / "data", env=env), start_server(tmp_path / "data", env=env)
+
+
 def test_stats_on_one_process_see_uploads_deletes_and_commits_of_the_other(
-    pair: tuple[Server, Server],
+    stat_pair: tuple[Server, Server],
 ) -> None:
     """A stat reads the path's staged entry in the staging tokens its process saw on the
     branch last time, in the statement that reads the branch (issue 28): an upload, a
     delete or a commit acknowledged by the other process still shows at once."""
-    first, second = pair
+    first, second = stat_pair
     with first.http() as a, second.http() as b:
         name, objects, stat = _new_repository(a, first)
 

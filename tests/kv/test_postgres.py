@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import uuid
 from collections.abc import Callable, Iterator
@@ -12,7 +13,7 @@ import pytest
 
 from kvlake.errors import ClosedError, ConfigError, UnavailableError
 from kvlake.kv import MUST_EXIST, Store, open_store
-from kvlake.kv.postgres import PostgresStore
+from kvlake.kv.postgres import PostgresStore, on_this_machine
 from tests.support import drop_postgres_table, wait_until
 
 P = b"partition"
@@ -90,6 +91,35 @@ def test_a_url_libpq_cannot_parse_raises_config_error_without_the_password() -> 
     with pytest.raises(ConfigError, match="KVLAKE_KV_URL") as caught:
         open_store(f"postgres://kv:{SECRET}%zz@127.0.0.1:1/lake")
     assert_no_secret(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("url", "local"),
+    [
+        ("postgresql://u@127.0.0.1:5432/kv", True),
+        ("postgres://u@localhost/kv?table=t", True),
+        ("postgresql://u@[::1]:5432/kv", True),
+        ("postgresql:///kv", True),  # libpq's default: the Unix socket
+        ("postgresql:///kv?host=/var/run/postgresql", True),
+        ("postgresql://u@127.0.0.2/kv", True),
+        ("postgresql://u@db.example.com/kv", False),
+        ("postgresql://u@10.0.0.5/kv", False),
+        ("postgresql://u@127.0.0.1,db.example.com/kv", False),  # the second may answer
+        ("postgresql://u@db/kv?hostaddr=127.0.0.1", True),
+        ("postgresql://u@localhost/kv?hostaddr=10.0.0.5", False),
+        ("postgres://u%zz@127.0.0.1/kv", False),  # unparsable: never trusted
+    ],
+)
+def test_a_server_counts_as_on_this_machine_only_over_a_socket_or_loopback(
+    url: str, local: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("PGHOST", raising=False)
+    assert on_this_machine(url) is local
+
+
+def test_without_a_host_pghost_says_where_the_server_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PGHOST", "db.example.com")
+    assert not on_this_machine("postgresql:///kv")
 
 
 # -- against the server ----------------------------------------------------------------------
@@ -208,3 +238,56 @@ def test_a_restart_losing_every_pooled_connection_costs_no_failed_read(
     assert terminate_connections(postgres_dsn, app_name) >= 3
     for _ in range(5):
         assert pg_store.get(P, b"k")[0] == b"v"
+
+
+def _on_a_loop(call: Callable[[], object]) -> object:
+    """`call` made from a thread running an event loop, as an inline stat is."""
+
+    async def run() -> object:
+        return call()
+
+    return asyncio.run(run())
+
+
+@pytest.mark.postgres
+def test_a_call_on_an_event_loop_never_waits_for_the_pool(
+    postgres_dsn: str, postgres_table: str
+) -> None:
+    """The loop's own connection: request threads holding every pooled one (long
+    statements) must not stall the loop, and with it every client of the process."""
+    with PostgresStore(postgres_dsn, table=postgres_table, pool_size=1, timeout=1) as store:
+        store.set(P, b"k", b"v")
+        with store._pool.connection():  # the pool's one connection, as a long statement holds it
+            with pytest.raises(UnavailableError):
+                store.get(P, b"k")  # a thread waits for the pool, and gives up
+            assert _on_a_loop(lambda: store.get(P, b"k")[0]) == b"v"
+
+
+@pytest.mark.postgres
+def test_a_loop_s_lost_connection_is_replaced_and_its_read_rerun(
+    pg_store: Store, postgres_dsn: str, app_name: str
+) -> None:
+    assert _on_a_loop(lambda: pg_store.get(P, b"k")[0]) == b"v"
+    assert terminate_connections(postgres_dsn, app_name) >= 2  # the pool's and the loop's
+    assert _on_a_loop(lambda: pg_store.get(P, b"k")[0]) == b"v"
+    with pytest.raises(UnavailableError):  # a compare-and-swap is never rerun
+        terminate_connections(postgres_dsn, app_name)
+        _on_a_loop(lambda: pg_store.set_if(P, b"new", b"v", None))
+
+
+@pytest.mark.postgres
+def test_closing_the_store_closes_the_loops_connections(
+    postgres_url: str, postgres_dsn: str, app_name: str
+) -> None:
+    store = open_store(f"{postgres_url}&application_name={app_name}")
+    store.set(P, b"k", b"v")
+    _on_a_loop(lambda: store.get(P, b"k"))
+    assert count_connections(postgres_dsn, app_name) >= 2
+    store.close()
+    wait_until(
+        lambda: count_connections(postgres_dsn, app_name) == 0,
+        timeout=10,
+        message="the closed store's connections, the loop's too, to leave pg_stat_activity",
+    )
+    with pytest.raises(ClosedError):
+        _on_a_loop(lambda: store.get(P, b"k"))

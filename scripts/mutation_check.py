@@ -4887,14 +4887,25 @@ MUTATIONS = (
     ),
     Mutation(
         "scale33-branches-creation-indexes-after",
-        "issue 33 item 5: a visible branch is indexed after its record is written",
+        "issue 33 item 5: a visible branch's key is checked after its record is written",
         "kvlake/graveler/refs/store.py",
-        "        if not branch.hidden:\n            self._visible.add(partition, name)\n",
+        "        if not branch.hidden:\n            self._visible.keep(partition, name)\n",
         "",
         (
             "tests/graveler/test_visible_branches.py::test_a_listing_"
             "between_a_creations_key_and_its_record_does_not_lose_it",
+            "tests/interleavings/test_visible_branches.py",
         ),
+    ),
+    Mutation(
+        "reqpath28-branch-key-rewritten-only-when-gone",
+        "issue 28: after its record, a creation writes its visible-branch key again when a"
+        " deletion or a listing took it out (a read, not a write, when nothing did)",
+        "kvlake/graveler/refs/visible.py",
+        "        except KeyNotFoundError:\n"
+        '            self._store.set(_index(partition), name.encode(), b"")\n',
+        "        except KeyNotFoundError:\n            pass\n",
+        ("tests/interleavings/test_visible_branches.py",),
     ),
     Mutation(
         "scale33-branches-deletion-unindexes",

@@ -175,7 +175,7 @@ class Refs:
     def create_branch(self, repository: Repository, name: str, branch: Branch) -> None:
         partition = partition_of(repository)
         self._sealing.build(partition)  # a new repository's first branch: the index is empty
-        if not branch.hidden:  # indexed before and after (see visible.py)
+        if not branch.hidden:  # indexed before, and checked after (see visible.py)
             self._visible.add(partition, name)
         try:
             self._store.set_if(partition, keys.branch_key(name), encode(branch), None)
@@ -184,7 +184,7 @@ class Refs:
                 f"branch {name!r} already exists in repository {repository.name!r}"
             ) from None
         if not branch.hidden:
-            self._visible.add(partition, name)
+            self._visible.keep(partition, name)
 
     def swap_branch(
         self, repository: Repository, name: str, branch: Branch, predicate: Predicate

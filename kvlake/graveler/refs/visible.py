@@ -6,11 +6,15 @@ hidden one (issue 33). It scans the instance's `visible_branches/<repo>-<uid>`
 partition (a key per visible branch name) instead and reads
 those branch records only (one `get_many` a page). A branch's `hidden` flag is
 set at its creation and never changes, so only creations and deletions touch
-the index: a creation writes the key before its record and again after it; a
-deletion deletes the record, then the key, then reads the record again and puts
-the key back if a creation of the same name raced in. So a visible branch always
-has its key; a key may name no branch (or a hidden one) for a moment or after a
-crash, and the listing that meets it takes it out the same way. A repository
+the index: a creation writes the key before its record (a crash between the two
+leaves a key without a branch, never a branch without its key), and after the
+record reads the key and writes it again only if it is gone; a deletion deletes
+the record, then the key, then reads the record again and puts the key back if a
+creation of the same name raced in. So a visible branch always has its key: a key
+taken out before the creation's read is written by the creation, and one taken
+out after it is put back by whoever took it out, who reads the record after. A key
+may name no branch (or a hidden one) for a moment or after a crash, and the
+listing that meets it takes it out the same way. A repository
 written before the index gets it built on first use (marker
 `indexes/visible_branches` in its partition).
 """
@@ -38,9 +42,18 @@ class VisibleBranches:
         self._indexed: set[bytes] = set()
 
     def add(self, partition: bytes, name: str) -> None:
-        """Index a visible branch (before its record is written, and again after)."""
+        """Index a visible branch, before its record is written."""
         self.build(partition)
         self._store.set(_index(partition), name.encode(), b"")
+
+    def keep(self, partition: bytes, name: str) -> None:
+        """Once a visible branch's record is written: put its key back if a deletion or a
+        listing took it out meanwhile. A read, not a second durable write, in the usual
+        case where nothing did (a creation's writes are most of its cost)."""
+        try:
+            self._store.get(_index(partition), name.encode())
+        except KeyNotFoundError:
+            self._store.set(_index(partition), name.encode(), b"")
 
     def remove(self, partition: bytes, name: str) -> None:
         """Unindex a deleted (or hidden) branch, then put the key back if a visible branch

@@ -5482,7 +5482,7 @@ MUTATIONS = (
         "kvlake/kv/postgres.py",
         "        for ident in list(self._loop_connections):\n",
         "        for ident in []:\n",
-        ("tests/kv/test_postgres.py::test_closing_the_store_closes_the_loops_connections",),
+        ("tests/kv/test_postgres.py::test_closing_the_store_closes_its_connections",),
     ),
     Mutation(
         "kv-postgres-on-this-machine-only-loopback",

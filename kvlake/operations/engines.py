@@ -123,7 +123,6 @@ class BatchEngine(Protocol):
 
     def process(self, operation: Operation, repository: Repository, numbers: range) -> None:
         """Process batches `numbers` of `operation`, each storing its outcome, in any order."""
-        ...
 
 
 _ENGINES: Final = {

@@ -5485,6 +5485,18 @@ MUTATIONS = (
         ("tests/kv/test_postgres.py::test_closing_the_store_closes_its_connections",),
     ),
     Mutation(
+        "kv-postgres-loop-connection-opened-while-closing-is-closed",
+        "issue 28: a loop's connection opened while the store closes is closed, not leaked",
+        "kvlake/kv/postgres.py",
+        "        if self._closed:  # closed while connecting: close() may have missed it\n"
+        "            self._drop_loop_connection(ident)\n",
+        "        if self._closed:  # closed while connecting: close() may have missed it\n",
+        (
+            "tests/kv/test_postgres.py::"
+            "test_a_loop_connecting_while_the_store_closes_leaves_no_connection_open",
+        ),
+    ),
+    Mutation(
         "kv-postgres-on-this-machine-only-loopback",
         "issue 28: only a Unix socket or a loopback address counts as a PostgreSQL on this"
         " machine (a server elsewhere is never waited for on the event loop)",

@@ -308,9 +308,12 @@ class PostgresStore(Store):
             " port and database in KVLAKE_KV_URL"
         )
 
+    def _closed_error(self) -> ClosedError:
+        return ClosedError(f"the KV store on {self._where} was closed; open a new one")
+
     def _failed(self, what: str, exc: psycopg.Error) -> ClosedError | UnavailableError:
         if self._closed:
-            return ClosedError(f"the KV store on {self._where} was closed; open a new one")
+            return self._closed_error()
         return UnavailableError(
             f"{self._where} could not {what}: {self._reason(exc)}; check the server, then retry"
         )
@@ -366,7 +369,7 @@ class PostgresStore(Store):
             own = self._open_loop_connection(ident)
         with own.lock:
             if self._closed:
-                raise ClosedError(f"the KV store on {self._where} was closed; open a new one")
+                raise self._closed_error()
             try:
                 return result(own.connection.execute(query, params, binary=True))
             except psycopg.Error as exc:
@@ -378,7 +381,7 @@ class PostgresStore(Store):
 
     def _open_loop_connection(self, ident: int) -> _LoopConnection:
         if self._closed:
-            raise ClosedError(f"the KV store on {self._where} was closed; open a new one")
+            raise self._closed_error()
         # The connections of loops whose threads have ended (a test client's portal) go first.
         alive = {thread.ident for thread in threading.enumerate()}
         for gone in [known for known in self._loop_connections if known not in alive]:
@@ -387,7 +390,7 @@ class PostgresStore(Store):
         self._loop_connections[ident] = own
         if self._closed:  # closed while connecting: close() may have missed it
             self._drop_loop_connection(ident)
-            raise ClosedError(f"the KV store on {self._where} was closed; open a new one")
+            raise self._closed_error()
         return own
 
     def _drop_loop_connection(self, ident: int) -> None:

@@ -7,6 +7,7 @@ import threading
 import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import psycopg
 import pytest
@@ -280,3 +281,27 @@ def test_a_loop_s_lost_connection_is_replaced_and_its_read_rerun(
     with pytest.raises(UnavailableError):  # a compare-and-swap is never rerun
         terminate_connections(postgres_dsn, app_name)
         _on_a_loop(lambda: pg_store.set_if(P, b"new", b"v", None))
+
+
+@pytest.mark.postgres
+def test_a_loop_connecting_while_the_store_closes_leaves_no_connection_open(
+    postgres_url: str, postgres_dsn: str, app_name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """close() runs while a loop's first call is connecting: the new connection is closed
+    too, not left open past the store."""
+    store = open_store(f"{postgres_url}&application_name={app_name}")
+    connect = psycopg.connect
+
+    def connect_while_closing(*args: Any, **kwargs: Any) -> psycopg.Connection[Any]:
+        monkeypatch.undo()  # once: the checks below connect too, and must not close it
+        store.close()
+        return connect(*args, **kwargs)
+
+    monkeypatch.setattr("kvlake.kv.postgres.psycopg.connect", connect_while_closing)
+    with pytest.raises(ClosedError):
+        _on_a_loop(lambda: store.get(P, b"k"))
+    wait_until(
+        lambda: count_connections(postgres_dsn, app_name) == 0,
+        timeout=10,
+        message="the loop's connection, opened as the store closed, to be closed",
+    )
